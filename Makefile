@@ -1,0 +1,95 @@
+# vramguard: one non-recursive Makefile. `make` builds build/libvramguard.so; `make test` builds and runs the CPU
+# suite against the test double of libcuda.so.1 (tests/fakecuda); `make demo` runs the quota demo.
+CUDA_HOME ?= /usr/local/cuda
+CC ?= cc
+CFLAGS ?= -O2 -g
+BUILD ?= build
+
+ifeq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+$(error cuda.h not found under CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit headers (cuda.h, cudaTypedefs.h) or set CUDA_HOME)
+endif
+ifeq ($(wildcard /usr/include/uthash.h),)
+ifeq ($(wildcard $(UTHASH_INCLUDE)/uthash.h),)
+$(error uthash.h not found: install Debian's uthash-dev (apt-get install uthash-dev) or set UTHASH_INCLUDE)
+endif
+endif
+
+VG_CPPFLAGS := -I. -I$(CUDA_HOME)/include $(if $(UTHASH_INCLUDE),-I$(UTHASH_INCLUDE))
+VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread
+VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
+VG_LIBS := -ldl
+
+LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c \
+	accounting/quota.c accounting/table.c config/config.c report/log.c
+LIB_ASM := interposer/dlsym.S
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
+LIB := $(BUILD)/libvramguard.so
+HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
+
+all: $(LIB)
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(VG_CPPFLAGS) $(VG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.S Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(VG_CPPFLAGS) -fPIC -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
+
+# ---- tests ----
+T := $(BUILD)/tests
+TEST_CFLAGS := -std=gnu11 -Wall -Wextra -O1 -g -pthread
+FAKE := $(T)/libcuda.so.1
+
+$(FAKE): tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda.h Makefile
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -I$(CUDA_HOME)/include \
+		-o $@ tests/fakecuda/fakecuda.c
+
+$(T)/test_config: tests/unit/test_config.c config/config.c config/config.h tests/unit/unit.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c config/config.c
+
+$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c $(HEADERS)
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_accounting.c accounting/quota.c accounting/table.c
+
+$(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
+	@mkdir -p $(BUILD)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
+
+# Integration programs: linked against the test double (-lcuda route) or using dlopen (dlsym route).
+INTEG_SRCS := $(wildcard tests/integration/*.c)
+INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(T)/%)
+$(T)/dl_%: tests/integration/dl_%.c tests/integration/itest.h
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
+$(T)/nocuda: tests/integration/nocuda.c tests/integration/itest.h
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl -lm
+$(T)/rtld_next: tests/integration/rtld_next.c
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+$(T)/%: tests/integration/%.c tests/integration/itest.h tests/fakecuda/fakecuda.h $(FAKE)
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+
+# A second preload library that uses dlsym(RTLD_NEXT, ...): proves our dlsym keeps "next" the caller's.
+$(T)/libnext.so: tests/integration/libnext/next.c
+	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+
+test: $(LIB) $(TEST_BINS)
+	@bash tests/run.sh
+
+demo: $(LIB) $(FAKE) $(T)/quota_demo_fake
+	@bash scripts/demo.sh
+
+$(T)/quota_demo_fake: examples/quota_demo.c $(FAKE)
+	$(CC) $(TEST_CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all test demo clean
+.SECONDARY:

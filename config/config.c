@@ -1,0 +1,786 @@
+/* vramguard configuration: the options table and strict parsers for every environment variable.
+ * Pure C, no CUDA, no heap, no stdio outside vg_options_write_markdown: messages are built with a tiny appender so
+ * the same helpers are safe to call from the interposer's hot paths (vg_format_bytes). */
+#include "config/config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VG_LIMITS_EXAMPLES "4096, 4G, 50%, 0:4G,1:2G"
+#define VG_HAMI_EXAMPLES "4g, 4096m, 0:4g"
+#define VG_HAMI_INDEXED_EXAMPLES "4g, 4096m, 50%"
+#define VG_TOKEN_MAX 80 /* longest bad token quoted in a message; the rest becomes "..." */
+
+#define VG_KIB ((uint64_t)1 << 10)
+#define VG_MIB ((uint64_t)1 << 20)
+
+/* ---- a bounded string appender (always NUL-terminated, silently truncates) ---- */
+
+struct vg_buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void vg_buf_init(struct vg_buf *b, char *p, size_t cap)
+{
+	b->p = p;
+	b->len = 0;
+	b->cap = cap;
+	if (cap)
+		p[0] = '\0';
+}
+
+static void vg_buf_char(struct vg_buf *b, char c)
+{
+	if (b->cap && b->len + 1 < b->cap) {
+		b->p[b->len++] = c;
+		b->p[b->len] = '\0';
+	}
+}
+
+static void vg_buf_str(struct vg_buf *b, const char *s)
+{
+	while (*s)
+		vg_buf_char(b, *s++);
+}
+
+/* Quote user text on one line: control bytes become '?', long text is cut with "...". */
+static void vg_buf_token(struct vg_buf *b, const char *s, size_t n)
+{
+	size_t i, shown = n > VG_TOKEN_MAX ? VG_TOKEN_MAX : n;
+
+	for (i = 0; i < shown; i++) {
+		unsigned char c = (unsigned char)s[i];
+		vg_buf_char(b, (c < 0x20 || c == 0x7f) ? '?' : (char)c);
+	}
+	if (shown < n)
+		vg_buf_str(b, "...");
+}
+
+static void vg_buf_u64(struct vg_buf *b, uint64_t v)
+{
+	char tmp[21];
+	int i = 0;
+
+	do {
+		tmp[i++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (i)
+		vg_buf_char(b, tmp[--i]);
+}
+
+/* ---- small character helpers (locale-independent) ---- */
+
+static int vg_isdigit(char c) { return c >= '0' && c <= '9'; }
+static int vg_isalpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int vg_isspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+static int vg_isxdigit(char c) { return vg_isdigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+static char vg_lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
+
+/* Case-insensitive compare of s[0..n) with the NUL-terminated word w. */
+static int vg_eq_ci(const char *s, size_t n, const char *w)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!w[i] || vg_lower(s[i]) != vg_lower(w[i]))
+			return 0;
+	return w[n] == '\0';
+}
+
+static int vg_streq_ci(const char *a, const char *b)
+{
+	while (*a && vg_lower(*a) == vg_lower(*b)) {
+		a++;
+		b++;
+	}
+	return vg_lower(*a) == vg_lower(*b);
+}
+
+static void vg_trim(const char **s, size_t *n)
+{
+	while (*n && vg_isspace(**s)) {
+		(*s)++;
+		(*n)--;
+	}
+	while (*n && vg_isspace((*s)[*n - 1]))
+		(*n)--;
+}
+
+/* ---- sizes ---- */
+
+static const struct {
+	const char *name;
+	uint64_t mult;
+} vg_units[] = {
+	{ "b", 1 },
+	{ "k", VG_KIB }, { "kb", VG_KIB }, { "kib", VG_KIB },
+	{ "m", VG_MIB }, { "mb", VG_MIB }, { "mib", VG_MIB },
+	{ "g", (uint64_t)1 << 30 }, { "gb", (uint64_t)1 << 30 }, { "gib", (uint64_t)1 << 30 },
+	{ "t", (uint64_t)1 << 40 }, { "tb", (uint64_t)1 << 40 }, { "tib", (uint64_t)1 << 40 },
+};
+
+static int vg_size_fail(char *err, size_t errlen, const char *reason, const char *tok, size_t toklen)
+{
+	struct vg_buf b;
+
+	vg_buf_init(&b, err, errlen);
+	vg_buf_str(&b, reason);
+	if (tok) {
+		vg_buf_str(&b, " '");
+		vg_buf_token(&b, tok, toklen);
+		vg_buf_char(&b, '\'');
+	}
+	return -EINVAL;
+}
+
+/* Parse "<digits>[.<1..maxfrac digits>]" at s[0..n). *whole gets the integer part (capped: *big set when it passes
+ * cap), *frac the fraction scaled to `scale` (10^maxfrac). Returns the number of bytes consumed, 0 if none. */
+static size_t vg_scan_decimal(const char *s, size_t n, uint64_t cap, size_t maxfrac, uint64_t *whole, uint64_t *frac,
+			      int *big, int *fracbad)
+{
+	size_t i = 0, d;
+
+	*whole = 0;
+	*frac = 0;
+	*big = 0;
+	*fracbad = 0;
+	while (i < n && vg_isdigit(s[i])) {
+		uint64_t digit = (uint64_t)(s[i] - '0');
+		if (*whole > (cap - digit) / 10)
+			*big = 1;
+		else
+			*whole = *whole * 10 + digit;
+		i++;
+	}
+	if (i == 0)
+		return 0;
+	if (i < n && s[i] == '.') {
+		size_t start = ++i;
+		while (i < n && vg_isdigit(s[i]))
+			i++;
+		if (i == start || i - start > maxfrac) {
+			*fracbad = 1;
+			return i;
+		}
+		for (d = 0; d < maxfrac; d++)
+			*frac = *frac * 10 + (d < i - start ? (uint64_t)(s[start + d] - '0') : 0);
+	}
+	return i;
+}
+
+/* floor(x * ppm / 10^6) for ppm <= 10^6 without overflow: split x = q * 10^6 + r, then q * ppm <= x and
+ * r * ppm < 10^12. */
+static uint64_t vg_mul_ppm(uint64_t x, uint64_t ppm)
+{
+	return x / 1000000u * ppm + x % 1000000u * ppm / 1000000u;
+}
+
+/* vg_parse_size on a counted string; the public function and the list parser share it. */
+static int vg_parse_size_n(const char *s, size_t n, uint64_t default_unit, uint64_t *out, char *err, size_t errlen)
+{
+	uint64_t whole, frac, mult = default_unit, v, fbytes;
+	int big, fracbad;
+	size_t i, j;
+
+	if (n == 0)
+		return vg_size_fail(err, errlen, "empty value", NULL, 0);
+	if (s[0] == '-' || s[0] == '+')
+		return vg_size_fail(err, errlen, "a sign is not allowed", NULL, 0);
+	i = vg_scan_decimal(s, n, UINT64_MAX, 6, &whole, &frac, &big, &fracbad);
+	if (i == 0)
+		return vg_size_fail(err, errlen, "not a number", NULL, 0);
+	if (fracbad)
+		return vg_size_fail(err, errlen, "not a number (at most 6 digits after '.')", NULL, 0);
+	if (i < n) {
+		for (j = i; j < n; j++)
+			if (!vg_isalpha(s[j]))
+				break;
+		if (j < n)
+			return vg_size_fail(err, errlen,
+					    vg_isspace(s[j]) ? "spaces are not allowed" : "not a number", NULL, 0);
+		for (j = 0; j < sizeof(vg_units) / sizeof(vg_units[0]); j++)
+			if (vg_eq_ci(s + i, n - i, vg_units[j].name))
+				break;
+		if (j == sizeof(vg_units) / sizeof(vg_units[0]))
+			return vg_size_fail(err, errlen, "unknown unit", s + i, n - i);
+		mult = vg_units[j].mult;
+	}
+	if (mult == 0)
+		return vg_size_fail(err, errlen, "invalid default unit", NULL, 0);
+	if (big || whole > UINT64_MAX / mult)
+		return vg_size_fail(err, errlen, "value too large", NULL, 0);
+	v = whole * mult;
+	fbytes = vg_mul_ppm(mult, frac); /* the fraction, rounded down to whole bytes */
+	if (fbytes > UINT64_MAX - v)
+		return vg_size_fail(err, errlen, "value too large", NULL, 0);
+	v += (uint64_t)fbytes;
+	if (v == 0)
+		return vg_size_fail(err, errlen, "must be greater than zero", NULL, 0);
+	*out = v;
+	return 0;
+}
+
+int vg_parse_size(const char *s, uint64_t default_unit, uint64_t *out, char *err, size_t errlen)
+{
+	if (!s)
+		return vg_size_fail(err, errlen, "empty value", NULL, 0);
+	return vg_parse_size_n(s, strlen(s), default_unit, out, err, errlen);
+}
+
+/* "NN%" or "NN.NNNN%" -> parts per million, 0 < pct <= 100. s[0..n) ends with '%'. */
+static int vg_parse_percent_n(const char *s, size_t n, uint32_t *ppm, char *err, size_t errlen)
+{
+	uint64_t whole, frac, v;
+	int big, fracbad;
+	size_t i;
+
+	n--; /* the '%' */
+	if (n && (s[0] == '-' || s[0] == '+'))
+		return vg_size_fail(err, errlen, "a sign is not allowed", NULL, 0);
+	i = vg_scan_decimal(s, n, 1000, 4, &whole, &frac, &big, &fracbad);
+	if (i == 0 || fracbad)
+		return vg_size_fail(err, errlen, "not a percentage", NULL, 0);
+	if (i < n)
+		return vg_size_fail(err, errlen, vg_isspace(s[i]) ? "spaces are not allowed" : "not a percentage",
+				    NULL, 0);
+	if (big || whole > 100)
+		return vg_size_fail(err, errlen, "percentage above 100%", NULL, 0);
+	v = whole * 10000 + frac; /* frac is in 1/10000 of a percent, i.e. ppm */
+	if (v > 1000000)
+		return vg_size_fail(err, errlen, "percentage above 100%", NULL, 0);
+	if (v == 0)
+		return vg_size_fail(err, errlen, "must be greater than zero", NULL, 0);
+	*ppm = (uint32_t)v;
+	return 0;
+}
+
+/* One limit value: a size, a percentage or "unlimited". */
+static int vg_parse_limit_value(const char *s, size_t n, uint64_t default_unit, struct vg_limit *l, char *err,
+				size_t errlen)
+{
+	if (vg_eq_ci(s, n, "unlimited")) {
+		l->kind = VG_LIMIT_UNLIMITED;
+		return 0;
+	}
+	if (n && s[n - 1] == '%') {
+		if (vg_parse_percent_n(s, n, &l->ppm, err, errlen))
+			return -EINVAL;
+		l->kind = VG_LIMIT_PERCENT;
+		return 0;
+	}
+	if (vg_parse_size_n(s, n, default_unit, &l->bytes, err, errlen))
+		return -EINVAL;
+	l->kind = VG_LIMIT_BYTES;
+	return 0;
+}
+
+/* ---- per-device lists ---- */
+
+static int vg_limits_fail(const char *var, const char *tok, size_t toklen, const char *reason, const char *examples,
+			  struct vg_limits *out, char *err, size_t errlen)
+{
+	struct vg_buf b;
+
+	memset(out, 0, sizeof(*out));
+	vg_buf_init(&b, err, errlen);
+	vg_buf_str(&b, "vramguard: error: invalid ");
+	vg_buf_str(&b, var);
+	vg_buf_str(&b, " '");
+	vg_buf_token(&b, tok, toklen);
+	vg_buf_str(&b, "': ");
+	vg_buf_str(&b, reason);
+	vg_buf_str(&b, " (expected e.g. ");
+	vg_buf_str(&b, examples);
+	vg_buf_char(&b, ')');
+	return -EINVAL;
+}
+
+/* "GPU-" + 8-4-4-4-12 hex digits, the form nvidia-smi -L and cuDeviceGetUuid print. */
+static int vg_is_gpu_uuid(const char *s, size_t n)
+{
+	static const int groups[] = { 8, 4, 4, 4, 12 };
+	size_t i = 4;
+	int g, k;
+
+	if (n != 4 + 36 || !vg_eq_ci(s, 4, "gpu-"))
+		return 0;
+	for (g = 0; g < 5; g++) {
+		if (g && s[i++] != '-')
+			return 0;
+		for (k = 0; k < groups[g]; k++)
+			if (!vg_isxdigit(s[i++]))
+				return 0;
+	}
+	return 1;
+}
+
+/* Parse a device key into e (ordinal or uuid). Returns NULL or the reason it is invalid. */
+static const char *vg_parse_key(const char *k, size_t n, struct vg_limit_entry *e)
+{
+	size_t i;
+
+	e->ordinal = -1;
+	e->uuid[0] = '\0';
+	if (n == 0)
+		return "missing device key before ':'";
+	if (vg_isdigit(k[0])) {
+		int v = 0;
+		for (i = 0; i < n; i++) {
+			if (!vg_isdigit(k[i]))
+				return "device ordinal is not a decimal number";
+			v = v * 10 + (k[i] - '0');
+			if (v >= VG_MAX_DEVICES)
+				return "device ordinal out of range (0..63)";
+		}
+		e->ordinal = v;
+		return NULL;
+	}
+	if (n >= 4 && vg_eq_ci(k, 4, "gpu-")) {
+		if (!vg_is_gpu_uuid(k, n))
+			return "invalid GPU UUID (want GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)";
+	} else if (n >= 4 && vg_eq_ci(k, 4, "mig-")) {
+		if (n == 4)
+			return "empty MIG identifier";
+		for (i = 4; i < n; i++)
+			if (vg_isspace(k[i]) || k[i] == ',' || k[i] == ':' || k[i] == '=' || (unsigned char)k[i] < 0x20)
+				return "invalid character in MIG identifier";
+		if (n >= VG_UUID_MAX)
+			return "MIG identifier too long";
+	} else {
+		return "unknown device key (want an ordinal, GPU-<uuid> or MIG-<id>)";
+	}
+	memcpy(e->uuid, k, n);
+	e->uuid[n] = '\0';
+	return NULL;
+}
+
+/* The shared list parser. allow_keys = 0 for a variable that takes one value (CUDA_DEVICE_MEMORY_LIMIT_<i>). */
+static int vg_parse_limits_ex(const char *var, const char *value, uint64_t default_unit, int allow_keys,
+			      const char *examples, struct vg_limits *out, char *err, size_t errlen)
+{
+	char why[VG_ERR_MAX];
+	const char *p, *end;
+	size_t vlen;
+	int have_dflt = 0, j;
+
+	memset(out, 0, sizeof(*out));
+	if (err && errlen)
+		err[0] = '\0';
+	if (!value)
+		return 0;
+	vlen = strlen(value);
+	p = value;
+	end = value + vlen;
+	{
+		const char *t = value;
+		size_t tn = vlen;
+		vg_trim(&t, &tn);
+		if (tn == 0)
+			return 0; /* empty or all-whitespace: unset */
+	}
+
+	for (;;) {
+		const char *item = p, *comma = memchr(p, ',', (size_t)(end - p)), *sep;
+		size_t n = comma ? (size_t)(comma - p) : (size_t)(end - p);
+		struct vg_limit_entry e;
+		const char *key, *val;
+		size_t kn, vn;
+
+		vg_trim(&item, &n);
+		if (n == 0)
+			return vg_limits_fail(var, value, vlen, "empty item in list", examples, out, err, errlen);
+		memset(&e, 0, sizeof(e));
+		for (sep = item; sep < item + n && *sep != ':' && *sep != '='; sep++)
+			;
+		if (sep < item + n) {
+			const char *reason;
+
+			if (!allow_keys)
+				return vg_limits_fail(var, item, n, "a device key is not allowed here", examples, out,
+						      err, errlen);
+			key = item;
+			kn = (size_t)(sep - item);
+			val = sep + 1;
+			vn = (size_t)(item + n - val);
+			vg_trim(&key, &kn);
+			vg_trim(&val, &vn);
+			reason = vg_parse_key(key, kn, &e);
+			if (reason)
+				return vg_limits_fail(var, item, n, reason, examples, out, err, errlen);
+			if (vn == 0)
+				return vg_limits_fail(var, item, n, "missing size after the key", examples, out, err,
+						      errlen);
+		} else {
+			key = NULL;
+			val = item;
+			vn = n;
+		}
+		if (vg_parse_limit_value(val, vn, default_unit, &e.limit, why, sizeof(why)))
+			return vg_limits_fail(var, item, n, why, examples, out, err, errlen);
+		e.limit.source = var;
+
+		if (!key) {
+			if (have_dflt)
+				return vg_limits_fail(var, item, n,
+						      allow_keys ? "more than one default (a value without a device key)"
+								 : "expected a single value",
+						      examples, out, err, errlen);
+			have_dflt = 1;
+			out->dflt = e.limit;
+		} else {
+			for (j = 0; j < out->n; j++) {
+				const struct vg_limit_entry *o = &out->e[j];
+				if ((e.ordinal >= 0 && o->ordinal == e.ordinal) ||
+				    (e.ordinal < 0 && o->ordinal < 0 && vg_streq_ci(o->uuid, e.uuid)))
+					return vg_limits_fail(var, item, n, "duplicate device key", examples, out, err,
+							      errlen);
+			}
+			if (out->n >= VG_MAX_LIMIT_ENTRIES)
+				return vg_limits_fail(var, item, n, "too many entries (at most 64)", examples, out,
+						      err, errlen);
+			out->e[out->n++] = e;
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return 0;
+}
+
+int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, struct vg_limits *out, char *err,
+		    size_t errlen)
+{
+	const char *examples = strncmp(var, "CUDA_DEVICE_MEMORY_LIMIT", 24) == 0 ? VG_HAMI_EXAMPLES
+										: VG_LIMITS_EXAMPLES;
+	return vg_parse_limits_ex(var, value, default_unit, 1, examples, out, err, errlen);
+}
+
+/* ---- the options table ----
+ * One X-macro row per variable: the public table (docs, --help) and the loader's handlers come from the same rows,
+ * so a variable cannot be documented without being parsed or parsed without being documented. Enum rows are parsed
+ * from their own "values" text ("off, error, ..."): the n-th word maps to enum value n. To add a variable: one row
+ * here, one vg_load_* function below. */
+#define VG_LOG_VALUES "off, error, warn, info, debug"
+#define VG_MANAGED_VALUES "count, ignore"
+
+#define VG_OPTIONS(X)                                                                                                 \
+	X("NVIDIA_GPU_MEMORY_LIMITS", "limits", "unlimited",                                                          \
+	  "`SIZE`, `N%`, `unlimited`, or a list `[KEY:]VALUE,...` with KEY an ordinal, `GPU-<uuid>` or `MIG-<id>`"    \
+	  " (`=` works for `:`); bare number = MiB; units K, M, G, T (binary), B",                                   \
+	  "Per-process VRAM quota per device; a value without a key applies to every device", vg_load_limits)        \
+	X("CUDA_DEVICE_MEMORY_LIMIT", "limits", "unlimited",                                                          \
+	  "as NVIDIA_GPU_MEMORY_LIMITS, but a bare number is in bytes (as in HAMi-core)",                             \
+	  "HAMi-core compatible quota for every device; used where NVIDIA_GPU_MEMORY_LIMITS says nothing",            \
+	  vg_load_hami)                                                                                               \
+	X("CUDA_DEVICE_MEMORY_LIMIT_<i>", "size", "unlimited",                                                        \
+	  "one `SIZE`, `N%` or `unlimited`; bare number = bytes; i = 0..63",                                          \
+	  "HAMi-core compatible quota for device ordinal i; beats CUDA_DEVICE_MEMORY_LIMIT", vg_load_hami_indexed)    \
+	X("VRAMGUARD_LOG", "enum", "warn", VG_LOG_VALUES, "Which messages vramguard writes to stderr", vg_load_log)       \
+	X("VRAMGUARD_MANAGED", "enum", "count", VG_MANAGED_VALUES,                                                     \
+	  "Whether cuMemAllocManaged allocations count against the quota", vg_load_managed)
+
+#define VG_OPTION_ROW(name, type, dflt, values, doc, load) { name, type, dflt, values, doc },
+const struct vg_option vg_options[] = { VG_OPTIONS(VG_OPTION_ROW) };
+const size_t vg_options_count = sizeof(vg_options) / sizeof(vg_options[0]);
+
+typedef const char *(*vg_getenv_fn)(const char *name);
+
+/* Loaders: read their variable(s), fill cfg, or fill cfg->error and return -EINVAL. */
+static int vg_load_limits(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_parse_limits_ex(opt->name, get(opt->name), VG_MIB, 1, VG_LIMITS_EXAMPLES, &cfg->limits, cfg->error,
+				  sizeof(cfg->error));
+}
+
+static int vg_load_hami(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_parse_limits_ex(opt->name, get(opt->name), 1, 1, VG_HAMI_EXAMPLES, &cfg->hami, cfg->error,
+				  sizeof(cfg->error));
+}
+
+/* Stable names for the indexed HAMi variables: a limit's source points at one of these. */
+#define VG_HN(i) "CUDA_DEVICE_MEMORY_LIMIT_" #i
+#define VG_HN10(t) VG_HN(t##0), VG_HN(t##1), VG_HN(t##2), VG_HN(t##3), VG_HN(t##4), VG_HN(t##5), VG_HN(t##6),       \
+		   VG_HN(t##7), VG_HN(t##8), VG_HN(t##9)
+static const char *const vg_hami_names[VG_MAX_DEVICES] = {
+	VG_HN(0), VG_HN(1), VG_HN(2), VG_HN(3), VG_HN(4), VG_HN(5), VG_HN(6), VG_HN(7), VG_HN(8), VG_HN(9),
+	VG_HN10(1), VG_HN10(2), VG_HN10(3), VG_HN10(4), VG_HN10(5),
+	VG_HN(60), VG_HN(61), VG_HN(62), VG_HN(63),
+};
+_Static_assert(VG_MAX_DEVICES == 64, "vg_hami_names lists CUDA_DEVICE_MEMORY_LIMIT_0..63");
+
+static int vg_load_hami_indexed(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	int i, j;
+
+	(void)opt;
+	for (i = 0; i < VG_MAX_DEVICES; i++) {
+		const char *var = vg_hami_names[i];
+		struct vg_limits one;
+		const char *v = get(var);
+
+		if (!v)
+			continue;
+		if (vg_parse_limits_ex(var, v, 1, 0, VG_HAMI_INDEXED_EXAMPLES, &one, cfg->error, sizeof(cfg->error)))
+			return -EINVAL;
+		if (one.dflt.kind == VG_LIMIT_UNSET)
+			continue; /* empty: unset */
+		for (j = 0; j < cfg->hami.n; j++) {
+			if (cfg->hami.e[j].ordinal == i) {
+				struct vg_buf b;
+				vg_buf_init(&b, cfg->error, sizeof(cfg->error));
+				vg_buf_str(&b, "vramguard: error: invalid ");
+				vg_buf_str(&b, var);
+				vg_buf_str(&b, " '");
+				vg_buf_token(&b, v, strlen(v));
+				vg_buf_str(&b, "': device ");
+				vg_buf_u64(&b, (uint64_t)i);
+				vg_buf_str(&b, " is also set in CUDA_DEVICE_MEMORY_LIMIT (expected e.g. "
+					       VG_HAMI_INDEXED_EXAMPLES ")");
+				return -EINVAL;
+			}
+		}
+		if (cfg->hami.n >= VG_MAX_LIMIT_ENTRIES)
+			return -EINVAL; /* unreachable: at most 64 distinct ordinals */
+		cfg->hami.e[cfg->hami.n].ordinal = i;
+		cfg->hami.e[cfg->hami.n].uuid[0] = '\0';
+		cfg->hami.e[cfg->hami.n].limit = one.dflt;
+		cfg->hami.n++;
+	}
+	return 0;
+}
+
+/* The index of v among the comma-separated words of values (case-insensitive), or -1. */
+static int vg_enum_index(const char *values, const char *v, size_t vn)
+{
+	const char *p = values;
+	int idx = 0;
+
+	for (;;) {
+		const char *w = p;
+		size_t wn, i;
+
+		while (*p && *p != ',')
+			p++;
+		wn = (size_t)(p - w);
+		vg_trim(&w, &wn);
+		if (wn == vn) {
+			for (i = 0; i < wn && vg_lower(w[i]) == vg_lower(v[i]); i++)
+				;
+			if (i == wn)
+				return idx;
+		}
+		if (!*p)
+			return -1;
+		p++;
+		idx++;
+	}
+}
+
+/* An enum variable: the n-th word of the row's "values" text becomes *dst = n. */
+static int vg_load_enum(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get, int *dst)
+{
+	const char *v = get(opt->name), *t = v;
+	size_t n;
+	int idx;
+	struct vg_buf b;
+
+	if (!v)
+		return 0;
+	n = strlen(v);
+	vg_trim(&t, &n);
+	if (n == 0)
+		return 0; /* empty: default */
+	idx = vg_enum_index(opt->values, t, n);
+	if (idx >= 0) {
+		*dst = idx;
+		return 0;
+	}
+	vg_buf_init(&b, cfg->error, sizeof(cfg->error));
+	vg_buf_str(&b, "vramguard: error: invalid ");
+	vg_buf_str(&b, opt->name);
+	vg_buf_str(&b, " '");
+	vg_buf_token(&b, v, strlen(v));
+	vg_buf_str(&b, "': expected one of ");
+	vg_buf_str(&b, opt->values);
+	return -EINVAL;
+}
+
+static int vg_load_log(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_enum(cfg, opt, get, &cfg->log_level);
+}
+
+static int vg_load_managed(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_enum(cfg, opt, get, &cfg->managed);
+}
+
+typedef int (*vg_load_fn)(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
+#define VG_OPTION_LOADER(name, type, dflt, values, doc, load) load,
+static const vg_load_fn vg_option_loaders[] = { VG_OPTIONS(VG_OPTION_LOADER) };
+
+/* The enum word lists above must match the C enums the rest of the tree switches on. */
+_Static_assert(VG_LOG_OFF == 0 && VG_LOG_ERROR == 1 && VG_LOG_WARN == 2 && VG_LOG_INFO == 3 && VG_LOG_DEBUG == 4,
+	       "VG_LOG_VALUES order");
+_Static_assert(VG_MANAGED_COUNT == 0 && VG_MANAGED_IGNORE == 1, "VG_MANAGED_VALUES order");
+
+static const char *vg_libc_getenv(const char *name)
+{
+	return getenv(name);
+}
+
+int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name))
+{
+	size_t i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->log_level = VG_LOG_WARN;
+	cfg->managed = VG_MANAGED_COUNT;
+	cfg->valid = 1;
+	if (!getenv_fn)
+		getenv_fn = vg_libc_getenv;
+	/* Variables are read by name, never by walking environ: unknown VRAMGUARD_* names are simply not looked at,
+	 * so a newer launcher's variables do not break an older library. */
+	for (i = 0; i < vg_options_count; i++) {
+		if (vg_option_loaders[i](cfg, &vg_options[i], getenv_fn)) {
+			char msg[VG_ERR_MAX];
+
+			memcpy(msg, cfg->error, sizeof(msg));
+			msg[VG_ERR_MAX - 1] = '\0';
+			memset(cfg, 0, sizeof(*cfg)); /* fail closed: no half-parsed limits */
+			cfg->log_level = VG_LOG_WARN;
+			cfg->managed = VG_MANAGED_COUNT;
+			cfg->valid = 0;
+			memcpy(cfg->error, msg, sizeof(msg));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- resolving a device's limit ---- */
+
+/* A percentage of a device whose total is unknown (0) cannot be resolved: it is treated as unlimited rather than
+ * as a zero quota, because the interposer only passes 0 when cuDeviceTotalMem itself failed, and then every
+ * allocation is going to fail in the driver anyway. The source is still reported so logs can say why. */
+static uint64_t vg_limit_resolve(const struct vg_limit *l, uint64_t total, const char **source)
+{
+	if (source)
+		*source = l->source;
+	switch (l->kind) {
+	case VG_LIMIT_BYTES:
+		return l->bytes;
+	case VG_LIMIT_PERCENT:
+		if (total == 0)
+			return UINT64_MAX;
+		return vg_mul_ppm(total, l->ppm);
+	case VG_LIMIT_UNLIMITED:
+	case VG_LIMIT_UNSET:
+	default:
+		return UINT64_MAX;
+	}
+}
+
+/* A UUID match beats an ordinal match: the UUID names the physical device whatever CUDA_VISIBLE_DEVICES does. */
+static const struct vg_limit *vg_limits_find(const struct vg_limits *ls, int ordinal, const char *uuid)
+{
+	int i;
+
+	if (uuid && *uuid)
+		for (i = 0; i < ls->n; i++)
+			if (ls->e[i].ordinal < 0 && vg_streq_ci(ls->e[i].uuid, uuid))
+				return &ls->e[i].limit;
+	if (ordinal >= 0)
+		for (i = 0; i < ls->n; i++)
+			if (ls->e[i].ordinal == ordinal)
+				return &ls->e[i].limit;
+	return NULL;
+}
+
+uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
+			     const char **source)
+{
+	const struct vg_limit *l;
+
+	if (source)
+		*source = NULL;
+	if (!cfg || !cfg->valid)
+		return UINT64_MAX; /* callers must check cfg->valid first and refuse to run */
+	l = vg_limits_find(&cfg->limits, ordinal, uuid);
+	if (!l && cfg->limits.dflt.kind != VG_LIMIT_UNSET)
+		l = &cfg->limits.dflt;
+	if (!l)
+		l = vg_limits_find(&cfg->hami, ordinal, uuid);
+	if (!l && cfg->hami.dflt.kind != VG_LIMIT_UNSET)
+		l = &cfg->hami.dflt;
+	if (!l)
+		return UINT64_MAX;
+	return vg_limit_resolve(l, total, source);
+}
+
+/* ---- docs ---- */
+
+static void vg_md_cell(FILE *f, const char *s)
+{
+	fputc(' ', f);
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputs(" |", f);
+}
+
+void vg_options_write_markdown(FILE *f)
+{
+	size_t i;
+
+	fputs("| Variable | Type | Default | Values | Description |\n", f);
+	fputs("|---|---|---|---|---|\n", f);
+	for (i = 0; i < vg_options_count; i++) {
+		const struct vg_option *o = &vg_options[i];
+
+		fprintf(f, "| `%s` |", o->name);
+		vg_md_cell(f, o->type);
+		vg_md_cell(f, o->dflt);
+		vg_md_cell(f, o->values);
+		vg_md_cell(f, o->doc);
+		fputc('\n', f);
+	}
+}
+
+/* ---- people-readable sizes ---- */
+
+const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const names[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	struct vg_buf b;
+	uint64_t unit = VG_KIB, rem;
+	int u = 0, d;
+
+	vg_buf_init(&b, buf, len);
+	if (bytes < VG_KIB) {
+		vg_buf_u64(&b, bytes);
+		vg_buf_str(&b, " B");
+		return buf;
+	}
+	while (u < 5 && bytes / unit >= 1024) {
+		unit <<= 10;
+		u++;
+	}
+	/* two decimals, rounded down (never overstate a quota); unit <= 2^60 so rem * 10 cannot overflow */
+	rem = bytes % unit;
+	vg_buf_u64(&b, bytes / unit);
+	vg_buf_char(&b, '.');
+	for (d = 0; d < 2; d++) {
+		vg_buf_char(&b, (char)('0' + rem * 10 / unit));
+		rem = rem * 10 % unit;
+	}
+	vg_buf_char(&b, ' ');
+	vg_buf_str(&b, names[u]);
+	return buf;
+}

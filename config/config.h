@@ -1,0 +1,95 @@
+/* vramguard configuration: the one options table, strict parsers for sizes and per-device limit lists.
+ * No CUDA here: the interposer resolves a limit against a device (ordinal, UUID, total memory) itself. */
+#ifndef VG_CONFIG_H
+#define VG_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define VG_MAX_DEVICES 64           /* CUDA ordinals 0..63 are tracked; higher ones pass through unlimited */
+#define VG_MAX_LIMIT_ENTRIES 64     /* keys in one per-device list */
+#define VG_UUID_MAX 96              /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", "MIG-..." */
+#define VG_ERR_MAX 320              /* one error line */
+
+enum vg_limit_kind {
+	VG_LIMIT_UNSET = 0,             /* nothing said for this device */
+	VG_LIMIT_BYTES,                 /* .bytes */
+	VG_LIMIT_PERCENT,               /* .ppm: parts per million of the device's total memory */
+	VG_LIMIT_UNLIMITED,             /* said explicitly: "unlimited" */
+};
+
+struct vg_limit {
+	enum vg_limit_kind kind;
+	uint64_t bytes;
+	uint32_t ppm;                   /* 50% -> 500000 */
+	const char *source;             /* the variable it came from, e.g. "NVIDIA_GPU_MEMORY_LIMITS" */
+};
+
+struct vg_limit_entry {
+	int ordinal;                    /* >= 0, or -1 when keyed by uuid */
+	char uuid[VG_UUID_MAX];         /* "GPU-..."/"MIG-..." as written (compared case-insensitively) */
+	struct vg_limit limit;
+};
+
+/* One parsed limit variable: an optional bare default plus keyed entries. */
+struct vg_limits {
+	struct vg_limit dflt;
+	int n;
+	struct vg_limit_entry e[VG_MAX_LIMIT_ENTRIES];
+};
+
+enum vg_log_level { VG_LOG_OFF = 0, VG_LOG_ERROR, VG_LOG_WARN, VG_LOG_INFO, VG_LOG_DEBUG };
+enum vg_managed_policy { VG_MANAGED_COUNT = 0, VG_MANAGED_IGNORE };
+
+struct vg_config {
+	struct vg_limits limits;        /* NVIDIA_GPU_MEMORY_LIMITS */
+	struct vg_limits hami;          /* CUDA_DEVICE_MEMORY_LIMIT and CUDA_DEVICE_MEMORY_LIMIT_<i> (lower precedence) */
+	int log_level;                  /* enum vg_log_level */
+	int managed;                    /* enum vg_managed_policy */
+	int valid;                      /* 0: some variable was invalid; error[] says which */
+	char error[VG_ERR_MAX];         /* the first error, one line without trailing newline */
+};
+
+/* Parse a size. A bare number is in units of default_unit (1 MiB for NVIDIA_GPU_MEMORY_LIMITS, 1 byte for HAMi's
+ * variables). Units K M G T, KB MB GB TB, KiB MiB GiB TiB (all binary, case-insensitive) and B (bytes); a decimal
+ * fraction is allowed ("1.5G"). Writes *out and returns 0, or returns -EINVAL with a message in err (no variable name,
+ * e.g. "unknown unit 'XB'"). Zero is rejected. */
+int vg_parse_size(const char *s, uint64_t default_unit, uint64_t *out, char *err, size_t errlen);
+
+/* Parse one limit variable's value into *out ("4096", "50%", "0:4G,1:2G", "0=4G", "8G,1:2G", "GPU-...:4G",
+ * "1:unlimited"). On error returns -EINVAL and writes a full one-line message in err naming var and the bad token,
+ * with a valid example. */
+int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, struct vg_limits *out, char *err,
+		    size_t errlen);
+
+/* Read every option from the environment through getenv_fn (tests pass their own), validate, fill *cfg.
+ * Always returns with cfg usable: on error cfg->valid = 0 and cfg->error holds the first message
+ * ("vramguard: error: ..."). Returns 0 or -EINVAL. */
+int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name));
+
+/* The effective limit for one device. total is the device's memory in bytes (for percentages); uuid may be NULL.
+ * Precedence: NVIDIA_GPU_MEMORY_LIMITS keyed entry (ordinal or uuid), its bare default, then
+ * CUDA_DEVICE_MEMORY_LIMIT_<ordinal>, then CUDA_DEVICE_MEMORY_LIMIT. Returns the limit in bytes, or UINT64_MAX for
+ * unlimited; *source (if not NULL) gets the variable name or NULL. */
+uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
+			     const char **source);
+
+/* The options table: one row per environment variable, the source of docs/env.md and of `--help` text. */
+struct vg_option {
+	const char *name;               /* exact variable name; "CUDA_DEVICE_MEMORY_LIMIT_<i>" for the indexed form */
+	const char *type;               /* "limits", "enum", ... for the docs */
+	const char *dflt;               /* default, as the docs show it */
+	const char *values;             /* accepted values / syntax, one line */
+	const char *doc;                /* one line */
+};
+extern const struct vg_option vg_options[];
+extern const size_t vg_options_count;
+
+/* Write the options table as a Markdown table (docs/env.md is checked against this by the tests). */
+void vg_options_write_markdown(FILE *f);
+
+/* Format bytes for people: "4.00 GiB", "512.00 MiB", "1023 B". Returns buf. */
+const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len);
+
+#endif

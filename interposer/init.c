@@ -1,0 +1,242 @@
+/* Lazy start-up: the real driver table, the process-level init (config, fork handler), the hook prologue, and the
+ * per-device limit resolution. The constructor does nothing: a process that never touches CUDA never gets here. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interposer/interposer.h"
+#include "accounting/quota.h"
+#include "report/log.h"
+
+struct vg_real_table vg_real;
+struct vg_config vg_cfg;
+
+const char *const vg_hook_names[VG_HOOK_COUNT] = {
+#define VG_X_NAME(name, pfn) #name,
+	VG_HOOKS(VG_X_NAME)
+#undef VG_X_NAME
+};
+
+/* Exported so that a second copy of the library in the same process can see that it is not the first one. */
+VG_EXPORT const int vg_instance_marker = 1;
+/* Our own copy's address, whatever the global scope binds vg_instance_marker to. */
+extern const int vg_instance_marker_self __attribute__((alias("vg_instance_marker"), visibility("hidden")));
+
+VG_HIDDEN void vg_wrappers_init(void);
+
+/* Real dlsym, set by vg_dlsym_route (dlsym.c) before anything else needs it. */
+extern void *(*vg_real_dlsym)(void *, const char *);
+VG_HIDDEN void *(*vg_resolve_real_dlsym(void))(void *, const char *);
+
+/* 0: not resolved, 1: resolved, -1: libcuda.so.1 could not be loaded */
+static _Atomic int vg_real_state;
+static pthread_mutex_t vg_real_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool vg_real_resolve(bool loaded_only)
+{
+	int st = atomic_load_explicit(&vg_real_state, memory_order_acquire);
+	if (VG_LIKELY(st == 1))
+		return true;
+	if (st == -1 && loaded_only)
+		return false;
+	void *(*real_dlsym)(void *, const char *) = vg_resolve_real_dlsym();
+	if (!real_dlsym)
+		return false;
+	/* No lock across dlopen: another thread may hold the loader lock and call our dlsym. */
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!h && !loaded_only)
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		if (!loaded_only)
+			atomic_store(&vg_real_state, -1);
+		return false;
+	}
+	struct vg_real_table t;
+#define VG_X_RESOLVE(name, pfn) t.name = (pfn)real_dlsym(h, #name);
+	VG_HOOKS(VG_X_RESOLVE)
+	VG_REALS(VG_X_RESOLVE)
+#undef VG_X_RESOLVE
+	pthread_mutex_lock(&vg_real_lock);
+	if (atomic_load(&vg_real_state) != 1) {
+		vg_real = t;
+		atomic_store_explicit(&vg_real_state, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&vg_real_lock);
+	/* h stays open for the life of the process, like the application's own handle. */
+	return true;
+}
+
+/* ---- process-level init ---- */
+
+static _Atomic int vg_mode_now = VG_MODE_UNINIT;
+static pthread_mutex_t vg_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int vg_depth __attribute__((tls_model("initial-exec")));
+
+/* Device limits, resolved on first use of each device. */
+static struct vg_device_info vg_dev[VG_MAX_DEVICES];
+static _Atomic int vg_dev_ready[VG_MAX_DEVICES];
+static pthread_mutex_t vg_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void vg_atfork_prepare(void);
+static void vg_atfork_parent(void);
+static void vg_atfork_child(void);
+
+static const char *vg_getenv(const char *name)
+{
+	return getenv(name);
+}
+
+static bool vg_is_first_copy(void)
+{
+	void *(*real_dlsym)(void *, const char *) = vg_resolve_real_dlsym();
+	if (!real_dlsym)
+		return true;
+	const void *first = real_dlsym(RTLD_DEFAULT, "vg_instance_marker");
+	return first == NULL || first == (const void *)&vg_instance_marker_self;
+}
+
+enum vg_mode vg_init(void)
+{
+	int mode = atomic_load_explicit(&vg_mode_now, memory_order_acquire);
+	if (VG_LIKELY(mode >= VG_MODE_ACTIVE))
+		return (enum vg_mode)mode;
+	if (!vg_real_resolve(false)) {
+		/* No driver: nothing to guard; our exports answer like a machine without CUDA. */
+		return VG_MODE_PASSIVE;
+	}
+	pthread_mutex_lock(&vg_init_lock);
+	mode = atomic_load(&vg_mode_now);
+	if (mode == VG_MODE_UNINIT) {
+		atomic_store(&vg_mode_now, VG_MODE_INITIALIZING);
+		vg_config_load(&vg_cfg, vg_getenv);
+		vg_log_level = vg_cfg.log_level;
+		if (!vg_is_first_copy()) {
+			mode = VG_MODE_PASSIVE;
+			vg_log(VG_LOG_DEBUG, "another copy of vramguard is loaded first in pid %d; this one stays passive",
+			       (int)getpid());
+		} else {
+			vg_wrappers_init();
+			if (!vg_cfg.valid) {
+				/* The message is already complete; print it even if VRAMGUARD_LOG=off was what failed. */
+				int saved = vg_log_level;
+				if (vg_log_level < VG_LOG_ERROR)
+					vg_log_level = VG_LOG_ERROR;
+				vg_log_plain(VG_LOG_ERROR, "%s", vg_cfg.error + strlen("vramguard: "));
+				vg_log_level = saved;
+				mode = VG_MODE_BADCONFIG;
+			} else {
+				mode = VG_MODE_ACTIVE;
+			}
+			static int atfork_done;     /* survives fork: handlers are inherited */
+			if (!atfork_done) {
+				atfork_done = 1;
+				pthread_atfork(vg_atfork_prepare, vg_atfork_parent, vg_atfork_child);
+			}
+			vg_log(VG_LOG_DEBUG, "active in pid %d (mode %d)", (int)getpid(), mode);
+		}
+		atomic_store_explicit(&vg_mode_now, mode, memory_order_release);
+	}
+	pthread_mutex_unlock(&vg_init_lock);
+	return (enum vg_mode)mode;
+}
+
+enum vg_mode vg_hook_enter(void)
+{
+	if (VG_UNLIKELY(vg_depth++ > 0))
+		return VG_MODE_PASSIVE;
+	return vg_init();
+}
+
+void vg_hook_leave(void)
+{
+	vg_depth--;
+}
+
+/* ---- devices ---- */
+
+static void vg_format_uuid(const CUuuid *u, char *out, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)u->bytes;
+	snprintf(out, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+		 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+const struct vg_device_info *vg_device_info(int dev)
+{
+	if (dev < 0 || dev >= VG_MAX_DEVICES)
+		return NULL;
+	if (VG_LIKELY(atomic_load_explicit(&vg_dev_ready[dev], memory_order_acquire)))
+		return &vg_dev[dev];
+	/* Driver calls outside any lock; the result is the same whichever thread wins. */
+	struct vg_device_info info;
+	memset(&info, 0, sizeof(info));
+	size_t total = 0;
+	if (vg_real.cuDeviceTotalMem_v2 && vg_real.cuDeviceTotalMem_v2(&total, (CUdevice)dev) == CUDA_SUCCESS)
+		info.total = total;
+	CUuuid u;
+	if (vg_real.cuDeviceGetUuid_v2 && vg_real.cuDeviceGetUuid_v2(&u, (CUdevice)dev) == CUDA_SUCCESS)
+		vg_format_uuid(&u, info.uuid, sizeof(info.uuid));
+	info.limit = vg_config_limit_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &info.source);
+	pthread_mutex_lock(&vg_dev_lock);
+	if (!atomic_load(&vg_dev_ready[dev])) {
+		vg_dev[dev] = info;
+		vg_quota_set_limit(dev, info.limit);
+		atomic_store_explicit(&vg_dev_ready[dev], 1, memory_order_release);
+		if (info.limit != VG_NO_LIMIT) {
+			char a[32], b[32];
+			vg_log(VG_LOG_INFO, "GPU %d (%s): quota %s of %s (%s)", dev, info.uuid[0] ? info.uuid : "no uuid",
+			       vg_format_bytes(info.limit, a, sizeof(a)), vg_format_bytes(info.total, b, sizeof(b)),
+			       info.source ? info.source : "?");
+		}
+	}
+	pthread_mutex_unlock(&vg_dev_lock);
+	return &vg_dev[dev];
+}
+
+int vg_current_device(CUcontext *ctx)
+{
+	CUcontext c = NULL;
+	CUdevice d = -1;
+	if (ctx) {
+		if (!vg_real.cuCtxGetCurrent || vg_real.cuCtxGetCurrent(&c) != CUDA_SUCCESS)
+			c = NULL;
+		*ctx = c;
+	}
+	if (!vg_real.cuCtxGetDevice || vg_real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
+		return -1;
+	return (int)d;
+}
+
+/* ---- fork ---- */
+
+VG_HIDDEN void vg_wrappers_atfork_prepare(void);
+VG_HIDDEN void vg_wrappers_init(void);
+VG_HIDDEN void vg_wrappers_atfork_parent(void);
+
+static void vg_atfork_prepare(void)
+{
+	pthread_mutex_lock(&vg_dev_lock);
+	vg_wrappers_atfork_prepare();
+}
+
+static void vg_atfork_parent(void)
+{
+	vg_wrappers_atfork_parent();
+	pthread_mutex_unlock(&vg_dev_lock);
+}
+
+static void vg_atfork_child(void)
+{
+	/* The child's tables describe the parent's memory; the driver will not serve the child anyway (it returns
+	 * CUDA_ERROR_NOT_INITIALIZED), but if it ever does, the child starts from zero. */
+	vg_wrappers_atfork_child();
+	vg_quota_reset_usage();
+	pthread_mutex_init(&vg_dev_lock, NULL);
+	pthread_mutex_init(&vg_init_lock, NULL);
+	pthread_mutex_init(&vg_real_lock, NULL);
+}

@@ -1,0 +1,60 @@
+/* Shared by the interposer's files: init states, the real-function table, routing and device lookup. */
+#ifndef VG_INTERPOSER_H
+#define VG_INTERPOSER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interposer/hooks.h"
+#include "config/config.h"
+
+#define VG_EXPORT __attribute__((visibility("default")))
+#define VG_HIDDEN __attribute__((visibility("hidden")))
+#define VG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define VG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* What vramguard does with a CUDA process. */
+enum vg_mode {
+	VG_MODE_UNINIT = 0,
+	VG_MODE_INITIALIZING,
+	VG_MODE_ACTIVE,         /* config valid: account and enforce */
+	VG_MODE_BADCONFIG,      /* config invalid: fail closed (cuInit and allocations return NOT_PERMITTED) */
+	VG_MODE_PASSIVE,        /* another copy of vramguard owns this process, or libcuda is missing: pass through */
+};
+
+extern struct vg_config vg_cfg;
+
+/* Resolve the real driver table. loaded_only: only if libcuda.so.1 is already in the process (dlsym route).
+ * Returns true when the table is usable. Never takes a lock across dlopen. */
+bool vg_real_resolve(bool loaded_only);
+
+/* The process-level lazy init (config, fork handler). Cheap after the first call. Returns the mode. */
+enum vg_mode vg_init(void);
+
+/* Hook prologue: returns the mode this call runs under, and marks the thread as inside a hook. A nested hook call
+ * (the driver calling an exported name, or our own code) gets VG_MODE_PASSIVE and goes straight to the real
+ * function. Every vg_hook_enter() is paired with vg_hook_leave(). */
+enum vg_mode vg_hook_enter(void);
+void vg_hook_leave(void);
+
+/* Map a real driver entry point to our wrapper (pointer identity), or NULL if it is not one we wrap. */
+void *vg_route_wrapper_for(void *real_fn);
+
+/* Per-device state, resolved lazily on first use (needs the driver: total memory, UUID). */
+struct vg_device_info {
+	uint64_t limit;         /* UINT64_MAX: unlimited */
+	uint64_t total;
+	const char *source;     /* variable the limit came from, or NULL */
+	char uuid[VG_UUID_MAX];
+};
+/* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */
+const struct vg_device_info *vg_device_info(int dev);
+
+/* The device of the current context (and the context itself), or -1 if there is none. */
+int vg_current_device(CUcontext *ctx);
+
+/* Reset per-process state in a forked child. */
+void vg_wrappers_atfork_child(void);
+
+#endif

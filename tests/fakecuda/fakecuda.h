@@ -1,0 +1,64 @@
+/* fakecuda.h - test double of libcuda.so.1 for vramguard's CPU tests; never installed.
+ *
+ * Build (soname libcuda.so.1, so it can stand in for the driver via LD_LIBRARY_PATH or dlopen):
+ *   cc -std=gnu11 -O1 -g -Wall -Wextra -fPIC -shared -pthread -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 \
+ *      -I/usr/local/cuda/include -o build/tests/libcuda.so.1 tests/fakecuda/fakecuda.c
+ *
+ * Environment (read once, at the first call of anything):
+ *   FAKECUDA_DEVICES          number of devices, 1..16 (default 1)
+ *   FAKECUDA_MEM              bytes per device; plain number or suffix K/M/G/T (binary) (default 16G)
+ *   FAKECUDA_DRIVER_VERSION   cuDriverGetVersion / cuGetProcAddress limit (default 13000)
+ *   FAKECUDA_FAIL             fault injection: comma list of  name:N  (Nth call of that exact entry point fails),
+ *                             name:N+  (Nth and every later call fails), optional =CODE (default 2, OUT_OF_MEMORY),
+ *                             e.g. "cuMemAlloc_v2:3,cuMemCreate:1=800". A failing call has no side effect
+ *                             (it is still counted by fakecuda_calls).
+ *   FAKECUDA_AUTOCTX          "0" disables the automatic context: otherwise cuInit and the first context-needing
+ *                             call of a thread that never touched its context stack make device 0's primary context
+ *                             current (device 0's primary is retained once per process for that).
+ *   FAKECUDA_FORK_OK          "1": a fork child works on with a fresh, empty state (used = 0, no allocations,
+ *                             no streams, counters 0). Otherwise, like the real driver, every entry point in the
+ *                             child of a process that used the fake returns CUDA_ERROR_NOT_INITIALIZED (3)
+ *                             (except cuGetErrorName/String, cuDriverGetVersion, cuGetProcAddress[_v2]).
+ *
+ * Device i (0-based) has UUID bytes {0,0,0,i, 0,0, 0,0, 0,0, 0,0,0,0,0,i}, i.e. in the usual form
+ *   "GPU-%08x-0000-0000-0000-%012x" with i:  device 0 -> GPU-00000000-0000-0000-0000-000000000000,
+ *   device 3 -> GPU-00000003-0000-0000-0000-000000000003, device 10 -> GPU-0000000a-0000-0000-0000-00000000000a.
+ * cuDeviceGetName gives "Fake GPU i".
+ *
+ * Device pointers: 0x700000000000 + (dev << 40) + bump (512-aligned, unique until a 1 TiB window wraps);
+ * legacy 32-bit cuMemAlloc/cuMemAllocPitch pointers come from a window below 4 GiB.
+ * cuMemAddressReserve ranges come from 0x100000000000..0x500000000000; array/graph handles from 0x500000000000.
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes currently charged on device dev (exact requested sizes; pitch*height for pitched). 0 for a bad dev. */
+unsigned long long fakecuda_used_bytes(int dev);
+/* Highest value fakecuda_used_bytes(dev) has had. */
+unsigned long long fakecuda_peak_bytes(int dev);
+/* Calls so far of that exact exported entry point (e.g. "cuMemAlloc_v2", "cuStreamQuery_ptsz");
+ * -1 if the fake does not implement that name. */
+long fakecuda_calls(const char *exact_name);
+/* Mark a stream (created with cuStreamCreate*) busy: cuStreamQuery -> CUDA_ERROR_NOT_READY until a
+ * cuStreamSynchronize / cuCtxSynchronize. Returns 0, or -1 for an unknown stream handle. */
+int fakecuda_stream_set_pending(CUstream s, int pending);
+/* 1 if someone called cuStreamQuery on this stream while it was capturing (sticky), 0 if not, -1 unknown stream. */
+int fakecuda_capture_invalidated(CUstream s);
+/* Process-wide count of cuStreamQuery calls on capturing streams (survives cuStreamDestroy). */
+long fakecuda_capture_invalidations(void);
+/* Live objects holding memory on dev: cuMemAlloc*, managed, async (not capture-time), arrays,
+ * and cuMemCreate handles whose physical memory on dev is still alive. */
+long fakecuda_live_allocations(int dev);
+/* Set peak to the current used value of dev. */
+void fakecuda_reset_peak(int dev);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,400 @@
+/* selftest.c - checks the fake driver itself (tests/fakecuda/fakecuda.c); never installed.
+ * Build and run (after building build/tests/libcuda.so.1):
+ *   cc -std=gnu11 -O1 -g -Wall -Wextra -pthread -I/usr/local/cuda/include -o build/tests/fakecuda_selftest \
+ *      tests/fakecuda/selftest.c -Lbuild/tests -l:libcuda.so.1 -Wl,-rpath,'$ORIGIN' -ldl
+ *   build/tests/fakecuda_selftest
+ * It sets its own FAKECUDA_* environment (must happen before the first driver call) and re-executes itself
+ * for the FAKECUDA_FORK_OK=1 case.
+ * Mode "gpa-identity" (used under LD_PRELOAD of another library defining cuMemAlloc_v2): checks that the fake's
+ * cuGetProcAddress still hands out the fake's own functions. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fakecuda.h"
+
+static int failures;
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); failures++; } \
+    } while (0)
+#define CK(call, want) CHECK((call) == (want))
+
+static void *fake_sym(const char *name)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    return h ? dlsym(h, name) : NULL;
+}
+
+static void *gpa2(const char *name, int ver, cuuint64_t flags, CUresult *rc, CUdriverProcAddressQueryResult *st)
+{
+    void *p = (void *)0x1234;
+    *rc = cuGetProcAddress_v2(name, &p, ver, flags, st);
+    return p;
+}
+
+static void test_gpa(void)
+{
+    CUresult rc;
+    CUdriverProcAddressQueryResult st;
+    void *p;
+    for (int v = 0; v < 3; v++) {
+        int ver = (int[]){ 3020, 12000, 13000 }[v];
+        p = gpa2("cuMemAlloc", ver, 0, &rc, &st);
+        CHECK(rc == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS && p == fake_sym("cuMemAlloc_v2"));
+    }
+    p = gpa2("cuMemAlloc", 2000, 0, &rc, &st);
+    CHECK(rc == CUDA_SUCCESS && p == fake_sym("cuMemAlloc") && p != fake_sym("cuMemAlloc_v2"));
+    st = 77;
+    p = gpa2("cuMemAlloc", 13010, 0, &rc, &st);
+    CHECK(rc == CUDA_ERROR_INVALID_VALUE && p == (void *)0x1234 && st == 77);
+    p = gpa2("cuMemAlloc_v2", 13000, 0, &rc, &st);
+    CHECK(rc == CUDA_SUCCESS && p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    p = gpa2("cuStreamQuery_ptsz", 13000, 2, &rc, &st);
+    CHECK(rc == CUDA_SUCCESS && p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    p = gpa2("cuNoSuchThing", 13000, 0, &rc, &st);
+    CHECK(rc == CUDA_ERROR_NOT_FOUND && p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    p = gpa2("cuMemAllocAsync", 11000, 0, &rc, &st);
+    CHECK(rc == CUDA_ERROR_NOT_FOUND && p == NULL && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    p = gpa2("cuStreamQuery", 12000, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuStreamQuery"));
+    p = gpa2("cuStreamQuery", 12000, 1, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuStreamQuery"));
+    p = gpa2("cuStreamQuery", 12000, 2, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuStreamQuery_ptsz"));
+    p = gpa2("cuMemAllocAsync", 11020, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuMemAllocAsync"));
+    p = gpa2("cuMemAllocAsync", 11020, 2, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuMemAllocAsync_ptsz"));
+    p = gpa2("cuStreamDestroy", 3020, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuStreamDestroy"));
+    p = gpa2("cuStreamDestroy", 4000, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuStreamDestroy_v2"));
+    p = gpa2("cuCtxSynchronize", 13000, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuCtxSynchronize_v2"));
+    p = gpa2("cuCtxSynchronize", 12090, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuCtxSynchronize"));
+    p = gpa2("cuStreamBeginCapture", 12000, 2, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuStreamBeginCapture_v2_ptsz"));
+    p = gpa2("cuGetProcAddress", 11030, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuGetProcAddress"));
+    p = gpa2("cuGetProcAddress", 12000, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuGetProcAddress_v2"));
+    p = gpa2("cuDevicePrimaryCtxRelease", 10000, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuDevicePrimaryCtxRelease"));
+    p = gpa2("cuDevicePrimaryCtxRelease", 11000, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuDevicePrimaryCtxRelease_v2"));
+    p = gpa2("cuCtxGetDevice", 12080, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuCtxGetDevice"));
+    p = gpa2("cuCtxGetDevice", 13000, 0, &rc, &st);
+    CHECK(rc == 0 && p == fake_sym("cuCtxGetDevice_v2"));
+    /* v1 lookup, 4 args */
+    PFN_cuGetProcAddress_v11030 v1 = (PFN_cuGetProcAddress_v11030)fake_sym("cuGetProcAddress");
+    p = NULL;
+    CK(v1("cuMemFree", &p, 11030, 0), CUDA_SUCCESS);
+    CHECK(p == fake_sym("cuMemFree_v2"));
+}
+
+static void test_alloc(void)
+{
+    CUdeviceptr a = 0, b = 0;
+    size_t fr, tot;
+    CK(cuInit(0), CUDA_SUCCESS);
+    CUcontext c = NULL;
+    CK(cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    CHECK(c != NULL);
+    CK(cuMemAlloc(&a, 1000), CUDA_SUCCESS); /* call 1 */
+    CHECK(a % 512 == 0 && a >= 0x700000000000ull && a < 0x710000000000ull);
+    CHECK(fakecuda_used_bytes(0) == 1000);
+    CK(cuMemGetInfo(&fr, &tot), CUDA_SUCCESS);
+    CHECK(tot == (1ull << 30) && fr == tot - 1000);
+    CUdeviceptr b2 = 0;
+    CK(cuMemAlloc(&b2, 24), CUDA_SUCCESS); /* call 2 */
+    CK(cuMemAlloc(&b, 24), CUDA_ERROR_OUT_OF_MEMORY); /* call 3: injected */
+    CHECK(fakecuda_used_bytes(0) == 1024 && fakecuda_live_allocations(0) == 2);
+    CK(cuMemAlloc(&b, 24), CUDA_SUCCESS); /* call 4 */
+    CHECK(fakecuda_calls("cuMemAlloc_v2") == 4);
+    CHECK(fakecuda_calls("cuNoSuch") == -1);
+    CK(cuMemFree(b), CUDA_SUCCESS);
+    CK(cuMemFree(b), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemFree(b2), CUDA_SUCCESS);
+    CK(cuMemFree(0), CUDA_SUCCESS);
+    CK(cuMemAlloc(NULL, 5), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemAlloc(&b, 2ull << 30), CUDA_ERROR_OUT_OF_MEMORY);
+    CUdeviceptr base; size_t sz;
+    CK(cuMemGetAddressRange(&base, &sz, a + 10), CUDA_SUCCESS);
+    CHECK(base == a && sz == 1000);
+    size_t pitch;
+    CK(cuMemAllocPitch(&b, &pitch, 100, 10, 4), CUDA_SUCCESS);
+    CHECK(pitch == 512 && fakecuda_used_bytes(0) == 1000 + 5120);
+    CK(cuMemAllocPitch(&base, &pitch, 100, 10, 3), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemFree(b), CUDA_SUCCESS);
+    CK(cuMemFree(a), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 0 && fakecuda_peak_bytes(0) == 1000 + 5120);
+    /* legacy 32-bit entry point through GPA */
+    CUresult (*a1)(unsigned int *, unsigned int); /* legacy cuMemAlloc (CUdeviceptr_v1 is unsigned int) */
+    CUresult (*f1)(unsigned int);
+    CK(cuGetProcAddress("cuMemAlloc", (void **)&a1, 2000, 0, NULL), CUDA_SUCCESS);
+    CK(cuGetProcAddress("cuMemFree", (void **)&f1, 2000, 0, NULL), CUDA_SUCCESS);
+    unsigned int l = 0;
+    CK(a1(&l, 4096), CUDA_SUCCESS);
+    CHECK(l != 0 && fakecuda_used_bytes(0) == 4096);
+    CK(f1(l), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 0 && fakecuda_calls("cuMemAlloc") == 1);
+    /* device 1 */
+    CUuuid u;
+    CK(cuDeviceGetUuid(&u, 1), CUDA_SUCCESS);
+    CHECK(u.bytes[3] == 1 && u.bytes[15] == 1 && u.bytes[0] == 0);
+    char name[32];
+    CK(cuDeviceGetName(name, sizeof name, 1), CUDA_SUCCESS);
+    CHECK(strcmp(name, "Fake GPU 1") == 0);
+    CK(cuDeviceGetName(name, sizeof name, 2), CUDA_ERROR_INVALID_DEVICE);
+    CUcontext c1, popped;
+    CK(cuCtxCreate(&c1, NULL, 0, 1), CUDA_SUCCESS);
+    CK(cuMemAlloc(&a, 4096), CUDA_SUCCESS);
+    CK(cuMemAllocManaged(&b, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 8192 && fakecuda_used_bytes(0) == 0);
+    CUdevice d;
+    CK(cuCtxGetDevice(&d), CUDA_SUCCESS);
+    CHECK(d == 1);
+    CK(cuCtxDestroy(c1), CUDA_SUCCESS); /* frees both */
+    CHECK(fakecuda_used_bytes(1) == 0 && fakecuda_live_allocations(1) == 0);
+    CK(cuCtxGetCurrent(&popped), CUDA_SUCCESS);
+    CHECK(popped == c);
+    CK(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CK(cuMemAlloc(&a, 10), CUDA_ERROR_INVALID_CONTEXT);
+    CK(cuCtxSetCurrent(c), CUDA_SUCCESS);
+    /* primary release frees (auto context retained device 0's primary once) */
+    CK(cuMemAlloc(&a, 10), CUDA_SUCCESS);
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 0);
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_ERROR_INVALID_CONTEXT);
+    CUcontext pc;
+    CK(cuDevicePrimaryCtxRetain(&pc, 0), CUDA_SUCCESS);
+    CHECK(pc == c);
+}
+
+static void test_vmm(void)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 1;
+    size_t g;
+    CK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_SUCCESS);
+    CHECK(g == (2u << 20));
+    CUmemGenericAllocationHandle h1, h2, hr, hh;
+    CK(cuMemCreate(&h1, g, &prop, 0), 800); /* injected: first cuMemCreate fails with 800 */
+    CHECK(fakecuda_used_bytes(1) == 0);
+    CK(cuMemCreate(&h1, g + 1, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemCreate(&h1, 2 * g, &prop, 0), CUDA_SUCCESS);
+    CK(cuMemCreate(&h2, g, &prop, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 3 * g);
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    prop.location.id = 0;
+    CK(cuMemCreate(&hh, g, &prop, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 3 * g && fakecuda_used_bytes(0) == 0);
+    CK(cuMemRelease(hh), CUDA_SUCCESS);
+    CUdeviceptr va;
+    CK(cuMemAddressReserve(&va, 4 * g, 0, 0, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 3 * g);
+    CK(cuMemMap(va, 2 * g, 0, h1, 0), CUDA_SUCCESS);
+    CK(cuMemMap(va + 2 * g, g, 0, h2, 0), CUDA_SUCCESS);
+    CK(cuMemMap(va + g, g, 0, h2, 0), CUDA_ERROR_INVALID_VALUE); /* overlap */
+    CUmemAccessDesc ad = { { CU_MEM_LOCATION_TYPE_DEVICE, 1 }, CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+    CK(cuMemSetAccess(va, 3 * g, &ad, 1), CUDA_SUCCESS);
+    /* NCCL order on h1: Retain, Unmap, Release, Release */
+    CK(cuMemRetainAllocationHandle(&hr, (void *)(va + 100)), CUDA_SUCCESS);
+    CHECK(hr == h1);
+    CK(cuMemUnmap(va, 2 * g), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 3 * g);
+    CK(cuMemRelease(hr), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 3 * g);
+    CK(cuMemRelease(h1), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == g);
+    CK(cuMemRelease(h1), CUDA_ERROR_INVALID_VALUE);
+    /* h2: release first while mapped, memory stays until unmapped */
+    CK(cuMemRelease(h2), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == g);
+    CK(cuMemUnmap(va + 2 * g, g), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 0 && fakecuda_live_allocations(1) == 0);
+    CK(cuMemAddressFree(va, 4 * g), CUDA_SUCCESS);
+    /* one unmap across two consecutive mappings */
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    CK(cuMemCreate(&h1, g, &prop, 0), CUDA_SUCCESS);
+    CK(cuMemCreate(&h2, g, &prop, 0), CUDA_SUCCESS);
+    CK(cuMemAddressReserve(&va, 2 * g, 0, 0, 0), CUDA_SUCCESS);
+    CK(cuMemMap(va, g, 0, h1, 0), CUDA_SUCCESS);
+    CK(cuMemMap(va + g, g, 0, h2, 0), CUDA_SUCCESS);
+    CK(cuMemRelease(h1), CUDA_SUCCESS);
+    CK(cuMemRelease(h2), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 2 * g);
+    CK(cuMemUnmap(va, 2 * g), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 0);
+    CK(cuMemAddressFree(va, 2 * g), CUDA_SUCCESS);
+}
+
+static void test_streams(void)
+{
+    CUstream s;
+    CUdeviceptr p, q;
+    CUgraph gr;
+    CUstreamCaptureStatus cs;
+    CK(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+    CK(cuStreamQuery(s), CUDA_SUCCESS);
+    CHECK(fakecuda_stream_set_pending(s, 1) == 0);
+    CK(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CK(cuStreamQuery(s), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&p, 3000, s), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 3000);
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    CK(cuStreamIsCapturing(s, &cs), CUDA_SUCCESS);
+    CHECK(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CK(cuMemAllocAsync(&q, 5000, s), CUDA_SUCCESS);
+    CHECK(q != 0 && q != p && fakecuda_used_bytes(0) == 3000);
+    CK(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+    CHECK(fakecuda_capture_invalidated(s) == 0);
+    CK(cuStreamEndCapture(s, &gr), CUDA_SUCCESS);
+    CHECK(gr != NULL);
+    CK(cuGraphDestroy(gr), CUDA_SUCCESS);
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    CK(cuStreamQuery(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CHECK(fakecuda_capture_invalidated(s) == 1 && fakecuda_capture_invalidations() == 1);
+    CK(cuStreamIsCapturing(s, &cs), CUDA_SUCCESS);
+    CHECK(cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    CK(cuStreamEndCapture(s, &gr), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CK(cuMemFreeAsync(p, CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 0);
+    CUmemoryPool pool;
+    CK(cuDeviceGetDefaultMemPool(&pool, 1), CUDA_SUCCESS);
+    CK(cuMemAllocFromPoolAsync(&p, 4096, pool, s), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 4096);
+    CK(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(1) == 0);
+    CUdevice d;
+    CK(cuStreamGetDevice(s, &d), CUDA_SUCCESS);
+    CHECK(d == 0);
+    CK(cuStreamDestroy(s), CUDA_SUCCESS);
+    CK(cuStreamQuery(s), CUDA_ERROR_INVALID_HANDLE);
+    /* arrays: 2D float4 64x32, and a 3-level mipmap of 8-bit 1ch 16x16 */
+    CUarray arr;
+    CUDA_ARRAY3D_DESCRIPTOR d3 = { 64, 32, 0, CU_AD_FORMAT_FLOAT, 4, 0 };
+    CK(cuArray3DCreate(&arr, &d3), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 64 * 32 * 16);
+    CK(cuArrayDestroy(arr), CUDA_SUCCESS);
+    CUmipmappedArray mm;
+    CUDA_ARRAY3D_DESCRIPTOR dm = { 16, 16, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0 };
+    CK(cuMipmappedArrayCreate(&mm, &dm, 3), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 256 + 64 + 16);
+    CK(cuMipmappedArrayDestroy(mm), CUDA_SUCCESS);
+    CHECK(fakecuda_used_bytes(0) == 0);
+}
+
+static void *hammer(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 2000; i++) {
+        CUdeviceptr p;
+        if (cuMemAlloc(&p, 1 + (size_t)i) != CUDA_SUCCESS) { failures++; continue; }
+        if (cuMemFree(p) != CUDA_SUCCESS) failures++;
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, hammer, NULL);
+    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    CHECK(fakecuda_used_bytes(0) == 0 && fakecuda_live_allocations(0) == 0);
+}
+
+static void test_fork_dead(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        CUdeviceptr p;
+        _exit(cuMemAlloc(&p, 10) == CUDA_ERROR_NOT_INITIALIZED ? 0 : 1);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static int forkok_mode(void)
+{
+    CUdeviceptr p;
+    CK(cuMemAlloc(&p, 4096), CUDA_SUCCESS);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int ok = fakecuda_used_bytes(0) == 0 && cuMemAlloc(&p, 10) == CUDA_SUCCESS && fakecuda_used_bytes(0) == 10;
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(fakecuda_used_bytes(0) == 4096);
+    return failures;
+}
+
+static int gpa_identity_mode(void)
+{
+    void *p = NULL;
+    CUdriverProcAddressQueryResult st;
+    PFN_cuGetProcAddress_v12000 g = (PFN_cuGetProcAddress_v12000)fake_sym("cuGetProcAddress_v2");
+    CHECK(g != NULL);
+    CK(g("cuMemAlloc", &p, 12000, 0, &st), CUDA_SUCCESS);
+    CHECK(p == fake_sym("cuMemAlloc_v2"));
+    CHECK(p != dlsym(RTLD_DEFAULT, "cuMemAlloc_v2")); /* the preloaded one wins globally */
+    Dl_info di;
+    CHECK(dladdr(p, &di) && di.dli_fname && strstr(di.dli_fname, "libcuda.so.1") != NULL);
+    return failures;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "forkok") == 0) {
+        int f = forkok_mode();
+        printf("fakecuda selftest forkok: %s\n", f ? "FAILED" : "ok");
+        return f != 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "gpa-identity") == 0) {
+        int f = gpa_identity_mode();
+        printf("fakecuda selftest gpa-identity: %s\n", f ? "FAILED" : "ok");
+        return f != 0;
+    }
+    setenv("FAKECUDA_DEVICES", "2", 1);
+    setenv("FAKECUDA_MEM", "1G", 1);
+    setenv("FAKECUDA_FAIL", "cuMemAlloc_v2:3,cuMemCreate:1=800", 1);
+    unsetenv("FAKECUDA_FORK_OK");
+    unsetenv("FAKECUDA_AUTOCTX");
+    test_gpa();
+    test_alloc();
+    test_vmm();
+    test_streams();
+    test_threads();
+    test_fork_dead();
+    /* FAKECUDA_FORK_OK=1 in a fresh process */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("FAKECUDA_FORK_OK", "1", 1);
+        unsetenv("FAKECUDA_FAIL");
+        execl("/proc/self/exe", argv[0], "forkok", (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    printf("fakecuda selftest: %s (%d failures)\n", failures ? "FAILED" : "ok", failures);
+    return failures != 0;
+}

@@ -1,0 +1,392 @@
+/* The direct-link route: a program linked with -lcuda (the test double), whose cu* calls bind to vramguard's
+ * exports under LD_PRELOAD. One scenario per argv[1]; tests/run.sh sets the environment for each. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/integration/itest.h"
+#include "tests/fakecuda/fakecuda.h"
+
+static size_t mem_free(void)
+{
+	size_t f = 0, t = 0;
+	cuMemGetInfo_v2(&f, &t);
+	return f;
+}
+
+static size_t mem_total(void)
+{
+	size_t f = 0, t = 0;
+	cuMemGetInfo_v2(&f, &t);
+	return t;
+}
+
+/* NVIDIA_GPU_MEMORY_LIMITS=4096 on a 16 GiB fake device. */
+static void t_quota(void)
+{
+	CUdeviceptr a, b, c, d, e, x;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_CHECK(mem_total() == 4 * GiB, "cuMemGetInfo total is the quota (%zu)", mem_total());
+	IT_CHECK(mem_free() == 4 * GiB, "cuMemGetInfo free is the quota before any allocation (%zu)", mem_free());
+	size_t tot = 0;
+	IT_RC(cuDeviceTotalMem_v2(&tot, 0), CUDA_SUCCESS);
+	IT_CHECK(tot == 4 * GiB, "cuDeviceTotalMem_v2 reports the quota (%zu)", tot);
+	IT_RC(cuMemAlloc_v2(&a, GiB), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&b, GiB), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&c, GiB), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&x, 2 * GiB), CUDA_ERROR_OUT_OF_MEMORY);
+	IT_CHECK(fakecuda_calls("cuMemAlloc_v2") == 3, "a denied allocation never reaches the driver (%ld calls)",
+		 fakecuda_calls("cuMemAlloc_v2"));
+	IT_CHECK(mem_free() == GiB, "free is quota - used after 3 GiB (%zu)", mem_free());
+	IT_RC(cuMemAlloc_v2(&d, GiB), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 0, "free is 0 at the quota (%zu)", mem_free());
+	IT_RC(cuMemAlloc_v2(&x, 1), CUDA_ERROR_OUT_OF_MEMORY);
+	IT_RC(cuMemFree_v2(b), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&e, 512 * MiB), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 512 * MiB, "a free restores headroom (%zu)", mem_free());
+	IT_RC(cuMemFree_v2(0), CUDA_SUCCESS);
+	IT_RC(cuMemFree_v2(0xdead000), CUDA_ERROR_INVALID_VALUE);
+	IT_CHECK(mem_free() == 512 * MiB, "freeing unknown pointers changes nothing (%zu)", mem_free());
+	cuMemFree_v2(a);
+	cuMemFree_v2(c);
+	cuMemFree_v2(d);
+	cuMemFree_v2(e);
+	IT_CHECK(mem_free() == 4 * GiB, "all freed: free is the quota again (%zu)", mem_free());
+	IT_CHECK(fakecuda_used_bytes(0) == 0, "driver holds nothing");
+}
+
+/* No limit configured: everything passes through, sizes are the hardware's. */
+static void t_unlimited(void)
+{
+	CUdeviceptr a;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_CHECK(mem_total() == 16 * GiB, "no quota: total is the device's (%zu)", mem_total());
+	IT_RC(cuMemAlloc_v2(&a, 10 * GiB), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 6 * GiB, "no quota: free is the device's (%zu)", mem_free());
+	IT_RC(cuMemFree_v2(a), CUDA_SUCCESS);
+}
+
+static void t_pitch_managed(int managed_counted)
+{
+	CUdeviceptr p, m, x;
+	size_t pitch = 0;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuMemAllocPitch_v2(&p, &pitch, 1000, 1024 * 1024, 4), CUDA_SUCCESS);
+	IT_CHECK(pitch == 1024, "pitch rounded by the driver (%zu)", pitch);
+	IT_CHECK(mem_free() == 4 * GiB - pitch * 1024 * 1024, "pitch x height charged (free %zu)", mem_free());
+	IT_RC(cuMemAllocPitch_v2(&x, &pitch, 4096, 1024 * 1024, 4), CUDA_ERROR_OUT_OF_MEMORY);
+	IT_RC(cuMemFree_v2(p), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "pitch freed (free %zu)", mem_free());
+	IT_RC(cuMemAllocManaged(&m, 3 * GiB, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+	if (managed_counted) {
+		IT_CHECK(mem_free() == GiB, "managed memory counted by default (free %zu)", mem_free());
+		IT_RC(cuMemAlloc_v2(&x, 2 * GiB), CUDA_ERROR_OUT_OF_MEMORY);
+	} else {
+		IT_CHECK(mem_free() == 4 * GiB, "VRAMGUARD_MANAGED=ignore: managed not counted (free %zu)", mem_free());
+	}
+	IT_RC(cuMemFree_v2(m), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "managed freed (free %zu)", mem_free());
+}
+
+static void t_arrays(void)
+{
+	CUarray a1, a3;
+	CUmipmappedArray mm;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	CUDA_ARRAY_DESCRIPTOR d = { .Width = 1024, .Height = 1024, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 4 };
+	IT_RC(cuArrayCreate_v2(&a1, &d), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB - 16 * MiB, "2D float4 array 1024x1024 charged 16 MiB (free %zu)", mem_free());
+	CUDA_ARRAY3D_DESCRIPTOR d3 = { .Width = 1024, .Height = 1024, .Depth = 256, .Format = CU_AD_FORMAT_HALF,
+				       .NumChannels = 2 };
+	IT_RC(cuArray3DCreate_v2(&a3, &d3), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB - 16 * MiB - GiB, "3D half2 array charged 1 GiB (free %zu)", mem_free());
+	CUDA_ARRAY3D_DESCRIPTOR big = { .Width = 16384, .Height = 16384, .Depth = 0, .Format = CU_AD_FORMAT_FLOAT,
+					.NumChannels = 4 };
+	CUarray x;
+	IT_RC(cuArray3DCreate_v2(&x, &big), CUDA_ERROR_OUT_OF_MEMORY);
+	CUDA_ARRAY3D_DESCRIPTOR md = { .Width = 1024, .Height = 1024, .Depth = 0, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+				       .NumChannels = 1 };
+	IT_RC(cuMipmappedArrayCreate(&mm, &md, 11), CUDA_SUCCESS);
+	/* 1024^2 + 512^2 + ... + 1 = 1398101 bytes */
+	IT_CHECK(mem_free() == 4 * GiB - 16 * MiB - GiB - 1398101, "mipmap levels summed (free %zu)", mem_free());
+	IT_RC(cuArrayDestroy(a1), CUDA_SUCCESS);
+	IT_RC(cuArrayDestroy(a3), CUDA_SUCCESS);
+	IT_RC(cuMipmappedArrayDestroy(mm), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "arrays destroyed: all returned (free %zu)", mem_free());
+}
+
+static CUmemAllocationProp vmm_prop(CUmemLocationType type, int id)
+{
+	CUmemAllocationProp p;
+	memset(&p, 0, sizeof(p));
+	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.location.type = type;
+	p.location.id = id;
+	return p;
+}
+
+static void t_vmm(void)
+{
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	CUmemAllocationProp dp = vmm_prop(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+	CUmemAllocationProp hp = vmm_prop(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0);
+	CUmemGenericAllocationHandle h, h2, hh, hx;
+	/* PyTorch's first cuMemCreate may fail (FAKECUDA_FAIL=cuMemCreate:1=800); it retries: charge once. */
+	IT_RC(cuMemCreate(&hx, 2 * GiB, &dp, 0), CUDA_ERROR_NOT_PERMITTED);
+	IT_CHECK(mem_free() == 4 * GiB, "a failed cuMemCreate is rolled back (free %zu)", mem_free());
+	IT_RC(cuMemCreate(&h, 2 * GiB, &dp, 0), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 2 * GiB, "device cuMemCreate charged (free %zu)", mem_free());
+	IT_RC(cuMemCreate(&hh, 2 * GiB, &hp, 0), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 2 * GiB, "HOST_NUMA cuMemCreate not charged (free %zu)", mem_free());
+	IT_RC(cuMemCreate(&hx, 4 * GiB, &dp, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	/* NCCL's sequence: reserve, map, set access, retain by address, unmap, release, release. */
+	CUdeviceptr va;
+	IT_RC(cuMemAddressReserve(&va, 4 * GiB, 0, 0, 0), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 2 * GiB, "address reservation not charged (free %zu)", mem_free());
+	IT_RC(cuMemMap(va, 2 * GiB, 0, h, 0), CUDA_SUCCESS);
+	IT_RC(cuMemRetainAllocationHandle(&h2, (void *)(uintptr_t)va), CUDA_SUCCESS);
+	IT_CHECK(h2 == h, "retain returns the same handle");
+	IT_RC(cuMemUnmap(va, 2 * GiB), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 2 * GiB, "unmapped but referenced: still charged (free %zu)", mem_free());
+	IT_RC(cuMemRelease(h2), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 2 * GiB, "one reference left: still charged (free %zu)", mem_free());
+	IT_RC(cuMemRelease(h), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "NCCL order: uncharged exactly once (free %zu)", mem_free());
+	/* PyTorch expandable segments: create, map, release (mapped keeps it alive), later unmap frees it. */
+	CUmemGenericAllocationHandle p1, p2;
+	IT_RC(cuMemCreate(&p1, 20 * 2 * MiB, &dp, 0), CUDA_SUCCESS);
+	IT_RC(cuMemCreate(&p2, 20 * 2 * MiB, &dp, 0), CUDA_SUCCESS);
+	IT_RC(cuMemMap(va, 40 * MiB, 0, p1, 0), CUDA_SUCCESS);
+	IT_RC(cuMemMap(va + 40 * MiB, 40 * MiB, 0, p2, 0), CUDA_SUCCESS);
+	IT_RC(cuMemRelease(p1), CUDA_SUCCESS);
+	IT_RC(cuMemRelease(p2), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB - 80 * MiB, "released but mapped: still charged (free %zu)", mem_free());
+	IT_RC(cuMemUnmap(va, 80 * MiB), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "one unmap over two mappings uncharges both (free %zu)", mem_free());
+	IT_RC(cuMemAddressFree(va, 4 * GiB), CUDA_SUCCESS);
+	IT_RC(cuMemRelease(hh), CUDA_SUCCESS);
+	IT_CHECK(fakecuda_used_bytes(0) == 0, "driver holds nothing (%llu)", fakecuda_used_bytes(0));
+}
+
+static void t_async(void)
+{
+	CUstream s;
+	CUdeviceptr a, b, c, g;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	IT_RC(cuMemAllocAsync(&a, 3 * GiB, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == GiB, "cuMemAllocAsync charged (free %zu)", mem_free());
+	IT_RC(cuMemAllocAsync(&b, 2 * GiB, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	IT_RC(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "cuMemFreeAsync uncharged (free %zu)", mem_free());
+	CUmemoryPool pool;
+	IT_RC(cuDeviceGetDefaultMemPool(&pool, 0), CUDA_SUCCESS);
+	IT_RC(cuMemAllocFromPoolAsync(&c, GiB, pool, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 3 * GiB, "cuMemAllocFromPoolAsync charged (free %zu)", mem_free());
+	/* During capture the allocation is a graph node, not memory: not charged, and the stream must not be
+	 * queried (that would invalidate the capture). */
+	IT_RC(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	IT_RC(cuMemAllocAsync(&g, 2 * GiB, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 3 * GiB, "capture-time allocation not charged (free %zu)", mem_free());
+	IT_RC(cuMemFreeAsync(g, s), CUDA_SUCCESS);
+	CUgraph graph;
+	IT_RC(cuStreamEndCapture(s, &graph), CUDA_SUCCESS);
+	IT_CHECK(fakecuda_capture_invalidations() == 0, "no capturing stream was queried");
+	IT_CHECK(mem_free() == 3 * GiB, "capture-time free changes nothing (free %zu)", mem_free());
+	IT_RC(cuMemFreeAsync(c, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "pool allocation returned (free %zu)", mem_free());
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+}
+
+/* Contexts: what the driver frees with a context, vramguard uncharges. */
+static void t_ctx(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUdeviceptr a, b;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+	IT_RC(cuCtxCreate_v4(&ctx, NULL, 0, dev), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&a, 3 * GiB), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == GiB, "allocation in a created context charged (free %zu)", mem_free());
+	IT_RC(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+	CUcontext pctx;
+	IT_RC(cuDevicePrimaryCtxRetain(&pctx, dev), CUDA_SUCCESS);
+	IT_RC(cuCtxSetCurrent(pctx), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "cuCtxDestroy_v2 released its allocations (free %zu)", mem_free());
+	IT_RC(cuMemAlloc_v2(&b, 2 * GiB), CUDA_SUCCESS);
+	IT_RC(cuDevicePrimaryCtxReset_v2(dev), CUDA_SUCCESS);
+	IT_RC(cuDevicePrimaryCtxRetain(&pctx, dev), CUDA_SUCCESS);
+	IT_RC(cuCtxSetCurrent(pctx), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "primary context reset released its allocations (free %zu)", mem_free());
+	IT_CHECK(fakecuda_used_bytes(0) == 0, "driver agrees (%llu)", fakecuda_used_bytes(0));
+}
+
+/* FAKECUDA_FAIL=cuMemAlloc_v2:2: the driver itself fails the 2nd call; the reservation is rolled back. */
+static void t_fault(void)
+{
+	CUdeviceptr a, b, c;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&a, GiB), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&b, GiB), CUDA_ERROR_OUT_OF_MEMORY);
+	IT_CHECK(mem_free() == 3 * GiB, "driver failure rolled back (free %zu)", mem_free());
+	IT_RC(cuMemAlloc_v2(&c, 3 * GiB), CUDA_SUCCESS);
+	IT_RC(cuMemFree_v2(a), CUDA_SUCCESS);
+	IT_RC(cuMemFree_v2(c), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "back to zero (free %zu)", mem_free());
+}
+
+/* FAKECUDA_DEVICES=2, per-device limits given in the environment by run.sh; argv[2..3] expected MiB. */
+static void t_perdevice(long want0, long want1)
+{
+	CUdevice d0, d1;
+	CUcontext c0, c1;
+	CUdeviceptr a;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	cuDeviceGet(&d0, 0);
+	cuDeviceGet(&d1, 1);
+	cuDevicePrimaryCtxRetain(&c0, d0);
+	cuDevicePrimaryCtxRetain(&c1, d1);
+	long want[2] = { want0, want1 };
+	CUcontext cs[2] = { c0, c1 };
+	for (int i = 0; i < 2; i++) {
+		cuCtxSetCurrent(cs[i]);
+		uint64_t q = want[i] < 0 ? 16 * GiB : (uint64_t)want[i] * MiB;
+		IT_CHECK(mem_total() == q, "device %d total %zu == %llu", i, mem_total(), (unsigned long long)q);
+		if (want[i] > 0) {
+			IT_RC(cuMemAlloc_v2(&a, q + 1), CUDA_ERROR_OUT_OF_MEMORY);
+			IT_RC(cuMemAlloc_v2(&a, q), CUDA_SUCCESS);
+			IT_RC(cuMemFree_v2(a), CUDA_SUCCESS);
+		}
+	}
+}
+
+/* FAKECUDA_FORK_OK=1: the child's tables start empty, the parent's are untouched. */
+static void t_fork(void)
+{
+	CUdeviceptr a, b;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuMemAlloc_v2(&a, 3 * GiB), CUDA_SUCCESS);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		cuInit(0);
+		int ok = mem_free() == 4 * GiB && cuMemAlloc_v2(&b, 4 * GiB) == CUDA_SUCCESS;
+		printf("%s - child starts with empty tables (free %zu)\n", ok ? "ok" : "not ok", mem_free());
+		fflush(stdout);
+		_exit(ok ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	IT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child exited cleanly");
+	IT_CHECK(mem_free() == GiB, "parent keeps its own usage (free %zu)", mem_free());
+	IT_RC(cuMemFree_v2(a), CUDA_SUCCESS);
+}
+
+/* Threads racing alloc/free against a 1 GiB quota: the driver never holds more than the quota, and everything
+ * returns to exactly zero. */
+#define ST_THREADS 8
+#define ST_ITERS 4000
+static _Atomic long st_denied, st_ok;
+
+static void *st_worker(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg * 2654435761u;
+	CUdeviceptr held[16];
+	int n = 0;
+	cuCtxSetCurrent(NULL);
+	CUcontext pctx;
+	cuDevicePrimaryCtxRetain(&pctx, 0);
+	cuCtxSetCurrent(pctx);
+	for (int i = 0; i < ST_ITERS; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if (n < 16 && (seed >> 16) % 3 != 0) {
+			size_t sz = ((seed >> 8) % 64 + 1) * MiB;
+			CUdeviceptr p;
+			CUresult rc = (seed & 1) ? cuMemAlloc_v2(&p, sz) : cuMemAllocAsync(&p, sz, NULL);
+			if (rc == CUDA_SUCCESS) {
+				held[n++] = p;
+				st_ok++;
+			} else {
+				st_denied++;
+			}
+		} else if (n > 0) {
+			CUdeviceptr p = held[--n];
+			if (seed & 2)
+				cuMemFree_v2(p);
+			else
+				cuMemFreeAsync(p, NULL);
+		}
+	}
+	while (n > 0)
+		cuMemFree_v2(held[--n]);
+	return NULL;
+}
+
+static void t_stress(void)
+{
+	pthread_t th[ST_THREADS];
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	for (int i = 0; i < ST_THREADS; i++)
+		pthread_create(&th[i], NULL, st_worker, (void *)(uintptr_t)(i + 1));
+	for (int i = 0; i < ST_THREADS; i++)
+		pthread_join(th[i], NULL);
+	IT_CHECK(st_ok > 1000 && st_denied > 100, "both successes (%ld) and denials (%ld) happened", (long)st_ok,
+		 (long)st_denied);
+	IT_CHECK(fakecuda_peak_bytes(0) <= GiB, "driver never held more than the quota (peak %llu)",
+		 fakecuda_peak_bytes(0));
+	IT_CHECK(fakecuda_used_bytes(0) == 0, "driver holds nothing at the end (%llu)", fakecuda_used_bytes(0));
+	IT_CHECK(mem_free() == GiB, "vramguard's usage back to exactly zero (free %zu)", mem_free());
+}
+
+/* Invalid configuration: fail closed. */
+static void t_badconfig(void)
+{
+	CUdeviceptr a;
+	IT_RC(cuInit(0), CUDA_ERROR_NOT_PERMITTED);
+	IT_RC(cuMemAlloc_v2(&a, MiB), CUDA_ERROR_NOT_PERMITTED);
+	IT_RC(cuMemAllocManaged(&a, MiB, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_PERMITTED);
+	IT_RC(cuMemAllocAsync(&a, MiB, NULL), CUDA_ERROR_NOT_PERMITTED);
+	CUmemAllocationProp dp = vmm_prop(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+	CUmemGenericAllocationHandle h;
+	IT_RC(cuMemCreate(&h, 2 * MiB, &dp, 0), CUDA_ERROR_NOT_PERMITTED);
+	IT_CHECK(fakecuda_used_bytes(0) == 0, "the process got no GPU memory");
+}
+
+int main(int argc, char **argv)
+{
+	const char *t = argc > 1 ? argv[1] : "";
+	if (!strcmp(t, "quota"))
+		t_quota();
+	else if (!strcmp(t, "unlimited"))
+		t_unlimited();
+	else if (!strcmp(t, "pitch_managed"))
+		t_pitch_managed(1);
+	else if (!strcmp(t, "managed_ignore"))
+		t_pitch_managed(0);
+	else if (!strcmp(t, "arrays"))
+		t_arrays();
+	else if (!strcmp(t, "vmm"))
+		t_vmm();
+	else if (!strcmp(t, "async"))
+		t_async();
+	else if (!strcmp(t, "ctx"))
+		t_ctx();
+	else if (!strcmp(t, "fault"))
+		t_fault();
+	else if (!strcmp(t, "perdevice") && argc > 3)
+		t_perdevice(atol(argv[2]), atol(argv[3]));
+	else if (!strcmp(t, "fork"))
+		t_fork();
+	else if (!strcmp(t, "stress"))
+		t_stress();
+	else if (!strcmp(t, "badconfig"))
+		t_badconfig();
+	else {
+		printf("not ok - unknown scenario '%s'\n", t);
+		return 2;
+	}
+	return it_failed;
+}

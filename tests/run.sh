@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# The CPU suite (`make test`): unit tests, then programs run under the preload against the test double of
+# libcuda.so.1. Every check prints one line; the last line is the total, "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+B=${BUILD:-build}
+T=$B/tests
+LIB=$PWD/$B/libvramguard.so
+LOG=$T/run.log
+: >"$LOG"
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); printf 'ok   %s\n' "$1"; }
+bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; }
+
+# A unit binary: its own last line is "N passed, N failed".
+unit() {
+	local name=$1 out
+	out=$("$T/$name" 2>&1)
+	local rc=$? last p f
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' <<<"$last")
+	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' <<<"$last")
+	printf '%s\n' "$out" >>"$LOG"
+	if [ "$rc" -eq 0 ] && [ -n "$p" ] && [ "$f" = 0 ]; then
+		ok "unit $name ($p checks)"
+	else
+		bad "unit $name" "$(printf '%s\n' "$out" | grep -i fail | head -5)"
+	fi
+}
+
+# An integration program: each "ok - ..." / "not ok - ..." line it prints is one check; stderr is kept in $ERR.
+# usage: prog NAME [VAR=value ...] -- CMD ARGS...
+ERR=$T/last.stderr
+prog() {
+	local name=$1
+	shift
+	local envs=()
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	local out rc
+	out=$(env -u NVIDIA_GPU_MEMORY_LIMITS -u CUDA_DEVICE_MEMORY_LIMIT LD_LIBRARY_PATH="$PWD/$T" \
+		"${envs[@]}" timeout 120 "$@" 2>"$ERR")
+	rc=$?
+	{ echo "== $name: ${envs[*]} $*"; printf '%s\n' "$out"; cat "$ERR"; } >>"$LOG"
+	local n_ok n_bad
+	n_ok=$(grep -c '^ok - ' <<<"$out")
+	n_bad=$(grep -c '^not ok - ' <<<"$out")
+	if [ "$rc" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then
+		ok "$name ($n_ok checks)"
+	else
+		bad "$name (exit $rc, $n_ok ok, $n_bad not ok)" "$(grep '^not ok' <<<"$out" | head -5; head -3 "$ERR")"
+	fi
+}
+
+# A check on the stderr of the last prog.
+expect_err() { # NAME EXTENDED-REGEX
+	if grep -Eq -- "$2" "$ERR"; then ok "$1"; else bad "$1" "stderr: $(head -3 "$ERR")"; fi
+}
+expect_err_lines() { # NAME REGEX COUNT
+	local n
+	n=$(grep -Ec -- "$2" "$ERR")
+	if [ "$n" -eq "$3" ]; then ok "$1"; else bad "$1" "$n matching lines, want $3: $(head -3 "$ERR")"; fi
+}
+expect_quiet() { # NAME
+	if [ ! -s "$ERR" ]; then ok "$1"; else bad "$1" "stderr: $(head -3 "$ERR")"; fi
+}
+
+PRE="LD_PRELOAD=$LIB"
+D=$T/direct
+
+echo "== unit"
+unit test_config
+unit test_accounting
+
+echo "== quota on the direct-link route"
+prog "quota 4096 MiB" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D quota
+expect_err "denial message names size, GPU, entry point, usage and variable" \
+	'^vramguard: denied 2\.00 GiB on GPU 0 \(cuMemAlloc_v2\): 3\.00 GiB of 4\.00 GiB quota in use \(NVIDIA_GPU_MEMORY_LIMITS\)$'
+expect_err_lines "denials are rate-limited (2 denials within a second: 1 line)" '^vramguard: denied' 1
+prog "quota 4G spelled with a unit" $PRE NVIDIA_GPU_MEMORY_LIMITS=4GiB -- $D quota
+prog "quota as 25% of a 16 GiB device" $PRE NVIDIA_GPU_MEMORY_LIMITS=25% -- $D quota
+prog "quota from HAMi's CUDA_DEVICE_MEMORY_LIMIT (bytes)" $PRE CUDA_DEVICE_MEMORY_LIMIT=4294967296 -- $D quota
+expect_err "the message names the variable the limit came from" '\(CUDA_DEVICE_MEMORY_LIMIT\)$'
+prog "NVIDIA_GPU_MEMORY_LIMITS wins over HAMi's variables" $PRE NVIDIA_GPU_MEMORY_LIMITS=4G \
+	CUDA_DEVICE_MEMORY_LIMIT=1g CUDA_DEVICE_MEMORY_LIMIT_0=2g -- $D quota
+prog "no limit: pass-through" $PRE -- $D unlimited
+expect_quiet "no limit: nothing printed"
+prog "empty NVIDIA_GPU_MEMORY_LIMITS means unset" $PRE NVIDIA_GPU_MEMORY_LIMITS= -- $D unlimited
+# Control: the same checks without the preload must fail, or they prove nothing.
+out=$(LD_LIBRARY_PATH="$PWD/$T" NVIDIA_GPU_MEMORY_LIMITS=4096 timeout 60 $D quota 2>&1)
+if grep -q '^not ok' <<<"$out"; then ok "control: without the preload the quota checks fail"; else
+	bad "control: without the preload the quota checks should fail"; fi
+
+echo "== charging rules"
+prog "pitch and managed" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D pitch_managed
+prog "VRAMGUARD_MANAGED=ignore" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_MANAGED=ignore -- $D managed_ignore
+prog "arrays (estimate)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D arrays
+prog "VMM: refs + maps, NCCL order, HOST_NUMA, retry after 800" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	FAKECUDA_FAIL=cuMemCreate:1=800 -- $D vmm
+prog "async, pools, capture" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
+prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx
+prog "driver failure rolls the reservation back" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FAIL=cuMemAlloc_v2:2 \
+	-- $D fault
+
+echo "== per-device limits"
+prog "per-device list 0:2G,1:1G" $PRE FAKECUDA_DEVICES=2 NVIDIA_GPU_MEMORY_LIMITS=0:2G,1:1G -- $D perdevice 2048 1024
+prog "MPS style 1=1536 leaves device 0 unlimited" $PRE FAKECUDA_DEVICES=2 NVIDIA_GPU_MEMORY_LIMITS=1=1536 \
+	-- $D perdevice -1 1536
+prog "bare default plus one device" $PRE FAKECUDA_DEVICES=2 NVIDIA_GPU_MEMORY_LIMITS=3G,1:1G -- $D perdevice 3072 1024
+prog "UUID key" $PRE FAKECUDA_DEVICES=2 \
+	NVIDIA_GPU_MEMORY_LIMITS=GPU-00000001-0000-0000-0000-000000000001:512M -- $D perdevice -1 512
+prog "HAMi per-device CUDA_DEVICE_MEMORY_LIMIT_1" $PRE FAKECUDA_DEVICES=2 CUDA_DEVICE_MEMORY_LIMIT_1=1g \
+	-- $D perdevice -1 1024
+
+echo "== routes"
+prog "dlopen + dlsym, cudart's cuGetProcAddress pattern, _ptsz" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_route
+expect_err_lines "an unwrapped legacy entry point is reported once" 'does not wrap' 1
+prog "RTLD_NEXT stays the caller's (second preload library)" "LD_PRELOAD=$LIB $PWD/$T/libnext.so" -- $T/rtld_next
+expect_err "libnext got libc's getppid, not itself" '^libnext: RTLD_NEXT ok$'
+if objdump -d --no-show-raw-insn "$LIB" | awk '/<dlsym>:/,/^$/' | grep -Eq 'jmp +\*'; then
+	ok "dlsym's pass-through is a jump (disassembly)"
+else
+	bad "dlsym's pass-through is a jump (disassembly)"
+fi
+
+echo "== configuration errors fail closed"
+for bad_value in 4XB -1 0 '0:4G,0:2G' 'x:1G' '4 G' 99999999999T; do
+	prog "invalid NVIDIA_GPU_MEMORY_LIMITS='$bad_value'" $PRE "NVIDIA_GPU_MEMORY_LIMITS=$bad_value" -- $D badconfig
+	expect_err_lines "  one line naming the variable and the value" \
+		"^vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMITS '[^']*': .* \\(expected e\\.g\\. " 1
+done
+prog "invalid VRAMGUARD_LOG" $PRE VRAMGUARD_LOG=loud -- $D badconfig
+expect_err_lines "  one line naming VRAMGUARD_LOG" "^vramguard: error: invalid VRAMGUARD_LOG 'loud'" 1
+prog "invalid HAMi CUDA_DEVICE_MEMORY_LIMIT" $PRE CUDA_DEVICE_MEMORY_LIMIT=lots -- $D badconfig
+expect_err_lines "  one line naming CUDA_DEVICE_MEMORY_LIMIT" "^vramguard: error: invalid CUDA_DEVICE_MEMORY_LIMIT 'lots'" 1
+
+echo "== processes that never touch CUDA"
+prog "no CUDA: dlsym works, libcuda not loaded, no thread" $PRE NVIDIA_GPU_MEMORY_LIMITS=4XB -- $T/nocuda
+expect_quiet "no CUDA: nothing printed even with an invalid limit"
+out=$(LD_PRELOAD=$LIB NVIDIA_GPU_MEMORY_LIMITS=4XB sh -c 'echo hi; exit 3' 2>&1)
+rc=$?
+if [ "$rc" -eq 3 ] && [ "$out" = hi ]; then ok "sh -c under the preload: same output and exit code"; else
+	bad "sh -c under the preload" "rc=$rc out=$out"; fi
+
+echo "== fork, threads, second copy"
+prog "fork: child starts with empty tables" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FORK_OK=1 -- $D fork
+prog "8 threads racing alloc/free against 1 GiB" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 -- $D stress
+mkdir -p "$T/copy" && cp "$LIB" "$T/copy/libvramguard.so"
+prog "two copies preloaded: the quota holds exactly once" "LD_PRELOAD=$LIB $PWD/$T/copy/libvramguard.so" \
+	NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D quota
+prog "a second copy dlopened late stays passive" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_LOG=debug \
+	-- $T/dl_copy "$PWD/$T/copy/libvramguard.so"
+expect_err "the second copy says it is passive" 'another copy of vramguard is loaded first'
+
+echo "== exports and docs"
+want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h
+	echo dlsym; echo vg_instance_marker)
+got=$(nm -D --defined-only "$LIB" | awk '{print $3}')
+if [ "$(sort <<<"$want")" = "$(sort <<<"$got")" ]; then
+	ok "exports are exactly the hook list + dlsym + vg_instance_marker ($(wc -l <<<"$got") symbols)"
+else
+	bad "exports differ from the hook list" "$(diff <(sort <<<"$want") <(sort <<<"$got") | head -5)"
+fi
+if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matches the options table"; else
+	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
+
+echo
+printf '%d passed, %d failed\n' "$pass" "$fail"
+[ "$fail" -eq 0 ]
