@@ -17,7 +17,7 @@ endif
 VG_CPPFLAGS := -I. -I$(CUDA_HOME)/include $(if $(UTHASH_INCLUDE),-I$(UTHASH_INCLUDE))
 VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
-VG_LIBS := -ldl
+VG_LIBS := -Wl,--no-as-needed -ldl
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c \
 	accounting/quota.c accounting/table.c config/config.c report/log.c
@@ -82,11 +82,12 @@ TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(BUILD)/gen-env-doc 
 test: $(LIB) $(TEST_BINS)
 	@bash tests/run.sh
 
-demo: $(LIB) $(FAKE) $(T)/quota_demo_fake
+demo:
 	@bash scripts/demo.sh
 
-$(T)/quota_demo_fake: examples/quota_demo.c $(FAKE)
-	$(CC) $(TEST_CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/quota_demo: examples/quota_demo.c
+	@mkdir -p $(BUILD)
+	$(CC) $(TEST_CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -ldl
 
 clean:
 	rm -rf $(BUILD)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interposer/glibc_compat.h"
 #include "interposer/interposer.h"
 #include "accounting/quota.h"
 #include "report/log.h"

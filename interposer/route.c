@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "interposer/glibc_compat.h"
 #include "interposer/interposer.h"
 #include "report/log.h"
 

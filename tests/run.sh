@@ -163,6 +163,12 @@ if [ "$(sort <<<"$want")" = "$(sort <<<"$got")" ]; then
 else
 	bad "exports differ from the hook list" "$(diff <(sort <<<"$want") <(sort <<<"$got") | head -5)"
 fi
+newest=$(objdump -T "$LIB" | grep -o 'GLIBC_[0-9.]*' | sort -V | tail -n 1)
+if [ "$(printf '%s\nGLIBC_2.17\n' "$newest" | sort -V | tail -n 1)" = GLIBC_2.17 ]; then
+	ok "loads on old glibc: newest symbol version referenced is $newest"
+else
+	bad "the library references $newest: it will not load on glibc 2.28 / 2.31 images"
+fi
 if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matches the options table"; else
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
 

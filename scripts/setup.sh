@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install the build and test dependencies from Debian's packages (idempotent; needs root or sudo for apt-get).
+# The CUDA headers (cuda.h, cudaTypedefs.h) come from the CUDA toolkit under CUDA_HOME (default /usr/local/cuda).
+set -eu
+need=()
+for p in gcc make libc6-dev binutils uthash-dev; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+	echo "setup: installing ${need[*]}"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$cuda_home/include/cuda.h" ] || [ ! -f "$cuda_home/include/cudaTypedefs.h" ]; then
+	echo "setup: error: cuda.h and cudaTypedefs.h not found under $cuda_home/include: install the CUDA toolkit" \
+		"headers (12.x or 13.x) or set CUDA_HOME" >&2
+	exit 1
+fi
+echo "setup: ok (CUDA headers from $cuda_home)"
