@@ -177,8 +177,11 @@ const struct vg_device_info *vg_device_info(int dev)
 	struct vg_device_info info;
 	memset(&info, 0, sizeof(info));
 	size_t total = 0;
-	if (vg_real.cuDeviceTotalMem_v2 && vg_real.cuDeviceTotalMem_v2(&total, (CUdevice)dev) == CUDA_SUCCESS)
-		info.total = total;
+	/* Not cached until the driver answers: a percentage of an unknown total must not become "unlimited" for
+	 * good. Until then the device is treated as untracked, which only happens if the driver cannot size it. */
+	if (!vg_real.cuDeviceTotalMem_v2 || vg_real.cuDeviceTotalMem_v2(&total, (CUdevice)dev) != CUDA_SUCCESS)
+		return NULL;
+	info.total = total;
 	CUuuid u;
 	if (vg_real.cuDeviceGetUuid_v2 && vg_real.cuDeviceGetUuid_v2(&u, (CUdevice)dev) == CUDA_SUCCESS)
 		vg_format_uuid(&u, info.uuid, sizeof(info.uuid));

@@ -122,24 +122,28 @@ static void vg_gpa_check_unknown(const char *symbol, void *fn, int version, cuui
 	}
 }
 
+/* After the real lookup: hand back our wrapper when the driver's answer is an entry point we wrap. */
+static void vg_gpa_substitute(CUresult rc, enum vg_mode mode, const char *symbol, void **pfn, int version,
+			      cuuint64_t flags)
+{
+	if (rc != CUDA_SUCCESS || !pfn || !*pfn || mode == VG_MODE_PASSIVE)
+		return;
+	void *w = vg_route_wrapper_for(*pfn);
+	if (w)
+		*pfn = w;
+	else
+		vg_gpa_check_unknown(symbol, *pfn, version, flags);
+}
+
 VG_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
 					       CUdriverProcAddressQueryResult *symbolStatus)
 {
 	enum vg_mode mode = vg_hook_enter();
-	CUresult rc;
-	if (!vg_real.cuGetProcAddress_v2) {
-		rc = CUDA_ERROR_NOT_FOUND;
-		goto out;
+	CUresult rc = CUDA_ERROR_NOT_FOUND;
+	if (vg_real.cuGetProcAddress_v2) {
+		rc = vg_real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
+		vg_gpa_substitute(rc, mode, symbol, pfn, cudaVersion, flags);
 	}
-	rc = vg_real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
-	if (rc == CUDA_SUCCESS && pfn && *pfn && mode != VG_MODE_PASSIVE) {
-		void *w = vg_route_wrapper_for(*pfn);
-		if (w)
-			*pfn = w;
-		else
-			vg_gpa_check_unknown(symbol, *pfn, cudaVersion, flags);
-	}
-out:
 	vg_hook_leave();
 	return rc;
 }
@@ -147,20 +151,11 @@ out:
 VG_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
 	enum vg_mode mode = vg_hook_enter();
-	CUresult rc;
-	if (!vg_real.cuGetProcAddress) {
-		rc = CUDA_ERROR_NOT_FOUND;
-		goto out;
+	CUresult rc = CUDA_ERROR_NOT_FOUND;
+	if (vg_real.cuGetProcAddress) {
+		rc = vg_real.cuGetProcAddress(symbol, pfn, cudaVersion, flags);
+		vg_gpa_substitute(rc, mode, symbol, pfn, cudaVersion, flags);
 	}
-	rc = vg_real.cuGetProcAddress(symbol, pfn, cudaVersion, flags);
-	if (rc == CUDA_SUCCESS && pfn && *pfn && mode != VG_MODE_PASSIVE) {
-		void *w = vg_route_wrapper_for(*pfn);
-		if (w)
-			*pfn = w;
-		else
-			vg_gpa_check_unknown(symbol, *pfn, cudaVersion, flags);
-	}
-out:
 	vg_hook_leave();
 	return rc;
 }
