@@ -17,10 +17,11 @@ endif
 VG_CPPFLAGS := -I. -I$(CUDA_HOME)/include $(if $(UTHASH_INCLUDE),-I$(UTHASH_INCLUDE))
 VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
-VG_LIBS := -Wl,--no-as-needed -ldl
+VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
-LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c \
-	accounting/quota.c accounting/table.c config/config.c report/log.c
+LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c interposer/snapshot.c \
+	interposer/reporter.c accounting/quota.c accounting/table.c accounting/sites.c config/config.c \
+	report/log.c report/report.c report/symbolize.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libvramguard.so
@@ -30,7 +31,7 @@ all: $(LIB)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(VG_CPPFLAGS) $(VG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(VG_CPPFLAGS) -include interposer/glibc_compat.h $(VG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.S Makefile
 	@mkdir -p $(dir $@)
@@ -57,6 +58,14 @@ $(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_accounting.c accounting/quota.c accounting/table.c
 
+$(T)/test_report: tests/unit/test_report.c report/report.c report/report.h config/config.c config/config.h tests/unit/unit.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c config/config.c
+
+$(T)/test_symbolize: tests/unit/test_symbolize.c report/symbolize.c report/symbolize.h report/report.h tests/unit/unit.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_symbolize.c report/symbolize.c -ldl
+
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
@@ -77,7 +86,7 @@ $(T)/%: tests/integration/%.c tests/integration/itest.h tests/fakecuda/fakecuda.
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_report $(T)/test_symbolize $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
 
 test: $(LIB) $(TEST_BINS)
 	@bash tests/run.sh

@@ -19,13 +19,21 @@ enum vg_kind {
 	VG_KIND_MIPMAP,         /* cuMipmappedArrayCreate (estimate) */
 	VG_KIND_VMM,            /* cuMemCreate handle: refs + maps */
 	VG_KIND_MAPPING,        /* cuMemMap: address -> handle (aux), bytes = mapped length; never charged */
+	VG_KIND_STREAM,         /* a live stream (key = CUstream), for leak reports; never charged */
+	VG_KIND_STREAM_EVENT,   /* streams destroyed with work queued: key = (create site << 32 | destroy site),
+				 * bytes = how many times, aux = 1 if synchronized first */
 };
+
+struct vg_site;
 
 struct vg_alloc {
 	uint64_t key;
 	uint64_t bytes;         /* bytes charged to dev (mappings: length mapped) */
 	uint64_t aux;           /* mappings: the VMM handle */
 	void *ctx;              /* CUcontext it lives in, NULL if not bound to one */
+	struct vg_site *site;   /* call site of the allocation, NULL if capture is off */
+	uint64_t time_ns;       /* CLOCK_REALTIME when it was made */
+	uint32_t tid;           /* kernel thread id of the caller */
 	int32_t dev;
 	uint16_t hook;          /* enum vg_hook_id that created it */
 	uint8_t kind;           /* enum vg_kind */

@@ -4,6 +4,7 @@
 #include "config/config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,6 +466,12 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
  * here, one vg_load_* function below. */
 #define VG_LOG_VALUES "off, error, warn, info, debug"
 #define VG_MANAGED_VALUES "count, ignore"
+#define VG_FORMAT_VALUES "text, json"
+#define VG_STREAM_VALUES "warn, sync, off"
+#define VG_SIGNAL_WORDS "off, USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N"
+#define VG_REPORT_EXAMPLES "stderr, off, /tmp/vramguard-%p-%n.json"
+#define VG_STR_(x) #x
+#define VG_STR(x) VG_STR_(x)
 
 #define VG_OPTIONS(X)                                                                                                 \
 	X("NVIDIA_GPU_MEMORY_LIMITS", "limits", "unlimited",                                                          \
@@ -480,7 +487,23 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	  "HAMi-core compatible quota for device ordinal i; beats CUDA_DEVICE_MEMORY_LIMIT", vg_load_hami_indexed)    \
 	X("VRAMGUARD_LOG", "enum", "warn", VG_LOG_VALUES, "Which messages vramguard writes to stderr", vg_load_log)       \
 	X("VRAMGUARD_MANAGED", "enum", "count", VG_MANAGED_VALUES,                                                     \
-	  "Whether cuMemAllocManaged allocations count against the quota", vg_load_managed)
+	  "Whether cuMemAllocManaged allocations count against the quota", vg_load_managed)                             \
+	X("VRAMGUARD_BACKTRACE", "integer", VG_STR(VG_BACKTRACE_DEFAULT),                                            \
+	  "0 to " VG_STR(VG_BACKTRACE_MAX) " (decimal); 0 disables call-site capture",                              \
+	  "Stack frames recorded per call site (allocations, stream creation) for reports", vg_load_backtrace)       \
+	X("VRAMGUARD_SIGNAL", "signal", "USR1",                                                                       \
+	  VG_SIGNAL_WORDS "; `SIG` prefix optional, any case; N from 0 to SIGRTMAX-SIGRTMIN",                        \
+	  "Signal that asks a running process for a report; only taken over if it still has its default disposition",\
+	  vg_load_signal)                                                                                             \
+	X("VRAMGUARD_REPORT", "path", "stderr",                                                                       \
+	  "`stderr`, `off`, or a file path template: `%p` pid, `%n` report number, `%r` reason (exit, signal),"     \
+	  " `%h` host name, `%%` a literal %; at most 1023 bytes",                                                    \
+	  "Where reports go (at exit and on VRAMGUARD_SIGNAL); files are created exclusively, never overwritten,"    \
+	  " symlinks not followed", vg_load_report)                                                                  \
+	X("VRAMGUARD_REPORT_FORMAT", "enum", "text", VG_FORMAT_VALUES, "Format of reports", vg_load_report_format)   \
+	X("VRAMGUARD_STREAM_CHECK", "enum", "warn", VG_STREAM_VALUES,                                                 \
+	  "A stream destroyed with work still queued: warn (rate-limited, both call sites, listed in the report),"   \
+	  " sync (wait for it to finish, and say so) or off", vg_load_stream_check)
 
 #define VG_OPTION_ROW(name, type, dflt, values, doc, load) { name, type, dflt, values, doc },
 const struct vg_option vg_options[] = { VG_OPTIONS(VG_OPTION_ROW) };
@@ -619,6 +642,200 @@ static int vg_load_managed(struct vg_config *cfg, const struct vg_option *opt, v
 	return vg_load_enum(cfg, opt, get, &cfg->managed);
 }
 
+static int vg_load_report_format(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_enum(cfg, opt, get, &cfg->report_format);
+}
+
+static int vg_load_stream_check(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_enum(cfg, opt, get, &cfg->stream_check);
+}
+
+/* "vramguard: error: invalid NAME 'value': " -- the common head of a loader's message; the caller appends the rest. */
+static void vg_err_head(struct vg_buf *b, struct vg_config *cfg, const char *name, const char *v)
+{
+	vg_buf_init(b, cfg->error, sizeof(cfg->error));
+	vg_buf_str(b, "vramguard: error: invalid ");
+	vg_buf_str(b, name);
+	vg_buf_str(b, " '");
+	vg_buf_token(b, v, strlen(v));
+	vg_buf_str(b, "': ");
+}
+
+/* Read a variable; *t, *n get its trimmed text. Returns 0 when unset, empty or all blank. */
+static int vg_get_trimmed(const struct vg_option *opt, vg_getenv_fn get, const char **v, const char **t, size_t *n)
+{
+	*v = get(opt->name);
+	if (!*v)
+		return 0;
+	*t = *v;
+	*n = strlen(*v);
+	vg_trim(t, n);
+	return *n != 0;
+}
+
+static int vg_load_backtrace(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n, i;
+	int depth = 0;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
+		depth = depth * 10 + (t[i] - '0');
+		if (depth > VG_BACKTRACE_MAX)
+			break;
+	}
+	if (i == n) {
+		cfg->backtrace_depth = depth;
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected an integer from 0 to " VG_STR(VG_BACKTRACE_MAX));
+	return -EINVAL;
+}
+
+/* The report signals by name; the words must match VG_SIGNAL_WORDS (RTMIN+N is handled apart). */
+static const struct {
+	const char *name;
+	int signo;
+} vg_signals[] = {
+	{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
+	{ "WINCH", SIGWINCH }, { "PWR", SIGPWR }, { "URG", SIGURG },
+};
+
+static int vg_load_signal(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n, i;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	if (vg_eq_ci(t, n, "off")) {
+		cfg->signal = 0;
+		memcpy(cfg->signal_name, "off", 4);
+		return 0;
+	}
+	if (n > 3 && vg_eq_ci(t, 3, "sig")) {
+		t += 3;
+		n -= 3;
+	}
+	for (i = 0; i < sizeof(vg_signals) / sizeof(vg_signals[0]); i++) {
+		if (vg_eq_ci(t, n, vg_signals[i].name)) {
+			cfg->signal = vg_signals[i].signo;
+			vg_buf_init(&b, cfg->signal_name, sizeof(cfg->signal_name));
+			vg_buf_str(&b, "SIG");
+			vg_buf_str(&b, vg_signals[i].name);
+			return 0;
+		}
+	}
+	if (n > 6 && vg_eq_ci(t, 6, "rtmin+")) {
+		int max = SIGRTMAX - SIGRTMIN, k = 0; /* glibc decides SIGRTMIN at run time */
+
+		for (i = 6; i < n && vg_isdigit(t[i]); i++) {
+			k = k * 10 + (t[i] - '0');
+			if (k > max)
+				break;
+		}
+		if (i == n) {
+			cfg->signal = SIGRTMIN + k;
+			vg_buf_init(&b, cfg->signal_name, sizeof(cfg->signal_name));
+			vg_buf_str(&b, "SIGRTMIN+");
+			vg_buf_u64(&b, (uint64_t)k);
+			return 0;
+		}
+		for (i = 6; i < n && vg_isdigit(t[i]); i++)
+			;
+		if (i == n) { /* a number, only too large */
+			vg_err_head(&b, cfg, opt->name, v);
+			vg_buf_str(&b, "expected RTMIN+N with N from 0 to ");
+			vg_buf_u64(&b, (uint64_t)(max < 0 ? 0 : max));
+			return -EINVAL;
+		}
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected one of " VG_SIGNAL_WORDS);
+	return -EINVAL;
+}
+
+/* Length of the specifier after a '%' at t[i] as quoted in a message: one byte, or a whole UTF-8 sequence. */
+static size_t vg_spec_len(const char *t, size_t i, size_t n)
+{
+	size_t k = i + 1;
+
+	if ((unsigned char)t[i] >= 0x80)
+		while (k < n && k < i + 4 && ((unsigned char)t[k] & 0xc0) == 0x80)
+			k++;
+	return k - i;
+}
+
+/* NULL if the template is valid, else the reason; *bad and *badn get the offending specifier ("%q"). */
+static const char *vg_report_template_check(const char *t, size_t n, const char **bad, size_t *badn)
+{
+	size_t i;
+
+	*bad = NULL;
+	*badn = 0;
+	for (i = 0; i < n; i++) {
+		if (t[i] != '%')
+			continue;
+		if (i + 1 == n)
+			return "lone '%' at the end";
+		switch (t[i + 1]) {
+		case 'p': case 'n': case 'r': case 'h': case '%':
+			i++;
+			continue;
+		}
+		*bad = t + i;
+		*badn = 1 + vg_spec_len(t, i + 1, n);
+		return "unknown specifier";
+	}
+	return NULL;
+}
+
+static int vg_load_report(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t, *reason, *bad;
+	size_t n, badn;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	if (vg_eq_ci(t, n, "stderr")) {
+		cfg->report_dest = VG_REPORT_STDERR;
+		cfg->report_path[0] = '\0';
+		return 0;
+	}
+	if (vg_eq_ci(t, n, "off")) {
+		cfg->report_dest = VG_REPORT_OFF;
+		cfg->report_path[0] = '\0';
+		return 0;
+	}
+	reason = vg_report_template_check(t, n, &bad, &badn);
+	if (!reason && n >= sizeof(cfg->report_path))
+		reason = "path template too long (at most 1023 bytes)";
+	if (!reason) {
+		memcpy(cfg->report_path, t, n);
+		cfg->report_path[n] = '\0';
+		cfg->report_dest = VG_REPORT_PATH;
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, reason);
+	if (bad) {
+		vg_buf_str(&b, " '");
+		vg_buf_token(&b, bad, badn);
+		vg_buf_char(&b, '\'');
+	}
+	vg_buf_str(&b, " (expected e.g. " VG_REPORT_EXAMPLES "; specifiers %p %n %r %h %%)");
+	return -EINVAL;
+}
+_Static_assert(VG_REPORT_PATH_MAX == 1024, "the message says at most 1023 bytes");
+
 typedef int (*vg_load_fn)(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 #define VG_OPTION_LOADER(name, type, dflt, values, doc, load) load,
 static const vg_load_fn vg_option_loaders[] = { VG_OPTIONS(VG_OPTION_LOADER) };
@@ -627,19 +844,34 @@ static const vg_load_fn vg_option_loaders[] = { VG_OPTIONS(VG_OPTION_LOADER) };
 _Static_assert(VG_LOG_OFF == 0 && VG_LOG_ERROR == 1 && VG_LOG_WARN == 2 && VG_LOG_INFO == 3 && VG_LOG_DEBUG == 4,
 	       "VG_LOG_VALUES order");
 _Static_assert(VG_MANAGED_COUNT == 0 && VG_MANAGED_IGNORE == 1, "VG_MANAGED_VALUES order");
+_Static_assert(VG_FORMAT_TEXT == 0 && VG_FORMAT_JSON == 1, "VG_FORMAT_VALUES order");
+_Static_assert(VG_STREAM_WARN == 0 && VG_STREAM_SYNC == 1 && VG_STREAM_OFF == 2, "VG_STREAM_VALUES order");
+_Static_assert(VG_BACKTRACE_DEFAULT >= 0 && VG_BACKTRACE_DEFAULT <= VG_BACKTRACE_MAX, "VG_BACKTRACE_DEFAULT range");
 
 static const char *vg_libc_getenv(const char *name)
 {
 	return getenv(name);
 }
 
+/* Every field's default; the table's "Default" column says the same in words. */
+static void vg_config_defaults(struct vg_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->log_level = VG_LOG_WARN;
+	cfg->managed = VG_MANAGED_COUNT;
+	cfg->backtrace_depth = VG_BACKTRACE_DEFAULT;
+	cfg->signal = SIGUSR1;
+	memcpy(cfg->signal_name, "SIGUSR1", sizeof("SIGUSR1"));
+	cfg->report_dest = VG_REPORT_STDERR;
+	cfg->report_format = VG_FORMAT_TEXT;
+	cfg->stream_check = VG_STREAM_WARN;
+}
+
 int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name))
 {
 	size_t i;
 
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->log_level = VG_LOG_WARN;
-	cfg->managed = VG_MANAGED_COUNT;
+	vg_config_defaults(cfg);
 	cfg->valid = 1;
 	if (!getenv_fn)
 		getenv_fn = vg_libc_getenv;
@@ -651,9 +883,7 @@ int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *n
 
 			memcpy(msg, cfg->error, sizeof(msg));
 			msg[VG_ERR_MAX - 1] = '\0';
-			memset(cfg, 0, sizeof(*cfg)); /* fail closed: no half-parsed limits */
-			cfg->log_level = VG_LOG_WARN;
-			cfg->managed = VG_MANAGED_COUNT;
+			vg_config_defaults(cfg); /* fail closed: no half-parsed limits */
 			cfg->valid = 0;
 			memcpy(cfg->error, msg, sizeof(msg));
 			return -EINVAL;
@@ -720,6 +950,69 @@ uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const cha
 	if (!l)
 		return UINT64_MAX;
 	return vg_limit_resolve(l, total, source);
+}
+
+/* ---- report file names ---- */
+
+/* Appends to out[*len..outlen) without ever writing past the end; *len may pass outlen, meaning "did not fit". */
+static void vg_path_put(char *out, size_t outlen, size_t *len, const char *s, size_t n, int sanitize)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++, (*len)++)
+		if (*len < outlen)
+			out[*len] = (sanitize && s[i] == '/') ? '_' : s[i];
+}
+
+int vg_report_path_expand(const char *tmpl, int pid, uint64_t seq, const char *reason, const char *host, char *out,
+			  size_t outlen)
+{
+	const char *bad;
+	size_t len = 0, badn, i, n;
+	char num[24];
+
+	if (!tmpl || !out)
+		return -EINVAL;
+	n = strlen(tmpl);
+	if (vg_report_template_check(tmpl, n, &bad, &badn))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		struct vg_buf b;
+
+		if (tmpl[i] != '%') {
+			vg_path_put(out, outlen, &len, tmpl + i, 1, 0);
+			continue;
+		}
+		switch (tmpl[++i]) {
+		case 'p':
+			vg_buf_init(&b, num, sizeof(num));
+			if (pid < 0)
+				vg_buf_char(&b, '-');
+			vg_buf_u64(&b, pid < 0 ? (uint64_t)0 - (uint64_t)(int64_t)pid : (uint64_t)pid);
+			vg_path_put(out, outlen, &len, num, b.len, 0);
+			break;
+		case 'n':
+			vg_buf_init(&b, num, sizeof(num));
+			vg_buf_u64(&b, seq);
+			vg_path_put(out, outlen, &len, num, b.len, 0);
+			break;
+		case 'r':
+			if (reason)
+				vg_path_put(out, outlen, &len, reason, strlen(reason), 1);
+			break;
+		case 'h':
+			if (host)
+				vg_path_put(out, outlen, &len, host, strlen(host), 1);
+			break;
+		default: /* '%' */
+			vg_path_put(out, outlen, &len, "%", 1, 0);
+			break;
+		}
+	}
+	if (len >= outlen)
+		return -ENAMETOOLONG;
+	out[len] = '\0';
+	return 0;
 }
 
 /* ---- docs ---- */

@@ -12,6 +12,12 @@
 #define VG_UUID_MAX 96              /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", "MIG-..." */
 #define VG_ERR_MAX 320              /* one error line */
 
+/* Call-site depth when VRAMGUARD_BACKTRACE is unset. A plain decimal literal: the docs show it stringified. */
+#define VG_BACKTRACE_DEFAULT 16
+#define VG_BACKTRACE_MAX 64         /* VRAMGUARD_BACKTRACE's upper bound (frames per call site) */
+#define VG_SIGNAL_NAME_MAX 16       /* "SIGRTMIN+NN", "off" */
+#define VG_REPORT_PATH_MAX 1024     /* a VRAMGUARD_REPORT template, NUL included */
+
 enum vg_limit_kind {
 	VG_LIMIT_UNSET = 0,             /* nothing said for this device */
 	VG_LIMIT_BYTES,                 /* .bytes */
@@ -41,12 +47,22 @@ struct vg_limits {
 
 enum vg_log_level { VG_LOG_OFF = 0, VG_LOG_ERROR, VG_LOG_WARN, VG_LOG_INFO, VG_LOG_DEBUG };
 enum vg_managed_policy { VG_MANAGED_COUNT = 0, VG_MANAGED_IGNORE };
+enum vg_report_dest { VG_REPORT_STDERR = 0, VG_REPORT_OFF, VG_REPORT_PATH };
+enum vg_report_format { VG_FORMAT_TEXT = 0, VG_FORMAT_JSON };
+enum vg_stream_check { VG_STREAM_WARN = 0, VG_STREAM_SYNC, VG_STREAM_OFF };
 
 struct vg_config {
 	struct vg_limits limits;        /* NVIDIA_GPU_MEMORY_LIMITS */
 	struct vg_limits hami;          /* CUDA_DEVICE_MEMORY_LIMIT and CUDA_DEVICE_MEMORY_LIMIT_<i> (lower precedence) */
 	int log_level;                  /* enum vg_log_level */
 	int managed;                    /* enum vg_managed_policy */
+	int backtrace_depth;            /* VRAMGUARD_BACKTRACE: frames per call site, 0..64; 0 = no call sites */
+	int signal;                     /* VRAMGUARD_SIGNAL: signal number that asks for a report, 0 = off */
+	char signal_name[VG_SIGNAL_NAME_MAX]; /* canonical: "SIGUSR1", "SIGRTMIN+3", or "off" */
+	int report_dest;                /* enum vg_report_dest */
+	char report_path[VG_REPORT_PATH_MAX]; /* VG_REPORT_PATH: the validated template, unexpanded; else "" */
+	int report_format;              /* enum vg_report_format */
+	int stream_check;               /* enum vg_stream_check */
 	int valid;                      /* 0: some variable was invalid; error[] says which */
 	char error[VG_ERR_MAX];         /* the first error, one line without trailing newline */
 };
@@ -74,6 +90,13 @@ int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *n
  * unlimited; *source (if not NULL) gets the variable name or NULL. */
 uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
 			     const char **source);
+
+/* Expand a VRAMGUARD_REPORT template into out: %p pid, %n seq, %r reason ("exit", "signal"), %h host, %% a '%'.
+ * A NULL reason or host expands to nothing; a '/' in either becomes '_' so they cannot add path components.
+ * No heap, no stdio: safe on the reporter thread. Returns 0, -ENAMETOOLONG if the result (NUL included) does not fit
+ * in outlen (out then holds no usable result), or -EINVAL for a template the loader would have rejected. */
+int vg_report_path_expand(const char *tmpl, int pid, uint64_t seq, const char *reason, const char *host, char *out,
+			  size_t outlen);
 
 /* The options table: one row per environment variable, the source of docs/env.md and of `--help` text. */
 struct vg_option {

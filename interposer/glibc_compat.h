@@ -1,16 +1,27 @@
-/* Bind the few libc symbols whose default version is new (dlopen and dlvsym moved into libc as GLIBC_2.34) to
- * their original versions, so a library built on a new glibc still loads in RHEL 8 / Ubuntu 20.04 images
- * (glibc 2.28 / 2.31). tests/run.sh checks that no newer version is referenced. Link with --no-as-needed -ldl
- * so older glibc finds them in libdl. */
+/* Bind the libc symbols whose default version is new (the dl* and pthread functions moved into libc as GLIBC_2.34,
+ * pthread_sigmask got GLIBC_2.32) to their original versions, so a library built on a new glibc still loads in
+ * RHEL 8 / Ubuntu 20.04 images (glibc 2.28 / 2.31). Force-included into every library object by the Makefile;
+ * the library links with --no-as-needed -ldl -lpthread so older glibc finds them there. tests/run.sh checks
+ * that nothing newer than GLIBC_2.17 is referenced. (fstat is not used: before 2.33 it was not a symbol.) */
 #ifndef VG_GLIBC_COMPAT_H
 #define VG_GLIBC_COMPAT_H
 
 #if defined(__x86_64__)
 __asm__(".symver dlopen, dlopen@GLIBC_2.2.5");
 __asm__(".symver dlvsym, dlvsym@GLIBC_2.2.5");
+__asm__(".symver dladdr, dladdr@GLIBC_2.2.5");
+__asm__(".symver dladdr1, dladdr1@GLIBC_2.3.3");
+__asm__(".symver pthread_create, pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_sigmask, pthread_sigmask@GLIBC_2.2.5");
+__asm__(".symver pthread_setname_np, pthread_setname_np@GLIBC_2.12");
 #elif defined(__aarch64__)
 __asm__(".symver dlopen, dlopen@GLIBC_2.17");
 __asm__(".symver dlvsym, dlvsym@GLIBC_2.17");
+__asm__(".symver dladdr, dladdr@GLIBC_2.17");
+__asm__(".symver dladdr1, dladdr1@GLIBC_2.17");
+__asm__(".symver pthread_create, pthread_create@GLIBC_2.17");
+__asm__(".symver pthread_sigmask, pthread_sigmask@GLIBC_2.17");
+__asm__(".symver pthread_setname_np, pthread_setname_np@GLIBC_2.17");
 #endif
 
 #endif

@@ -40,7 +40,12 @@
 	X(cuDevicePrimaryCtxRelease,    PFN_cuDevicePrimaryCtxRelease_v7000) \
 	X(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v11000) \
 	X(cuDevicePrimaryCtxReset,      PFN_cuDevicePrimaryCtxReset_v7000) \
-	X(cuDevicePrimaryCtxReset_v2,   PFN_cuDevicePrimaryCtxReset_v11000)
+	X(cuDevicePrimaryCtxReset_v2,   PFN_cuDevicePrimaryCtxReset_v11000) \
+	X(cuStreamCreate,               PFN_cuStreamCreate_v2000) \
+	X(cuStreamCreateWithPriority,   PFN_cuStreamCreateWithPriority_v5050) \
+	X(cuGreenCtxStreamCreate,       PFN_cuGreenCtxStreamCreate_v12050) \
+	X(cuStreamDestroy,              PFN_cuStreamDestroy_v2000) \
+	X(cuStreamDestroy_v2,           PFN_cuStreamDestroy_v4000)
 
 /* X(exact name, PFN typedef) -- called by us, never wrapped. Missing ones (older drivers) stay NULL. */
 #define VG_REALS(X) \
@@ -55,7 +60,10 @@
 	X(cuDeviceGetCount,             PFN_cuDeviceGetCount_v2000) \
 	X(cuDevicePrimaryCtxGetState,   PFN_cuDevicePrimaryCtxGetState_v7000) \
 	X(cuDevicePrimaryCtxRetain,     PFN_cuDevicePrimaryCtxRetain_v7000) \
-	X(cuDriverGetVersion,           PFN_cuDriverGetVersion_v2020)
+	X(cuDriverGetVersion,           PFN_cuDriverGetVersion_v2020) \
+	X(cuStreamQuery,                PFN_cuStreamQuery_v2000) \
+	X(cuStreamSynchronize,          PFN_cuStreamSynchronize_v2000) \
+	X(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10010)
 
 /* Hook ids, for reports and messages: VG_HOOK_cuMemAlloc_v2, ... */
 enum vg_hook_id {

@@ -2,6 +2,7 @@
  * per-device limit resolution. The constructor does nothing: a process that never touches CUDA never gets here. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "interposer/glibc_compat.h"
 #include "interposer/interposer.h"
 #include "accounting/quota.h"
+#include "accounting/sites.h"
 #include "report/log.h"
 
 struct vg_real_table vg_real;
@@ -87,6 +88,42 @@ static void vg_atfork_prepare(void);
 static void vg_atfork_parent(void);
 static void vg_atfork_child(void);
 
+struct vg_range_arg {
+	uintptr_t pc, lo, hi;
+};
+
+static int vg_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct vg_range_arg *a = data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (s < lo)
+			lo = s;
+		if (s + ph->p_memsz > hi)
+			hi = s + ph->p_memsz;
+	}
+	if (a->pc >= lo && a->pc < hi) {
+		a->lo = lo;
+		a->hi = hi;
+		return 1;
+	}
+	return 0;
+}
+
+/* The address range of vramguard's own code: its frames are dropped from call sites. */
+static void vg_own_range(uintptr_t *lo, uintptr_t *hi)
+{
+	struct vg_range_arg a = { (uintptr_t)&vg_own_range, 0, 0 };
+	dl_iterate_phdr(vg_range_cb, &a);
+	*lo = a.lo;
+	*hi = a.hi;
+}
+
 static const char *vg_getenv(const char *name)
 {
 	return getenv(name);
@@ -132,6 +169,10 @@ enum vg_mode vg_init(void)
 				mode = VG_MODE_BADCONFIG;
 			} else {
 				mode = VG_MODE_ACTIVE;
+				uintptr_t lo = 0, hi = 0;
+				vg_own_range(&lo, &hi);
+				vg_sites_configure(vg_cfg.backtrace_depth, lo, hi);
+				vg_reporter_start();
 			}
 			static int atfork_done;     /* survives fork: handlers are inherited */
 			if (!atfork_done) {
@@ -202,6 +243,13 @@ const struct vg_device_info *vg_device_info(int dev)
 	return &vg_dev[dev];
 }
 
+const struct vg_device_info *vg_device_info_cached(int dev)
+{
+	if (dev < 0 || dev >= VG_MAX_DEVICES || !atomic_load_explicit(&vg_dev_ready[dev], memory_order_acquire))
+		return NULL;
+	return &vg_dev[dev];
+}
+
 int vg_current_device(CUcontext *ctx)
 {
 	CUcontext c = NULL;
@@ -239,6 +287,7 @@ static void vg_atfork_child(void)
 	/* The child's tables describe the parent's memory; the driver will not serve the child anyway (it returns
 	 * CUDA_ERROR_NOT_INITIALIZED), but if it ever does, the child starts from zero. */
 	vg_wrappers_atfork_child();
+	vg_reporter_atfork_child();
 	vg_quota_reset_usage();
 	pthread_mutex_init(&vg_dev_lock, NULL);
 	pthread_mutex_init(&vg_init_lock, NULL);

@@ -9,6 +9,7 @@
 #include "interposer/hooks.h"
 #include "config/config.h"
 
+#define VG_VERSION "0.2.0"
 #define VG_EXPORT __attribute__((visibility("default")))
 #define VG_HIDDEN __attribute__((visibility("hidden")))
 #define VG_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -50,6 +51,15 @@ struct vg_device_info {
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */
 const struct vg_device_info *vg_device_info(int dev);
+/* The same, but only if already resolved: never calls the driver (reports). */
+const struct vg_device_info *vg_device_info_cached(int dev);
+
+/* Reports: start the exit handler and the signal reporter (at first CUDA use), and write one now. */
+void vg_reporter_start(void);
+void vg_report_now(const char *reason);
+void vg_reporter_atfork_child(void);
+struct vg_report;
+int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq);
 
 /* The device of the current context (and the context itself), or -1 if there is none. */
 int vg_current_device(CUcontext *ctx);

@@ -7,7 +7,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "interposer/glibc_compat.h"
 #include "interposer/interposer.h"
 #include "report/log.h"
 

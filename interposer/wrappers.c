@@ -4,19 +4,29 @@
  * No lock is ever held across a driver call. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "interposer/interposer.h"
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "accounting/quota.h"
+#include "accounting/sites.h"
 #include "accounting/table.h"
 #include "report/log.h"
+#include "report/report.h"
+#include "report/symbolize.h"
 
-static struct vg_table vg_ptrs;         /* device pointers: cuMemAlloc, pitch, managed, async */
-static struct vg_table vg_arrays;       /* CUarray and CUmipmappedArray handles */
-static struct vg_table vg_vmm;          /* cuMemCreate handles (refs + maps) */
+struct vg_table vg_ptrs;                /* device pointers: cuMemAlloc, pitch, managed, async */
+struct vg_table vg_arrays;              /* CUarray and CUmipmappedArray handles */
+struct vg_table vg_vmm;                 /* cuMemCreate handles (refs + maps) */
 static struct vg_table vg_maps;         /* cuMemMap mappings by start address */
+struct vg_table vg_streams;             /* live streams, with their creation sites */
+struct vg_table vg_stream_events;       /* streams destroyed with work queued, by (create, destroy) site */
+_Atomic uint64_t vg_streams_created, vg_streams_destroyed;
 
 #define VG_REAL_CALL(name, ...) (vg_real.name ? vg_real.name(__VA_ARGS__) : CUDA_ERROR_NOT_FOUND)
 
@@ -31,7 +41,8 @@ static struct vg_table vg_maps;         /* cuMemMap mappings by start address */
 		}                                                                                            \
 	} while (0)
 
-static struct vg_table *const vg_all_tables[] = { &vg_ptrs, &vg_arrays, &vg_vmm, &vg_maps };
+static struct vg_table *const vg_all_tables[] = { &vg_ptrs, &vg_arrays, &vg_vmm, &vg_maps, &vg_streams,
+						  &vg_stream_events };
 #define VG_NTABLES (sizeof(vg_all_tables) / sizeof(vg_all_tables[0]))
 
 VG_HIDDEN void vg_wrappers_init(void)
@@ -40,10 +51,12 @@ VG_HIDDEN void vg_wrappers_init(void)
 		vg_table_init(vg_all_tables[i]);
 }
 
-/* ---- denials ---- */
+/* ---- rate-limited warnings ---- */
 
-static _Atomic int64_t vg_deny_last_ns = INT64_MIN / 2;
-static _Atomic uint64_t vg_deny_suppressed;
+struct vg_rate {
+	_Atomic int64_t last_ns;
+	_Atomic uint64_t suppressed;
+};
 
 static int64_t vg_now_ns(void)
 {
@@ -52,19 +65,31 @@ static int64_t vg_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* One line per second at most: a framework that retries after freeing its cache would otherwise flood stderr. */
-static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, const struct vg_device_info *di)
+/* One message a second at most: a framework that retries after freeing its cache, or a loop destroying busy
+ * streams, would otherwise flood stderr. Writes " (N more since the last message)" into tail when some were
+ * suppressed. Returns false when this one is suppressed. */
+static bool vg_rate_ok(struct vg_rate *r, char *tail, size_t len)
 {
 	int64_t now = vg_now_ns();
-	int64_t last = atomic_load(&vg_deny_last_ns);
-	if (now - last < 1000000000 || !atomic_compare_exchange_strong(&vg_deny_last_ns, &last, now)) {
-		atomic_fetch_add(&vg_deny_suppressed, 1);
-		return;
+	int64_t last = atomic_load(&r->last_ns);
+	if ((last != 0 && now - last < 1000000000) || !atomic_compare_exchange_strong(&r->last_ns, &last, now)) {
+		atomic_fetch_add(&r->suppressed, 1);
+		return false;
 	}
-	uint64_t more = atomic_exchange(&vg_deny_suppressed, 0);
-	char a[32], b[32], c[32], tail[64] = "";
+	uint64_t more = atomic_exchange(&r->suppressed, 0);
+	tail[0] = '\0';
 	if (more)
-		snprintf(tail, sizeof(tail), "; %llu more denied since the last message", (unsigned long long)more);
+		snprintf(tail, len, "; %llu more since the last message", (unsigned long long)more);
+	return true;
+}
+
+static struct vg_rate vg_deny_rate;
+
+static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, const struct vg_device_info *di)
+{
+	char a[32], b[32], c[32], tail[64];
+	if (!vg_rate_ok(&vg_deny_rate, tail, sizeof(tail)))
+		return;
 	vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of %s quota in use (%s)%s",
 		     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
 		     vg_format_bytes(used, b, sizeof(b)), vg_format_bytes(di->limit, c, sizeof(c)),
@@ -83,6 +108,22 @@ static CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 	vg_quota_note_denied(dev, bytes);
 	vg_deny_message(dev, bytes, used, hook, di);
 	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static __thread uint32_t vg_tid;
+
+static uint32_t vg_thread_id(void)
+{
+	if (VG_UNLIKELY(vg_tid == 0))
+		vg_tid = (uint32_t)syscall(SYS_gettid);
+	return vg_tid;
+}
+
+static uint64_t vg_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static struct vg_alloc *vg_rec_new(uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind)
@@ -109,16 +150,24 @@ static void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev,
 {
 	vg_quota_note_alloc(dev, bytes);
 	struct vg_alloc *r = vg_rec_new(key, bytes, dev, ctx, hook, kind);
+	if (r) {
+		r->site = vg_site_capture(hook);
+		r->time_ns = vg_realtime_ns();
+		r->tid = vg_thread_id();
+	}
 	int rc = r ? vg_table_insert(t, r) : -ENOMEM;
 	if (rc == -EEXIST) {
 		struct vg_alloc *old = vg_table_remove(t, key);
 		if (old) {
 			vg_quota_release(old->dev, old->bytes);
+			vg_site_free(old->site, old->bytes);
 			free(old);
 		}
 		rc = vg_table_insert(t, r);
 	}
-	if (rc != 0) {
+	if (rc == 0) {
+		vg_site_alloc(r->site, bytes);
+	} else {
 		free(r);
 		vg_quota_release(dev, bytes);
 		if (!atomic_exchange(&vg_nomem_warned, 1))
@@ -143,6 +192,7 @@ static void vg_unremove(struct vg_table *t, struct vg_alloc *r)
 {
 	if (vg_table_insert(t, r) != 0) {
 		vg_quota_release(r->dev, r->bytes);
+		vg_site_free(r->site, r->bytes);
 		free(r);
 	}
 }
@@ -151,6 +201,7 @@ static void vg_unremove(struct vg_table *t, struct vg_alloc *r)
 static void vg_retire(struct vg_alloc *r)
 {
 	vg_quota_release(r->dev, r->bytes);
+	vg_site_free(r->site, r->bytes);
 	vg_quota_note_free(r->dev);
 	free(r);
 }
@@ -882,16 +933,201 @@ VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	return vg_primary_release(true, dev);
 }
 
+/* ---- streams: creation sites, destruction with work still queued (never charged) ---- */
+
+static bool vg_special_stream(CUstream s)
+{
+	return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
+
+static void vg_stream_created(CUresult rc, CUstream *ph, int hook)
+{
+	if (rc != CUDA_SUCCESS || !ph || vg_special_stream(*ph))
+		return;
+	atomic_fetch_add(&vg_streams_created, 1);
+	struct vg_alloc *r = vg_rec_new((uint64_t)(uintptr_t)*ph, 0, -1, NULL, hook, VG_KIND_STREAM);
+	if (!r)
+		return;
+	r->site = vg_site_capture(hook);
+	r->time_ns = vg_realtime_ns();
+	r->tid = vg_thread_id();
+	if (vg_table_insert(&vg_streams, r) == -EEXIST) {   /* a handle we missed the destruction of */
+		free(vg_table_remove(&vg_streams, r->key));
+		if (vg_table_insert(&vg_streams, r) == 0)
+			return;
+	} else {
+		return;
+	}
+	free(r);
+}
+
+VG_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	enum vg_mode m = vg_hook_enter();
+	CUresult rc = VG_REAL_CALL(cuStreamCreate, phStream, Flags);
+	if (m == VG_MODE_ACTIVE)
+		vg_stream_created(rc, phStream, VG_HOOK_cuStreamCreate);
+	vg_hook_leave();
+	return rc;
+}
+
+VG_EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+	enum vg_mode m = vg_hook_enter();
+	CUresult rc = VG_REAL_CALL(cuStreamCreateWithPriority, phStream, flags, priority);
+	if (m == VG_MODE_ACTIVE)
+		vg_stream_created(rc, phStream, VG_HOOK_cuStreamCreateWithPriority);
+	vg_hook_leave();
+	return rc;
+}
+
+VG_EXPORT CUresult CUDAAPI cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags,
+						  int priority)
+{
+	enum vg_mode m = vg_hook_enter();
+	CUresult rc = VG_REAL_CALL(cuGreenCtxStreamCreate, phStream, greenCtx, flags, priority);
+	if (m == VG_MODE_ACTIVE)
+		vg_stream_created(rc, phStream, VG_HOOK_cuGreenCtxStreamCreate);
+	vg_hook_leave();
+	return rc;
+}
+
+/* Query a stream without blocking: 1 work queued, 0 idle, -1 capturing (never queried: that would invalidate the
+ * capture), -2 unknown. The thread is switched to relaxed capture mode for the calls, so a query made while
+ * another thread captures in global mode is not an "unsafe call" that breaks that capture. */
+int vg_stream_state(CUstream s)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	bool swapped = vg_real.cuThreadExchangeStreamCaptureMode &&
+		       vg_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+	int state = -2;
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (vg_real.cuStreamIsCapturing && vg_real.cuStreamIsCapturing(s, &st) == CUDA_SUCCESS) {
+		if (st != CU_STREAM_CAPTURE_STATUS_NONE) {
+			state = -1;
+		} else if (vg_real.cuStreamQuery) {
+			CUresult q = vg_real.cuStreamQuery(s);
+			state = q == CUDA_ERROR_NOT_READY ? 1 : q == CUDA_SUCCESS ? 0 : -2;
+		}
+	}
+	if (swapped)
+		vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+	return state;
+}
+
+/* "func+0x1c (libfoo.so)" for the innermost frame of a site, for warnings. Symbolizing reads the module's symbol
+ * table; it runs only for a warning that passed the rate limit. */
+static void vg_site_brief(const struct vg_site *site, char *buf, size_t len)
+{
+	if (!site || site->nframes == 0) {
+		snprintf(buf, len, "an unknown site (VRAMGUARD_BACKTRACE=0?)");
+		return;
+	}
+	struct vg_report_frame f;
+	struct vg_symbolizer *sym = vg_symbolizer_new();
+	memset(&f, 0, sizeof(f));
+	vg_symbolize(sym, (uint64_t)(uintptr_t)site->frames[0], &f);
+	if (sym)
+		vg_symbolizer_free(sym);
+	const char *mod = strrchr(f.module, '/');
+	mod = mod ? mod + 1 : f.module;
+	if (f.symbol[0])
+		snprintf(buf, len, "%s+0x%llx (%s)", f.symbol, (unsigned long long)f.symbol_offset, mod);
+	else if (mod[0])
+		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)f.module_offset);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)f.address);
+}
+
+static bool vg_event_bump(struct vg_alloc *r, void *arg)
+{
+	(void)arg;
+	r->bytes++;
+	return false;
+}
+
+static struct vg_rate vg_stream_rate;
+
+/* The stream is still queued with work at destruction: legal (the work runs on), but usually a missing
+ * synchronisation. Record it with both sites, warn, and with VRAMGUARD_STREAM_CHECK=sync wait for it first. */
+static void vg_stream_pending_destroy(CUstream s, const struct vg_alloc *created, int hook)
+{
+	struct vg_site *dsite = vg_site_capture(hook);
+	bool sync = vg_cfg.stream_check == VG_STREAM_SYNC;
+	if (sync && vg_real.cuStreamSynchronize)
+		(void)vg_real.cuStreamSynchronize(s);
+	struct vg_site *csite = created ? created->site : NULL;
+	uint64_t key = (uint64_t)(csite ? csite->id : 0) << 32 | (dsite ? dsite->id : 0);
+	struct vg_alloc *gone;
+	if (vg_table_update(&vg_stream_events, key, vg_event_bump, NULL, &gone) != 0) {
+		struct vg_alloc *ev = vg_rec_new(key, 1, -1, NULL, hook, VG_KIND_STREAM_EVENT);
+		if (ev) {
+			ev->site = csite;
+			ev->aux = (uint64_t)(uintptr_t)dsite;
+			ev->refs = sync;
+			if (vg_table_insert(&vg_stream_events, ev) != 0) {
+				free(ev);
+				vg_table_update(&vg_stream_events, key, vg_event_bump, NULL, &gone);
+			}
+		}
+	}
+	char tail[64], cs[640], ds[640];
+	if (!vg_rate_ok(&vg_stream_rate, tail, sizeof(tail)))
+		return;
+	vg_site_brief(csite, cs, sizeof(cs));
+	vg_site_brief(dsite, ds, sizeof(ds));
+	if (sync)
+		vg_log(VG_LOG_WARN, "waited for stream %p before destroying it: work was still queued (created at %s, "
+		       "destroyed at %s; VRAMGUARD_STREAM_CHECK=sync)%s", (void *)s, cs, ds, tail);
+	else
+		vg_log(VG_LOG_WARN, "stream %p destroyed with work still queued (created at %s, destroyed at %s); the "
+		       "work runs on, unsynchronized. Synchronize before destroying, or set VRAMGUARD_STREAM_CHECK=sync%s",
+		       (void *)s, cs, ds, tail);
+}
+
+static CUresult vg_stream_destroy(bool v2, CUstream s)
+{
+	CUresult rc;
+	enum vg_mode m = vg_hook_enter();
+	int hook = v2 ? VG_HOOK_cuStreamDestroy_v2 : VG_HOOK_cuStreamDestroy;
+	struct vg_alloc *r = NULL;
+	if (m == VG_MODE_ACTIVE && !vg_special_stream(s)) {
+		/* Out of the table before the real destroy: the driver hands the handle out again at once. */
+		r = vg_table_remove(&vg_streams, (uint64_t)(uintptr_t)s);
+		if (vg_cfg.stream_check != VG_STREAM_OFF && vg_stream_state(s) == 1)
+			vg_stream_pending_destroy(s, r, hook);
+	}
+	rc = v2 ? VG_REAL_CALL(cuStreamDestroy_v2, s) : VG_REAL_CALL(cuStreamDestroy, s);
+	if (m == VG_MODE_ACTIVE && rc == CUDA_SUCCESS && !vg_special_stream(s))
+		atomic_fetch_add(&vg_streams_destroyed, 1);
+	if (r && (rc == CUDA_SUCCESS || vg_table_insert(&vg_streams, r) != 0))
+		free(r);
+	vg_hook_leave();
+	return rc;
+}
+
+VG_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
+{
+	return vg_stream_destroy(false, hStream);
+}
+
+VG_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
+{
+	return vg_stream_destroy(true, hStream);
+}
+
 /* ---- fork ---- */
 
 VG_HIDDEN void vg_wrappers_atfork_prepare(void)
 {
 	for (size_t i = 0; i < VG_NTABLES; i++)
 		vg_table_lock_all(vg_all_tables[i]);
+	vg_sites_lock_all();
 }
 
 VG_HIDDEN void vg_wrappers_atfork_parent(void)
 {
+	vg_sites_unlock_all();
 	for (size_t i = VG_NTABLES; i-- > 0;)
 		vg_table_unlock_all(vg_all_tables[i]);
 }
@@ -900,4 +1136,8 @@ void vg_wrappers_atfork_child(void)
 {
 	for (size_t i = 0; i < VG_NTABLES; i++)
 		vg_table_reset_child(vg_all_tables[i]);
+	vg_sites_reset_child();
+	atomic_store(&vg_streams_created, 0);
+	atomic_store(&vg_streams_destroyed, 0);
+	vg_tid = 0;
 }

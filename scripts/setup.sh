@@ -6,6 +6,7 @@ need=()
 for p in gcc make libc6-dev binutils uthash-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
+command -v python3 >/dev/null 2>&1 || need+=(python3)     # the tests read JSON reports with it
 if [ "${#need[@]}" -gt 0 ]; then
 	SUDO=""
 	[ "$(id -u)" -eq 0 ] || SUDO="sudo"

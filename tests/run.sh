@@ -73,6 +73,8 @@ D=$T/direct
 echo "== unit"
 unit test_config
 unit test_accounting
+unit test_report
+unit test_symbolize
 
 echo "== quota on the direct-link route"
 prog "quota 4096 MiB" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D quota
@@ -85,7 +87,7 @@ prog "quota from HAMi's CUDA_DEVICE_MEMORY_LIMIT (bytes)" $PRE CUDA_DEVICE_MEMOR
 expect_err "the message names the variable the limit came from" '\(CUDA_DEVICE_MEMORY_LIMIT\)$'
 prog "NVIDIA_GPU_MEMORY_LIMITS wins over HAMi's variables" $PRE NVIDIA_GPU_MEMORY_LIMITS=4G \
 	CUDA_DEVICE_MEMORY_LIMIT=1g CUDA_DEVICE_MEMORY_LIMIT_0=2g -- $D quota
-prog "no limit: pass-through" $PRE -- $D unlimited
+prog "no limit: pass-through" $PRE VRAMGUARD_REPORT=off -- $D unlimited
 expect_quiet "no limit: nothing printed"
 prog "empty NVIDIA_GPU_MEMORY_LIMITS means unset" $PRE NVIDIA_GPU_MEMORY_LIMITS= -- $D unlimited
 # Control: the same checks without the preload must fail, or they prove nothing.
@@ -139,6 +141,8 @@ expect_err_lines "  one line naming CUDA_DEVICE_MEMORY_LIMIT" "^vramguard: error
 echo "== processes that never touch CUDA"
 prog "no CUDA: dlsym works, libcuda not loaded, no thread" $PRE NVIDIA_GPU_MEMORY_LIMITS=4XB -- $T/nocuda
 expect_quiet "no CUDA: nothing printed even with an invalid limit"
+prog "no CUDA, valid config: no exit report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/nocuda
+expect_quiet "no CUDA: no report at exit"
 out=$(LD_PRELOAD=$LIB NVIDIA_GPU_MEMORY_LIMITS=4XB sh -c 'echo hi; exit 3' 2>&1)
 rc=$?
 if [ "$rc" -eq 3 ] && [ "$out" = hi ]; then ok "sh -c under the preload: same output and exit code"; else
@@ -153,6 +157,58 @@ prog "two copies preloaded: the quota holds exactly once" "LD_PRELOAD=$LIB $PWD/
 prog "a second copy dlopened late stays passive" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_LOG=debug \
 	-- $T/dl_copy "$PWD/$T/copy/libvramguard.so"
 expect_err "the second copy says it is passive" 'another copy of vramguard is loaded first'
+
+echo "== reports: leaks, streams, signals"
+L=$T/leaky
+CHK="python3 tests/integration/check_report.py"
+RD=$T/reports
+rm -rf "$RD" && mkdir -p "$RD"
+prog "leaks and a busy stream, text report at exit" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $L leaks
+expect_err "text report header" '^vramguard: report \(exit\) pid [0-9]+'
+expect_err "text report names the leaking function and its bytes" '192\.00 MiB in 3 allocations'
+expect_err "text report shows the leak_buffers frame" '^ +leak_buffers\+0x'
+expect_err "one warning for the busy stream, with both sites" \
+	'^vramguard: warning: stream 0x[0-9a-f]+ destroyed with work still queued \(created at make_stream\+0x[0-9a-f]+ \(leaky\), destroyed at finish\+0x[0-9a-f]+ \(leaky\)\)'
+expect_err "the text report says how to get the JSON" 'VRAMGUARD_REPORT_FORMAT=json'
+for mode in warn sync off; do
+	prog "JSON report to a file (VRAMGUARD_STREAM_CHECK=$mode)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+		VRAMGUARD_STREAM_CHECK=$mode VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RD/leaks-$mode-%p.json" -- $L leaks
+	prog "  its content (python json)" -- $CHK leaks "$(ls "$RD"/leaks-$mode-*.json | head -1)" $mode
+done
+prog "  sync says it waited" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_STREAM_CHECK=sync VRAMGUARD_REPORT=off \
+	-- $L leaks
+expect_err "  one 'waited for stream' warning" '^vramguard: warning: waited for stream 0x'
+prog "VRAMGUARD_BACKTRACE=0: no call sites" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_BACKTRACE=0 -- $L leaks
+expect_err "  the text report says so" 'VRAMGUARD_BACKTRACE=0'
+prog "SIGUSR1 storm while 4 threads allocate" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json \
+	"VRAMGUARD_REPORT=$RD/r-%p-%n-%r.json" -- $L storm 3
+prog "  the reports (valid JSON, %p/%n/%r, coalesced storm, consistent counts)" -- $CHK storm "$RD/r-*.json" 3
+prog "a capturing stream is never queried (destroy, signal report)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	"VRAMGUARD_REPORT=$RD/capture-%n.txt" -- $L capture
+grep -q 'capturing' "$RD/capture-1.txt" 2>/dev/null && ok "  the signal report lists the stream as capturing" ||
+	bad "  the signal report should list the capturing stream" "$(head -20 "$RD/capture-1.txt" 2>&1)"
+prog "the application's SIGUSR1 handler is kept" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $L own_handler
+expect_err_lines "  vramguard says once that signal reports are off" \
+	'^vramguard: warning: SIGUSR1 already has a handler in this process; reports on signal are off' 1
+prog "a forked child does not print the parent's report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $L fork
+expect_err_lines "  exactly one report (the parent's)" '^vramguard: report \(exit\)' 1
+echo existing >"$RD/exists.json"
+prog "an existing report file is never overwritten" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	"VRAMGUARD_REPORT=$RD/exists.json" -- $L leaks
+expect_err "  one warning, the file untouched" 'report not written: cannot create .*exists.json: File exists'
+[ "$(cat "$RD/exists.json")" = existing ] && ok "  exists.json still says 'existing'" || bad "  exists.json was changed"
+echo target >"$RD/target" && ln -sf "$RD/target" "$RD/link.json"
+prog "a symlink in the report path is never followed" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	"VRAMGUARD_REPORT=$RD/link.json" -- $L leaks
+expect_err "  refused with one warning" 'report not written: cannot create .*link.json'
+[ "$(cat "$RD/target")" = target ] && ok "  the symlink's target is untouched" || bad "  the symlink's target was written"
+prog "an unwritable report directory" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT=/nonexistent/dir/r.json \
+	-- $L leaks
+expect_err "  one warning naming the path" 'report not written: cannot create /nonexistent/dir/r.json: No such file'
+prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RD/full-%p.json" -- $L fsize
+expect_err "  one warning, the partial file removed" 'report not written: .*full-[0-9]+\.json: File too large \(the partial file was removed\)'
+ls "$RD"/full-*.json >/dev/null 2>&1 && bad "  a partial report file was left" || ok "  no partial report file left"
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h

@@ -49,7 +49,7 @@
     X(cuStreamIsCapturing) X(cuStreamIsCapturing_ptsz) X(cuStreamBeginCapture) X(cuStreamBeginCapture_ptsz) \
     X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz) \
     X(cuStreamGetCtx) X(cuStreamGetCtx_ptsz) X(cuStreamGetCtx_v2) X(cuStreamGetCtx_v2_ptsz) \
-    X(cuStreamGetDevice) X(cuStreamGetDevice_ptsz) X(cuGraphDestroy) \
+    X(cuStreamGetDevice) X(cuStreamGetDevice_ptsz) X(cuGraphDestroy) X(cuThreadExchangeStreamCaptureMode) \
     X(cuGetProcAddress) X(cuGetProcAddress_v2)
 
 enum {
@@ -1683,6 +1683,18 @@ static CUresult stream_query(CUstream h)
     UNLOCK();
     return r;
 }
+/* Per-thread capture interaction mode: recorded only (the fake does not model global-mode prohibitions). */
+static __thread CUstreamCaptureMode fc_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    ENTER(cuThreadExchangeStreamCaptureMode);
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = fc_capture_mode;
+    fc_capture_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuStreamQuery(CUstream hStream) { ENTER(cuStreamQuery); return stream_query(hStream); }
 CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) { ENTER(cuStreamQuery_ptsz); return stream_query(hStream); }
 
@@ -1862,7 +1874,7 @@ static const struct gpa_row g_gpa[] = {
     R(cuArray3DCreate, 2000, cuArray3DCreate), R(cuArray3DCreate, 3020, cuArray3DCreate_v2),
     R1(cuMipmappedArrayCreate, 5000), R1(cuArrayDestroy, 2000), R1(cuMipmappedArrayDestroy, 5000),
 
-    R1(cuStreamCreate, 2000), R1(cuStreamCreateWithPriority, 5050),
+    R1(cuStreamCreate, 2000), R1(cuStreamCreateWithPriority, 5050), R1(cuThreadExchangeStreamCaptureMode, 10010),
     R(cuStreamDestroy, 2000, cuStreamDestroy), R(cuStreamDestroy, 4000, cuStreamDestroy_v2),
     R1(cuStreamQuery, 2000), P(cuStreamQuery, 7000, cuStreamQuery_ptsz),
     R1(cuStreamSynchronize, 2000), P(cuStreamSynchronize, 7000, cuStreamSynchronize_ptsz),

@@ -4,6 +4,7 @@
 #include "tests/unit/unit.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #define KiB ((uint64_t)1 << 10)
@@ -86,6 +87,25 @@ static int load(const char *const *env)
 {
 	fake_env = env;
 	return vg_config_load(&C, fake_getenv);
+}
+
+/* Load with one variable set. */
+static int load1(const char *name, const char *value)
+{
+	static const char *env[3];
+
+	env[0] = name;
+	env[1] = value;
+	env[2] = NULL;
+	return load(env);
+}
+
+/* The report-related fields hold their defaults (also after a failed load: fail closed). */
+static int report_defaults(const struct vg_config *c)
+{
+	return c->backtrace_depth == VG_BACKTRACE_DEFAULT && c->signal == SIGUSR1 &&
+	       strcmp(c->signal_name, "SIGUSR1") == 0 && c->report_dest == VG_REPORT_STDERR &&
+	       c->report_path[0] == '\0' && c->report_format == VG_FORMAT_TEXT && c->stream_check == VG_STREAM_WARN;
 }
 
 /* ---- sizes ---- */
@@ -385,6 +405,14 @@ static void test_load_defaults(void)
 	CHECK_STR(C.error, "");
 	CHECK(C.log_level == VG_LOG_WARN);
 	CHECK(C.managed == VG_MANAGED_COUNT);
+	CHECK(C.backtrace_depth == VG_BACKTRACE_DEFAULT);
+	CHECK(C.signal == SIGUSR1);
+	CHECK_STR(C.signal_name, "SIGUSR1");
+	CHECK(C.report_dest == VG_REPORT_STDERR);
+	CHECK_STR(C.report_path, "");
+	CHECK(C.report_format == VG_FORMAT_TEXT);
+	CHECK(C.stream_check == VG_STREAM_WARN);
+	CHECK(report_defaults(&C));
 	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 80 * GiB, &src), UINT64_MAX);
 	CHECK(src == NULL);
 	CHECK(vg_config_load(&C, NULL) == 0 || C.valid == 0); /* real getenv: must not crash */
@@ -505,7 +533,7 @@ static void test_load_enums(void)
 	static const char *const e4[] = { "VRAMGUARD_MANAGED", "sometimes", NULL };
 	static const char *const e5[] = { "VRAMGUARD_LOG", "", "VRAMGUARD_MANAGED", " ", NULL };
 	static const char *const e6[] = { "VRAMGUARD_LOG", "info", "VRAMGUARD_FUTURE_THING", "whatever",
-					  "VRAMGUARD_", "x", "VRAMGUARD_BACKTRACE", "???", NULL };
+					  "VRAMGUARD_", "x", "VRAMGUARD_NOT_YET_AN_OPTION", "???", NULL };
 	static const char *const e7[] = { "NVIDIA_GPU_MEMORY_LIMITS", "4XB", "VRAMGUARD_LOG", "loud", NULL };
 	static const char *const e8[] = { "VRAMGUARD_LOG", "errors", NULL };
 	static const char *const names[] = { "off", "error", "warn", "info", "debug" };
@@ -554,17 +582,318 @@ static void test_load_limits(void)
 	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 0, &src), UINT64_MAX); /* callers must check valid */
 }
 
+/* ---- reports: backtrace depth, signal, destination, format, stream check ---- */
+
+static void test_load_backtrace(void)
+{
+	static const char *const good[] = { "0", "1", "16", "64", "063", " 8 ", "\t32\n" };
+	static const int want[] = { 0, 1, 16, 64, 63, 8, 32 };
+	static const char *const bad[] = { "65", "-1", "+5", "1.5", "8k", "0x10", "ten", "1 6", "100",
+					   "99999999999999999999999", "-0", "16frames" };
+	size_t i;
+
+	CHECK(VG_BACKTRACE_DEFAULT >= 0 && VG_BACKTRACE_DEFAULT <= 64);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(load1("VRAMGUARD_BACKTRACE", good[i]) == 0);
+		CHECK(C.valid == 1);
+		CHECK(C.backtrace_depth == want[i]);
+	}
+	CHECK(load1("VRAMGUARD_BACKTRACE", "") == 0);
+	CHECK(C.backtrace_depth == VG_BACKTRACE_DEFAULT);
+	CHECK(load1("VRAMGUARD_BACKTRACE", "   ") == 0);
+	CHECK(C.backtrace_depth == VG_BACKTRACE_DEFAULT);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want_msg[VG_ERR_MAX];
+
+		CHECK(load1("VRAMGUARD_BACKTRACE", bad[i]) == -EINVAL);
+		CHECK(C.valid == 0);
+		CHECK(report_defaults(&C));
+		snprintf(want_msg, sizeof(want_msg),
+			 "vramguard: error: invalid VRAMGUARD_BACKTRACE '%s': expected an integer from 0 to 64", bad[i]);
+		CHECK_STR(C.error, want_msg);
+	}
+	CHECK(load1("VRAMGUARD_BACKTRACE", "65") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_BACKTRACE '65': expected an integer from 0 to 64");
+}
+
+static void test_load_signal(void)
+{
+	static const struct {
+		const char *v;
+		int signo;
+		const char *name;
+	} good[] = {
+		{ "USR1", SIGUSR1, "SIGUSR1" }, { "usr1", SIGUSR1, "SIGUSR1" }, { "SIGUSR1", SIGUSR1, "SIGUSR1" },
+		{ "sigusr1", SIGUSR1, "SIGUSR1" }, { "SigUsr2", SIGUSR2, "SIGUSR2" }, { "USR2", SIGUSR2, "SIGUSR2" },
+		{ "HUP", SIGHUP, "SIGHUP" }, { "sighup", SIGHUP, "SIGHUP" }, { "WINCH", SIGWINCH, "SIGWINCH" },
+		{ "SIGWINCH", SIGWINCH, "SIGWINCH" }, { "pwr", SIGPWR, "SIGPWR" }, { "SIGPWR", SIGPWR, "SIGPWR" },
+		{ "URG", SIGURG, "SIGURG" }, { "sigurg", SIGURG, "SIGURG" }, { " USR2 ", SIGUSR2, "SIGUSR2" },
+		{ "off", 0, "off" }, { "OFF", 0, "off" }, { "Off", 0, "off" },
+	};
+	static const char *const bad[] = { "USR3", "SIG", "SIGOFF", "sig usr1", "SIGSIGUSR1", "10", "SIGKILL", "INT",
+					   "TERM", "RTMIN", "SIGRTMIN", "RTMIN+", "RTMIN-1", "RTMIN+-1", "RTMIN++1",
+					   "RTMIN+1x", "RTMIN+ 1", "RTMAX", "RTMAX-1", "USR1,USR2", "SIG_USR1", "usr" };
+	int max = SIGRTMAX - SIGRTMIN;
+	char v[64], want[VG_ERR_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(load1("VRAMGUARD_SIGNAL", good[i].v) == 0);
+		CHECK(C.valid == 1);
+		CHECK(C.signal == good[i].signo);
+		CHECK_STR(C.signal_name, good[i].name);
+	}
+	CHECK(load1("VRAMGUARD_SIGNAL", "") == 0);
+	CHECK(C.signal == SIGUSR1);
+	CHECK_STR(C.signal_name, "SIGUSR1");
+
+	/* RTMIN+N: both ends of the runtime range, both spellings, any case */
+	CHECK(max >= 0);
+	CHECK(load1("VRAMGUARD_SIGNAL", "RTMIN+0") == 0);
+	CHECK(C.signal == SIGRTMIN);
+	CHECK_STR(C.signal_name, "SIGRTMIN+0");
+	CHECK(load1("VRAMGUARD_SIGNAL", "sigrtmin+3") == 0);
+	CHECK(C.signal == SIGRTMIN + 3);
+	CHECK_STR(C.signal_name, "SIGRTMIN+3");
+	CHECK(load1("VRAMGUARD_SIGNAL", "SIGRTMIN+03") == 0);
+	CHECK(C.signal == SIGRTMIN + 3);
+	CHECK_STR(C.signal_name, "SIGRTMIN+3");
+	snprintf(v, sizeof(v), "RTMIN+%d", max);
+	CHECK(load1("VRAMGUARD_SIGNAL", v) == 0);
+	CHECK(C.signal == SIGRTMAX);
+	snprintf(want, sizeof(want), "SIGRTMIN+%d", max);
+	CHECK_STR(C.signal_name, want);
+	snprintf(v, sizeof(v), "SigRtMin+%d", max + 1);
+	CHECK(load1("VRAMGUARD_SIGNAL", v) == -EINVAL);
+	CHECK(C.valid == 0);
+	CHECK(report_defaults(&C));
+	snprintf(want, sizeof(want), "vramguard: error: invalid VRAMGUARD_SIGNAL '%s': expected RTMIN+N with N from 0 to %d",
+		 v, max);
+	CHECK_STR(C.error, want);
+	CHECK(load1("VRAMGUARD_SIGNAL", "RTMIN+99999999999999999999") == -EINVAL);
+	CHECK_CONTAINS(C.error, "': expected RTMIN+N with N from 0 to ");
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(load1("VRAMGUARD_SIGNAL", bad[i]) == -EINVAL);
+		CHECK(C.valid == 0);
+		snprintf(want, sizeof(want), "vramguard: error: invalid VRAMGUARD_SIGNAL '%s': expected one of off, USR1, "
+			 "USR2, HUP, WINCH, PWR, URG, RTMIN+N", bad[i]);
+		CHECK_STR(C.error, want);
+	}
+	CHECK(load1("VRAMGUARD_SIGNAL", "USR3") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_SIGNAL 'USR3': expected one of off, USR1, USR2, HUP, "
+			   "WINCH, PWR, URG, RTMIN+N");
+}
+
+static void test_load_report(void)
+{
+	static const char *const paths[] = { "/tmp/vramguard-%p-%n.json", "report.txt", "./off", "out/%h/%r-%p.txt",
+					     "/tmp/100%%-%n", "%p", "%%", "/tmp/stderr", "stderr.log", "/tmp/x y",
+					     "/tmp/é-%p" };
+	static const struct {
+		const char *v, *msg;
+	} bad[] = {
+		{ "/tmp/x-%q.json", "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/x-%q.json': unknown specifier '%q' "
+				    "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "/tmp/x-%", "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/x-%': lone '%' at the end "
+			      "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "%", "vramguard: error: invalid VRAMGUARD_REPORT '%': lone '%' at the end "
+		       "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "/tmp/%%%", "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/%%%': lone '%' at the end "
+			      "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "/tmp/%P", "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/%P': unknown specifier '%P' "
+			     "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "%s", "vramguard: error: invalid VRAMGUARD_REPORT '%s': unknown specifier '%s' "
+			"(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "/tmp/%d-%p", "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/%d-%p': unknown specifier '%d' "
+				"(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "/tmp/% x", "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/% x': unknown specifier '% ' "
+			      "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+		{ "/tmp/%é", "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/%é': unknown specifier '%é' "
+			     "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)" },
+	};
+	static char big[1100];
+	size_t i;
+
+	CHECK(load1("VRAMGUARD_REPORT", "stderr") == 0);
+	CHECK(C.report_dest == VG_REPORT_STDERR && C.report_path[0] == '\0');
+	CHECK(load1("VRAMGUARD_REPORT", "STDERR") == 0);
+	CHECK(C.report_dest == VG_REPORT_STDERR);
+	CHECK(load1("VRAMGUARD_REPORT", "off") == 0);
+	CHECK(C.report_dest == VG_REPORT_OFF && C.report_path[0] == '\0');
+	CHECK(load1("VRAMGUARD_REPORT", " Off ") == 0);
+	CHECK(C.report_dest == VG_REPORT_OFF);
+	CHECK(load1("VRAMGUARD_REPORT", "") == 0);
+	CHECK(C.report_dest == VG_REPORT_STDERR);
+	CHECK(load1("VRAMGUARD_REPORT", " \t") == 0);
+	CHECK(C.report_dest == VG_REPORT_STDERR);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		CHECK(load1("VRAMGUARD_REPORT", paths[i]) == 0);
+		CHECK(C.valid == 1);
+		CHECK(C.report_dest == VG_REPORT_PATH);
+		CHECK_STR(C.report_path, paths[i]);
+	}
+	CHECK(load1("VRAMGUARD_REPORT", "  /tmp/r-%p.json\n") == 0); /* trimmed like every other value */
+	CHECK_STR(C.report_path, "/tmp/r-%p.json");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(load1("VRAMGUARD_REPORT", bad[i].v) == -EINVAL);
+		CHECK(C.valid == 0);
+		CHECK(report_defaults(&C));
+		CHECK_STR(C.error, bad[i].msg);
+	}
+
+	/* length: 1023 bytes fit, 1024 do not */
+	memset(big, 'a', sizeof(big) - 1);
+	big[0] = '/';
+	big[1023] = '\0';
+	CHECK(load1("VRAMGUARD_REPORT", big) == 0);
+	CHECK(C.report_dest == VG_REPORT_PATH);
+	CHECK_EQ_U64(strlen(C.report_path), 1023);
+	big[1023] = 'a';
+	big[1024] = '\0';
+	CHECK(load1("VRAMGUARD_REPORT", big) == -EINVAL);
+	CHECK(C.valid == 0 && C.report_dest == VG_REPORT_STDERR);
+	CHECK(strncmp(C.error, "vramguard: error: invalid VRAMGUARD_REPORT '/aaaa", 48) == 0);
+	CHECK_CONTAINS(C.error, "...': path template too long (at most 1023 bytes) (expected e.g. stderr, off, "
+				"/tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)");
+	CHECK(strlen(C.error) < VG_ERR_MAX - 1 && !strchr(C.error, '\n'));
+	big[1020] = '%';
+	big[1021] = 'z';
+	CHECK(load1("VRAMGUARD_REPORT", big) == -EINVAL); /* the bad specifier is named before the length */
+	CHECK_CONTAINS(C.error, "': unknown specifier '%z' (expected e.g.");
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/x\n%q") == -EINVAL); /* control bytes quoted as '?' */
+	CHECK_CONTAINS(C.error, "'/tmp/x?%q': unknown specifier '%q'");
+}
+
+static void test_report_expand(void)
+{
+	static char host[300];
+	char out[1024], small[8];
+	int rc;
+
+	CHECK(vg_report_path_expand("/tmp/vramguard-%p-%n.json", 4242, 7, "exit", "node1", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/tmp/vramguard-4242-7.json");
+	CHECK(vg_report_path_expand("%h/%r/%p/%n/%%", 1, 0, "signal", "gpu-host.example", out, sizeof(out)) == 0);
+	CHECK_STR(out, "gpu-host.example/signal/1/0/%");
+	CHECK(vg_report_path_expand("100%%-%%p-%%%p", 12, 3, "exit", "h", out, sizeof(out)) == 0);
+	CHECK_STR(out, "100%-%p-%12");
+	CHECK(vg_report_path_expand("plain.txt", 1, 1, "exit", "h", out, sizeof(out)) == 0);
+	CHECK_STR(out, "plain.txt");
+	CHECK(vg_report_path_expand("%n", 1, UINT64_MAX, "exit", "h", out, sizeof(out)) == 0);
+	CHECK_STR(out, "18446744073709551615");
+	CHECK(vg_report_path_expand("%p", 2147483647, 0, "exit", "h", out, sizeof(out)) == 0);
+	CHECK_STR(out, "2147483647");
+	CHECK(vg_report_path_expand("%p", -2147483647 - 1, 0, "exit", "h", out, sizeof(out)) == 0);
+	CHECK_STR(out, "-2147483648");
+	CHECK(vg_report_path_expand("%p", 0, 0, "exit", "h", out, sizeof(out)) == 0);
+	CHECK_STR(out, "0");
+	CHECK(vg_report_path_expand("r-%r-%h", 0, 0, NULL, NULL, out, sizeof(out)) == 0);
+	CHECK_STR(out, "r--");
+	CHECK(vg_report_path_expand("", 0, 0, "exit", "h", out, sizeof(out)) == 0);
+	CHECK_STR(out, "");
+	/* host and reason cannot add path components */
+	CHECK(vg_report_path_expand("/tmp/%h-%r", 1, 1, "a/b", "../../etc/x", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/tmp/.._.._etc_x-a_b");
+
+	/* exact fit and one byte short */
+	CHECK(vg_report_path_expand("ab%p", 12345, 0, "exit", "h", small, sizeof(small)) == 0);
+	CHECK_STR(small, "ab12345");
+	CHECK(vg_report_path_expand("abc%p", 12345, 0, "exit", "h", small, sizeof(small)) == -ENAMETOOLONG);
+	CHECK(vg_report_path_expand("12345678", 0, 0, "exit", "h", small, sizeof(small)) == -ENAMETOOLONG);
+	CHECK(vg_report_path_expand("%%%%%%%%%%%%%%", 0, 0, "exit", "h", small, sizeof(small)) == 0);
+	CHECK_STR(small, "%%%%%%%");
+	CHECK(vg_report_path_expand("x", 0, 0, "exit", "h", small, 0) == -ENAMETOOLONG);
+	CHECK(vg_report_path_expand("", 0, 0, "exit", "h", small, 1) == 0);
+	CHECK_STR(small, "");
+
+	/* a long host name overflows a buffer the template alone fits in; nothing is written past outlen */
+	memset(host, 'h', sizeof(host) - 1);
+	memset(out, 'Z', sizeof(out));
+	rc = vg_report_path_expand("/tmp/%h-%p-%n.json", 1, 1, "exit", host, out, 256);
+	CHECK(rc == -ENAMETOOLONG);
+	CHECK(out[256] == 'Z' && out[sizeof(out) - 1] == 'Z');
+	CHECK(vg_report_path_expand("/tmp/%h-%p-%n.json", 1, 1, "exit", host, out, sizeof(out)) == 0);
+	CHECK_EQ_U64(strlen(out), 5 + 299 + 9); /* "/tmp/" host "-1-1.json" */
+	{
+		static char huge[2000], tmpl[1024];
+		memset(huge, 'h', sizeof(huge) - 1);
+		memset(tmpl, 0, sizeof(tmpl));
+		memcpy(tmpl, "/tmp/%h", 7);
+		CHECK(vg_report_path_expand(tmpl, 1, 1, "exit", huge, out, sizeof(out)) == -ENAMETOOLONG);
+		memset(tmpl, 'a', sizeof(tmpl) - 1);
+		tmpl[0] = '/';
+		CHECK(vg_report_path_expand(tmpl, 1, 1, "exit", "h", out, sizeof(out)) == 0); /* 1023 + NUL */
+		tmpl[1020] = '%';
+		tmpl[1021] = 'p';
+		CHECK(vg_report_path_expand(tmpl, 1234, 1, "exit", "h", out, sizeof(out)) == -ENAMETOOLONG);
+	}
+
+	/* templates the loader rejects */
+	CHECK(vg_report_path_expand("/tmp/%q", 1, 1, "exit", "h", out, sizeof(out)) == -EINVAL);
+	CHECK(vg_report_path_expand("/tmp/%", 1, 1, "exit", "h", out, sizeof(out)) == -EINVAL);
+	CHECK(vg_report_path_expand(NULL, 1, 1, "exit", "h", out, sizeof(out)) == -EINVAL);
+
+	/* what the loader accepts, the expander expands */
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/vg-%h-%r-%p-%n-%%.json") == 0);
+	CHECK(vg_report_path_expand(C.report_path, 99, 2, "signal", "n0", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/tmp/vg-n0-signal-99-2-%.json");
+}
+
+static void test_load_format_stream(void)
+{
+	static const char *const fmt[] = { "text", "json", "TEXT", "Json", " json " };
+	static const int fmt_want[] = { VG_FORMAT_TEXT, VG_FORMAT_JSON, VG_FORMAT_TEXT, VG_FORMAT_JSON, VG_FORMAT_JSON };
+	static const char *const sc[] = { "warn", "sync", "off", "WARN", "Sync", "OFF" };
+	static const int sc_want[] = { VG_STREAM_WARN, VG_STREAM_SYNC, VG_STREAM_OFF,
+				       VG_STREAM_WARN, VG_STREAM_SYNC, VG_STREAM_OFF };
+	static const char *const all[] = { "VRAMGUARD_BACKTRACE", "0", "VRAMGUARD_SIGNAL", "sighup",
+					   "VRAMGUARD_REPORT", "/tmp/r-%p-%n.json", "VRAMGUARD_REPORT_FORMAT", "json",
+					   "VRAMGUARD_STREAM_CHECK", "sync", NULL };
+	static const char *const two_bad[] = { "VRAMGUARD_SIGNAL", "USR3", "VRAMGUARD_REPORT", "%q", NULL };
+	size_t i;
+
+	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		CHECK(load1("VRAMGUARD_REPORT_FORMAT", fmt[i]) == 0);
+		CHECK(C.report_format == fmt_want[i]);
+	}
+	CHECK(load1("VRAMGUARD_REPORT_FORMAT", "") == 0);
+	CHECK(C.report_format == VG_FORMAT_TEXT);
+	CHECK(load1("VRAMGUARD_REPORT_FORMAT", "yaml") == -EINVAL);
+	CHECK(C.valid == 0 && report_defaults(&C));
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_REPORT_FORMAT 'yaml': expected one of text, json");
+	for (i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
+		CHECK(load1("VRAMGUARD_STREAM_CHECK", sc[i]) == 0);
+		CHECK(C.stream_check == sc_want[i]);
+	}
+	CHECK(load1("VRAMGUARD_STREAM_CHECK", " ") == 0);
+	CHECK(C.stream_check == VG_STREAM_WARN);
+	CHECK(load1("VRAMGUARD_STREAM_CHECK", "error") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_STREAM_CHECK 'error': expected one of warn, sync, off");
+
+	CHECK(load(all) == 0);
+	CHECK(C.valid == 1 && C.backtrace_depth == 0 && C.signal == SIGHUP && C.report_dest == VG_REPORT_PATH &&
+	      C.report_format == VG_FORMAT_JSON && C.stream_check == VG_STREAM_SYNC);
+	CHECK_STR(C.signal_name, "SIGHUP");
+	CHECK_STR(C.report_path, "/tmp/r-%p-%n.json");
+	CHECK(C.log_level == VG_LOG_WARN && C.managed == VG_MANAGED_COUNT);
+	CHECK(load(two_bad) == -EINVAL); /* first error in table order wins */
+	CHECK_CONTAINS(C.error, "VRAMGUARD_SIGNAL 'USR3'");
+}
+
 /* ---- options table and docs ---- */
 
 static void test_options_table(void)
 {
 	static const char *const want[] = { "NVIDIA_GPU_MEMORY_LIMITS", "CUDA_DEVICE_MEMORY_LIMIT",
-					    "CUDA_DEVICE_MEMORY_LIMIT_<i>", "VRAMGUARD_LOG", "VRAMGUARD_MANAGED" };
-	char md[8192] = "";
+					    "CUDA_DEVICE_MEMORY_LIMIT_<i>", "VRAMGUARD_LOG", "VRAMGUARD_MANAGED",
+					    "VRAMGUARD_BACKTRACE", "VRAMGUARD_SIGNAL", "VRAMGUARD_REPORT",
+					    "VRAMGUARD_REPORT_FORMAT", "VRAMGUARD_STREAM_CHECK" };
+	char md[16384] = "";
+	char num[16];
 	size_t i, j;
 	FILE *f;
 
-	CHECK(vg_options_count >= 5);
+	CHECK(vg_options_count >= 10);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		int found = 0;
 		for (j = 0; j < vg_options_count; j++)
@@ -585,6 +914,24 @@ static void test_options_table(void)
 			CHECK_STR(o->values, "count, ignore");
 			CHECK_STR(o->dflt, "count");
 		}
+		if (strcmp(o->name, "VRAMGUARD_BACKTRACE") == 0) {
+			snprintf(num, sizeof(num), "%d", VG_BACKTRACE_DEFAULT); /* the docs follow the macro */
+			CHECK_STR(o->dflt, num);
+		}
+		if (strcmp(o->name, "VRAMGUARD_SIGNAL") == 0) {
+			CHECK_STR(o->dflt, "USR1");
+			CHECK(strncmp(o->values, "off, USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N", 46) == 0);
+		}
+		if (strcmp(o->name, "VRAMGUARD_REPORT") == 0)
+			CHECK_STR(o->dflt, "stderr");
+		if (strcmp(o->name, "VRAMGUARD_REPORT_FORMAT") == 0) {
+			CHECK_STR(o->values, "text, json");
+			CHECK_STR(o->dflt, "text");
+		}
+		if (strcmp(o->name, "VRAMGUARD_STREAM_CHECK") == 0) {
+			CHECK_STR(o->values, "warn, sync, off");
+			CHECK_STR(o->dflt, "warn");
+		}
 	}
 	f = fmemopen(md, sizeof(md) - 1, "w");
 	CHECK(f != NULL);
@@ -595,6 +942,8 @@ static void test_options_table(void)
 	CHECK(strncmp(md, "| Variable | Type | Default | Values | Description |\n|---|", 57) == 0);
 	CHECK_CONTAINS(md, "| `VRAMGUARD_LOG` | enum | warn | off, error, warn, info, debug |");
 	CHECK_CONTAINS(md, "`CUDA_DEVICE_MEMORY_LIMIT_<i>`");
+	CHECK_CONTAINS(md, "| `VRAMGUARD_STREAM_CHECK` | enum | warn | warn, sync, off |");
+	CHECK(strlen(md) < sizeof(md) - 2); /* not truncated */
 	{
 		size_t lines = 0;
 		for (i = 0; md[i]; i++)
@@ -682,6 +1031,41 @@ static void test_random_strings(void)
 	CHECK(limits_bad(" , ", NULL));
 }
 
+/* Random text for the new variables: every load either succeeds or fails with one well-shaped line. */
+static void test_report_random(void)
+{
+	static const char alphabet[] = "%pnrhq/.-+0123456789SIGRTMINUSRsigrtmin offtext ";
+	static const char *const vars[] = { "VRAMGUARD_BACKTRACE", "VRAMGUARD_SIGNAL", "VRAMGUARD_REPORT",
+					    "VRAMGUARD_REPORT_FORMAT", "VRAMGUARD_STREAM_CHECK" };
+	int i, bad_shape = 0, accepted = 0;
+
+	for (i = 0; i < 20000; i++) {
+		char s[40], out[64];
+		size_t n = rng() % (sizeof(s) - 1), k;
+		const char *var = vars[rng() % 5];
+		int rc;
+
+		for (k = 0; k < n; k++)
+			s[k] = alphabet[rng() % (sizeof(alphabet) - 1)];
+		s[n] = '\0';
+		rc = load1(var, s);
+		if (rc == 0) {
+			accepted++;
+			if (C.report_dest == VG_REPORT_PATH) {
+				int e = vg_report_path_expand(C.report_path, 1, 2, "exit", "h", out, sizeof(out));
+				bad_shape += e != 0 && e != -ENAMETOOLONG;
+			}
+			bad_shape += C.backtrace_depth < 0 || C.backtrace_depth > 64 || C.signal < 0;
+		} else if (rc != -EINVAL || C.valid || strncmp(C.error, "vramguard: error: invalid ", 26) != 0 ||
+			   strchr(C.error, '\n') || !strstr(C.error, var)) {
+			bad_shape++;
+			fprintf(stderr, "random %s='%s': rc %d err '%s'\n", var, s, rc, C.error);
+		}
+	}
+	CHECK(bad_shape == 0);
+	CHECK(accepted > 0);
+}
+
 int main(void)
 {
 	test_size_units();
@@ -696,8 +1080,14 @@ int main(void)
 	test_precedence();
 	test_load_enums();
 	test_load_limits();
+	test_load_backtrace();
+	test_load_signal();
+	test_load_report();
+	test_report_expand();
+	test_load_format_stream();
 	test_options_table();
 	test_format_bytes();
 	test_random_strings();
+	test_report_random();
 	return UNIT_DONE();
 }

@@ -1,0 +1,43 @@
+/* Call sites: the caller's stack at an allocation or stream call, captured with backtrace(), interned so that
+ * identical stacks are stored once, with live/total counters. Symbolized only when a report is written. */
+#ifndef VG_SITES_H
+#define VG_SITES_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <uthash.h>
+
+#define VG_SITE_MAX_FRAMES 64
+
+struct vg_site {
+	uint32_t id;                    /* 1, 2, ... in order of first use; stable for the life of the process */
+	uint16_t nframes;
+	uint16_t api;                   /* enum vg_hook_id of its first use */
+	_Atomic uint64_t live_count, live_bytes;
+	_Atomic uint64_t total_allocs, total_bytes;
+	UT_hash_handle hh;
+	void *frames[];                 /* return addresses, innermost first */
+};
+
+/* Set the depth (0 disables capture) and the address range of vramguard's own code, whose frames are dropped. */
+void vg_sites_configure(int depth, uintptr_t own_lo, uintptr_t own_hi);
+int vg_sites_depth(void);
+
+/* Capture the current stack and intern it. NULL when capture is off or memory is short. */
+struct vg_site *vg_site_capture(int api);
+
+/* Counters. */
+void vg_site_alloc(struct vg_site *s, uint64_t bytes);
+void vg_site_free(struct vg_site *s, uint64_t bytes);
+
+/* Visit every site (under the shard locks; fn must not capture). */
+void vg_sites_foreach(void (*fn)(struct vg_site *s, void *arg), void *arg);
+uint32_t vg_sites_count(void);
+
+/* fork: lock / unlock around fork; in the child keep the sites (they are code locations) but zero the counters. */
+void vg_sites_lock_all(void);
+void vg_sites_unlock_all(void);
+void vg_sites_reset_child(void);
+
+#endif

@@ -1,0 +1,194 @@
+/* When reports are written: at exit (an atexit handler registered at the first CUDA use, so it runs while the
+ * driver is still alive) and on a signal (the handler only writes one byte to a pipe; a thread started with every
+ * signal blocked builds and writes the report). Where they go: stderr, nowhere, or a file created exclusively. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interposer/interposer.h"
+#include "report/log.h"
+#include "report/report.h"
+
+static int vg_report_pid;                       /* the process that may report; a forked child never does */
+static _Atomic uint64_t vg_report_seq;
+static pthread_mutex_t vg_report_lock = PTHREAD_MUTEX_INITIALIZER;
+static int vg_pipe_rd = -1;
+static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
+
+/* Write one rendered report. Files are created with O_EXCL|O_NOFOLLOW: an existing file or a symlink (planted or
+ * not) is never written through; a partial file (full disk) is removed. One warning line on any failure. */
+static void vg_report_emit(const char *reason, uint64_t seq, const struct vg_strbuf *b)
+{
+	if (vg_cfg.report_dest == VG_REPORT_STDERR) {
+		(void)vg_write_all(STDERR_FILENO, b->data, b->len);
+		return;
+	}
+	char host[256] = "";
+	char path[4096];
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = '\0';
+	if (vg_report_path_expand(vg_cfg.report_path, (int)getpid(), seq, reason, host, path, sizeof(path)) != 0) {
+		vg_log(VG_LOG_WARN, "report not written: VRAMGUARD_REPORT '%s' expands to a path that is too long",
+		       vg_cfg.report_path);
+		return;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s%s", path, strerror(e),
+		       e == EEXIST ? " (vramguard never overwrites a file; put %p or %n in VRAMGUARD_REPORT)" : "");
+		return;
+	}
+	int rc = vg_write_all(fd, b->data, b->len);
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc != 0) {
+		unlink(path);
+		vg_log(VG_LOG_WARN, "report not written: %s: %s (the partial file was removed)", path, strerror(-rc));
+		return;
+	}
+	vg_log(VG_LOG_INFO, "report (%s) written to %s", reason, path);
+}
+
+void vg_report_now(const char *reason)
+{
+	if (vg_cfg.report_dest == VG_REPORT_OFF)
+		return;
+	pthread_mutex_lock(&vg_report_lock);
+	uint64_t seq = atomic_fetch_add(&vg_report_seq, 1) + 1;
+	struct vg_report r;
+	struct vg_strbuf b = { 0 };
+	int rc = vg_snapshot(&r, reason, seq);
+	if (vg_cfg.report_format == VG_FORMAT_JSON)
+		vg_report_render_json(&r, &b);
+	else
+		vg_report_render_text(&r, &b);
+	if (b.failed || !b.data)
+		vg_log(VG_LOG_WARN, "report (%s) not written: out of memory", reason);
+	else
+		vg_report_emit(reason, seq, &b);
+	if (rc != 0)
+		vg_log(VG_LOG_WARN, "the %s report is incomplete: out of memory while collecting it", reason);
+	vg_strbuf_free(&b);
+	vg_report_free(&r);
+	pthread_mutex_unlock(&vg_report_lock);
+}
+
+static void vg_report_at_exit(void)
+{
+	if (getpid() != vg_report_pid)
+		return;
+	vg_report_now("exit");
+}
+
+/* ---- signal ---- */
+
+static void vg_on_signal(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	int fd = vg_pipe_wr;
+	if (fd >= 0) {
+		char c = 1;
+		(void)!write(fd, &c, 1);        /* pipe full (a storm): the pending wake-up covers it */
+	}
+	errno = saved;
+}
+
+static void *vg_reporter_main(void *arg)
+{
+	(void)arg;
+	char buf[256];
+	struct pollfd pfd = { .fd = vg_pipe_rd, .events = POLLIN };
+	for (;;) {
+		int n = poll(&pfd, 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
+			return NULL;
+		/* Many signals in a burst make one report: drain what is already queued (the read end never blocks). */
+		while (read(vg_pipe_rd, buf, sizeof(buf)) > 0)
+			;
+		vg_report_now("signal");
+	}
+}
+
+static void vg_signal_start(void)
+{
+	int sig = vg_cfg.signal;
+	struct sigaction old;
+	if (sigaction(sig, NULL, &old) != 0)
+		return;
+	if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
+		vg_log(VG_LOG_WARN, "%s already has a handler in this process; reports on signal are off (choose "
+		       "another signal with VRAMGUARD_SIGNAL)", vg_cfg.signal_name);
+		return;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		vg_log(VG_LOG_WARN, "reports on %s are off: pipe: %s", vg_cfg.signal_name, strerror(errno));
+		return;
+	}
+	/* Neither end blocks: the thread sleeps in poll(), and the handler must never wait. */
+	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(p[1], F_SETFL, O_NONBLOCK);
+	vg_pipe_rd = p[0];
+	/* The reporter thread must never receive the application's signals. */
+	sigset_t all, prev;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &prev);
+	pthread_t th;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&th, &attr, vg_reporter_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	if (rc != 0) {
+		close(p[0]);
+		close(p[1]);
+		vg_pipe_rd = -1;
+		vg_log(VG_LOG_WARN, "reports on %s are off: cannot start the reporter thread: %s", vg_cfg.signal_name,
+		       strerror(rc));
+		return;
+	}
+	pthread_setname_np(th, "vramguard");
+	vg_pipe_wr = p[1];
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = vg_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) != 0)
+		vg_log(VG_LOG_WARN, "reports on %s are off: sigaction: %s", vg_cfg.signal_name, strerror(errno));
+}
+
+void vg_reporter_start(void)
+{
+	if (vg_cfg.report_dest == VG_REPORT_OFF)
+		return;
+	vg_report_pid = (int)getpid();
+	atexit(vg_report_at_exit);
+	if (vg_cfg.signal > 0)
+		vg_signal_start();
+}
+
+void vg_reporter_atfork_child(void)
+{
+	/* The child shares the parent's pipe and has no reporter thread: it must not wake the parent's, and it never
+	 * reports the parent's memory at exit (vg_report_pid stays the parent's). */
+	int wr = vg_pipe_wr;
+	vg_pipe_wr = -1;
+	if (wr >= 0)
+		close(wr);
+	if (vg_pipe_rd >= 0)
+		close(vg_pipe_rd);
+	vg_pipe_rd = -1;
+	pthread_mutex_init(&vg_report_lock, NULL);
+}

@@ -1,0 +1,334 @@
+/* Build a report (report/report.h) from the live tables: devices, call sites, the largest live allocations and
+ * streams. Runs on the reporter thread or the exiting thread, never in a signal handler; allocates freely. The
+ * view is consistent per table shard, not across the process: allocations made while it runs may or may not
+ * appear. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interposer/interposer.h"
+#include "accounting/quota.h"
+#include "accounting/sites.h"
+#include "accounting/table.h"
+#include "report/report.h"
+#include "report/symbolize.h"
+
+extern struct vg_table vg_ptrs, vg_arrays, vg_vmm, vg_streams, vg_stream_events;
+extern _Atomic uint64_t vg_streams_created, vg_streams_destroyed;
+int vg_stream_state(CUstream s);
+
+/* ---- allocations ---- */
+
+struct vg_alloc_list {
+	struct vg_report_alloc *v;
+	size_t n, cap;
+	uint64_t live;
+	int failed;
+};
+
+static void vg_collect_alloc(const struct vg_alloc *r, void *arg)
+{
+	struct vg_alloc_list *l = arg;
+	l->live++;
+	if (l->failed)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		struct vg_report_alloc *v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->failed = 1;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	struct vg_report_alloc *a = &l->v[l->n++];
+	memset(a, 0, sizeof(*a));
+	a->address = r->key;
+	a->bytes = r->bytes;
+	a->device = r->dev;
+	snprintf(a->api, sizeof(a->api), "%s", r->hook < VG_HOOK_COUNT ? vg_hook_names[r->hook] : "?");
+	a->site = r->site ? r->site->id : 0;
+	a->thread = r->tid;
+	a->time_ns = r->time_ns;
+}
+
+static int vg_cmp_alloc(const void *a, const void *b)
+{
+	const struct vg_report_alloc *x = a, *y = b;
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : (x->address > y->address) - (x->address < y->address);
+}
+
+/* ---- sites ---- */
+
+struct vg_site_list {
+	struct vg_site **v;
+	size_t n, cap;
+	int failed;
+};
+
+static void vg_collect_site(struct vg_site *s, void *arg)
+{
+	struct vg_site_list *l = arg;
+	if (l->failed)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct vg_site **v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->failed = 1;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = s;
+}
+
+static int vg_cmp_site(const void *a, const void *b)
+{
+	const struct vg_report_site *x = a, *y = b;
+	if (x->live_bytes != y->live_bytes)
+		return x->live_bytes < y->live_bytes ? 1 : -1;
+	if (x->total_bytes != y->total_bytes)
+		return x->total_bytes < y->total_bytes ? 1 : -1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* ---- streams ---- */
+
+/* Live streams are copied out under the table locks, then queried with no lock held (a driver call). */
+struct vg_stream_ref {
+	uint64_t handle;
+	uint32_t site;
+};
+
+struct vg_stream_refs {
+	struct vg_stream_ref *v;
+	size_t n, cap;
+	int failed;
+};
+
+static void vg_collect_stream(const struct vg_alloc *r, void *arg)
+{
+	struct vg_stream_refs *l = arg;
+	if (l->failed)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct vg_stream_ref *v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->failed = 1;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n].handle = r->key;
+	l->v[l->n++].site = r->site ? r->site->id : 0;
+}
+
+/* Group by creation site, querying each stream without blocking. */
+static int vg_group_streams(const struct vg_stream_refs *refs, struct vg_report *r)
+{
+	r->stream_live = calloc(refs->n ? refs->n : 1, sizeof(*r->stream_live));
+	if (!r->stream_live)
+		return -ENOMEM;
+	for (size_t k = 0; k < refs->n; k++) {
+		size_t i;
+		for (i = 0; i < r->nstream_live; i++)
+			if (r->stream_live[i].create_site == refs->v[k].site)
+				break;
+		if (i == r->nstream_live)
+			r->stream_live[r->nstream_live++].create_site = refs->v[k].site;
+		r->stream_live[i].count++;
+		int st = vg_stream_state((CUstream)(uintptr_t)refs->v[k].handle);
+		if (st == 1)
+			r->stream_live[i].pending++;
+		else if (st == -1)
+			r->stream_live[i].capturing++;
+	}
+	return 0;
+}
+
+struct vg_event_scan {
+	struct vg_report_stream_event *v;
+	size_t n, cap;
+	struct vg_site **sites;         /* destroy sites, which may have no allocations of their own */
+	int failed;
+};
+
+static void vg_collect_event(const struct vg_alloc *r, void *arg)
+{
+	struct vg_event_scan *l = arg;
+	if (l->failed)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct vg_report_stream_event *v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->failed = 1;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	struct vg_report_stream_event *e = &l->v[l->n++];
+	e->create_site = (uint32_t)(r->key >> 32);
+	e->destroy_site = (uint32_t)r->key;
+	e->count = r->bytes;
+	e->synchronized = r->refs != 0;
+}
+
+/* A site belongs in the report if it allocated, or a stream event or live stream points at it. */
+static bool vg_site_wanted(const struct vg_site *s, const struct vg_report *r)
+{
+	if (atomic_load(&s->total_allocs) > 0)
+		return true;
+	for (size_t i = 0; i < r->nstream_events; i++)
+		if (r->stream_events[i].create_site == s->id || r->stream_events[i].destroy_site == s->id)
+			return true;
+	for (size_t i = 0; i < r->nstream_live; i++)
+		if (r->stream_live[i].create_site == s->id)
+			return true;
+	return false;
+}
+
+/* ---- the report ---- */
+
+static void vg_read_cmdline(char *out, size_t len)
+{
+	out[0] = '\0';
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\0')
+			out[i] = ' ';
+	while (n > 0 && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
+}
+
+static const char *vg_driver_state(void)
+{
+	int n = 0;
+	if (!vg_real.cuDeviceGetCount)
+		return "unknown";
+	CUresult rc = vg_real.cuDeviceGetCount(&n);
+	return rc == CUDA_SUCCESS ? "alive" : rc == CUDA_ERROR_DEINITIALIZED ? "deinitialized" : "unknown";
+}
+
+int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	r->sequence = seq;
+	r->pid = (int)getpid();
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	vg_read_cmdline(r->command, sizeof(r->command));
+	if (gethostname(r->hostname, sizeof(r->hostname) - 1) != 0)
+		r->hostname[0] = '\0';
+	snprintf(r->version, sizeof(r->version), "%s", VG_VERSION);
+	snprintf(r->driver, sizeof(r->driver), "%s", vg_driver_state());
+	r->backtrace_depth = vg_sites_depth();
+	if (vg_cfg.report_format == VG_FORMAT_TEXT)
+		snprintf(r->json_hint, sizeof(r->json_hint),
+			 "VRAMGUARD_REPORT_FORMAT=json gives every call site and the largest allocations "
+			 "(docs/report-format.md)");
+
+	/* Devices: every ordinal resolved or used. */
+	r->devices = calloc(VG_MAX_DEVICES, sizeof(*r->devices));
+	if (!r->devices)
+		return -ENOMEM;
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		const struct vg_counters *q = &vg_quota[d];
+		const struct vg_device_info *di = vg_device_info_cached(d);
+		if (!di && atomic_load(&q->allocs) == 0 && atomic_load(&q->used) == 0)
+			continue;
+		struct vg_report_device *o = &r->devices[r->ndevices++];
+		o->ordinal = d;
+		if (di) {
+			snprintf(o->uuid, sizeof(o->uuid), "%s", di->uuid);
+			o->total_bytes = di->total;
+			o->quota_set = di->limit != VG_NO_LIMIT;
+			o->quota_bytes = o->quota_set ? di->limit : 0;
+		}
+		o->used_bytes = atomic_load(&q->used);
+		o->peak_bytes = atomic_load(&q->peak);
+		o->allocs = atomic_load(&q->allocs);
+		o->frees = atomic_load(&q->frees);
+		o->denied_count = atomic_load(&q->denied_count);
+		o->denied_bytes = atomic_load(&q->denied_bytes);
+		o->largest_bytes = atomic_load(&q->largest);
+	}
+
+	/* Largest live allocations. */
+	struct vg_alloc_list al = { 0 };
+	vg_table_foreach(&vg_ptrs, vg_collect_alloc, &al);
+	vg_table_foreach(&vg_arrays, vg_collect_alloc, &al);
+	vg_table_foreach(&vg_vmm, vg_collect_alloc, &al);
+	if (al.n)
+		qsort(al.v, al.n, sizeof(al.v[0]), vg_cmp_alloc);
+	r->allocs_live = al.live;
+	r->nallocs = al.n < VG_REPORT_MAX_ALLOCS ? al.n : VG_REPORT_MAX_ALLOCS;
+	r->allocs = al.v;
+
+	/* Streams. */
+	r->streams_created = atomic_load(&vg_streams_created);
+	r->streams_destroyed = atomic_load(&vg_streams_destroyed);
+	struct vg_event_scan ev = { 0 };
+	vg_table_foreach(&vg_stream_events, vg_collect_event, &ev);
+	r->stream_events = ev.v;
+	r->nstream_events = ev.n;
+	struct vg_stream_refs sl = { 0 };
+	vg_table_foreach(&vg_streams, vg_collect_stream, &sl);
+	if (vg_group_streams(&sl, r) != 0)
+		sl.failed = 1;
+	free(sl.v);
+
+	/* Sites, symbolized now. */
+	struct vg_site_list sites = { 0 };
+	vg_sites_foreach(vg_collect_site, &sites);
+	r->sites = calloc(sites.n ? sites.n : 1, sizeof(*r->sites));
+	struct vg_symbolizer *sym = vg_symbolizer_new();
+	for (size_t i = 0; r->sites && i < sites.n; i++) {
+		struct vg_site *s = sites.v[i];
+		if (!vg_site_wanted(s, r))
+			continue;
+		struct vg_report_site *o = &r->sites[r->nsites++];
+		o->id = s->id;
+		snprintf(o->api, sizeof(o->api), "%s", s->api < VG_HOOK_COUNT ? vg_hook_names[s->api] : "?");
+		o->live_count = atomic_load(&s->live_count);
+		o->live_bytes = atomic_load(&s->live_bytes);
+		o->total_allocs = atomic_load(&s->total_allocs);
+		o->total_bytes = atomic_load(&s->total_bytes);
+		uint32_t nf = s->nframes < VG_REPORT_MAX_FRAMES ? s->nframes : VG_REPORT_MAX_FRAMES;
+		o->frames = calloc(nf ? nf : 1, sizeof(*o->frames));
+		if (!o->frames)
+			continue;
+		o->nframes = nf;
+		for (uint32_t f = 0; f < nf; f++) {
+			if (sym)
+				vg_symbolize(sym, (uint64_t)(uintptr_t)s->frames[f], &o->frames[f]);
+			else
+				o->frames[f].address = (uint64_t)(uintptr_t)s->frames[f];
+		}
+	}
+	if (sym)
+		vg_symbolizer_free(sym);
+	free(sites.v);
+	if (r->nsites)
+		qsort(r->sites, r->nsites, sizeof(r->sites[0]), vg_cmp_site);
+	return al.failed || sites.failed || ev.failed || sl.failed ? -ENOMEM : 0;
+}

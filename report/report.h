@@ -1,0 +1,115 @@
+/* The report model and its one emitter. A report is a self-contained snapshot (no pointers into live tables), so
+ * the same renderer serves the library (exit and signal dumps) and the `vramguard` command (which rebuilds a
+ * vg_report from a JSON file). Rendering allocates (a growable buffer); never call it from a signal handler. */
+#ifndef VG_REPORT_H
+#define VG_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VG_REPORT_SCHEMA "vramguard.report/1"
+#define VG_REPORT_MAX_FRAMES 64
+
+/* A growable output buffer. On allocation failure it sets .failed and drops further output. */
+struct vg_strbuf {
+	char *data;
+	size_t len, cap;
+	int failed;
+};
+void vg_strbuf_free(struct vg_strbuf *b);
+void vg_strbuf_add(struct vg_strbuf *b, const char *s, size_t n);
+void vg_strbuf_printf(struct vg_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct vg_report_frame {
+	uint64_t address;               /* absolute return address in the reporting process */
+	char module[256];               /* path of the object, "" if unknown */
+	uint64_t module_offset;         /* address - load base: what `addr2line -e module` takes */
+	char symbol[256];               /* function name, "" if unknown */
+	uint64_t symbol_offset;         /* address - symbol start */
+};
+
+struct vg_report_site {
+	uint32_t id;                    /* stable for the life of the process (diffs of two dumps match by id) */
+	char api[48];                   /* entry point of its first allocation ("cuMemAlloc_v2"), or the stream call */
+	uint32_t nframes;               /* at most VG_REPORT_MAX_FRAMES */
+	struct vg_report_frame *frames; /* innermost (the caller of the CUDA entry point) first */
+	uint64_t live_count, live_bytes;        /* allocations from this site still alive */
+	uint64_t total_allocs, total_bytes;     /* ever made from this site */
+};
+
+struct vg_report_device {
+	int ordinal;
+	char uuid[96];
+	int quota_set;                  /* 0: unlimited (JSON quota_bytes = null) */
+	uint64_t quota_bytes;
+	uint64_t total_bytes;           /* the device's memory as the driver reports it, 0 if unknown */
+	uint64_t used_bytes, peak_bytes;
+	uint64_t allocs, frees;
+	uint64_t denied_count, denied_bytes;
+	uint64_t largest_bytes;
+};
+
+/* One live allocation (the report lists the largest ones; see max_allocations). */
+struct vg_report_alloc {
+	uint64_t address;               /* device pointer, array or VMM handle */
+	uint64_t bytes;
+	int device;
+	char api[48];
+	uint32_t site;                  /* site id, 0 if none (backtraces off) */
+	uint32_t thread;                /* kernel thread id of the allocating thread */
+	uint64_t time_ns;               /* CLOCK_REALTIME when it was made */
+};
+
+/* Streams destroyed while work was still queued, grouped by (creation site, destroy site). */
+struct vg_report_stream_event {
+	uint32_t create_site, destroy_site;
+	uint64_t count;
+	int synchronized;               /* VRAMGUARD_STREAM_CHECK=sync waited for it before destroying */
+};
+
+/* Streams alive at report time, grouped by creation site. */
+struct vg_report_stream_live {
+	uint32_t create_site;
+	uint64_t count;
+	uint64_t pending;               /* how many had work queued (queried without blocking) */
+	uint64_t capturing;             /* how many were capturing (never queried) */
+};
+
+struct vg_report {
+	char reason[16];                /* "exit" or "signal" */
+	uint64_t sequence;              /* 1, 2, ... within the process */
+	int pid;
+	uint64_t time_ns;               /* CLOCK_REALTIME of the report */
+	char command[512];              /* /proc/self/cmdline, arguments joined by spaces */
+	char hostname[256];
+	char version[32];               /* vramguard's version */
+	char driver[32];                /* "alive", "deinitialized" or "unknown" at report time */
+	int backtrace_depth;
+	char json_hint[512];            /* text form: how to get the full JSON (e.g. "set VRAMGUARD_REPORT_FORMAT=json") */
+
+	size_t ndevices;
+	struct vg_report_device *devices;
+	size_t nsites;                  /* sorted by live_bytes, descending, then total_bytes */
+	struct vg_report_site *sites;
+	uint64_t allocs_live;           /* every live allocation */
+	size_t nallocs;                 /* the largest live allocations (at most VG_REPORT_MAX_ALLOCS) */
+	struct vg_report_alloc *allocs;
+
+	uint64_t streams_created, streams_destroyed;
+	size_t nstream_events;
+	struct vg_report_stream_event *stream_events;
+	size_t nstream_live;
+	struct vg_report_stream_live *stream_live;
+};
+
+#define VG_REPORT_MAX_ALLOCS 256        /* largest live allocations listed in a report */
+#define VG_REPORT_TEXT_SITES 10         /* sites shown in the text form before "and N more" */
+
+/* Render. Both append to out; return 0, or -ENOMEM if the buffer could not grow. */
+int vg_report_render_text(const struct vg_report *r, struct vg_strbuf *out);
+int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out);
+
+/* Free the arrays of a report built by the library or by the JSON reader (not the struct itself). */
+void vg_report_free(struct vg_report *r);
+
+#endif

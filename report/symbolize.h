@@ -1,0 +1,30 @@
+/* Turns return addresses captured in this process into module / symbol / offsets for a report. Allocates and reads
+ * files (open/mmap, no stdio): call it on a normal thread, never from a signal handler. */
+#ifndef VG_SYMBOLIZE_H
+#define VG_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/report.h"
+
+/* A per-report cache: each module is opened and its symbol tables parsed at most once. */
+struct vg_symbolizer;
+
+/* NULL when out of memory. */
+struct vg_symbolizer *vg_symbolizer_new(void);
+
+/* Fill every field of out for the return address addr. The symbol is looked up at addr - 1 (a return address points
+ * past its call) in the module file's .symtab, then its .dynsym, then dladdr. Unknown parts are "" and 0
+ * (module_offset = addr when no module holds addr). s may be NULL: then nothing is cached (slow, still correct). */
+void vg_symbolize(struct vg_symbolizer *s, uint64_t addr, struct vg_report_frame *out);
+
+void vg_symbolizer_free(struct vg_symbolizer *s);
+
+/* The ELF parser on its own, for tests: find the function symbol containing vaddr in an image of an ELF file held in
+ * memory (.symtab first, .dynsym when .symtab has no functions). Returns 0 and fills name (NUL-terminated, truncated
+ * to cap) and *start, -ENOENT when no symbol covers vaddr, -ENOEXEC for a malformed or non-ELFCLASS64 image, or
+ * -ENOMEM. Reads nothing outside [image, image + size). */
+int vg_symbolize_image(const void *image, size_t size, uint64_t vaddr, char *name, size_t cap, uint64_t *start);
+
+#endif

@@ -1,0 +1,190 @@
+/* Leaks and streams for the report tests, against the test double. Static, noinline functions with names the
+ * report must show (the binary is not linked with -rdynamic: names come from its .symtab). argv[1] picks the
+ * scenario. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/integration/itest.h"
+#include "tests/fakecuda/fakecuda.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static CUdeviceptr kept[8];
+
+static NOINLINE void leak_buffers(void)
+{
+	for (int i = 0; i < 3; i++)
+		IT_RC(cuMemAlloc_v2(&kept[i], 64 * MiB), CUDA_SUCCESS);
+	__asm__ volatile("" ::: "memory");      /* keep the calls from being tail calls */
+}
+
+static NOINLINE void balanced(void)
+{
+	CUdeviceptr p;
+	IT_RC(cuMemAlloc_v2(&p, 32 * MiB), CUDA_SUCCESS);
+	IT_RC(cuMemFree_v2(p), CUDA_SUCCESS);
+	__asm__ volatile("" ::: "memory");
+}
+
+static NOINLINE CUstream make_stream(void)
+{
+	CUstream s = NULL;
+	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	__asm__ volatile("" ::: "memory");
+	return s;
+}
+
+static NOINLINE void finish(CUstream s)
+{
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* A leak, a balanced allocation, a busy stream destroyed, an idle one destroyed, one left alive. */
+static void t_leaks(void)
+{
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	leak_buffers();
+	balanced();
+	CUstream busy = make_stream(), idle = make_stream();
+	make_stream();                                  /* never destroyed */
+	fakecuda_stream_set_pending(busy, 1);
+	long q0 = fakecuda_calls("cuStreamQuery"), s0 = fakecuda_calls("cuStreamSynchronize");
+	finish(busy);
+	finish(idle);
+	const char *check = getenv("VRAMGUARD_STREAM_CHECK");
+	long q = fakecuda_calls("cuStreamQuery") - q0, sy = fakecuda_calls("cuStreamSynchronize") - s0;
+	if (check && !strcmp(check, "off"))
+		IT_CHECK(q == 0, "VRAMGUARD_STREAM_CHECK=off: destroy never queries (%ld)", q);
+	else
+		IT_CHECK(q == 2, "each destroy queried its stream once (%ld)", q);
+	if (check && !strcmp(check, "sync"))
+		IT_CHECK(sy == 1, "VRAMGUARD_STREAM_CHECK=sync waited for the busy stream (%ld)", sy);
+	else
+		IT_CHECK(sy == 0, "no synchronisation unless asked (%ld)", sy);
+}
+
+/* Destroying a capturing stream: the check must not query it (that would invalidate the capture). */
+static void t_capture(void)
+{
+	CUstream s;
+	CUgraph g;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	IT_RC(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	raise(SIGUSR1);                 /* a report while capturing: live streams are listed, not queried */
+	usleep(300 * 1000);
+	IT_RC(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+	IT_RC(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	cuStreamDestroy_v2(s);
+	IT_CHECK(fakecuda_capture_invalidations() == 0, "no capturing stream was ever queried");
+}
+
+/* Reports on SIGUSR1 while 4 threads allocate and free: no deadlock, no crash. */
+static _Atomic int storm_stop;
+
+static void *storm_worker(void *arg)
+{
+	(void)arg;
+	CUcontext c;
+	cuDevicePrimaryCtxRetain(&c, 0);
+	cuCtxSetCurrent(c);
+	while (!storm_stop) {
+		CUdeviceptr p;
+		if (cuMemAlloc_v2(&p, MiB) == CUDA_SUCCESS)
+			cuMemFree_v2(p);
+	}
+	return NULL;
+}
+
+static void t_storm(int spaced)
+{
+	pthread_t th[4];
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	leak_buffers();
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, storm_worker, NULL);
+	/* A storm (coalesced into few reports), then spaced signals (one report each). */
+	for (int i = 0; i < 500; i++)
+		kill(getpid(), SIGUSR1);
+	for (int i = 0; i < spaced; i++) {
+		usleep(400 * 1000);
+		kill(getpid(), SIGUSR1);
+	}
+	usleep(400 * 1000);
+	storm_stop = 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	IT_CHECK(1, "the process survived a storm of 500 signals and %d spaced ones", spaced);
+}
+
+/* The application's own SIGUSR1 handler is never replaced. */
+static _Atomic int app_handler_ran;
+
+static void app_handler(int sig)
+{
+	(void)sig;
+	app_handler_ran = 1;
+}
+
+static void t_own_handler(void)
+{
+	signal(SIGUSR1, app_handler);
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	raise(SIGUSR1);
+	IT_CHECK(app_handler_ran, "the application's handler still runs");
+}
+
+/* A forked child exits normally: it must not print the parent's report. */
+static void t_fork(void)
+{
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	leak_buffers();
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		exit(0);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	IT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child exited");
+}
+
+/* The report file cannot be written whole (RLIMIT_FSIZE, like a full disk): one warning, exit code intact. */
+static void t_fsize(void)
+{
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl = { 2048, 2048 };     /* the JSON report is larger; stderr lines are not */
+	setrlimit(RLIMIT_FSIZE, &rl);
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	leak_buffers();
+}
+
+int main(int argc, char **argv)
+{
+	const char *t = argc > 1 ? argv[1] : "";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(t, "leaks"))
+		t_leaks();
+	else if (!strcmp(t, "capture"))
+		t_capture();
+	else if (!strcmp(t, "storm"))
+		t_storm(argc > 2 ? atoi(argv[2]) : 0);
+	else if (!strcmp(t, "own_handler"))
+		t_own_handler();
+	else if (!strcmp(t, "fork"))
+		t_fork();
+	else if (!strcmp(t, "fsize"))
+		t_fsize();
+	else {
+		printf("not ok - unknown scenario '%s'\n", t);
+		return 2;
+	}
+	return it_failed;
+}
