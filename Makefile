@@ -98,8 +98,14 @@ $(BUILD)/quota_demo: examples/quota_demo.c
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -ldl
 
+$(T)/bench_capture: bench/bench_capture.c $(FAKE)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+
+bench: $(LIB) $(FAKE) $(T)/bench_capture
+	@bash bench/run_capture.sh
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test demo clean
+.PHONY: all test demo bench clean
 .SECONDARY:

@@ -21,6 +21,26 @@ extern struct vg_table vg_ptrs, vg_arrays, vg_vmm, vg_streams, vg_stream_events;
 extern _Atomic uint64_t vg_streams_created, vg_streams_destroyed;
 int vg_stream_state(CUstream s);
 
+/* Room for one more element in a growable array (doubling from first); false, and *failed set, if memory is
+ * short: the report then lists what it has. */
+static bool vg_room(void *vp, size_t n, size_t *cap, size_t elem, size_t first, int *failed)
+{
+	void **v = vp;
+	if (*failed)
+		return false;
+	if (n < *cap)
+		return true;
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *nv = realloc(*v, ncap * elem);
+	if (!nv) {
+		*failed = 1;
+		return false;
+	}
+	*v = nv;
+	*cap = ncap;
+	return true;
+}
+
 /* ---- allocations ---- */
 
 struct vg_alloc_list {
@@ -34,18 +54,8 @@ static void vg_collect_alloc(const struct vg_alloc *r, void *arg)
 {
 	struct vg_alloc_list *l = arg;
 	l->live++;
-	if (l->failed)
+	if (!vg_room(&l->v, l->n, &l->cap, sizeof(l->v[0]), 1024, &l->failed))
 		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		struct vg_report_alloc *v = realloc(l->v, cap * sizeof(*v));
-		if (!v) {
-			l->failed = 1;
-			return;
-		}
-		l->v = v;
-		l->cap = cap;
-	}
 	struct vg_report_alloc *a = &l->v[l->n++];
 	memset(a, 0, sizeof(*a));
 	a->address = r->key;
@@ -74,18 +84,8 @@ struct vg_site_list {
 static void vg_collect_site(struct vg_site *s, void *arg)
 {
 	struct vg_site_list *l = arg;
-	if (l->failed)
+	if (!vg_room(&l->v, l->n, &l->cap, sizeof(l->v[0]), 256, &l->failed))
 		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct vg_site **v = realloc(l->v, cap * sizeof(*v));
-		if (!v) {
-			l->failed = 1;
-			return;
-		}
-		l->v = v;
-		l->cap = cap;
-	}
 	l->v[l->n++] = s;
 }
 
@@ -116,18 +116,8 @@ struct vg_stream_refs {
 static void vg_collect_stream(const struct vg_alloc *r, void *arg)
 {
 	struct vg_stream_refs *l = arg;
-	if (l->failed)
+	if (!vg_room(&l->v, l->n, &l->cap, sizeof(l->v[0]), 64, &l->failed))
 		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct vg_stream_ref *v = realloc(l->v, cap * sizeof(*v));
-		if (!v) {
-			l->failed = 1;
-			return;
-		}
-		l->v = v;
-		l->cap = cap;
-	}
 	l->v[l->n].handle = r->key;
 	l->v[l->n++].site = r->site ? r->site->id : 0;
 }
@@ -165,18 +155,8 @@ struct vg_event_scan {
 static void vg_collect_event(const struct vg_alloc *r, void *arg)
 {
 	struct vg_event_scan *l = arg;
-	if (l->failed)
+	if (!vg_room(&l->v, l->n, &l->cap, sizeof(l->v[0]), 16, &l->failed))
 		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct vg_report_stream_event *v = realloc(l->v, cap * sizeof(*v));
-		if (!v) {
-			l->failed = 1;
-			return;
-		}
-		l->v = v;
-		l->cap = cap;
-	}
 	struct vg_report_stream_event *e = &l->v[l->n++];
 	e->create_site = (uint32_t)(r->key >> 32);
 	e->destroy_site = (uint32_t)r->key;

@@ -1015,18 +1015,36 @@ int vg_stream_state(CUstream s)
 	return state;
 }
 
-/* "func+0x1c (libfoo.so)" for the innermost frame of a site, for warnings. Symbolizing reads the module's symbol
- * table; it runs only for a warning that passed the rate limit. */
+/* Frames inside the CUDA runtime (cudaStreamDestroy, cudart's internals, static or shared) say nothing about the
+ * application: a warning names the first frame past them. */
+static bool vg_frame_is_runtime(const struct vg_report_frame *f)
+{
+	const char *mod = strrchr(f->module, '/');
+	mod = mod ? mod + 1 : f->module;
+	return strncmp(mod, "libcudart", 9) == 0 || strncmp(f->symbol, "libcudart_static_", 17) == 0 ||
+	       (strncmp(f->symbol, "cuda", 4) == 0 && f->symbol[4] >= 'A' && f->symbol[4] <= 'Z');
+}
+
+/* "func+0x1c (libfoo.so)" for the first application frame of a site, for warnings. Symbolizing reads the
+ * modules' symbol tables; it runs only for a warning that passed the rate limit. */
 static void vg_site_brief(const struct vg_site *site, char *buf, size_t len)
 {
 	if (!site || site->nframes == 0) {
 		snprintf(buf, len, "an unknown site (VRAMGUARD_BACKTRACE=0?)");
 		return;
 	}
-	struct vg_report_frame f;
+	struct vg_report_frame f, first;
 	struct vg_symbolizer *sym = vg_symbolizer_new();
-	memset(&f, 0, sizeof(f));
-	vg_symbolize(sym, (uint64_t)(uintptr_t)site->frames[0], &f);
+	for (uint16_t i = 0; i < site->nframes; i++) {
+		memset(&f, 0, sizeof(f));
+		vg_symbolize(sym, (uint64_t)(uintptr_t)site->frames[i], &f);
+		if (i == 0)
+			first = f;
+		if (!vg_frame_is_runtime(&f))
+			break;
+		if (i + 1 == site->nframes)
+			f = first;
+	}
 	if (sym)
 		vg_symbolizer_free(sym);
 	const char *mod = strrchr(f.module, '/');

@@ -250,7 +250,11 @@ static void vg_text_frames(const struct vg_report *r, struct vg_strbuf *out, con
 		if (lw)
 			vg_text_pad(out, lines[i].label ? lines[i].label : "", lw + 1);
 		if (lines[i].frame) {
-			vg_text_pad(out, sym[i].data ? sym[i].data : "", col + 2);
+			const char *text = sym[i].data ? sym[i].data : "";
+			vg_text_pad(out, text, col + 2);
+			/* A symbol wider than the column still gets two spaces before its module. */
+			if (vg_text_width(text, strlen(text)) + 2 > col + 2)
+				vg_strbuf_spaces(out, 2);
 			vg_text_frame_where(out, lines[i].frame);
 		} else {
 			vg_strbuf_str(out, vg_text_no_site(r));

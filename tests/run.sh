@@ -185,8 +185,8 @@ prog "SIGUSR1 storm while 4 threads allocate" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096
 prog "  the reports (valid JSON, %p/%n/%r, coalesced storm, consistent counts)" -- $CHK storm "$RD/r-*.json" 3
 prog "a capturing stream is never queried (destroy, signal report)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	"VRAMGUARD_REPORT=$RD/capture-%n.txt" -- $L capture
-grep -q 'capturing' "$RD/capture-1.txt" 2>/dev/null && ok "  the signal report lists the stream as capturing" ||
-	bad "  the signal report should list the capturing stream" "$(head -20 "$RD/capture-1.txt" 2>&1)"
+if grep -q 'capturing' "$RD/capture-1.txt" 2>/dev/null; then ok "  the signal report lists the stream as capturing"
+else bad "  the signal report should list the capturing stream" "$(head -20 "$RD/capture-1.txt" 2>&1)"; fi
 prog "the application's SIGUSR1 handler is kept" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $L own_handler
 expect_err_lines "  vramguard says once that signal reports are off" \
 	'^vramguard: warning: SIGUSR1 already has a handler in this process; reports on signal are off' 1
@@ -196,19 +196,22 @@ echo existing >"$RD/exists.json"
 prog "an existing report file is never overwritten" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	"VRAMGUARD_REPORT=$RD/exists.json" -- $L leaks
 expect_err "  one warning, the file untouched" 'report not written: cannot create .*exists.json: File exists'
-[ "$(cat "$RD/exists.json")" = existing ] && ok "  exists.json still says 'existing'" || bad "  exists.json was changed"
+if [ "$(cat "$RD/exists.json")" = existing ]; then ok "  exists.json still says 'existing'"; else
+	bad "  exists.json was changed"; fi
 echo target >"$RD/target" && ln -sf "$RD/target" "$RD/link.json"
 prog "a symlink in the report path is never followed" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	"VRAMGUARD_REPORT=$RD/link.json" -- $L leaks
 expect_err "  refused with one warning" 'report not written: cannot create .*link.json'
-[ "$(cat "$RD/target")" = target ] && ok "  the symlink's target is untouched" || bad "  the symlink's target was written"
+if [ "$(cat "$RD/target")" = target ]; then ok "  the symlink's target is untouched"; else
+	bad "  the symlink's target was written"; fi
 prog "an unwritable report directory" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT=/nonexistent/dir/r.json \
 	-- $L leaks
 expect_err "  one warning naming the path" 'report not written: cannot create /nonexistent/dir/r.json: No such file'
 prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RD/full-%p.json" -- $L fsize
 expect_err "  one warning, the partial file removed" 'report not written: .*full-[0-9]+\.json: File too large \(the partial file was removed\)'
-ls "$RD"/full-*.json >/dev/null 2>&1 && bad "  a partial report file was left" || ok "  no partial report file left"
+if ls "$RD"/full-*.json >/dev/null 2>&1; then bad "  a partial report file was left"; else
+	ok "  no partial report file left"; fi
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h

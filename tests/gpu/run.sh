@@ -99,6 +99,8 @@ compile driver_api driver_api.cu -lcuda &
 compile multi_gpu multi_gpu.cu -lcuda &
 compile runtime_api runtime_api.cu &
 compile runtime_api_shared runtime_api.cu -cudart shared -Xlinker -rpath="$CUDA_LIB" &
+# the example with two bugs for the reports: -g and no -rdynamic (its static functions are named from .symtab)
+compile leaky ../../examples/leaky.cu -g &
 wait
 built() { # built NAME: true if the binary exists, else a FAIL line for CHECK ($2)
 	[ -x "$BUILD/$1" ] && return 0
@@ -188,6 +190,254 @@ fi
 
 # ---- 9. device memory outside the quota (CUDA context, modules, cuBLAS), for the docs
 program ctx_overhead vg "$PY" -u "$HERE/ctx_overhead.py"
+
+# ---- 10-14. reports: live allocations by call site, busy streams, exit and signal dumps
+# verdict: after `run NAME "$PY" check_report.py ...`, VERDICT is empty when it passed, else what was BAD;
+# FIG is its figures: line.
+verdict() {
+	FIG=$(figures)
+	VERDICT=""
+	if [ "$RC" -ne 0 ]; then
+		VERDICT=$(bads)
+		[ -n "$VERDICT" ] || VERDICT="check_report.py: $(why_rc)$(stderr_tail)"
+	fi
+}
+# log_quote TITLE FILE: the report's first lines, quoted in the log under a title.
+log_quote() {
+	{
+		printf '\n----- %s\n' "$1"
+		sed -n '/^vramguard: report (/,$p' "$2" | head -24
+	} >>"$LOG"
+}
+first_file() { [ -e "$1" ] && echo "$1"; } # first_file GLOB...: the first match, or nothing
+ms_figure() { sed -n "s/^figures:.*$1=\([0-9.]*\).*/\1/p" "$BUILD/o" | tail -1; } # ms_figure KEY (from leaky)
+report_checks() {
+	if ! built leaky leak_report; then
+		result FAIL busy_stream "examples/leaky.cu did not compile"
+		return
+	fi
+	local f why="" text_why="" warn_n fig_json rc
+
+	# leak_report + busy_stream (warn): one run with the report as JSON in a file
+	run leak_report.json vg env VRAMGUARD_REPORT="$BUILD/leak-%p-%r.json" VRAMGUARD_REPORT_FORMAT=json \
+		"$BUILD/leaky"
+	rc=$RC
+	cp "$BUILD/o" "$BUILD/leak.o"
+	cp "$BUILD/e" "$BUILD/leak.e"
+	local warn_ms
+	warn_ms=$(ms_figure destroy_ms)
+	warn_n=$(grep -c '^vramguard: warning: .*destroyed with work still queued' "$BUILD/leak.e")
+	f=$(first_file "$BUILD"/leak-*-exit.json)
+	if [ "$rc" -ne 0 ]; then
+		why="leaky under the preload: $(why_rc)$(stderr_tail)"
+	elif [ -z "$f" ]; then
+		why="no exit report $BUILD/leak-<pid>-exit.json$(stderr_tail)"
+	fi
+	if [ -z "$why" ]; then
+		run leak_report.check "$PY" "$HERE/check_report.py" leak "$f"
+		verdict
+		fig_json=$FIG
+		[ -n "$VERDICT" ] && why="JSON: $VERDICT; $FIG"
+	fi
+	# the same with the default text report on stderr
+	run leak_report.text vg "$BUILD/leaky"
+	log_quote "leak_report: the text report's first lines" "$BUILD/e"
+	local outst
+	outst=$(grep -m1 '^  outstanding:' "$BUILD/e" | sed 's/^ *//; s/ (largest first)://')
+	if [ "$RC" -ne 0 ]; then
+		text_why="text run: $(why_rc)"
+	elif [ "$(grep -c '^vramguard: report (exit)' "$BUILD/e")" -ne 1 ]; then
+		text_why="text run: $(grep -c '^vramguard: report (exit)' "$BUILD/e") 'vramguard: report (exit)' lines on stderr, want 1"
+	else
+		sed -n '/^vramguard: report (exit)/,$p' "$BUILD/e" | grep -q 'leak_buffers' || text_why="text report does not name leak_buffers"
+		sed -n '/^vramguard: report (exit)/,$p' "$BUILD/e" | grep -q '192\.00 MiB' || text_why="${text_why:+$text_why; }text report does not show 192.00 MiB"
+	fi
+	[ -n "$text_why" ] && text_why="$text_why$(stderr_tail)"
+	if [ -z "$why" ] && [ -z "$text_why" ]; then
+		result PASS leak_report "JSON: $fig_json; text: '$(grep -m1 '^vramguard: report (exit)' "$BUILD/e" | cut -c1-60)...', $outst, names leak_buffers"
+	else
+		result FAIL leak_report "${why}${why:+${text_why:+; }}${text_why}"
+	fi
+
+	# busy_stream: the JSON run above (VRAMGUARD_STREAM_CHECK=warn), then sync
+	why=""
+	if [ -z "$f" ]; then
+		why="no exit report from the JSON run (see leak_report)"
+	else
+		run busy_stream.check "$PY" "$HERE/check_report.py" stream "$f"
+		verdict
+		fig_json=$FIG
+		[ -n "$VERDICT" ] && why="$VERDICT; $FIG"
+	fi
+	[ "$warn_n" -eq 1 ] || why="${why:+$why; }$warn_n 'vramguard: warning: ... destroyed with work still queued' lines on stderr, want 1"
+	awk -v m="${warn_ms:-x}" 'BEGIN { exit !(m != "x" && m + 0 < 500) }' ||
+		why="${why:+$why; }cudaStreamDestroy took '${warn_ms}' ms with VRAMGUARD_STREAM_CHECK=warn, want < 500 (no wait)"
+	local warn_line
+	warn_line=$(grep -m1 'destroyed with work still queued' "$BUILD/leak.e" | cut -c1-200)
+	run busy_stream.sync vg env VRAMGUARD_STREAM_CHECK=sync VRAMGUARD_REPORT="$BUILD/sync-%p-%r.json" \
+		VRAMGUARD_REPORT_FORMAT=json "$BUILD/leaky"
+	local sync_ms sync_n sync_why="" sf
+	sync_ms=$(ms_figure destroy_ms)
+	sync_n=$(grep -c '^vramguard: warning: waited for stream' "$BUILD/e")
+	local sync_line
+	sync_line=$(grep -m1 'waited for stream' "$BUILD/e" | cut -c1-160)
+	sf=$(first_file "$BUILD"/sync-*-exit.json)
+	if [ "$RC" -ne 0 ]; then
+		sync_why="sync run: $(why_rc)$(stderr_tail)"
+	else
+		[ "$sync_n" -eq 1 ] || sync_why="$sync_n 'vramguard: warning: waited for stream' lines with VRAMGUARD_STREAM_CHECK=sync, want 1"
+		awk -v m="${sync_ms:-x}" 'BEGIN { exit !(m != "x" && m + 0 >= 1000) }' ||
+			sync_why="${sync_why:+$sync_why; }cudaStreamDestroy took '${sync_ms}' ms with VRAMGUARD_STREAM_CHECK=sync, want >= 1000 (the kernel spins 1.5 s)"
+		if [ -z "$sf" ]; then
+			sync_why="${sync_why:+$sync_why; }no exit report from the sync run"
+		else
+			run busy_stream.sync_check "$PY" "$HERE/check_report.py" stream "$sf" --sync
+			verdict
+			[ -n "$VERDICT" ] && sync_why="${sync_why:+$sync_why; }sync report: $VERDICT"
+		fi
+	fi
+	if [ -z "$why" ] && [ -z "$sync_why" ]; then
+		result PASS busy_stream "$fig_json; warn: 1 warning, destroy returned in ${warn_ms} ms ('${warn_line}'); sync: destroy waited ${sync_ms} ms, 1 warning ('${sync_line}')"
+	else
+		result FAIL busy_stream "${why}${why:+${sync_why:+; }}${sync_why}; destroy ${warn_ms} ms (warn), ${sync_ms} ms (sync)"
+	fi
+}
+report_checks
+
+# sigusr1_torch: three SIGUSR1 dumps of a running training loop, then its exit report; the result must be the one it
+# computes without the preload.
+sigusr1_torch() {
+	local name=sigusr1_torch pid="" i sent=0 why="" f files
+	run "$name.reference" "$PY" -u "$HERE/torch_train.py" --steps 300
+	cp "$BUILD/o" "$BUILD/train-ref.o"
+	if [ "$RC" -ne 0 ]; then
+		result FAIL $name "the reference run without preload failed: $(why_rc)$(stderr_tail)"
+		return
+	fi
+	local cmd=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS="$QUOTA" VRAMGUARD_REPORT="$BUILD/sig-%p-%n.json"
+		VRAMGUARD_REPORT_FORMAT=json "$PY" -u "$HERE/torch_train.py" --steps 300 --pace 0.04)
+	printf '\n===== %s: %s\n' "$name" "${cmd[*]}" >>"$LOG"
+	timeout -k 5 "$T" "${cmd[@]}" >"$BUILD/train.o" 2>"$BUILD/train.e" </dev/null &
+	local bg=$!
+	for ((i = 0; i < T * 5; i++)); do
+		pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/train.o")
+		[ -n "$pid" ] && break
+		kill -0 $bg 2>/dev/null || break
+		sleep 0.2
+	done
+	if [ -n "$pid" ]; then
+		for _ in 1 2 3; do
+			kill -USR1 "$pid" 2>>"$LOG" && sent=$((sent + 1))
+			sleep 1
+		done
+	fi
+	wait $bg
+	RC=$?
+	{ cat "$BUILD/train.o"; echo "--- stderr:"; cat "$BUILD/train.e"; echo "--- exit status $RC, $sent signals sent to pid ${pid:-?}"; } >>"$LOG"
+	files=()
+	for f in "$BUILD"/sig-*.json; do [ -e "$f" ] && files+=("$f"); done
+	if [ -z "$pid" ]; then
+		why="never printed 'ready pid=N' ($(why_rc))"
+	elif [ "$RC" -eq 138 ]; then
+		why="the loop was killed by SIGUSR1 (exit 138) after $sent signal(s): no vramguard handler installed"
+	elif [ "$RC" -ne 0 ]; then
+		why="the loop under the preload: $(why_rc)"
+	elif [ "$sent" -ne 3 ]; then
+		why="$sent of 3 signals could be sent (the loop ended early?)"
+	fi
+	cp "$BUILD/train.e" "$BUILD/e"
+	[ -n "$why" ] && why="$why$(stderr_tail)"
+	run "$name.check" "$PY" "$HERE/check_report.py" signal --ref "$BUILD/train-ref.o" --run "$BUILD/train.o" "${files[@]}"
+	verdict
+	[ -n "$VERDICT" ] && why="${why:+$why; }$VERDICT"
+	if [ -z "$why" ]; then
+		result PASS $name "3 x kill -USR1 $pid one second apart: $FIG; $(grep -h '^figures:' "$BUILD/train.o" | sed 's/^figures: //')"
+	else
+		result FAIL $name "$why; $FIG"
+	fi
+}
+sigusr1_torch
+
+# torch_exit_report: the exit report of a PyTorch job that holds memory until exit, written while the driver is alive
+torch_exit_report() {
+	local name=torch_exit_report why="" f n_rep deinit
+	run "$name.text" vg "$PY" -u "$HERE/torch_exit.py"
+	log_quote "$name: the text report's first lines" "$BUILD/e"
+	n_rep=$(grep -c '^vramguard: report (exit)' "$BUILD/e")
+	deinit=$(grep -ci 'CUDA_ERROR_DEINITIALIZED\|deinitialized' "$BUILD/e")
+	if [ "$RC" -ne 0 ]; then
+		why="text run: $(why_rc)$(stderr_tail)"
+	else
+		[ "$n_rep" -eq 1 ] || why="text run: $n_rep 'vramguard: report (exit)' lines on stderr, want 1"
+		[ "$deinit" -eq 0 ] || why="${why:+$why; }text run: stderr mentions deinitialized: $(grep -im1 'deinitialized' "$BUILD/e" | cut -c1-160)"
+	fi
+	run "$name.json" vg env VRAMGUARD_REPORT="$BUILD/texit-%p-%r.json" VRAMGUARD_REPORT_FORMAT=json \
+		"$PY" -u "$HERE/torch_exit.py"
+	deinit=$(grep -ci 'CUDA_ERROR_DEINITIALIZED\|deinitialized' "$BUILD/e")
+	local rc=$RC
+	f=$(first_file "$BUILD"/texit-*-exit.json)
+	if [ "$rc" -ne 0 ]; then
+		why="${why:+$why; }JSON run: $(why_rc)$(stderr_tail)"
+	else
+		[ "$deinit" -eq 0 ] || why="${why:+$why; }JSON run: stderr mentions deinitialized: $(grep -im1 'deinitialized' "$BUILD/e" | cut -c1-160)"
+		[ -n "$f" ] || why="${why:+$why; }JSON run: no $BUILD/texit-<pid>-exit.json$(stderr_tail)"
+	fi
+	FIG=""
+	if [ -n "$f" ]; then
+		run "$name.check" "$PY" "$HERE/check_report.py" torch_exit "$f"
+		verdict
+		[ -n "$VERDICT" ] && why="${why:+$why; }$VERDICT"
+	fi
+	if [ -z "$why" ]; then
+		result PASS $name "text: 1 'vramguard: report (exit)'; JSON: $FIG; no 'deinitialized' on stderr"
+	else
+		result FAIL $name "$why${FIG:+; $FIG}"
+	fi
+}
+torch_exit_report
+
+# report_cost: what writing the exit report adds to a PyTorch job's end, for the docs (PASS when every run ran).
+# Wall time of the whole process, and from the job's last Python line ("done T") to the process's end.
+report_cost() {
+	local name=report_cost mode i t0 t1 d tot tear fails="" size=0 sites=""
+	local off_tot="" off_tear="" json_tot="" json_tear=""
+	for i in 1 2; do
+		for mode in off json; do
+			local cmd=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS="$QUOTA" VRAMGUARD_REPORT_FORMAT=json)
+			if [ $mode = off ]; then cmd+=(VRAMGUARD_REPORT=off); else cmd+=(VRAMGUARD_REPORT="$BUILD/cost-%p-%r.json"); fi
+			cmd+=("$PY" -u "$HERE/torch_exit.py")
+			printf '\n===== %s[%s %d]: %s\n' "$name" $mode $i "${cmd[*]}" >>"$LOG"
+			t0=$(date +%s.%N)
+			timeout -k 5 "$T" "${cmd[@]}" >"$BUILD/o" 2>"$BUILD/e" </dev/null
+			RC=$?
+			t1=$(date +%s.%N)
+			{ cat "$BUILD/o"; echo "--- stderr:"; cat "$BUILD/e"; echo "--- exit status $RC"; } >>"$LOG"
+			d=$(sed -n 's/^done \([0-9.]*\)$/\1/p' "$BUILD/o")
+			if [ "$RC" -ne 0 ] || [ -z "$d" ]; then
+				fails="$fails [$mode run $i: $(why_rc)]"
+				continue
+			fi
+			tot=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+			tear=$(awk -v a="$d" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+			if [ $mode = off ]; then
+				off_tot="$off_tot${off_tot:+/}$tot" off_tear="$off_tear${off_tear:+/}$tear"
+			else
+				json_tot="$json_tot${json_tot:+/}$tot" json_tear="$json_tear${json_tear:+/}$tear"
+			fi
+		done
+	done
+	local jf
+	jf=$(first_file "$BUILD"/cost-*-exit.json)
+	[ -n "$jf" ] && size=$(stat -c %s "$jf") &&
+		sites=$(timeout 30 "$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sites"]))' "$jf" 2>/dev/null)
+	[ -z "$jf" ] && [ -n "$json_tot" ] && fails="$fails [no cost-*-exit.json written]"
+	if [ -z "$fails" ]; then
+		result PASS $name "torch_exit.py wall ms, 2 runs each: VRAMGUARD_REPORT=off $off_tot, JSON to a file $json_tot; from its last Python line to the process's end: off $off_tear ms, JSON $json_tear ms; report $size bytes, ${sites:-?} sites"
+	else
+		result FAIL $name "runs failed:$fails; off $off_tot ms, JSON $json_tot ms"
+	fi
+}
+report_cost
 
 SUMMARY="$NP passed, $NF failed"
 [ "$NS" -gt 0 ] && SUMMARY="$SUMMARY, $NS skipped"

@@ -522,6 +522,32 @@ static void test_backtrace_off(void)
 	vg_report_free(&r);
 }
 
+/* A symbol wider than the symbol column (static cudart's, mangled C++) keeps two spaces before its module. */
+static void test_long_symbol(void)
+{
+	struct vg_report r;
+	struct vg_strbuf b = { 0 };
+
+	memset(&r, 0, sizeof(r));
+	header(&r);
+	r.sites = xcalloc(1, sizeof(*r.sites));
+	struct vg_report_site *s = add_site(&r, 1, "cuMemAlloc_v2", 1, 4096, 2);
+	snprintf(s->frames[0].symbol, sizeof(s->frames[0].symbol), "libcudart_static_%s",
+		 "0123456789abcdef0123456789abcdef01234567");
+	snprintf(s->frames[0].module, sizeof(s->frames[0].module), "/work/leaky");
+	s->frames[0].symbol_offset = 0x3a;
+	s->frames[0].module_offset = 0x1234;
+	snprintf(s->frames[1].symbol, sizeof(s->frames[1].symbol), "main");
+	snprintf(s->frames[1].module, sizeof(s->frames[1].module), "/work/leaky");
+	r.allocs_live = 1;
+	CHECK(vg_report_render_text(&r, &b) == 0);
+	if (!b.data)
+		return;
+	CHECK_CONTAINS(b.data, "0123456789abcdef01234567+0x3a  /work/leaky (+0x1234)");
+	vg_strbuf_free(&b);
+	vg_report_free(&r);
+}
+
 /* Bytes that are not UTF-8, control characters and a full-length field without its NUL. */
 static void test_hostile_strings(void)
 {
@@ -591,6 +617,7 @@ int main(int argc, char **argv)
 	test_full_json();
 	test_empty();
 	test_backtrace_off();
+	test_long_symbol();
 	test_hostile_strings();
 	test_free();
 	return UNIT_DONE();
