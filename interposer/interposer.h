@@ -56,6 +56,7 @@ const struct vg_device_info *vg_device_info_cached(int dev);
 
 /* Reports: start the exit handler and the signal reporter (at first CUDA use), and write one now. */
 void vg_reporter_start(void);
+void vg_reporter_arm_exit(void);
 void vg_report_now(const char *reason);
 void vg_reporter_atfork_child(void);
 struct vg_report;

@@ -80,11 +80,31 @@ void vg_report_now(const char *reason)
 	pthread_mutex_unlock(&vg_report_lock);
 }
 
+static _Atomic int vg_exit_reported;
+static _Atomic int vg_exit_armed;       /* 0: none, 1: after cuInit, 2: after the first allocation too */
+
 static void vg_report_at_exit(void)
 {
-	if (getpid() != vg_report_pid)
+	if (getpid() != vg_report_pid || atomic_exchange(&vg_exit_reported, 1))
 		return;
 	vg_report_now("exit");
+}
+
+/* atexit handlers run last-registered first, and the driver registers its own teardown during cuInit (measured:
+ * a handler registered at the first cuGetProcAddress ran after it and saw CUDA_ERROR_DEINITIALIZED). So the
+ * handler is registered after cuInit succeeds, and once more at the first allocation, in case the driver or
+ * the runtime registers more teardown when the context is created. Whichever runs first writes the report. */
+void vg_reporter_arm_exit(void)
+{
+	if (VG_LIKELY(atomic_load_explicit(&vg_exit_armed, memory_order_relaxed) >= 2))
+		return;
+	if (vg_cfg.report_dest == VG_REPORT_OFF || vg_report_pid != (int)getpid())
+		return;
+	pthread_mutex_lock(&vg_report_lock);
+	int armed = atomic_load(&vg_exit_armed);
+	if (armed < 2 && atexit(vg_report_at_exit) == 0)
+		atomic_store(&vg_exit_armed, armed + 1);
+	pthread_mutex_unlock(&vg_report_lock);
 }
 
 /* ---- signal ---- */
@@ -174,7 +194,6 @@ void vg_reporter_start(void)
 	if (vg_cfg.report_dest == VG_REPORT_OFF)
 		return;
 	vg_report_pid = (int)getpid();
-	atexit(vg_report_at_exit);
 	if (vg_cfg.signal > 0)
 		vg_signal_start();
 }

@@ -167,6 +167,7 @@ static void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev,
 	}
 	if (rc == 0) {
 		vg_site_alloc(r->site, bytes);
+		vg_reporter_arm_exit();
 	} else {
 		free(r);
 		vg_quota_release(dev, bytes);
@@ -225,6 +226,8 @@ VG_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags)
 	enum vg_mode m = vg_hook_enter();
 	VG_GATE(m, true, cuInit, Flags);
 	rc = VG_REAL_CALL(cuInit, Flags);
+	if (rc == CUDA_SUCCESS)
+		vg_reporter_arm_exit();
 out:
 	vg_hook_leave();
 	return rc;
@@ -1015,16 +1018,6 @@ int vg_stream_state(CUstream s)
 	return state;
 }
 
-/* Frames inside the CUDA runtime (cudaStreamDestroy, cudart's internals, static or shared) say nothing about the
- * application: a warning names the first frame past them. */
-static bool vg_frame_is_runtime(const struct vg_report_frame *f)
-{
-	const char *mod = strrchr(f->module, '/');
-	mod = mod ? mod + 1 : f->module;
-	return strncmp(mod, "libcudart", 9) == 0 || strncmp(f->symbol, "libcudart_static_", 17) == 0 ||
-	       (strncmp(f->symbol, "cuda", 4) == 0 && f->symbol[4] >= 'A' && f->symbol[4] <= 'Z');
-}
-
 /* "func+0x1c (libfoo.so)" for the first application frame of a site, for warnings. Symbolizing reads the
  * modules' symbol tables; it runs only for a warning that passed the rate limit. */
 static void vg_site_brief(const struct vg_site *site, char *buf, size_t len)
@@ -1040,7 +1033,7 @@ static void vg_site_brief(const struct vg_site *site, char *buf, size_t len)
 		vg_symbolize(sym, (uint64_t)(uintptr_t)site->frames[i], &f);
 		if (i == 0)
 			first = f;
-		if (!vg_frame_is_runtime(&f))
+		if (!vg_report_frame_is_runtime(&f))
 			break;
 		if (i + 1 == site->nframes)
 			f = first;

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -296,11 +297,29 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 	}
 }
 
+bool vg_report_frame_is_runtime(const struct vg_report_frame *f)
+{
+	const char *mod = strrchr(f->module, '/');
+	mod = mod ? mod + 1 : f->module;
+	return strncmp(mod, "libcudart", 9) == 0 || strncmp(f->symbol, "libcudart_static_", 17) == 0 ||
+	       (strncmp(f->symbol, "cuda", 4) == 0 && f->symbol[4] >= 'A' && f->symbol[4] <= 'Z');
+}
+
+/* Leading frames inside the CUDA runtime (its internals and the cuda* call itself). */
+static size_t vg_runtime_prefix(const struct vg_report_site *s)
+{
+	size_t k = 0;
+	while (k < s->nframes && vg_report_frame_is_runtime(&s->frames[k]))
+		k++;
+	return k < s->nframes ? k : 0;  /* all runtime: show them rather than nothing */
+}
+
 static void vg_text_site(const struct vg_report *r, const struct vg_report_site *s, struct vg_strbuf *out)
 {
 	struct vg_text_frame_line lines[VG_TEXT_FRAMES];
 	char bytes[32];
 	size_t i, n = s->frames ? s->nframes : 0;
+	size_t skip = n ? vg_runtime_prefix(s) : 0;
 
 	vg_format_bytes(s->live_bytes, bytes, sizeof(bytes));
 	vg_strbuf_printf(out, "    %s in %" PRIu64 " %s via ", bytes, s->live_count,
@@ -313,14 +332,17 @@ static void vg_text_site(const struct vg_report *r, const struct vg_report_site 
 		vg_text_frames(r, out, lines, 1, 6);
 		return;
 	}
-	for (i = 0; i < n && i < VG_TEXT_FRAMES; i++) {
+	/* The CUDA runtime's own frames say nothing about the application: one line for them, then the caller. */
+	if (skip)
+		vg_strbuf_printf(out, "      (%zu %s in the CUDA runtime)\n", skip, vg_plural(skip, "frame", "frames"));
+	for (i = 0; skip + i < n && i < VG_TEXT_FRAMES; i++) {
 		lines[i].label = NULL;
-		lines[i].frame = &s->frames[i];
+		lines[i].frame = &s->frames[skip + i];
 	}
 	vg_text_frames(r, out, lines, i, 6);
-	if (n > VG_TEXT_FRAMES)
-		vg_strbuf_printf(out, "      ... %zu more %s\n", n - VG_TEXT_FRAMES,
-				 vg_plural(n - VG_TEXT_FRAMES, "frame", "frames"));
+	if (n - skip > VG_TEXT_FRAMES)
+		vg_strbuf_printf(out, "      ... %zu more %s\n", n - skip - VG_TEXT_FRAMES,
+				 vg_plural(n - skip - VG_TEXT_FRAMES, "frame", "frames"));
 }
 
 static void vg_text_outstanding(const struct vg_report *r, struct vg_strbuf *out)
@@ -367,7 +389,8 @@ static void vg_text_outstanding(const struct vg_report *r, struct vg_strbuf *out
 				 vg_plural(nlive - shown, "site", "sites"), vg_format_bytes(rest_bytes, bytes, sizeof(bytes)));
 }
 
-/* "created:   make_stream+0x12  /work/examples/leaky (+0x1100)": the innermost frame of each site. */
+/* "created:   make_stream+0x12  /work/examples/leaky (+0x1100)": the first frame of each site outside the CUDA
+ * runtime. */
 static void vg_text_stream_sites(const struct vg_report *r, struct vg_strbuf *out, const char *const *labels,
 				 const uint32_t *ids, size_t n)
 {
@@ -377,7 +400,7 @@ static void vg_text_stream_sites(const struct vg_report *r, struct vg_strbuf *ou
 	for (i = 0; i < n && i < 2; i++) {
 		const struct vg_report_site *s = ids[i] ? vg_report_find_site(r, ids[i]) : NULL;
 		lines[i].label = labels[i];
-		lines[i].frame = s && s->frames && s->nframes ? &s->frames[0] : NULL;
+		lines[i].frame = s && s->frames && s->nframes ? &s->frames[vg_runtime_prefix(s)] : NULL;
 	}
 	vg_text_frames(r, out, lines, i, 6);
 }

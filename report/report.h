@@ -109,6 +109,11 @@ struct vg_report {
 int vg_report_render_text(const struct vg_report *r, struct vg_strbuf *out);
 int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out);
 
+/* True for a frame inside the CUDA runtime (libcudart, static cudart's internals, the cuda* API functions): the
+ * text form and warnings name the first frame past them. */
+#include <stdbool.h>
+bool vg_report_frame_is_runtime(const struct vg_report_frame *f);
+
 /* Free the arrays of a report built by the library or by the JSON reader (not the struct itself). */
 void vg_report_free(struct vg_report *r);
 

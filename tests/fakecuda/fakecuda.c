@@ -376,11 +376,18 @@ static void init_once(void)
 static void ensure_init(void) { pthread_once(&g_once, init_once); }
 
 /* Every entry point starts here: count, refuse after fork, inject faults. */
+/* Like the real driver (measured under python with torch, CuPy and JAX): cuInit registers the driver's teardown
+ * with atexit, after which every call returns CUDA_ERROR_DEINITIALIZED. A handler registered before cuInit runs
+ * after the teardown. */
+static atomic_int g_deinitialized;
+static void fc_teardown(void) { atomic_store(&g_deinitialized, 1); }
+
 static CUresult fc_enter(int idx, int fork_exempt)
 {
     ensure_init();
     long n = atomic_fetch_add(&g_calls[idx], 1) + 1;
     if (!fork_exempt && atomic_load(&g_forked_dead)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!fork_exempt && atomic_load(&g_deinitialized)) return CUDA_ERROR_DEINITIALIZED;
     atomic_store(&g_used_flag, 1);
     if (g_has_rule[idx]) {
         for (int i = 0; i < g_nrules; i++) {
@@ -555,6 +562,9 @@ CUresult CUDAAPI cuInit(unsigned int Flags)
 {
     ENTER(cuInit);
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    static atomic_int teardown_registered;
+    if (!atomic_exchange(&teardown_registered, 1))
+        atexit(fc_teardown);
     LOCK();
     (void)cur_ctx();
     UNLOCK();

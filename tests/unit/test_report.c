@@ -522,7 +522,8 @@ static void test_backtrace_off(void)
 	vg_report_free(&r);
 }
 
-/* A symbol wider than the symbol column (static cudart's, mangled C++) keeps two spaces before its module. */
+/* A symbol wider than the symbol column (mangled C++) keeps two spaces before its module; leading CUDA runtime
+ * frames are folded into one line. */
 static void test_long_symbol(void)
 {
 	struct vg_report r;
@@ -531,19 +532,24 @@ static void test_long_symbol(void)
 	memset(&r, 0, sizeof(r));
 	header(&r);
 	r.sites = xcalloc(1, sizeof(*r.sites));
-	struct vg_report_site *s = add_site(&r, 1, "cuMemAlloc_v2", 1, 4096, 2);
-	snprintf(s->frames[0].symbol, sizeof(s->frames[0].symbol), "libcudart_static_%s",
+	struct vg_report_site *s = add_site(&r, 1, "cuMemAlloc_v2", 1, 4096, 4);
+	memmove(&s->frames[2], &s->frames[0], 2 * sizeof(s->frames[0]));
+	snprintf(s->frames[0].symbol, sizeof(s->frames[0].symbol), "libcudart_static_0123456789abcdef");
+	snprintf(s->frames[1].symbol, sizeof(s->frames[1].symbol), "cudaMalloc");
+	struct vg_report_frame *f = &s->frames[2];
+	snprintf(f[0].symbol, sizeof(f[0].symbol), "_ZN3c104cuda20CUDACachingAllocator6Native%s",
 		 "0123456789abcdef0123456789abcdef01234567");
-	snprintf(s->frames[0].module, sizeof(s->frames[0].module), "/work/leaky");
-	s->frames[0].symbol_offset = 0x3a;
-	s->frames[0].module_offset = 0x1234;
-	snprintf(s->frames[1].symbol, sizeof(s->frames[1].symbol), "main");
-	snprintf(s->frames[1].module, sizeof(s->frames[1].module), "/work/leaky");
+	snprintf(f[0].module, sizeof(f[0].module), "/work/leaky");
+	f[0].symbol_offset = 0x3a;
+	f[0].module_offset = 0x1234;
+	snprintf(f[1].symbol, sizeof(f[1].symbol), "main");
+	snprintf(f[1].module, sizeof(f[1].module), "/work/leaky");
 	r.allocs_live = 1;
 	CHECK(vg_report_render_text(&r, &b) == 0);
 	if (!b.data)
 		return;
 	CHECK_CONTAINS(b.data, "0123456789abcdef01234567+0x3a  /work/leaky (+0x1234)");
+	CHECK_CONTAINS(b.data, "(2 frames in the CUDA runtime)\n      _ZN3c10");
 	vg_strbuf_free(&b);
 	vg_report_free(&r);
 }
