@@ -3,8 +3,12 @@
 # has an NVIDIA GPU, otherwise on the test double of libcuda.so.1 (it says which).
 set -eu
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
-make -s all build/tests/libcuda.so.1 build/quota_demo
+targets="all build/tests/libcuda.so.1 build/quota_demo"
+# Already built (e.g. a build directory copied to a GPU machine): nothing to install.
+if ! make -q $targets 2>/dev/null; then
+	bash scripts/setup.sh >/dev/null
+	make -s $targets
+fi
 LIB=$PWD/build/libvramguard.so
 limit=${NVIDIA_GPU_MEMORY_LIMITS:-2048}
 if nvidia-smi -L >/dev/null 2>&1; then
