@@ -3,7 +3,7 @@
 # has an NVIDIA GPU, otherwise on the test double of libcuda.so.1 (it says which).
 set -eu
 cd "$(dirname "$0")/.."
-targets="all build/tests/libcuda.so.1 build/quota_demo"
+targets="build/libvramguard.so build/tests/libcuda.so.1 build/quota_demo"
 # Already built (e.g. a build directory copied to a GPU machine): nothing to install.
 if ! make -q $targets 2>/dev/null; then
 	bash scripts/setup.sh >/dev/null
