@@ -5,15 +5,6 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 BUILD ?= build
 
-ifeq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
-$(error cuda.h not found under CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit headers (cuda.h, cudaTypedefs.h) or set CUDA_HOME)
-endif
-ifeq ($(wildcard /usr/include/uthash.h),)
-ifeq ($(wildcard $(UTHASH_INCLUDE)/uthash.h),)
-$(error uthash.h not found: install Debian's uthash-dev (apt-get install uthash-dev) or set UTHASH_INCLUDE)
-endif
-endif
-
 VG_CPPFLAGS := -I. -I$(CUDA_HOME)/include $(if $(UTHASH_INCLUDE),-I$(UTHASH_INCLUDE))
 VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
@@ -29,7 +20,16 @@ HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 all: $(LIB)
 
-$(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
+# The build needs the CUDA headers and uthash; say which is missing, once, before compiling anything. (A check,
+# not a parse-time error, so a prebuilt build/ can be used where neither is installed.)
+$(BUILD)/.deps-ok:
+	@test -f $(CUDA_HOME)/include/cuda.h -a -f $(CUDA_HOME)/include/cudaTypedefs.h || { echo "error: cuda.h and \
+cudaTypedefs.h not found under CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit headers or set CUDA_HOME" >&2; exit 1; }
+	@test -f /usr/include/uthash.h -o -f "$(UTHASH_INCLUDE)/uthash.h" || { echo "error: uthash.h not found: \
+install Debian's uthash-dev (apt-get install uthash-dev, or bash scripts/setup.sh) or set UTHASH_INCLUDE" >&2; exit 1; }
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) Makefile | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(VG_CPPFLAGS) -include interposer/glibc_compat.h $(VG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -45,7 +45,7 @@ T := $(BUILD)/tests
 TEST_CFLAGS := -std=gnu11 -Wall -Wextra -O1 -g -pthread
 FAKE := $(T)/libcuda.so.1
 
-$(FAKE): tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda.h Makefile
+$(FAKE): tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda.h Makefile | $(BUILD)/.deps-ok
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -I$(CUDA_HOME)/include \
 		-o $@ tests/fakecuda/fakecuda.c
