@@ -18,7 +18,12 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libvramguard.so
 HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
-all: $(LIB)
+CLI := $(BUILD)/vramguard
+CLI_SRCS := cli/vramguard.c cli/diff.c report/json_read.c report/report.c config/config.c
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+all: $(LIB) $(CLI)
 
 # The build needs the CUDA headers and uthash; say which is missing, once, before compiling anything. (A check,
 # not a parse-time error, so a prebuilt build/ can be used where neither is installed.)
@@ -39,6 +44,16 @@ $(BUILD)/obj/%.o: %.S Makefile
 
 $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
+
+# The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
+$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h report/json_read.h Makefile | $(BUILD)/.deps-ok
+	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl
+
+install: $(LIB) $(CLI)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/vramguard
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libvramguard.so
+	install -m 0644 docs/vramguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/vramguard.1
 
 # ---- tests ----
 T := $(BUILD)/tests
@@ -66,6 +81,14 @@ $(T)/test_symbolize: tests/unit/test_symbolize.c report/symbolize.c report/symbo
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_symbolize.c report/symbolize.c -ldl
 
+$(T)/test_json_read: tests/unit/test_json_read.c report/json_read.c report/json_read.h report/report.c config/config.c tests/unit/unit.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c report/json_read.c report/report.c config/config.c
+
+$(T)/test_diff: tests/unit/test_diff.c cli/diff.c cli/diff.h report/report.c config/config.c tests/unit/unit.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c cli/diff.c report/report.c config/config.c
+
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
@@ -86,7 +109,7 @@ $(T)/%: tests/integration/%.c tests/integration/itest.h tests/fakecuda/fakecuda.
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_report $(T)/test_symbolize $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(CLI) $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
 
 test: $(LIB) $(TEST_BINS)
 	@bash tests/run.sh
@@ -107,5 +130,5 @@ bench: $(LIB) $(FAKE) $(T)/bench_capture
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test demo bench clean
+.PHONY: all test demo bench install clean
 .SECONDARY:

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define VG_VERSION "0.3.0"          /* the library and the command */
 #define VG_MAX_DEVICES 64           /* CUDA ordinals 0..63 are tracked; higher ones pass through unlimited */
 #define VG_MAX_LIMIT_ENTRIES 64     /* keys in one per-device list */
 #define VG_UUID_MAX 96              /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", "MIG-..." */

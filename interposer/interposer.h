@@ -9,7 +9,6 @@
 #include "interposer/hooks.h"
 #include "config/config.h"
 
-#define VG_VERSION "0.2.0"
 #define VG_EXPORT __attribute__((visibility("default")))
 #define VG_HIDDEN __attribute__((visibility("hidden")))
 #define VG_LIKELY(x) __builtin_expect(!!(x), 1)

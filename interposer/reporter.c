@@ -21,8 +21,47 @@ static pthread_mutex_t vg_report_lock = PTHREAD_MUTEX_INITIALIZER;
 static int vg_pipe_rd = -1;
 static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
 
-/* Write one rendered report. Files are created with O_EXCL|O_NOFOLLOW: an existing file or a symlink (planted or
- * not) is never written through; a partial file (full disk) is removed. One warning line on any failure. */
+/* Create path exclusively and write data to it: an existing file or a symlink (planted or not) is never written
+ * through. The report is written under a temporary name beside it and published with link(2), which also never
+ * replaces an existing name: readers (`vramguard dump`) never see a partial report, and a report that cannot be
+ * written whole (full disk) leaves nothing behind. Returns 0 or -errno; *what says which step failed. */
+static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b, const char **what)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.vgtmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
+	*what = "create";
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	*what = "write";
+	int rc = vg_write_all(fd, b->data, b->len);
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0) {
+		*what = "create";
+		if (link(tmp, path) != 0) {
+			rc = -errno;
+			if (rc == -EPERM || rc == -ENOTSUP || rc == -EXDEV || rc == -EMLINK) {
+				/* No hard links here (some FUSE and vfat mounts): write the final name directly. */
+				unlink(tmp);
+				fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+				if (fd < 0)
+					return -errno;
+				*what = "write";
+				rc = vg_write_all(fd, b->data, b->len);
+				if (close(fd) != 0 && rc == 0)
+					rc = -errno;
+				if (rc != 0)
+					unlink(path);
+				return rc;
+			}
+		}
+	}
+	unlink(tmp);
+	return rc;
+}
+
+/* Write one rendered report to its destination; one warning line on any failure. */
 static void vg_report_emit(const char *reason, uint64_t seq, const struct vg_strbuf *b)
 {
 	if (vg_cfg.report_dest == VG_REPORT_STDERR) {
@@ -38,22 +77,17 @@ static void vg_report_emit(const char *reason, uint64_t seq, const struct vg_str
 		       vg_cfg.report_path);
 		return;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int e = errno;
-		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s%s", path, strerror(e),
-		       e == EEXIST ? " (vramguard never overwrites a file; put %p or %n in VRAMGUARD_REPORT)" : "");
-		return;
-	}
-	int rc = vg_write_all(fd, b->data, b->len);
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc != 0) {
-		unlink(path);
+	const char *what = "";
+	int rc = vg_publish(path, seq, b, &what);
+	if (rc == -EEXIST)
+		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s (vramguard never overwrites a file; put %%p "
+		       "or %%n in VRAMGUARD_REPORT)", path, strerror(-rc));
+	else if (rc != 0 && !strcmp(what, "create"))
+		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s", path, strerror(-rc));
+	else if (rc != 0)
 		vg_log(VG_LOG_WARN, "report not written: %s: %s (the partial file was removed)", path, strerror(-rc));
-		return;
-	}
-	vg_log(VG_LOG_INFO, "report (%s) written to %s", reason, path);
+	else
+		vg_log(VG_LOG_INFO, "report (%s) written to %s", reason, path);
 }
 
 void vg_report_now(const char *reason)

@@ -75,6 +75,8 @@ unit test_config
 unit test_accounting
 unit test_report
 unit test_symbolize
+unit test_json_read
+unit test_diff
 
 echo "== quota on the direct-link route"
 prog "quota 4096 MiB" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D quota
@@ -212,6 +214,105 @@ prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY
 expect_err "  one warning, the partial file removed" 'report not written: .*full-[0-9]+\.json: File too large \(the partial file was removed\)'
 if ls "$RD"/full-*.json >/dev/null 2>&1; then bad "  a partial report file was left"; else
 	ok "  no partial report file left"; fi
+
+if ls "$RD"/*.vgtmp.* >/dev/null 2>&1; then bad "temporary report files were left behind"; else
+	ok "no temporary report files left behind"; fi
+
+echo "== the vramguard command"
+VG=$PWD/$B/vramguard
+FAKEENV="LD_LIBRARY_PATH=$PWD/$T"
+cli() { # NAME WANT_RC EXPECTED_STDOUT_REGEX [VAR=value ...] -- CMD...   (stdout in $CO, stderr in $ERR)
+	local name=$1 want=$2 re=$3
+	shift 3
+	local envs=()
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	CO=$(env -u LD_PRELOAD -u NVIDIA_GPU_MEMORY_LIMITS "${envs[@]}" timeout 60 "$@" 2>"$ERR")
+	local rc=$?
+	{ echo "== cli $name: ${envs[*]} $*"; printf '%s\n' "$CO"; cat "$ERR"; } >>"$LOG"
+	if [ "$rc" -eq "$want" ] && grep -Eq -- "$re" <<<"$CO"; then ok "$name"; else
+		bad "$name (exit $rc, want $want)" "$(head -c 400 <<<"$CO"; head -3 "$ERR")"; fi
+}
+cli "--version" 0 '^vramguard [0-9]+\.[0-9]+\.[0-9]+$' -- $VG --version
+cli "--help lists every command" 0 'vramguard dump PID' -- $VG --help
+cli "help run documents the options" 0 '--limit SPEC' -- $VG help run
+cli "an unknown command is a usage error" 2 '' -- $VG frobnicate
+cli "run: the quota holds in the job" 0 'ok - ' $FAKEENV -- $VG run --limit 4096 -- $D quota
+cli "run: LD_PRELOAD gets the library first, the existing entry kept" 0 \
+	"^$PWD/$B/libvramguard.so:/some/other.so\$" LD_PRELOAD=/some/other.so -- $VG run -- sh -c 'echo $LD_PRELOAD'
+cli "run: the library is not added twice" 0 "^$PWD/$B/libvramguard.so:/x.so\$" \
+	"LD_PRELOAD=$PWD/$B/libvramguard.so:/x.so" -- $VG run -- sh -c 'echo $LD_PRELOAD'
+cli "run: flags override the environment" 0 '^2G json USR2 8$' NVIDIA_GPU_MEMORY_LIMITS=9G -- \
+	$VG run --limit 2G --format json --signal USR2 --backtrace 8 -- \
+	sh -c 'echo $NVIDIA_GPU_MEMORY_LIMITS $VRAMGUARD_REPORT_FORMAT $VRAMGUARD_SIGNAL $VRAMGUARD_BACKTRACE'
+cli "run: the command's exit status passes through" 7 '' -- $VG run -- sh -c 'exit 7'
+cli "run: death by signal passes through (143 = SIGTERM)" 143 '' -- $VG run -- sh -c 'kill -TERM $$'
+cli "run: stdin passes through" 0 '^piped$' -- sh -c "echo piped | $VG run -- cat"
+cli "run: a bad limit is rejected before the command starts" 2 '^$' -- $VG run --limit 4XB -- sh -c 'echo ran'
+expect_err "  with the library's message" "^vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMITS '4XB': unknown unit 'XB'"
+cli "run: a bad format is rejected too" 2 '^$' -- $VG run --format yaml -- true
+expect_err "  naming VRAMGUARD_REPORT_FORMAT" "invalid VRAMGUARD_REPORT_FORMAT 'yaml'"
+cli "run: a missing command exits 127" 127 '' -- $VG run -- /nonexistent/cmd
+cli "run: no command is a usage error" 2 '' -- $VG run --limit 1G
+cli "report: renders the golden JSON as the golden text" 0 'vramguard: report \(exit\)' -- \
+	$VG report tests/unit/golden/report.json
+if diff <(printf '%s\n' "$CO") <(grep -v '^  full report: ' tests/unit/golden/report.txt) >/dev/null; then
+	ok "  identical to tests/unit/golden/report.txt (but the JSON hint line)"; else
+	bad "  differs from tests/unit/golden/report.txt" "$(diff <(printf '%s\n' "$CO") <(grep -v '^  full report: ' tests/unit/golden/report.txt) | head -5)"; fi
+cli "report: a file that is not a report" 1 '^$' -- $VG report tests/run.sh
+expect_err "  one error line naming the file" '^vramguard: error: tests/run.sh: '
+cli "diff: golden pair" 0 'vramguard: diff' -- $VG diff tests/cli/old.json tests/cli/new.json
+if diff <(printf '%s\n' "$CO") tests/cli/diff.golden.txt >/dev/null; then ok "  identical to tests/cli/diff.golden.txt"; else
+	bad "  differs from tests/cli/diff.golden.txt" "$(diff <(printf '%s\n' "$CO") tests/cli/diff.golden.txt | head -5)"; fi
+cli "diff --exit-code: 1 when memory grew" 1 'grew' -- $VG diff --exit-code tests/cli/old.json tests/cli/new.json
+cli "diff --exit-code: 0 when it did not" 0 '' -- $VG diff --exit-code tests/cli/new.json tests/cli/new.json
+
+W=$T/waiter
+dump_case() { # NAME WANT_RC REGEX MODE [VAR=value...]: start the waiter under the preload, dump it
+	local name=$1 want=$2 re=$3 mode=$4
+	shift 4
+	rm -f "$RD/stop"
+	env LD_LIBRARY_PATH="$PWD/$T" LD_PRELOAD="$LIB" NVIDIA_GPU_MEMORY_LIMITS=4096 "$@" \
+		$W "$RD/stop" $mode >"$RD/waiter.out" 2>"$RD/waiter.err" &
+	local pid=$!
+	for _ in $(seq 100); do grep -q ready "$RD/waiter.out" 2>/dev/null && break; sleep 0.05; done
+	cli "$name" "$want" "$re" -- $VG dump "$pid" --wait 5
+	touch "$RD/stop"
+	wait "$pid"
+	WAITER_RC=$?
+}
+dump_case "dump: prints the path of the new report" 0 "^$PWD/$RD/dump-[0-9]+-1\\.json\$" "" \
+	"VRAMGUARD_REPORT=$PWD/$RD/dump-%p-%n.json" VRAMGUARD_REPORT_FORMAT=json
+if [ -n "$CO" ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["reason"]=="signal"' "$CO"; then
+	ok "  the report it names is a complete JSON signal report"; else bad "  the dumped report is not valid JSON"; fi
+[ "$WAITER_RC" -eq 0 ] && ok "  the process kept running and exited normally" || bad "  the process died ($WAITER_RC)"
+dump_case "dump: a relative template resolves in the process's directory" 0 "^$PWD/$RD/rel-[0-9]+-1\\.txt\$" "" \
+	"VRAMGUARD_REPORT=$RD/rel-%p-%n.txt"
+dump_case "dump: refuses a process that reports to stderr only" 1 '^$' ""
+expect_err "  and says so" 'writes its reports to its own stderr only'
+dump_case "dump: refuses before vramguard's handler exists (no CUDA yet), does not kill" 1 '^$' nocuda \
+	"VRAMGUARD_REPORT=$PWD/$RD/never-%p-%n.json"
+expect_err "  and says why" 'does not catch SIGUSR1'
+[ "$WAITER_RC" -eq 0 ] && ok "  the process survived" || bad "  the process was killed ($WAITER_RC)"
+sleep 3 &
+cli "dump: refuses a process not under vramguard" 1 '^$' -- $VG dump $!
+expect_err "  and says so" 'is not running under vramguard'
+kill %% 2>/dev/null; wait 2>/dev/null
+cli "dump: no such process" 1 '^$' -- $VG dump 999999999
+cli "check: devices, memory and quotas (test double, 2 GPUs)" 0 'GPU 1  Fake GPU 1' $FAKEENV FAKECUDA_DEVICES=2 \
+	NVIDIA_GPU_MEMORY_LIMITS=0:2G,1:unlimited -- $VG check
+if grep -q 'quota 2.00 GiB (NVIDIA_GPU_MEMORY_LIMITS)' <<<"$CO" && grep -q 'quota: unlimited' <<<"$CO" &&
+	grep -q "library:  $PWD/$B/libvramguard.so" <<<"$CO"; then ok "  GPU 0 has 2 GiB, GPU 1 unlimited, library found"
+else bad "  check output" "$(head -30 <<<"$CO")"; fi
+cli "check: an invalid configuration exits 2 and says why" 2 "invalid NVIDIA_GPU_MEMORY_LIMITS '9Q'" $FAKEENV \
+	NVIDIA_GPU_MEMORY_LIMITS=9Q -- $VG check
+cli "check: no driver" 0 'libcuda.so.1: not found' LD_LIBRARY_PATH=/nonexistent -- $VG check
+rm -rf "$T/inst"
+if make -s install DESTDIR="$PWD/$T/inst" PREFIX=/opt/vg >/dev/null 2>&1; then ok "make install DESTDIR PREFIX"; else
+	bad "make install DESTDIR PREFIX"; fi
+cli "an installed, relocated command finds its library (../lib)" 0 "^$PWD/$T/inst/opt/vg/lib/libvramguard.so\$" \
+	-- "$T/inst/opt/vg/bin/vramguard" run -- sh -c 'echo $LD_PRELOAD'
+[ -f "$T/inst/opt/vg/share/man/man1/vramguard.1" ] && ok "  the man page is installed" || bad "  no man page installed"
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h
