@@ -597,13 +597,54 @@ static void print_bytes(const char *label, uint64_t v)
 	printf("%s%s", label, vg_format_bytes(v, b, sizeof(b)));
 }
 
+/* check must see the driver as it is: if the library is preloaded into this command (LD_PRELOAD inherited from a
+ * vramguard-run shell, say), run again without it. */
+static void check_without_preload(char **argv)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	if (!dlsym(RTLD_DEFAULT, "vg_instance_marker") || getenv("__VRAMGUARD_CHECK_REEXEC") || !pre)
+		return;
+	char *keep = malloc(strlen(pre) + 1);
+	if (!keep)
+		return;
+	size_t o = 0;
+	for (const char *p = pre; *p;) {
+		while (*p == ':' || *p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ':' && *e != ' ')
+			e++;
+		size_t n = (size_t)(e - p);
+		if (n && !(n >= 15 && !strncmp(e - 15, "libvramguard.so", 15))) {
+			if (o)
+				keep[o++] = ':';
+			memcpy(keep + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	keep[o] = '\0';
+	if (o)
+		setenv("LD_PRELOAD", keep, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	free(keep);
+	setenv("__VRAMGUARD_CHECK_REEXEC", "1", 1);
+	execv("/proc/self/exe", argv - 1);      /* argv was shifted past the program name */
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return help_for("check");
 	if (argc > 1)
 		usage_error(usage_check, "check: unexpected argument '%s'", argv[1]);
+	check_without_preload(argv);
+	unsetenv("__VRAMGUARD_CHECK_REEXEC");
 	printf("vramguard %s\n", VG_VERSION);
+	if (dlsym(RTLD_DEFAULT, "vg_instance_marker"))
+		printf("note:     libvramguard.so is preloaded into this command (/etc/ld.so.preload?): the device memory "
+		       "below is what it reports\n");
 	char lib[PATH_MAX];
 	if (find_library(lib, sizeof(lib)) == 0)
 		printf("library:  %s\n", lib);

@@ -307,12 +307,22 @@ else bad "  check output" "$(head -30 <<<"$CO")"; fi
 cli "check: an invalid configuration exits 2 and says why" 2 "invalid NVIDIA_GPU_MEMORY_LIMITS '9Q'" $FAKEENV \
 	NVIDIA_GPU_MEMORY_LIMITS=9Q -- $VG check
 cli "check: no driver" 0 'libcuda.so.1: not found' LD_LIBRARY_PATH=/nonexistent -- $VG check
+cli "check: run under the preload it still sees the whole device" 0 'memory 16.00 GiB, quota 4.00 GiB' $FAKEENV \
+	"LD_PRELOAD=$LIB" NVIDIA_GPU_MEMORY_LIMITS=4G -- $VG check
+expect_quiet "  and prints no exit report"
 rm -rf "$T/inst"
 if make -s install DESTDIR="$PWD/$T/inst" PREFIX=/opt/vg >/dev/null 2>&1; then ok "make install DESTDIR PREFIX"; else
 	bad "make install DESTDIR PREFIX"; fi
 cli "an installed, relocated command finds its library (../lib)" 0 "^$PWD/$T/inst/opt/vg/lib/libvramguard.so\$" \
 	-- "$T/inst/opt/vg/bin/vramguard" run -- sh -c 'echo $LD_PRELOAD'
 [ -f "$T/inst/opt/vg/share/man/man1/vramguard.1" ] && ok "  the man page is installed" || bad "  no man page installed"
+
+echo "== examples: container and Kubernetes recipes (static; no Docker engine or cluster here)"
+# The checker needs PyYAML: the first python3 on PATH if it has it, else Debian's (python3-yaml).
+PYY=python3
+python3 -c 'import yaml' 2>/dev/null || PYY=/usr/bin/python3
+prog "examples lint (yamllint, manifests, compose, Dockerfiles)" -- $PYY tests/lint/check_examples.py
+prog "examples lint fails on broken fixtures (--self-test)" -- $PYY tests/lint/check_examples.py --self-test
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h

@@ -439,6 +439,69 @@ report_cost() {
 }
 report_cost
 
+# ---- the vramguard command: run, dump, check on the real driver
+VG_CLI=${VG_CLI:-$(dirname "$VG_LIB")/vramguard}
+cli_checks() {
+	if [ ! -x "$VG_CLI" ]; then
+		result FAIL cli_run_torch "no vramguard command at $VG_CLI"
+		return
+	fi
+	# cli_run_torch: the limit given to `vramguard run` holds in PyTorch
+	program cli_run_torch env -u LD_PRELOAD -u NVIDIA_GPU_MEMORY_LIMITS "$VG_CLI" run --limit 2G -- \
+		"$PY" -u "$HERE/cli_torch.py" 2048
+
+	# cli_dump_torch: `vramguard dump PID` on a running training loop prints the path of a complete report
+	local name=cli_dump_torch pid="" i out="" why=""
+	local cmd=(env -u LD_PRELOAD "$VG_CLI" run --limit 4G --report "$BUILD/dump-%p-%n.json" --format json --
+		"$PY" -u "$HERE/torch_train.py" --steps 300 --pace 0.04)
+	printf '\n===== %s: %s\n' "$name" "${cmd[*]}" >>"$LOG"
+	timeout -k 5 "$T" "${cmd[@]}" >"$BUILD/dtrain.o" 2>"$BUILD/dtrain.e" </dev/null &
+	local bg=$!
+	for ((i = 0; i < T * 5; i++)); do
+		pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/dtrain.o")
+		[ -n "$pid" ] && break
+		kill -0 $bg 2>/dev/null || break
+		sleep 0.2
+	done
+	local t0 t1
+	if [ -n "$pid" ]; then
+		t0=$(date +%s.%N)
+		out=$("$VG_CLI" dump "$pid" --wait 20 2>>"$LOG")
+		t1=$(date +%s.%N)
+	fi
+	wait $bg
+	local rc=$?
+	{ cat "$BUILD/dtrain.o"; echo "--- stderr:"; cat "$BUILD/dtrain.e"; echo "--- exit $rc; dump printed: $out"; } >>"$LOG"
+	local used=""
+	if [ -z "$pid" ]; then
+		why="the loop never printed 'ready pid=N'"
+	elif [ -z "$out" ] || [ ! -f "$out" ]; then
+		why="vramguard dump printed no report path ('$out')"
+	elif ! used=$(timeout 30 "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="vramguard.report/1" and r["reason"]=="signal"; print(r["devices"][0]["used_bytes"])' "$out" 2>>"$LOG"); then
+		why="the report at $out is not a complete JSON signal report"
+	elif [ "$rc" -ne 0 ]; then
+		why="the training loop failed after the dump (exit $rc)"
+	fi
+	if [ -z "$why" ]; then
+		result PASS $name "dump $pid -> $out in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }') ms; report used_bytes $used; loop exit 0, $(grep -h '^result:' "$BUILD/dtrain.o" | head -1)"
+	else
+		result FAIL $name "$why$(tail -c 300 "$BUILD/dtrain.e" | tr '\n' ' ')"
+	fi
+
+	# cli_check: the real device, its memory and the quota, without a context
+	run cli_check env -u LD_PRELOAD NVIDIA_GPU_MEMORY_LIMITS=0:4G "$VG_CLI" check
+	log_quote "cli_check: output" "$BUILD/o"
+	local gpu0
+	gpu0=$(grep -A1 '^  GPU 0 ' "$BUILD/o" | tr -s ' ' | paste -sd' ')
+	if [ "$RC" -eq 0 ] && grep -q '^  GPU 0  NVIDIA' "$BUILD/o" && grep -q 'quota 4.00 GiB (NVIDIA_GPU_MEMORY_LIMITS)' "$BUILD/o" &&
+		grep -q '^libcuda.so.1: ' "$BUILD/o" && grep -q '^NVML: *found' "$BUILD/o"; then
+		result PASS cli_check "$(grep -h '^libcuda.so.1:\|^NVML:' "$BUILD/o" | paste -sd';' | tr -s ' '); $gpu0"
+	else
+		result FAIL cli_check "exit $RC: $(head -c 600 "$BUILD/o" | tr '\n' ' ')$(stderr_tail)"
+	fi
+}
+cli_checks
+
 SUMMARY="$NP passed, $NF failed"
 [ "$NS" -gt 0 ] && SUMMARY="$SUMMARY, $NS skipped"
 echo "$SUMMARY" | tee -a "$RES"
