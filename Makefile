@@ -75,7 +75,7 @@ $(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting
 
 $(T)/test_report: tests/unit/test_report.c report/report.c report/report.h config/config.c config/config.h tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c config/config.c -ldl
 
 $(T)/test_symbolize: tests/unit/test_symbolize.c report/symbolize.c report/symbolize.h report/report.h tests/unit/unit.h
 	@mkdir -p $(T)

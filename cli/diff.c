@@ -167,15 +167,6 @@ static const char *vg_no_site(const struct vg_report *r)
 	return r->backtrace_depth <= 0 ? "(no call site: VRAMGUARD_BACKTRACE=0)" : "(no call site recorded)";
 }
 
-/* Leading frames inside the CUDA runtime: they say nothing about the application. */
-static size_t vg_diff_runtime_prefix(const struct vg_report_site *s)
-{
-	size_t k = 0, n = s->frames ? s->nframes : 0;
-	while (k < n && vg_report_frame_is_runtime(&s->frames[k]))
-		k++;
-	return k < n ? k : 0;   /* all runtime: show them rather than nothing */
-}
-
 struct vg_frame_line {
 	const char *label;                      /* "created:", or NULL */
 	const struct vg_report_frame *frame;    /* NULL: say why there is none */
@@ -197,12 +188,7 @@ static void vg_diff_frames(struct vg_strbuf *out, const struct vg_frame_line *li
 			lw = strlen(lines[i].label);
 		if (!f)
 			continue;
-		if (f->symbol[0]) {
-			vg_text(&sym[i], f->symbol, sizeof(f->symbol));
-			vg_strbuf_printf(&sym[i], "+0x%" PRIx64, f->symbol_offset);
-		} else {
-			vg_str(&sym[i], "??");
-		}
+		vg_report_frame_symbol_text(&sym[i], f);
 		if (sym[i].failed)
 			out->failed = 1;
 		else if (vg_width(sym[i].data) > col)
@@ -238,7 +224,7 @@ static void vg_diff_frames(struct vg_strbuf *out, const struct vg_frame_line *li
 static void vg_diff_site_frames(struct vg_strbuf *out, const struct vg_report *r, const struct vg_report_site *s)
 {
 	struct vg_frame_line lines[VG_DIFF_FRAMES];
-	size_t i, n = s->frames ? s->nframes : 0, skip = vg_diff_runtime_prefix(s);
+	size_t i, n = s->frames ? s->nframes : 0, skip = vg_report_runtime_prefix(s);
 
 	if (n == 0) {
 		lines[0] = (struct vg_frame_line){ NULL, NULL, r };
@@ -868,7 +854,7 @@ static void vg_diff_stream_site(const struct vg_diff *d, uint64_t key, struct vg
 	if (!s && d->by_id && id && (s = vg_diff_find(d->o, id, NULL)) != NULL)
 		r = d->o;
 	line->r = r;
-	line->frame = s && s->frames && s->nframes ? &s->frames[vg_diff_runtime_prefix(s)] : NULL;
+	line->frame = s && s->frames && s->nframes ? &s->frames[vg_report_runtime_prefix(s)] : NULL;
 	if (name)
 		vg_strbuf_printf(name, "site %" PRIu32 "%s", id, key >> 32 ? " of the first report" : "");
 }

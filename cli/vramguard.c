@@ -758,6 +758,8 @@ static int cmd_check(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* C++ frames in reports are shown demangled when libstdc++'s demangler is at hand; the command may load it. */
+	(void)dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return 2;

@@ -1,8 +1,10 @@
 /* The one report emitter: a vg_report snapshot rendered as a short text block for people (stderr) or as the
  * versioned JSON document for tools (docs/report-format.md). Both append to a growable buffer; no stdio streams. */
+#define _GNU_SOURCE
 #include "report/report.h"
 #include "config/config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -189,9 +191,68 @@ static void vg_text_pad(struct vg_strbuf *b, const char *s, size_t width)
 }
 
 /* "leak_buffers+0x1c" or "??" */
-static void vg_text_frame_symbol(struct vg_strbuf *b, const struct vg_report_frame *f)
+/* C++ names are shown demangled in the text form, without their parameter lists (the module offset beside them
+ * tells overloads apart); the JSON keeps the exact mangled name. The demangler is libstdc++'s, used only if the
+ * process already has it (every PyTorch, JAX or CuPy process does): vramguard never loads it into a job. */
+typedef char *(*vg_demangle_fn)(const char *, char *, size_t *, int *);
+
+static vg_demangle_fn vg_demangler(void)
 {
-	if (f->symbol[0]) {
+	static vg_demangle_fn fn;
+	static int tried;
+	if (!tried) {
+		fn = (vg_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (!fn) {
+			void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+			if (h)
+				fn = (vg_demangle_fn)dlsym(h, "__cxa_demangle");
+		}
+		tried = 1;
+	}
+	return fn;
+}
+
+/* Demangle sym into out without its parameter list; false if it is not a C++ name or cannot be demangled. */
+static bool vg_demangle_short(const char *sym, char *out, size_t len)
+{
+	vg_demangle_fn fn = strncmp(sym, "_Z", 2) == 0 ? vg_demangler() : NULL;
+	int status = -1;
+	char *d = fn ? fn(sym, NULL, NULL, &status) : NULL;
+	if (!d || status != 0) {
+		free(d);
+		return false;
+	}
+	/* Cut at the '(' that opens the parameters: the last top-level one, outside template brackets. */
+	size_t cut = strlen(d);
+	int depth = 0;
+	for (size_t i = 0; d[i]; i++) {
+		if (d[i] == '<')
+			depth++;
+		else if (d[i] == '>' && depth > 0)
+			depth--;
+		else if (d[i] == '(' && depth == 0 && i > 0) {
+			cut = i;
+			if (strncmp(d + i, "(anonymous namespace)", 21) == 0) {
+				cut = strlen(d);
+				i += 20;
+				continue;
+			}
+			break;
+		}
+	}
+	d[cut] = '\0';
+	snprintf(out, len, "%s", d);
+	free(d);
+	return true;
+}
+
+void vg_report_frame_symbol_text(struct vg_strbuf *b, const struct vg_report_frame *f)
+{
+	char dm[512];
+	if (f->symbol[0] && vg_demangle_short(f->symbol, dm, sizeof(dm))) {
+		vg_text_str(b, dm, sizeof(dm));
+		vg_strbuf_printf(b, "+0x%" PRIx64, f->symbol_offset);
+	} else if (f->symbol[0]) {
 		vg_text_str(b, f->symbol, sizeof(f->symbol));
 		vg_strbuf_printf(b, "+0x%" PRIx64, f->symbol_offset);
 	} else {
@@ -237,7 +298,7 @@ static void vg_text_frames(const struct vg_report *r, struct vg_strbuf *out, con
 			lw = strlen(lines[i].label);
 		if (!lines[i].frame)
 			continue;
-		vg_text_frame_symbol(&sym[i], lines[i].frame);
+		vg_report_frame_symbol_text(&sym[i], lines[i].frame);
 		if (sym[i].failed)
 			out->failed = 1;
 		w = sym[i].data ? vg_text_width(sym[i].data, sym[i].len) : 0;
@@ -305,13 +366,12 @@ bool vg_report_frame_is_runtime(const struct vg_report_frame *f)
 	       (strncmp(f->symbol, "cuda", 4) == 0 && f->symbol[4] >= 'A' && f->symbol[4] <= 'Z');
 }
 
-/* Leading frames inside the CUDA runtime (its internals and the cuda* call itself). */
-static size_t vg_runtime_prefix(const struct vg_report_site *s)
+size_t vg_report_runtime_prefix(const struct vg_report_site *s)
 {
-	size_t k = 0;
-	while (k < s->nframes && vg_report_frame_is_runtime(&s->frames[k]))
+	size_t k = 0, n = s->frames ? s->nframes : 0;
+	while (k < n && vg_report_frame_is_runtime(&s->frames[k]))
 		k++;
-	return k < s->nframes ? k : 0;  /* all runtime: show them rather than nothing */
+	return k < n ? k : 0;   /* all runtime: show them rather than nothing */
 }
 
 static void vg_text_site(const struct vg_report *r, const struct vg_report_site *s, struct vg_strbuf *out)
@@ -319,7 +379,7 @@ static void vg_text_site(const struct vg_report *r, const struct vg_report_site 
 	struct vg_text_frame_line lines[VG_TEXT_FRAMES];
 	char bytes[32];
 	size_t i, n = s->frames ? s->nframes : 0;
-	size_t skip = n ? vg_runtime_prefix(s) : 0;
+	size_t skip = n ? vg_report_runtime_prefix(s) : 0;
 
 	vg_format_bytes(s->live_bytes, bytes, sizeof(bytes));
 	vg_strbuf_printf(out, "    %s in %" PRIu64 " %s via ", bytes, s->live_count,
@@ -400,7 +460,7 @@ static void vg_text_stream_sites(const struct vg_report *r, struct vg_strbuf *ou
 	for (i = 0; i < n && i < 2; i++) {
 		const struct vg_report_site *s = ids[i] ? vg_report_find_site(r, ids[i]) : NULL;
 		lines[i].label = labels[i];
-		lines[i].frame = s && s->frames && s->nframes ? &s->frames[vg_runtime_prefix(s)] : NULL;
+		lines[i].frame = s && s->frames && s->nframes ? &s->frames[vg_report_runtime_prefix(s)] : NULL;
 	}
 	vg_text_frames(r, out, lines, i, 6);
 }

@@ -113,6 +113,11 @@ int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out);
  * text form and warnings name the first frame past them. */
 #include <stdbool.h>
 bool vg_report_frame_is_runtime(const struct vg_report_frame *f);
+/* How many leading frames of a site are in the CUDA runtime (0 if all are: then they are shown). */
+size_t vg_report_runtime_prefix(const struct vg_report_site *s);
+/* A frame's function for people: "func+0x1c", C++ names demangled without their parameters (when libstdc++ is
+ * already in the process), "??" if unknown. */
+void vg_report_frame_symbol_text(struct vg_strbuf *b, const struct vg_report_frame *f);
 
 /* Free the arrays of a report built by the library or by the JSON reader (not the struct itself). */
 void vg_report_free(struct vg_report *r);
