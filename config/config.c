@@ -501,6 +501,9 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	  "Where reports go (at exit and on VRAMGUARD_SIGNAL); files are created exclusively, never overwritten,"    \
 	  " symlinks not followed", vg_load_report)                                                                  \
 	X("VRAMGUARD_REPORT_FORMAT", "enum", "text", VG_FORMAT_VALUES, "Format of reports", vg_load_report_format)   \
+	X("VRAMGUARD_REPORT_MODE", "octal", "0600", "an octal file mode from 0 to 0777, e.g. 0600, 0640, 0644",        \
+	  "Permissions of report files (before the umask); reports name the job's code and command line",           \
+	  vg_load_report_mode)                                                                                        \
 	X("VRAMGUARD_STREAM_CHECK", "enum", "warn", VG_STREAM_VALUES,                                                 \
 	  "A stream destroyed with work still queued: warn (rate-limited, both call sites, listed in the report),"   \
 	  " sync (wait for it to finish, and say so) or off", vg_load_stream_check)
@@ -698,6 +701,26 @@ static int vg_load_backtrace(struct vg_config *cfg, const struct vg_option *opt,
 	return -EINVAL;
 }
 
+static int vg_load_report_mode(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n, i;
+	unsigned mode = 0;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	for (i = 0; i < n && t[i] >= '0' && t[i] <= '7' && i < 4; i++)
+		mode = mode * 8 + (unsigned)(t[i] - '0');
+	if (i == n && n >= 1 && mode <= 0777) {
+		cfg->report_mode = mode;
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected an octal file mode from 0 to 0777 (e.g. 0600, 0640, 0644)");
+	return -EINVAL;
+}
+
 /* The report signals by name; the words must match VG_SIGNAL_WORDS (RTMIN+N is handled apart). */
 static const struct {
 	const char *name;
@@ -864,6 +887,7 @@ static void vg_config_defaults(struct vg_config *cfg)
 	memcpy(cfg->signal_name, "SIGUSR1", sizeof("SIGUSR1"));
 	cfg->report_dest = VG_REPORT_STDERR;
 	cfg->report_format = VG_FORMAT_TEXT;
+	cfg->report_mode = 0600;
 	cfg->stream_check = VG_STREAM_WARN;
 }
 

@@ -63,6 +63,7 @@ struct vg_config {
 	int report_dest;                /* enum vg_report_dest */
 	char report_path[VG_REPORT_PATH_MAX]; /* VG_REPORT_PATH: the validated template, unexpanded; else "" */
 	int report_format;              /* enum vg_report_format */
+	unsigned report_mode;           /* VRAMGUARD_REPORT_MODE: permissions of report files, default 0600 */
 	int stream_check;               /* enum vg_stream_check */
 	int valid;                      /* 0: some variable was invalid; error[] says which */
 	char error[VG_ERR_MAX];         /* the first error, one line without trailing newline */

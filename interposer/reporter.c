@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "interposer/interposer.h"
@@ -30,7 +31,7 @@ static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b,
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s.vgtmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
 	*what = "create";
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)vg_cfg.report_mode);
 	if (fd < 0)
 		return -errno;
 	*what = "write";
@@ -44,7 +45,8 @@ static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b,
 			if (rc == -EPERM || rc == -ENOTSUP || rc == -EXDEV || rc == -EMLINK) {
 				/* No hard links here (some FUSE and vfat mounts): write the final name directly. */
 				unlink(tmp);
-				fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+				fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+					  (mode_t)vg_cfg.report_mode);
 				if (fd < 0)
 					return -errno;
 				*what = "write";
@@ -225,6 +227,13 @@ static void vg_signal_start(void)
 
 void vg_reporter_start(void)
 {
+	/* setuid/setgid (AT_SECURE): the environment belongs to the user who started the program, the files would
+	 * be created with the program's privileges. Never write a file on their behalf: reports go to stderr. */
+	if (getauxval(AT_SECURE) && vg_cfg.report_dest == VG_REPORT_PATH) {
+		vg_cfg.report_dest = VG_REPORT_STDERR;
+		vg_log(VG_LOG_WARN, "this program runs setuid/setgid: VRAMGUARD_REPORT='%s' is ignored, reports go to "
+		       "stderr", vg_cfg.report_path);
+	}
 	if (vg_cfg.report_dest == VG_REPORT_OFF)
 		return;
 	vg_report_pid = (int)getpid();

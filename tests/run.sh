@@ -10,9 +10,15 @@ LOG=$T/run.log
 : >"$LOG"
 pass=0
 fail=0
+skipped=0
+# Sanitizer builds (make test-asan / test-tsan): VG_SAN_PRELOAD (the sanitizer's runtime) goes in front of every
+# LD_PRELOAD set here, and SAN names the sanitizer so that checks which cannot run under it are skipped.
+SP=${VG_SAN_PRELOAD:+$VG_SAN_PRELOAD:}
+case ${VG_SAN:-} in *address*) SAN=asan ;; *thread*) SAN=tsan ;; *) SAN= ;; esac
 
 ok() { pass=$((pass + 1)); printf 'ok   %s\n' "$1"; }
 bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; }
+skip() { skipped=$((skipped + 1)); printf 'skip %s - %s\n' "$1" "$2"; } # NAME REASON: neither passed nor failed
 
 # A unit binary: its own last line is "N passed, N failed".
 unit() {
@@ -67,7 +73,7 @@ expect_quiet() { # NAME
 	if [ ! -s "$ERR" ]; then ok "$1"; else bad "$1" "stderr: $(head -3 "$ERR")"; fi
 }
 
-PRE="LD_PRELOAD=$LIB"
+PRE="LD_PRELOAD=$SP$LIB"
 D=$T/direct
 
 echo "== unit"
@@ -121,7 +127,7 @@ prog "HAMi per-device CUDA_DEVICE_MEMORY_LIMIT_1" $PRE FAKECUDA_DEVICES=2 CUDA_D
 echo "== routes"
 prog "dlopen + dlsym, cudart's cuGetProcAddress pattern, _ptsz" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_route
 expect_err_lines "an unwrapped legacy entry point is reported once" 'does not wrap' 1
-prog "RTLD_NEXT stays the caller's (second preload library)" "LD_PRELOAD=$LIB $PWD/$T/libnext.so" -- $T/rtld_next
+prog "RTLD_NEXT stays the caller's (second preload library)" "LD_PRELOAD=$SP$LIB $PWD/$T/libnext.so" -- $T/rtld_next
 expect_err "libnext got libc's getppid, not itself" '^libnext: RTLD_NEXT ok$'
 if objdump -d --no-show-raw-insn "$LIB" | awk '/<dlsym>:/,/^$/' | grep -Eq 'jmp +\*'; then
 	ok "dlsym's pass-through is a jump (disassembly)"
@@ -140,12 +146,34 @@ expect_err_lines "  one line naming VRAMGUARD_LOG" "^vramguard: error: invalid V
 prog "invalid HAMi CUDA_DEVICE_MEMORY_LIMIT" $PRE CUDA_DEVICE_MEMORY_LIMIT=lots -- $D badconfig
 expect_err_lines "  one line naming CUDA_DEVICE_MEMORY_LIMIT" "^vramguard: error: invalid CUDA_DEVICE_MEMORY_LIMIT 'lots'" 1
 
+# Every variable with huge, negative, overflowing, non-ASCII and garbage values: one error line naming it, and the
+# process gets no GPU memory. (Empty means unset: checked above for NVIDIA_GPU_MEMORY_LIMITS.)
+HUGE=$(printf '9%.0s' $(seq 3000))
+nbad=0
+for var in NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT CUDA_DEVICE_MEMORY_LIMIT_3 VRAMGUARD_LOG VRAMGUARD_MANAGED \
+	VRAMGUARD_BACKTRACE VRAMGUARD_SIGNAL VRAMGUARD_REPORT VRAMGUARD_REPORT_FORMAT VRAMGUARD_REPORT_MODE \
+	VRAMGUARD_STREAM_CHECK; do
+	for val in "$HUGE" "-5" "18446744073709551616" "4Gé" $'bad\x01\x7fvalue' "%q"; do
+		# a path template accepts most text: only its invalid forms apply
+		if [ $var = VRAMGUARD_REPORT ] && [ "$val" != "%q" ] && [ "$val" != "$HUGE" ]; then continue; fi
+		out=$(env -u NVIDIA_GPU_MEMORY_LIMITS LD_LIBRARY_PATH="$PWD/$T" $PRE "$var=$val" timeout 60 $D badconfig 2>&1)
+		rc=$?
+		nbad=$((nbad + 1))
+		lines=$(grep -c '^vramguard: error: invalid '"$var"' ' <<<"$out")
+		width=$(grep '^vramguard: error:' <<<"$out" | awk '{ print length }' | sort -n | tail -1)
+		if [ "$rc" -ne 0 ] || [ "$lines" -ne 1 ] || grep -q '^not ok' <<<"$out" || [ "${width:-0}" -gt 300 ]; then
+			bad "bad input $var='${val:0:20}': rc=$rc, $lines error lines" "$(head -3 <<<"$out")"
+		fi
+	done
+done
+ok "bad input: $nbad values across 11 variables each give one error line (<= 300 chars) and fail closed"
+
 echo "== processes that never touch CUDA"
 prog "no CUDA: dlsym works, libcuda not loaded, no thread" $PRE NVIDIA_GPU_MEMORY_LIMITS=4XB -- $T/nocuda
 expect_quiet "no CUDA: nothing printed even with an invalid limit"
 prog "no CUDA, valid config: no exit report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/nocuda
 expect_quiet "no CUDA: no report at exit"
-out=$(LD_PRELOAD=$LIB NVIDIA_GPU_MEMORY_LIMITS=4XB sh -c 'echo hi; exit 3' 2>&1)
+out=$(LD_PRELOAD="$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4XB sh -c 'echo hi; exit 3' 2>&1)
 rc=$?
 if [ "$rc" -eq 3 ] && [ "$out" = hi ]; then ok "sh -c under the preload: same output and exit code"; else
 	bad "sh -c under the preload" "rc=$rc out=$out"; fi
@@ -154,7 +182,7 @@ echo "== fork, threads, second copy"
 prog "fork: child starts with empty tables" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FORK_OK=1 -- $D fork
 prog "8 threads racing alloc/free against 1 GiB" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 -- $D stress
 mkdir -p "$T/copy" && cp "$LIB" "$T/copy/libvramguard.so"
-prog "two copies preloaded: the quota holds exactly once" "LD_PRELOAD=$LIB $PWD/$T/copy/libvramguard.so" \
+prog "two copies preloaded: the quota holds exactly once" "LD_PRELOAD=$SP$LIB $PWD/$T/copy/libvramguard.so" \
 	NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D quota
 prog "a second copy dlopened late stays passive" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_LOG=debug \
 	-- $T/dl_copy "$PWD/$T/copy/libvramguard.so"
@@ -215,6 +243,34 @@ expect_err "  one warning, the partial file removed" 'report not written: .*full
 if ls "$RD"/full-*.json >/dev/null 2>&1; then bad "  a partial report file was left"; else
 	ok "  no partial report file left"; fi
 
+prog "report files are created 0600 by default" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json \
+	"VRAMGUARD_REPORT=$RD/mode-default-%p.json" -- $L fsize_free
+m=$(stat -c %a "$RD"/mode-default-*.json 2>/dev/null | head -1)
+if [ "$m" = 600 ]; then ok "  mode $m"; else bad "  mode of the report file is '$m', want 600"; fi
+prog "VRAMGUARD_REPORT_MODE=0640" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_MODE=0640 \
+	"VRAMGUARD_REPORT=$RD/mode-640-%p.json" -- $L fsize_free
+m=$(umask 0; stat -c %a "$RD"/mode-640-*.json 2>/dev/null | head -1)
+want=$(printf '%o' $((0640 & ~0$(umask))))
+if [ "$m" = "$want" ]; then ok "  mode $m (0640 less the umask)"; else bad "  mode '$m', want $want"; fi
+# Secure mode: a setuid-root copy of a probe, run as nobody, asked to write a report file.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	SD=$(mktemp -d /tmp/vg-secure.XXXXXX)
+	chmod 755 "$SD"
+	cp "$T/dl_secure" "$T/libcuda.so.1" "$LIB" "$SD/" && chmod 4755 "$SD/dl_secure" && chmod 755 "$SD"/*.so*
+	out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups env VRAMGUARD_REPORT="$SD/r-%p.txt" \
+		NVIDIA_GPU_MEMORY_LIMITS=4096 "$SD/dl_secure" "$SD/libcuda.so.1" \
+		"$SD/libvramguard.so" 2>&1)
+	echo "== secure mode: $out" >>"$LOG"
+	if grep -q 'AT_SECURE=1' <<<"$out" && grep -q "runs setuid/setgid: VRAMGUARD_REPORT='.*' is ignored, reports go to stderr" <<<"$out" &&
+		grep -q "vramguard: report (exit)" <<<"$out" && ! ls "$SD"/r-* >/dev/null 2>&1; then
+		ok "setuid (AT_SECURE): the report path from the environment is ignored, the report goes to stderr"
+	else
+		bad "setuid (AT_SECURE) handling" "$(head -5 <<<"$out")"
+	fi
+	rm -rf "$SD"
+else
+	echo "skip - setuid test needs root and setpriv"
+fi
 if ls "$RD"/*.vgtmp.* >/dev/null 2>&1; then bad "temporary report files were left behind"; else
 	ok "no temporary report files left behind"; fi
 
@@ -272,7 +328,7 @@ dump_case() { # NAME WANT_RC REGEX MODE [VAR=value...]: start the waiter under t
 	local name=$1 want=$2 re=$3 mode=$4
 	shift 4
 	rm -f "$RD/stop"
-	env LD_LIBRARY_PATH="$PWD/$T" LD_PRELOAD="$LIB" NVIDIA_GPU_MEMORY_LIMITS=4096 "$@" \
+	env LD_LIBRARY_PATH="$PWD/$T" LD_PRELOAD="$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4096 "$@" \
 		$W "$RD/stop" $mode >"$RD/waiter.out" 2>"$RD/waiter.err" &
 	local pid=$!
 	for _ in $(seq 100); do grep -q ready "$RD/waiter.out" 2>/dev/null && break; sleep 0.05; done
@@ -308,7 +364,7 @@ cli "check: an invalid configuration exits 2 and says why" 2 "invalid NVIDIA_GPU
 	NVIDIA_GPU_MEMORY_LIMITS=9Q -- $VG check
 cli "check: no driver" 0 'libcuda.so.1: not found' LD_LIBRARY_PATH=/nonexistent -- $VG check
 cli "check: run under the preload it still sees the whole device" 0 'memory 16.00 GiB, quota 4.00 GiB' $FAKEENV \
-	"LD_PRELOAD=$LIB" NVIDIA_GPU_MEMORY_LIMITS=4G -- $VG check
+	"LD_PRELOAD=$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4G -- $VG check
 expect_quiet "  and prints no exit report"
 rm -rf "$T/inst"
 if make -s install DESTDIR="$PWD/$T/inst" PREFIX=/opt/vg >/dev/null 2>&1; then ok "make install DESTDIR PREFIX"; else
@@ -343,5 +399,6 @@ if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matc
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
 
 echo
+[ "$skipped" -gt 0 ] && printf '%d skipped (%s)\n' "$skipped" "$SAN"
 printf '%d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

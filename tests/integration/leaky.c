@@ -182,6 +182,10 @@ int main(int argc, char **argv)
 		t_fork();
 	else if (!strcmp(t, "fsize"))
 		t_fsize();
+	else if (!strcmp(t, "fsize_free")) {       /* the same job without the file size limit */
+		IT_RC(cuInit(0), CUDA_SUCCESS);
+		leak_buffers();
+	}
 	else {
 		printf("not ok - unknown scenario '%s'\n", t);
 		return 2;
