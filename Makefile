@@ -105,11 +105,17 @@ $(T)/rtld_next: tests/integration/rtld_next.c
 $(T)/%: tests/integration/%.c tests/integration/itest.h tests/fakecuda/fakecuda.h $(FAKE)
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
+# A program and a library that call CUDA from their constructors.
+$(T)/libvgctor.so: tests/integration/ctor/lib.c $(FAKE)
+	$(CC) $(TEST_CFLAGS) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1
+$(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda/fakecuda.h $(T)/libvgctor.so $(FAKE)
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libvgctor.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+
 # A second preload library that uses dlsym(RTLD_NEXT, ...): proves our dlsym keeps "next" the caller's.
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(CLI) $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
 
 test: $(LIB) $(TEST_BINS)
 	@bash tests/run.sh
@@ -132,3 +138,47 @@ clean:
 
 .PHONY: all test demo bench install clean
 .SECONDARY:
+
+# ---- sanitizers: `make test-asan` (ASan + UBSan), `make test-tsan` ----
+# Each builds everything (library, test double, unit tests, integration programs, command) with the sanitizer into
+# its own BUILD directory and runs tests/run.sh there. VG_SAN is the extra flag set: it reaches the library's
+# objects and link (CFLAGS, VG_LDFLAGS), the command, and every test binary (TEST_CFLAGS). A sanitized library
+# preloaded into a process needs the sanitizer's runtime loaded first: run.sh puts VG_SAN_PRELOAD in front of every
+# LD_PRELOAD it sets. A finding fails its check: the sanitizer exits 66 and writes its report to stderr.
+# gcc by default; CC=clang works too (shared runtimes, -shared-libsan; use another ASAN_BUILD / TSAN_BUILD).
+# Checks that run differently under a sanitizer, and why: tests/san/README.md.
+ifneq ($(strip $(VG_SAN)),)
+override CFLAGS += $(VG_SAN)
+VG_LDFLAGS += $(VG_SAN)
+TEST_CFLAGS += $(VG_SAN)
+endif
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+VG_CC_CLANG = $(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n 1))
+VG_SAN_RT = $(shell $(CC) -print-file-name=$(if $(VG_CC_CLANG),libclang_rt.$(1)-$(shell uname -m).so,lib$(1).so))
+VG_SAN_CLANG = $(if $(VG_CC_CLANG),-shared-libsan -Xlinker -rpath=$(shell $(CC) -print-runtime-dir) \
+	-Wno-unused-command-line-argument)
+VG_ASAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer $(VG_SAN_CLANG)
+VG_TSAN = -fsanitize=thread -fno-omit-frame-pointer $(VG_SAN_CLANG)
+SAN_DIR := $(CURDIR)/tests/san
+# verify_asan_link_order=0: `vramguard run` writes LD_PRELOAD itself, without the runtime in front (README.md).
+VG_ASAN_ENV = ASAN_OPTIONS=halt_on_error=1:exitcode=66:detect_leaks=1:detect_stack_use_after_return=1:$\
+strict_string_checks=1:check_initialization_order=1:verify_asan_link_order=0 \
+	LSAN_OPTIONS=suppressions=$(SAN_DIR)/lsan.supp:print_suppressions=0 \
+	UBSAN_OPTIONS=halt_on_error=1:exitcode=66:print_stacktrace=1
+VG_TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$(SAN_DIR)/tsan.supp
+
+test-bins: $(LIB) $(TEST_BINS)
+
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) VG_SAN='$(VG_ASAN)' test-bins
+	@env BUILD=$(ASAN_BUILD) VG_SAN='$(VG_ASAN)' VG_SAN_PRELOAD=$(call VG_SAN_RT,asan) $(VG_ASAN_ENV) \
+		bash tests/run.sh
+
+test-tsan:
+	$(if $(VG_CC_CLANG),$(error test-tsan: clang 14's shared TSan runtime crashes at startup here; use gcc (tests/san/README.md)))
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) VG_SAN='$(VG_TSAN)' test-bins
+	@env BUILD=$(TSAN_BUILD) VG_SAN='$(VG_TSAN)' VG_SAN_PRELOAD=$(call VG_SAN_RT,tsan) $(VG_TSAN_ENV) \
+		bash tests/run.sh
+
+.PHONY: test-bins test-asan test-tsan

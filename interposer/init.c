@@ -218,10 +218,22 @@ const struct vg_device_info *vg_device_info(int dev)
 	struct vg_device_info info;
 	memset(&info, 0, sizeof(info));
 	size_t total = 0;
-	/* Not cached until the driver answers: a percentage of an unknown total must not become "unlimited" for
-	 * good. Until then the device is treated as untracked, which only happens if the driver cannot size it. */
-	if (!vg_real.cuDeviceTotalMem_v2 || vg_real.cuDeviceTotalMem_v2(&total, (CUdevice)dev) != CUDA_SUCCESS)
-		return NULL;
+	CUresult trc = vg_real.cuDeviceTotalMem_v2 ? vg_real.cuDeviceTotalMem_v2(&total, (CUdevice)dev)
+						   : CUDA_ERROR_NOT_FOUND;
+	if (trc != CUDA_SUCCESS) {
+		/* The device's size is unknown (a transient driver error): enforce what can be enforced without it and
+		 * cache nothing. Sizing with a total of 1 byte makes a percentage quota deny everything (fail closed)
+		 * while absolute quotas hold as configured. */
+		static __thread struct vg_device_info tmp;
+		static _Atomic int warned;
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.limit = vg_config_limit_for(&vg_cfg, dev, NULL, 1, &tmp.source);
+		vg_quota_set_limit(dev, tmp.limit);
+		if (!atomic_exchange(&warned, 1))
+			vg_log(VG_LOG_WARN, "cannot read the size of GPU %d (cuDeviceTotalMem_v2 returned %d): a percentage "
+			       "quota denies every allocation until it can", dev, (int)trc);
+		return &tmp;
+	}
 	info.total = total;
 	CUuuid u;
 	if (vg_real.cuDeviceGetUuid_v2 && vg_real.cuDeviceGetUuid_v2(&u, (CUdevice)dev) == CUDA_SUCCESS)

@@ -13,6 +13,10 @@
 #define VG_HIDDEN __attribute__((visibility("hidden")))
 #define VG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define VG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* For code a sanitizer's runtime calls before it has initialized itself (our dlsym: ASan and TSan look up their
+ * interceptors' real functions with dlsym(RTLD_NEXT, ...) from their init); instrumentation there would touch shadow
+ * memory that is not mapped yet. A no-op in ordinary builds. */
+#define VG_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
 
 /* What vramguard does with a CUDA process. */
 enum vg_mode {

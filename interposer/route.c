@@ -44,7 +44,7 @@ void *vg_route_wrapper_for(void *real_fn)
 
 VG_HIDDEN void *(*vg_real_dlsym)(void *, const char *);
 
-VG_HIDDEN void *(*vg_resolve_real_dlsym(void))(void *, const char *)
+VG_HIDDEN VG_NO_SANITIZE void *(*vg_resolve_real_dlsym(void))(void *, const char *)
 {
 	void *(*f)(void *, const char *) = __atomic_load_n(&vg_real_dlsym, __ATOMIC_ACQUIRE);
 	if (VG_LIKELY(f != NULL))
@@ -66,7 +66,7 @@ struct vg_dlsym_result {
 /* Called by the dlsym stub (dlsym.S) with the caller's arguments. No nonnull attribute here: name may be NULL. */
 VG_HIDDEN struct vg_dlsym_result vg_dlsym_route(void *handle, const char *name);
 
-struct vg_dlsym_result vg_dlsym_route(void *handle, const char *name)
+VG_NO_SANITIZE struct vg_dlsym_result vg_dlsym_route(void *handle, const char *name)
 {
 	struct vg_dlsym_result r = { NULL, 0 };
 	void *(*real)(void *, const char *) = vg_resolve_real_dlsym();

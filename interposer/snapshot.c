@@ -234,16 +234,19 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	for (int d = 0; d < VG_MAX_DEVICES; d++) {
 		const struct vg_counters *q = &vg_quota[d];
 		const struct vg_device_info *di = vg_device_info_cached(d);
-		if (!di && atomic_load(&q->allocs) == 0 && atomic_load(&q->used) == 0)
+		if (!di && atomic_load(&q->allocs) == 0 && atomic_load(&q->used) == 0 &&
+		    atomic_load(&q->denied_count) == 0 && atomic_load(&q->limit) == VG_NO_LIMIT)
 			continue;
 		struct vg_report_device *o = &r->devices[r->ndevices++];
 		o->ordinal = d;
 		if (di) {
 			snprintf(o->uuid, sizeof(o->uuid), "%s", di->uuid);
 			o->total_bytes = di->total;
-			o->quota_set = di->limit != VG_NO_LIMIT;
-			o->quota_bytes = o->quota_set ? di->limit : 0;
 		}
+		/* The limit in force (also while the device's size could not be read and nothing is cached). */
+		uint64_t limit = atomic_load(&q->limit);
+		o->quota_set = limit != VG_NO_LIMIT;
+		o->quota_bytes = o->quota_set ? limit : 0;
 		o->used_bytes = atomic_load(&q->used);
 		o->peak_bytes = atomic_load(&q->peak);
 		o->allocs = atomic_load(&q->allocs);

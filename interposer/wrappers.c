@@ -1059,15 +1059,10 @@ static bool vg_event_bump(struct vg_alloc *r, void *arg)
 
 static struct vg_rate vg_stream_rate;
 
-/* The stream is still queued with work at destruction: legal (the work runs on), but usually a missing
- * synchronisation. Record it with both sites, warn, and with VRAMGUARD_STREAM_CHECK=sync wait for it first. */
-static void vg_stream_pending_destroy(CUstream s, const struct vg_alloc *created, int hook)
+/* A stream that was destroyed with work still queued: legal (the work runs on), but usually a missing
+ * synchronisation. Recorded with both sites and warned about only once the driver has accepted the destroy. */
+static void vg_stream_pending_destroyed(CUstream s, struct vg_site *csite, struct vg_site *dsite, int hook, bool sync)
 {
-	struct vg_site *dsite = vg_site_capture(hook);
-	bool sync = vg_cfg.stream_check == VG_STREAM_SYNC;
-	if (sync && vg_real.cuStreamSynchronize)
-		(void)vg_real.cuStreamSynchronize(s);
-	struct vg_site *csite = created ? created->site : NULL;
 	uint64_t key = (uint64_t)(csite ? csite->id : 0) << 32 | (dsite ? dsite->id : 0);
 	struct vg_alloc *gone;
 	if (vg_table_update(&vg_stream_events, key, vg_event_bump, NULL, &gone) != 0) {
@@ -1102,15 +1097,24 @@ static CUresult vg_stream_destroy(bool v2, CUstream s)
 	enum vg_mode m = vg_hook_enter();
 	int hook = v2 ? VG_HOOK_cuStreamDestroy_v2 : VG_HOOK_cuStreamDestroy;
 	struct vg_alloc *r = NULL;
+	struct vg_site *dsite = NULL;
+	bool pending = false, sync = vg_cfg.stream_check == VG_STREAM_SYNC;
 	if (m == VG_MODE_ACTIVE && !vg_special_stream(s)) {
 		/* Out of the table before the real destroy: the driver hands the handle out again at once. */
 		r = vg_table_remove(&vg_streams, (uint64_t)(uintptr_t)s);
-		if (vg_cfg.stream_check != VG_STREAM_OFF && vg_stream_state(s) == 1)
-			vg_stream_pending_destroy(s, r, hook);
+		if (vg_cfg.stream_check != VG_STREAM_OFF && vg_stream_state(s) == 1) {
+			pending = true;
+			dsite = vg_site_capture(hook);
+			if (sync && vg_real.cuStreamSynchronize)
+				(void)vg_real.cuStreamSynchronize(s);
+		}
 	}
 	rc = v2 ? VG_REAL_CALL(cuStreamDestroy_v2, s) : VG_REAL_CALL(cuStreamDestroy, s);
-	if (m == VG_MODE_ACTIVE && rc == CUDA_SUCCESS && !vg_special_stream(s))
+	if (m == VG_MODE_ACTIVE && rc == CUDA_SUCCESS && !vg_special_stream(s)) {
 		atomic_fetch_add(&vg_streams_destroyed, 1);
+		if (pending)
+			vg_stream_pending_destroyed(s, r ? r->site : NULL, dsite, hook, sync);
+	}
 	if (r && (rc == CUDA_SUCCESS || vg_table_insert(&vg_streams, r) != 0))
 		free(r);
 	vg_hook_leave();

@@ -65,7 +65,6 @@ static void test_race(void)
 	for (int i = 0; i < RACE_THREADS; i++)
 		pthread_join(th[i], NULL);
 	CHECK(atomic_load(&race_max) <= 1000);
-	CHECK(atomic_load(&race_max) > 500);        /* the threads did overlap */
 	CHECK_EQ_U64(vg_quota_used(3), 0);
 }
 
