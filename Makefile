@@ -6,7 +6,7 @@ CFLAGS ?= -O2 -g
 BUILD ?= build
 
 VG_CPPFLAGS := -I. -I$(CUDA_HOME)/include $(if $(UTHASH_INCLUDE),-I$(UTHASH_INCLUDE))
-VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread
+VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -ftls-model=initial-exec -pthread
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 

@@ -1,5 +1,6 @@
 /* The allocation tables: live records keyed by device pointer, array handle, VMM handle or mapping address.
- * Sharded uthash, one mutex per shard; a lock is never held across a driver call. No CUDA here. */
+ * 64 shards, each an open-addressing hash of record pointers under one mutex; a lock is never held across a driver
+ * call. No CUDA here. */
 #ifndef VG_TABLE_H
 #define VG_TABLE_H
 
@@ -8,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <uthash.h>
 
 enum vg_kind {
 	VG_KIND_MEM = 0,        /* cuMemAlloc_v2 */
@@ -39,16 +39,15 @@ struct vg_alloc {
 	uint8_t kind;           /* enum vg_kind */
 	uint32_t refs;          /* VMM: handle references (create = 1, + retain, - release) */
 	uint32_t maps;          /* VMM: live mappings */
-	struct vg_alloc *next;  /* private list link for batch operations */
-	UT_hash_handle hh;
+	struct vg_alloc *next;  /* private list link for batch operations and free lists */
 };
 
 #define VG_SHARDS 64
 
 struct vg_shard {
 	pthread_mutex_t lock;
-	struct vg_alloc *head;
-	size_t count;
+	struct vg_alloc **slot;         /* NULL, a record, or VG_TOMBSTONE; capacity a power of two */
+	size_t cap, count, used;        /* used = records + tombstones */
 } __attribute__((aligned(64)));
 
 struct vg_table {

@@ -14,6 +14,9 @@ __asm__(".symver dladdr1, dladdr1@GLIBC_2.3.3");
 __asm__(".symver pthread_create, pthread_create@GLIBC_2.2.5");
 __asm__(".symver pthread_sigmask, pthread_sigmask@GLIBC_2.2.5");
 __asm__(".symver pthread_setname_np, pthread_setname_np@GLIBC_2.12");
+__asm__(".symver pthread_key_create, pthread_key_create@GLIBC_2.2.5");
+__asm__(".symver pthread_once, pthread_once@GLIBC_2.2.5");
+__asm__(".symver pthread_setspecific, pthread_setspecific@GLIBC_2.2.5");
 #elif defined(__aarch64__)
 __asm__(".symver dlopen, dlopen@GLIBC_2.17");
 __asm__(".symver dlvsym, dlvsym@GLIBC_2.17");
@@ -22,6 +25,9 @@ __asm__(".symver dladdr1, dladdr1@GLIBC_2.17");
 __asm__(".symver pthread_create, pthread_create@GLIBC_2.17");
 __asm__(".symver pthread_sigmask, pthread_sigmask@GLIBC_2.17");
 __asm__(".symver pthread_setname_np, pthread_setname_np@GLIBC_2.17");
+__asm__(".symver pthread_key_create, pthread_key_create@GLIBC_2.17");
+__asm__(".symver pthread_once, pthread_once@GLIBC_2.17");
+__asm__(".symver pthread_setspecific, pthread_setspecific@GLIBC_2.17");
 #endif
 
 #endif

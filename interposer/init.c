@@ -262,17 +262,36 @@ const struct vg_device_info *vg_device_info_cached(int dev)
 	return &vg_dev[dev];
 }
 
+/* The device of a context never changes, so each thread remembers its last (context, device) pair; the cache is
+ * dropped whenever a context may have died (a destroyed context's handle can come back for another device). */
+static _Atomic unsigned vg_ctx_gen = 1;
+static __thread CUcontext vg_tc_ctx __attribute__((tls_model("initial-exec")));
+static __thread int vg_tc_dev __attribute__((tls_model("initial-exec")));
+static __thread unsigned vg_tc_gen __attribute__((tls_model("initial-exec")));
+
+void vg_ctx_cache_invalidate(void)
+{
+	atomic_fetch_add(&vg_ctx_gen, 1);
+}
+
 int vg_current_device(CUcontext *ctx)
 {
 	CUcontext c = NULL;
 	CUdevice d = -1;
-	if (ctx) {
-		if (!vg_real.cuCtxGetCurrent || vg_real.cuCtxGetCurrent(&c) != CUDA_SUCCESS)
-			c = NULL;
+	if (!vg_real.cuCtxGetCurrent || vg_real.cuCtxGetCurrent(&c) != CUDA_SUCCESS)
+		c = NULL;
+	if (ctx)
 		*ctx = c;
-	}
+	unsigned gen = atomic_load_explicit(&vg_ctx_gen, memory_order_acquire);
+	if (c && c == vg_tc_ctx && gen == vg_tc_gen)
+		return vg_tc_dev;
 	if (!vg_real.cuCtxGetDevice || vg_real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
 		return -1;
+	if (c) {
+		vg_tc_ctx = c;
+		vg_tc_dev = (int)d;
+		vg_tc_gen = gen;
+	}
 	return (int)d;
 }
 

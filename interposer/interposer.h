@@ -67,6 +67,8 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq);
 
 /* The device of the current context (and the context itself), or -1 if there is none. */
 int vg_current_device(CUcontext *ctx);
+/* A context may have died: forget every thread's cached context -> device pair. */
+void vg_ctx_cache_invalidate(void);
 
 /* Reset per-process state in a forked child. */
 void vg_wrappers_atfork_child(void);
