@@ -152,10 +152,18 @@ $(T)/bench_capture: bench/bench_capture.c $(FAKE)
 bench: $(LIB) $(FAKE) $(T)/bench_capture
 	@bash bench/run_capture.sh
 
+# The full CPU benchmark of issue 6: per-call cost with and without the preload, callgrind counts, memory per
+# allocation, report time and cost against the number of live allocations (docs/PERFORMANCE.md).
+$(T)/bench_cpu: bench/bench_cpu.c $(FAKE)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -pthread -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+
+bench-cpu: $(LIB) $(FAKE) $(T)/bench_cpu
+	@bash bench/run_cpu.sh
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test demo bench install clean fuzz
+.PHONY: all test demo bench bench-cpu install clean fuzz
 .SECONDARY:
 
 # ---- sanitizers: `make test-asan` (ASan + UBSan), `make test-tsan` ----
