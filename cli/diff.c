@@ -43,65 +43,11 @@ struct vg_diff {
 	size_t first[VG_DIFF_NKINDS];           /* index of the section's first row */
 };
 
-/* ---- small text helpers (the same conventions as report.c) ---- */
+/* ---- small text helpers (the rest are shared with report.c, see report.h) ---- */
 
 static const char *vg_plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
-}
-
-static void vg_str(struct vg_strbuf *b, const char *s)
-{
-	vg_strbuf_add(b, s, strlen(s));
-}
-
-static void vg_spaces(struct vg_strbuf *b, size_t n)
-{
-	static const char sp[] = "                                                                ";
-	while (n > 0) {
-		size_t k = n < sizeof(sp) - 1 ? n : sizeof(sp) - 1;
-		vg_strbuf_add(b, sp, k);
-		n -= k;
-	}
-}
-
-/* A string from a report for a terminal: control characters escaped, so that no path can start a line of its own. */
-static void vg_text(struct vg_strbuf *b, const char *s, size_t max)
-{
-	size_t n = strnlen(s, max), i, run = 0;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != 0x7f)
-			continue;
-		vg_strbuf_add(b, s + run, i - run);
-		if (c == '\n')
-			vg_strbuf_add(b, "\\n", 2);
-		else if (c == '\t')
-			vg_strbuf_add(b, "\\t", 2);
-		else
-			vg_strbuf_printf(b, "\\x%02x", c);
-		run = i + 1;
-	}
-	vg_strbuf_add(b, s + run, n - run);
-}
-
-/* Columns a string takes on a terminal, roughly: UTF-8 continuation bytes take none. */
-static size_t vg_width(const char *s)
-{
-	size_t w = 0;
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			w++;
-	return w;
-}
-
-static void vg_pad(struct vg_strbuf *b, const char *s, size_t width)
-{
-	size_t w = vg_width(s);
-	vg_str(b, s);
-	if (w < width)
-		vg_spaces(b, width - w);
 }
 
 static void vg_diff_time(uint64_t ns, char *buf, size_t len)
@@ -191,25 +137,25 @@ static void vg_diff_frames(struct vg_strbuf *out, const struct vg_frame_line *li
 		vg_report_frame_symbol_text(&sym[i], f);
 		if (sym[i].failed)
 			out->failed = 1;
-		else if (vg_width(sym[i].data) > col)
-			col = vg_width(sym[i].data);
+		else if (vg_text_width(sym[i].data, strlen(sym[i].data)) > col)
+			col = vg_text_width(sym[i].data, strlen(sym[i].data));
 	}
 	if (col > VG_DIFF_SYM_COL)
 		col = VG_DIFF_SYM_COL;
 	for (i = 0; i < n; i++) {
 		const struct vg_report_frame *f = lines[i].frame;
-		vg_spaces(out, 6);
+		vg_strbuf_spaces(out, 6);
 		if (lw)
-			vg_pad(out, lines[i].label ? lines[i].label : "", lw + 1);
+			vg_text_pad(out, lines[i].label ? lines[i].label : "", lw + 1);
 		if (!f) {
-			vg_str(out, vg_no_site(lines[i].r));
+			vg_strbuf_str(out, vg_no_site(lines[i].r));
 		} else {
 			const char *text = sym[i].data ? sym[i].data : "";
-			vg_pad(out, text, col + 2);
-			if (vg_width(text) > col)       /* wider than the column: still two spaces */
-				vg_spaces(out, 2);
+			vg_text_pad(out, text, col + 2);
+			if (vg_text_width(text, strlen(text)) > col)       /* wider than the column: still two spaces */
+				vg_strbuf_spaces(out, 2);
 			if (f->module[0]) {
-				vg_text(out, f->module, sizeof(f->module));
+				vg_text_str(out, f->module, sizeof(f->module));
 				vg_strbuf_printf(out, " (+0x%" PRIx64 ")", f->module_offset);
 			} else {
 				vg_strbuf_printf(out, "0x%" PRIx64, f->address);
@@ -638,7 +584,7 @@ static int vg_diff_devices(const struct vg_diff *d, struct vg_strbuf *out)
 		return (int)n;
 	if (n == 0) {
 		free(p);
-		vg_str(out, "  GPU  none used\n");
+		vg_strbuf_str(out, "  GPU  none used\n");
 		return 0;
 	}
 	cells = calloc(((size_t)n + 1) * VG_DIFF_DEV_COLS, VG_DIFF_CELL);
@@ -653,29 +599,30 @@ static int vg_diff_devices(const struct vg_diff *d, struct vg_strbuf *out)
 	for (i = 0; i <= (size_t)n; i++)
 		for (j = 0; j < VG_DIFF_DEV_COLS; j++) {
 			const char *c = cells[i * VG_DIFF_DEV_COLS + j];
-			if (vg_width(c) > w[j])
-				w[j] = vg_width(c);
+			if (vg_text_width(c, strlen(c)) > w[j])
+				w[j] = vg_text_width(c, strlen(c));
 			if (c[0] && j > last)
 				last = j;
 		}
 	for (i = 0; i <= (size_t)n; i++) {
-		vg_str(out, "  ");
-		vg_spaces(out, w[0] - vg_width(cells[i * VG_DIFF_DEV_COLS]));     /* ordinals right-aligned */
-		vg_str(out, cells[i * VG_DIFF_DEV_COLS]);
+		vg_strbuf_str(out, "  ");
+		const char *ord = cells[i * VG_DIFF_DEV_COLS];
+		vg_strbuf_spaces(out, w[0] - vg_text_width(ord, strlen(ord)));     /* ordinals right-aligned */
+		vg_strbuf_str(out, ord);
 		for (j = 1; j <= last; j++) {
 			const char *c = cells[i * VG_DIFF_DEV_COLS + j];
 			size_t k;
-			vg_str(out, "  ");
+			vg_strbuf_str(out, "  ");
 			for (k = j + 1; k <= last && !cells[i * VG_DIFF_DEV_COLS + k][0]; k++)
 				;
 			if (k > last)   /* the row's last cell: no trailing blanks */
-				vg_str(out, c);
+				vg_strbuf_str(out, c);
 			else
-				vg_pad(out, c, w[j]);
+				vg_text_pad(out, c, w[j]);
 			if (k > last)
 				break;
 		}
-		vg_str(out, "\n");
+		vg_strbuf_str(out, "\n");
 	}
 	/* What the matching did that a reader would not guess. */
 	for (i = 0; i < (size_t)n; i++) {
@@ -684,17 +631,17 @@ static int vg_diff_devices(const struct vg_diff *d, struct vg_strbuf *out)
 		if (o && nd && o->ordinal != nd->ordinal) {
 			vg_strbuf_printf(out, "  note: GPU %d was GPU %d in the first report: matched by uuid ", nd->ordinal,
 					 o->ordinal);
-			vg_text(out, nd->uuid, sizeof(nd->uuid));
-			vg_str(out, "\n");
+			vg_text_str(out, nd->uuid, sizeof(nd->uuid));
+			vg_strbuf_str(out, "\n");
 		}
 		for (j2 = 0; nd && !o && j2 < (size_t)n; j2++) {
 			const struct vg_report_device *g = p[j2].o;
 			if (!p[j2].n && g && g->ordinal == nd->ordinal && g->uuid[0] && nd->uuid[0]) {
 				vg_strbuf_printf(out, "  note: GPU %d is a different device in each report (", nd->ordinal);
-				vg_text(out, g->uuid, sizeof(g->uuid));
-				vg_str(out, ", then ");
-				vg_text(out, nd->uuid, sizeof(nd->uuid));
-				vg_str(out, "): not compared\n");
+				vg_text_str(out, g->uuid, sizeof(g->uuid));
+				vg_strbuf_str(out, ", then ");
+				vg_text_str(out, nd->uuid, sizeof(nd->uuid));
+				vg_strbuf_str(out, "): not compared\n");
 			}
 		}
 	}
@@ -713,8 +660,8 @@ static void vg_diff_site_name(struct vg_strbuf *out, const struct vg_diff_row *r
 	vg_strbuf_printf(out, "site %" PRIu32, s->id);
 	if (r->n && r->o && r->o->id != r->n->id)
 		vg_strbuf_printf(out, " (was site %" PRIu32 ")", r->o->id);
-	vg_str(out, " via ");
-	vg_text(out, s->api[0] ? s->api : "?", sizeof(s->api));
+	vg_strbuf_str(out, " via ");
+	vg_text_str(out, s->api[0] ? s->api : "?", sizeof(s->api));
 }
 
 static void vg_diff_row_text(const struct vg_diff *d, struct vg_strbuf *out, const struct vg_diff_row *r,
@@ -728,9 +675,9 @@ static void vg_diff_row_text(const struct vg_diff *d, struct vg_strbuf *out, con
 	else
 		vg_diff_bytes(r->kind == VG_DIFF_SHRANK || r->kind == VG_DIFF_GONE ? -1 : 1, r->dbytes, lead,
 			      sizeof(lead));
-	vg_str(out, "    ");
-	vg_pad(out, lead, width);
-	vg_str(out, "  (");
+	vg_strbuf_str(out, "    ");
+	vg_text_pad(out, lead, width);
+	vg_strbuf_str(out, "  (");
 	switch (r->kind) {
 	case VG_DIFF_GREW:
 	case VG_DIFF_SHRANK:
@@ -748,11 +695,11 @@ static void vg_diff_row_text(const struct vg_diff *d, struct vg_strbuf *out, con
 				 vg_plural(n->live_count, "allocation", "allocations"));
 		if (o->live_count != n->live_count)
 			vg_strbuf_printf(out, ", was %" PRIu64, o->live_count);
-		vg_str(out, ")  ");
+		vg_strbuf_str(out, ")  ");
 		break;
 	}
 	vg_diff_site_name(out, r);
-	vg_str(out, "\n");
+	vg_strbuf_str(out, "\n");
 	vg_diff_site_frames(out, n ? d->n : d->o, n ? n : o);
 }
 
@@ -777,8 +724,8 @@ static void vg_diff_section(const struct vg_diff *d, struct vg_strbuf *out, enum
 			vg_format_bytes(rows[i].n->live_bytes, lead, sizeof(lead));
 		else
 			vg_diff_bytes(sign, rows[i].dbytes, lead, sizeof(lead));
-		if (vg_width(lead) > width)
-			width = vg_width(lead);
+		if (vg_text_width(lead, strlen(lead)) > width)
+			width = vg_text_width(lead, strlen(lead));
 	}
 	for (i = 0; i < shown; i++)
 		vg_diff_row_text(d, out, &rows[i], width);
@@ -975,28 +922,28 @@ static void vg_diff_header(const struct vg_diff *d, struct vg_strbuf *out)
 	vg_diff_interval(o->time_ns, n->time_ns, gap, sizeof(gap));
 	if (o->pid == n->pid && same_host) {
 		vg_strbuf_printf(out, "vramguard: diff of pid %d on ", n->pid);
-		vg_text(out, n->hostname[0] ? n->hostname : "?", sizeof(n->hostname));
+		vg_text_str(out, n->hostname[0] ? n->hostname : "?", sizeof(n->hostname));
 		vg_strbuf_printf(out, ": report #%" PRIu64 " (%s) -> report #%" PRIu64 " (%s), %s\n", o->sequence, to,
 				 n->sequence, tn, gap);
 	} else {
 		vg_strbuf_printf(out, "vramguard: diff of pid %d on ", o->pid);
-		vg_text(out, o->hostname[0] ? o->hostname : "?", sizeof(o->hostname));
+		vg_text_str(out, o->hostname[0] ? o->hostname : "?", sizeof(o->hostname));
 		vg_strbuf_printf(out, ", report #%" PRIu64 " (%s) -> pid %d on ", o->sequence, to, n->pid);
-		vg_text(out, n->hostname[0] ? n->hostname : "?", sizeof(n->hostname));
+		vg_text_str(out, n->hostname[0] ? n->hostname : "?", sizeof(n->hostname));
 		vg_strbuf_printf(out, ", report #%" PRIu64 " (%s), %s\n", n->sequence, tn, gap);
 	}
 	if (!d->by_id) {
 		if (o->pid == n->pid && same_host)
-			vg_str(out, "  different processes (same pid, but the report number does not advance): sites "
+			vg_strbuf_str(out, "  different processes (same pid, but the report number does not advance): sites "
 				    "matched by call stack\n");
 		else
-			vg_str(out, "  different processes: sites matched by call stack\n");
+			vg_strbuf_str(out, "  different processes: sites matched by call stack\n");
 	}
 	if (d->depth)
 		vg_strbuf_printf(out, "  note: call stacks recorded %d and %d frames deep: compared on the first %" PRIu32
 				 "\n", o->backtrace_depth, n->backtrace_depth, d->depth);
 	if ((o->pid == n->pid && same_host && o->sequence > n->sequence) || o->time_ns > n->time_ns)
-		vg_str(out, "  note: the first report is the newer one (diffed as given: first -> second)\n");
+		vg_strbuf_str(out, "  note: the first report is the newer one (diffed as given: first -> second)\n");
 }
 
 /* Anything different in live memory, by device or by site. */
@@ -1038,7 +985,7 @@ int vg_report_diff_text(const struct vg_report *old, const struct vg_report *new
 		return -ENOMEM;
 	}
 	if (!vg_diff_any_change(&d, p, np)) {
-		vg_str(out, "  no change in live allocations\n");
+		vg_strbuf_str(out, "  no change in live allocations\n");
 	} else if (!d.count[VG_DIFF_GREW] && !d.count[VG_DIFF_NEW] && !d.count[VG_DIFF_SHRANK] &&
 		   !d.count[VG_DIFF_GONE]) {
 		/* The devices moved but no site did: sites were off, or memory changed hands within them. */

@@ -97,12 +97,12 @@ void vg_strbuf_printf(struct vg_strbuf *b, const char *fmt, ...)
 		b->data[b->len] = '\0';     /* a failed or truncated attempt may have written past len */
 }
 
-static void vg_strbuf_str(struct vg_strbuf *b, const char *s)
+void vg_strbuf_str(struct vg_strbuf *b, const char *s)
 {
 	vg_strbuf_add(b, s, strlen(s));
 }
 
-static void vg_strbuf_spaces(struct vg_strbuf *b, size_t n)
+void vg_strbuf_spaces(struct vg_strbuf *b, size_t n)
 {
 	static const char sp[] = "                                                                ";
 	while (n > 0) {
@@ -152,7 +152,7 @@ static const struct vg_report_site *vg_report_find_site(const struct vg_report *
 
 /* A string from the model for a terminal: control characters are escaped so that a hostile module path or
  * command line can never start a line of its own (the block must stay one block on stderr). */
-static void vg_text_str(struct vg_strbuf *b, const char *s, size_t max)
+void vg_text_str(struct vg_strbuf *b, const char *s, size_t max)
 {
 	size_t n = strnlen(s, max), i, run = 0;
 
@@ -173,7 +173,7 @@ static void vg_text_str(struct vg_strbuf *b, const char *s, size_t max)
 }
 
 /* Columns a string takes on a terminal, roughly: UTF-8 continuation bytes take none. */
-static size_t vg_text_width(const char *s, size_t n)
+size_t vg_text_width(const char *s, size_t n)
 {
 	size_t i, w = 0;
 	for (i = 0; i < n; i++)
@@ -182,7 +182,7 @@ static size_t vg_text_width(const char *s, size_t n)
 	return w;
 }
 
-static void vg_text_pad(struct vg_strbuf *b, const char *s, size_t width)
+void vg_text_pad(struct vg_strbuf *b, const char *s, size_t width)
 {
 	size_t w = vg_text_width(s, strlen(s));
 	vg_strbuf_str(b, s);

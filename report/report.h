@@ -19,6 +19,15 @@ struct vg_strbuf {
 void vg_strbuf_free(struct vg_strbuf *b);
 void vg_strbuf_add(struct vg_strbuf *b, const char *s, size_t n);
 void vg_strbuf_printf(struct vg_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vg_strbuf_str(struct vg_strbuf *b, const char *s);
+void vg_strbuf_spaces(struct vg_strbuf *b, size_t n);
+
+/* Text helpers shared by the report and diff renderers. vg_text_str appends at most max bytes of s with control
+ * characters escaped (\n, \t, \xNN), so no path or command line can start a line of its own; vg_text_width counts
+ * terminal columns (UTF-8 continuation bytes take none); vg_text_pad appends s padded to width columns. */
+void vg_text_str(struct vg_strbuf *b, const char *s, size_t max);
+size_t vg_text_width(const char *s, size_t n);
+void vg_text_pad(struct vg_strbuf *b, const char *s, size_t width);
 
 struct vg_report_frame {
 	uint64_t address;               /* absolute return address in the reporting process */
