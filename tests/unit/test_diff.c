@@ -20,16 +20,6 @@ static int update_golden;
 
 /* ---- building reports by hand ---- */
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		abort();
-	}
-	return p;
-}
-
 static void header(struct vg_report *r, int pid, const char *host, uint64_t sequence, uint64_t time_ns)
 {
 	memset(r, 0, sizeof(*r));
@@ -42,8 +32,8 @@ static void header(struct vg_report *r, int pid, const char *host, uint64_t sequ
 	snprintf(r->version, sizeof(r->version), "0.1.0");
 	snprintf(r->driver, sizeof(r->driver), "alive");
 	r->backtrace_depth = 16;
-	r->sites = xcalloc(64, sizeof(*r->sites));
-	r->devices = xcalloc(8, sizeof(*r->devices));
+	r->sites = unit_xcalloc(64, sizeof(*r->sites));
+	r->devices = unit_xcalloc(8, sizeof(*r->devices));
 }
 
 static struct vg_report_device *add_device(struct vg_report *r, int ordinal, const char *uuid, uint64_t used,
@@ -90,7 +80,7 @@ static struct vg_report_site *add_site(struct vg_report *r, uint32_t id, const c
 	s->total_allocs = live_count * 2 + 1;
 	s->total_bytes = live_bytes * 2 + 4096;
 	s->nframes = 6 + (runtime ? 2 : 0);
-	s->frames = xcalloc(s->nframes, sizeof(*s->frames));
+	s->frames = unit_xcalloc(s->nframes, sizeof(*s->frames));
 	snprintf(path, sizeof(path), "%s/libcudart.so.12", lib);
 	if (runtime) {
 		set_frame(&s->frames[i++], path, 0x4a1f0, "", 0);
@@ -111,7 +101,7 @@ static void add_stream_live(struct vg_report *r, uint32_t create_site, uint64_t 
 {
 	struct vg_report_stream_live *l;
 	if (!r->stream_live)
-		r->stream_live = xcalloc(8, sizeof(*r->stream_live));
+		r->stream_live = unit_xcalloc(8, sizeof(*r->stream_live));
 	l = &r->stream_live[r->nstream_live++];
 	l->create_site = create_site;
 	l->count = count;
@@ -121,7 +111,7 @@ static void add_stream_event(struct vg_report *r, uint32_t create_site, uint32_t
 {
 	struct vg_report_stream_event *e;
 	if (!r->stream_events)
-		r->stream_events = xcalloc(8, sizeof(*r->stream_events));
+		r->stream_events = unit_xcalloc(8, sizeof(*r->stream_events));
 	e = &r->stream_events[r->nstream_events++];
 	e->create_site = create_site;
 	e->destroy_site = destroy_site;
@@ -177,67 +167,11 @@ static void build_service(struct vg_report *o, struct vg_report *n)
 
 /* ---- helpers ---- */
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *p = NULL;
-	size_t cap = 0, n = 0, k;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 65536;
-			p = realloc(p, cap + 1);
-			if (!p)
-				abort();
-		}
-		k = fread(p + n, 1, cap - n, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	fclose(f);
-	p[n] = '\0';
-	*len = n;
-	return p;
-}
-
 static void check_golden(const char *name, const struct vg_strbuf *b)
 {
 	char path[256];
-	char *want;
-	size_t wlen, i, line = 1;
-
 	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
-	if (update_golden) {
-		FILE *f = fopen(path, "wb");
-		int ok = f && fwrite(b->data, 1, b->len, f) == b->len;
-		if (f && fclose(f) != 0)
-			ok = 0;
-		if (ok)
-			unit_passed++;
-		else
-			UNIT_FAIL_("cannot write %s (run from the repository root)", path);
-		fprintf(stderr, "updated %s\n", path);
-		return;
-	}
-	want = read_file(path, &wlen);
-	if (!want) {
-		UNIT_FAIL_("cannot read %s (run from the repository root; UPDATE_GOLDEN=1 creates it)", path);
-		return;
-	}
-	if (wlen == b->len && memcmp(want, b->data, wlen) == 0) {
-		unit_passed++;
-	} else {
-		for (i = 0; i < wlen && i < b->len && want[i] == b->data[i]; i++)
-			if (want[i] == '\n')
-				line++;
-		UNIT_FAIL_("%s differs from the diff at line %zu (byte %zu); UPDATE_GOLDEN=1 rewrites it if the change "
-			   "is intended", path, line, i);
-		fprintf(stderr, "--- got:\n%s--- end\n", b->data);
-	}
-	free(want);
+	unit_check_golden(path, b->data, b->len, update_golden);
 }
 
 /* One block on stderr: every line starts with "vramguard:" or two spaces, and it ends in \n. */

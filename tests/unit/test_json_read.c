@@ -11,39 +11,13 @@
 #define GOLDEN_DIR "tests/unit/golden/"
 #define GOLDEN_HINT "set VRAMGUARD_REPORT_FORMAT=json"      /* what test_report.c's build_full sets */
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *p = NULL;
-	size_t cap = 0, n = 0, k;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 65536;
-			p = realloc(p, cap + 1);
-			if (!p)
-				abort();
-		}
-		k = fread(p + n, 1, cap - n, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	fclose(f);
-	p[n] = '\0';
-	*len = n;
-	return p;
-}
-
 static char *golden(const char *name, size_t *len)
 {
 	char path[256];
 	char *p;
 
 	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
-	p = slurp(path, len);
+	p = unit_read_file(path, len);
 	if (!p) {
 		fprintf(stderr, "cannot read %s (run from the repository root)\n", path);
 		abort();

@@ -23,16 +23,6 @@ static int have_python;
 
 /* ---- building a report by hand ---- */
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		abort();
-	}
-	return p;
-}
-
 static void set_frame(struct vg_report_frame *f, uint64_t address, const char *module, uint64_t module_offset,
 		      const char *symbol, uint64_t symbol_offset)
 {
@@ -54,7 +44,7 @@ static struct vg_report_site *add_site(struct vg_report *r, uint32_t id, const c
 	s->total_allocs = live_count * 3 + 1;
 	s->total_bytes = live_bytes * 3 + 4096;
 	s->nframes = nframes;
-	s->frames = nframes ? xcalloc(nframes, sizeof(*s->frames)) : NULL;
+	s->frames = nframes ? unit_xcalloc(nframes, sizeof(*s->frames)) : NULL;
 	return s;
 }
 
@@ -83,7 +73,7 @@ static void build_full(struct vg_report *r)
 	snprintf(r->json_hint, sizeof(r->json_hint), "set VRAMGUARD_REPORT_FORMAT=json");
 
 	r->ndevices = 2;
-	r->devices = xcalloc(2, sizeof(*r->devices));
+	r->devices = unit_xcalloc(2, sizeof(*r->devices));
 	r->devices[0] = (struct vg_report_device){ .ordinal = 0, .quota_set = 1, .quota_bytes = 4 * GiB,
 						   .total_bytes = 80 * GiB, .used_bytes = 1 * GiB,
 						   .peak_bytes = 3 * GiB + 512 * MiB, .allocs = 1203, .frees = 1190,
@@ -92,7 +82,7 @@ static void build_full(struct vg_report *r)
 	r->devices[1] = (struct vg_report_device){ .ordinal = 1, .total_bytes = 80 * GiB };
 	snprintf(r->devices[1].uuid, sizeof(r->devices[1].uuid), "GPU-00000000-1111-2222-3333-444455556666");
 
-	r->sites = xcalloc(16, sizeof(*r->sites));
+	r->sites = unit_xcalloc(16, sizeof(*r->sites));
 	s = add_site(r, 3, "cuMemAlloc_v2", 4, 768 * MiB, 10);   /* more frames than the text shows */
 	set_frame(&s->frames[0], 0x5555555551c5ull, "/work/examples/leaky", 0x11c5, "leak_buffers", 0x1c);
 	set_frame(&s->frames[1], 0x555555555234ull, "/work/examples/leaky", 0x1234, "main", 0x40);
@@ -122,7 +112,7 @@ static void build_full(struct vg_report *r)
 		r->allocs_live += r->sites[i].live_count;
 
 	r->nallocs = 3;
-	r->allocs = xcalloc(3, sizeof(*r->allocs));
+	r->allocs = unit_xcalloc(3, sizeof(*r->allocs));
 	r->allocs[0] = (struct vg_report_alloc){ .address = 0x7f3a00000000ull, .bytes = 512 * MiB, .device = 0,
 						 .site = 3, .thread = 4242, .time_ns = 1795297800000000000ull };
 	snprintf(r->allocs[0].api, sizeof(r->allocs[0].api), "cuMemAlloc_v2");
@@ -136,87 +126,24 @@ static void build_full(struct vg_report *r)
 	r->streams_created = 134;
 	r->streams_destroyed = 4;
 	r->nstream_events = 3;
-	r->stream_events = xcalloc(3, sizeof(*r->stream_events));
+	r->stream_events = unit_xcalloc(3, sizeof(*r->stream_events));
 	r->stream_events[0] = (struct vg_report_stream_event){ .create_site = 5, .destroy_site = 6, .count = 1 };
 	r->stream_events[1] = (struct vg_report_stream_event){ .create_site = 7, .destroy_site = 99, .count = 2,
 							       .synchronized = 1 };  /* 99: a site not in the table */
 	r->stream_events[2] = (struct vg_report_stream_event){ .create_site = 0, .destroy_site = 6, .count = 1 };
 	r->nstream_live = 2;
-	r->stream_live = xcalloc(2, sizeof(*r->stream_live));
+	r->stream_live = unit_xcalloc(2, sizeof(*r->stream_live));
 	r->stream_live[0] = (struct vg_report_stream_live){ .create_site = 7, .count = 128 };
 	r->stream_live[1] = (struct vg_report_stream_live){ .create_site = 5, .count = 2, .pending = 1, .capturing = 1 };
 }
 
 /* ---- helpers: files, golden comparison, python ---- */
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *p = NULL;
-	size_t cap = 0, n = 0, k;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 65536;
-			p = realloc(p, cap + 1);
-			if (!p)
-				abort();
-		}
-		k = fread(p + n, 1, cap - n, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	fclose(f);
-	p[n] = '\0';
-	*len = n;
-	return p;
-}
-
-static int write_file(const char *path, const char *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	int ok;
-	if (!f)
-		return -errno;
-	ok = fwrite(data, 1, len, f) == len;
-	return fclose(f) == 0 && ok ? 0 : -EIO;
-}
-
 static void check_golden(const char *name, const struct vg_strbuf *b)
 {
 	char path[256];
-	char *want;
-	size_t wlen, i, line = 1;
-
 	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
-	if (update_golden) {
-		int rc = write_file(path, b->data, b->len);
-		if (rc)
-			UNIT_FAIL_("cannot write %s (run from the repository root)", path);
-		else
-			unit_passed++;
-		fprintf(stderr, "updated %s\n", path);
-		return;
-	}
-	want = read_file(path, &wlen);
-	if (!want) {
-		UNIT_FAIL_("cannot read %s (run from the repository root; UPDATE_GOLDEN=1 creates it)", path);
-		return;
-	}
-	if (wlen == b->len && memcmp(want, b->data, wlen) == 0) {
-		unit_passed++;
-	} else {
-		for (i = 0; i < wlen && i < b->len && want[i] == b->data[i]; i++)
-			if (want[i] == '\n')
-				line++;
-		UNIT_FAIL_("%s differs from the rendering at line %zu (byte %zu); UPDATE_GOLDEN=1 rewrites it if the "
-			   "change is intended", path, line, i);
-		fprintf(stderr, "--- got:\n%s--- end\n", b->data);
-	}
-	free(want);
+	unit_check_golden(path, b->data, b->len, update_golden);
 }
 
 /* Feed data to python3 running script (stdin is the document); returns its exit status, or -1. */
@@ -503,12 +430,12 @@ static void test_backtrace_off(void)
 	snprintf(r.reason, sizeof(r.reason), "signal");
 	r.sequence = 2;
 	r.backtrace_depth = 0;
-	r.sites = xcalloc(1, sizeof(*r.sites));
+	r.sites = unit_xcalloc(1, sizeof(*r.sites));
 	add_site(&r, 0, "cuMemAlloc_v2", 1, 1023, 0);
 	r.allocs_live = 1;
 	r.streams_created = 1;
 	r.nstream_live = 1;
-	r.stream_live = xcalloc(1, sizeof(*r.stream_live));
+	r.stream_live = unit_xcalloc(1, sizeof(*r.stream_live));
 	r.stream_live[0].count = 1;
 	CHECK(vg_report_render_text(&r, &b) == 0);
 	if (!b.data)
@@ -533,7 +460,7 @@ static void test_long_symbol(void)
 
 	memset(&r, 0, sizeof(r));
 	header(&r);
-	r.sites = xcalloc(1, sizeof(*r.sites));
+	r.sites = unit_xcalloc(1, sizeof(*r.sites));
 	struct vg_report_site *s = add_site(&r, 1, "cuMemAlloc_v2", 1, 4096, 4);
 	memmove(&s->frames[2], &s->frames[0], 2 * sizeof(s->frames[0]));
 	snprintf(s->frames[0].symbol, sizeof(s->frames[0].symbol), "libcudart_static_0123456789abcdef");
@@ -572,7 +499,7 @@ static void test_hostile_strings(void)
 	header(&r);
 	memset(r.hostname, 'h', sizeof(r.hostname));      /* no terminating NUL: the renderer must stop at the end */
 	snprintf(r.command, sizeof(r.command), "run\x1b[31m\ttab\rcr\x7f");
-	r.sites = xcalloc(1, sizeof(*r.sites));
+	r.sites = unit_xcalloc(1, sizeof(*r.sites));
 	s = add_site(&r, 1, "cuMemAlloc_v2", 1, 4096, 1);
 	set_frame(&s->frames[0], 0x1000, "/lib/\xff\xfe" "bad\xc3" "/\xed\xa0\x80" "x\xf0\x9f\x98\x80.so", 0x10,
 		  "sym\x01", 1);

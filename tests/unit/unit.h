@@ -4,8 +4,10 @@
 #define VG_UNIT_H
 
 #include <inttypes.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int unit_passed, unit_failed;
@@ -54,6 +56,88 @@ static int unit_passed, unit_failed;
 			UNIT_FAIL_("%s contains %s (\"%s\" lacks \"%s\")", #haystack, #needle,                        \
 				   unit_h_ ? unit_h_ : "(null)", unit_n_ ? unit_n_ : "(null)");                       \
 	} while (0)
+
+/* ---- files and golden comparisons, for the tests that render reports ---- */
+
+static inline void *unit_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (!p) {
+		fprintf(stderr, "out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+/* The whole file, NUL-terminated (*len excludes the NUL), or NULL if it cannot be opened. */
+static inline char *unit_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = NULL;
+	size_t cap = 0, n = 0, k;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 65536;
+			p = realloc(p, cap + 1);
+			if (!p)
+				abort();
+		}
+		k = fread(p + n, 1, cap - n, f);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	fclose(f);
+	p[n] = '\0';
+	*len = n;
+	return p;
+}
+
+static inline int unit_write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	int ok;
+	if (!f)
+		return -errno;
+	ok = fwrite(data, 1, len, f) == len;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+/* One check: data equals the golden file at path (a path relative to the repository root); with update set, the
+ * file is rewritten instead (UPDATE_GOLDEN=1). On a difference, say where and show what was produced. */
+static inline void unit_check_golden(const char *path, const char *data, size_t len, int update)
+{
+	char *want;
+	size_t wlen, i, line = 1;
+
+	if (update) {
+		if (unit_write_file(path, data, len))
+			UNIT_FAIL_("cannot write %s (run from the repository root)", path);
+		else
+			unit_passed++;
+		fprintf(stderr, "updated %s\n", path);
+		return;
+	}
+	want = unit_read_file(path, &wlen);
+	if (!want) {
+		UNIT_FAIL_("cannot read %s (run from the repository root; UPDATE_GOLDEN=1 creates it)", path);
+		return;
+	}
+	if (wlen == len && memcmp(want, data, wlen) == 0) {
+		unit_passed++;
+	} else {
+		for (i = 0; i < wlen && i < len && want[i] == data[i]; i++)
+			if (want[i] == '\n')
+				line++;
+		UNIT_FAIL_("%s differs from the output at line %zu (byte %zu); UPDATE_GOLDEN=1 rewrites it if the change "
+			   "is intended", path, line, i);
+		fprintf(stderr, "--- got:\n%.*s--- end\n", (int)len, data);
+	}
+	free(want);
+}
 
 /* Prints the summary as the last line and gives main's exit status. */
 #define UNIT_DONE() (printf("%d passed, %d failed\n", unit_passed, unit_failed), unit_failed ? 1 : 0)
