@@ -192,6 +192,14 @@ static struct vg_alloc *vg_rec_new(uint64_t key, uint64_t bytes, int dev, void *
 	return r;
 }
 
+/* Who made it, where and when: the call site, the time and the thread, for reports. */
+static void vg_rec_stamp(struct vg_alloc *r, int hook)
+{
+	r->site = vg_site_capture(hook);
+	r->time_ns = vg_realtime_ns();
+	r->tid = vg_thread_id();
+}
+
 static _Atomic int vg_nomem_warned;
 
 /* Record a charged object. A stale entry under the same key (memory the driver released without telling us) is
@@ -201,11 +209,8 @@ static void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev,
 {
 	vg_quota_note_alloc(dev, bytes);
 	struct vg_alloc *r = vg_rec_new(key, bytes, dev, ctx, hook, kind);
-	if (r) {
-		r->site = vg_site_capture(hook);
-		r->time_ns = vg_realtime_ns();
-		r->tid = vg_thread_id();
-	}
+	if (r)
+		vg_rec_stamp(r, hook);
 	int rc = r ? vg_table_insert(t, r) : -ENOMEM;
 	if (rc == -EEXIST) {
 		struct vg_alloc *old = vg_table_remove(t, key);
@@ -1005,9 +1010,7 @@ static void vg_stream_created(CUresult rc, CUstream *ph, int hook)
 	struct vg_alloc *r = vg_rec_new((uint64_t)(uintptr_t)*ph, 0, -1, NULL, hook, VG_KIND_STREAM);
 	if (!r)
 		return;
-	r->site = vg_site_capture(hook);
-	r->time_ns = vg_realtime_ns();
-	r->tid = vg_thread_id();
+	vg_rec_stamp(r, hook);
 	if (vg_table_insert(&vg_streams, r) == -EEXIST) {   /* a handle we missed the destruction of */
 		vg_rec_free(vg_table_remove(&vg_streams, r->key));
 		if (vg_table_insert(&vg_streams, r) == 0)
