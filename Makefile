@@ -11,15 +11,16 @@ VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramgua
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c interposer/snapshot.c \
-	interposer/reporter.c accounting/quota.c accounting/table.c accounting/sites.c config/config.c \
-	report/log.c report/report.c report/symbolize.c
+	interposer/reporter.c interposer/shared.c accounting/quota.c accounting/table.c accounting/sites.c \
+	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libvramguard.so
 HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 CLI := $(BUILD)/vramguard
-CLI_SRCS := cli/vramguard.c cli/diff.c report/json_read.c report/report.c config/config.c
+CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c report/json_read.c report/report.c config/config.c \
+	accounting/region.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -46,8 +47,8 @@ $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
-$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h report/json_read.h Makefile | $(BUILD)/.deps-ok
-	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl
+$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h cli/top.h report/json_read.h Makefile | $(BUILD)/.deps-ok
+	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl -pthread
 
 install: $(LIB) $(CLI)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1
@@ -69,9 +70,14 @@ $(T)/test_config: tests/unit/test_config.c config/config.c config/config.h tests
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c config/config.c
 
-$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c $(HEADERS)
+$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c accounting/region.c config/config.c $(HEADERS)
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_accounting.c accounting/quota.c accounting/table.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_accounting.c accounting/quota.c accounting/table.c \
+		accounting/region.c config/config.c
+
+$(T)/test_region: tests/unit/test_region.c accounting/region.c config/config.c $(HEADERS) tests/unit/unit.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c accounting/region.c config/config.c
 
 $(T)/test_report: tests/unit/test_report.c report/report.c report/report.h config/config.c config/config.h tests/unit/unit.h
 	@mkdir -p $(T)
@@ -89,6 +95,20 @@ $(T)/test_diff: tests/unit/test_diff.c cli/diff.c cli/diff.h report/report.c con
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c cli/diff.c report/report.c config/config.c
 
+# The call-site unwinder against libgcc (tests/unit/test_unwind.c). unwind.c goes into a shared library, as in
+# production, so that its frames can be skipped by address range; the test's own frames are built without frame
+# pointers, and two dlopened libraries differ only in frame size (one may land where the other was).
+$(T)/libvgunwind.so: accounting/unwind.c accounting/unwind.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -O2 -fPIC -shared -I. -o $@ accounting/unwind.c -ldl
+$(T)/libvgunw_a.so $(T)/libvgunw_b.so: $(T)/libvgunw_%.so: tests/unit/unwind_lib.c
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -O2 -fomit-frame-pointer -fPIC -shared -DVGU_LIB_$* -o $@ $<
+$(T)/test_unwind: tests/unit/test_unwind.c tests/unit/unit.h accounting/unwind.h $(T)/libvgunwind.so \
+		$(T)/libvgunw_a.so $(T)/libvgunw_b.so
+	$(CC) $(TEST_CFLAGS) -O2 -fomit-frame-pointer -I. -o $@ tests/unit/test_unwind.c -L$(T) -l:libvgunwind.so \
+		-ldl -Wl,-rpath,'$$ORIGIN'
+
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
@@ -96,6 +116,10 @@ $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 # Integration programs: linked against the test double (-lcuda route) or using dlopen (dlsym route).
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(T)/%)
+# Makes regions and slots for the `top` / `limit` tests without CUDA, through region.h only.
+$(T)/region_tool: tests/integration/region_tool.c accounting/region.c accounting/region.h config/config.c config/config.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c accounting/region.c config/config.c
 $(T)/dl_%: tests/integration/dl_%.c tests/integration/itest.h
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
 $(T)/nocuda: tests/integration/nocuda.c tests/integration/itest.h
@@ -115,7 +139,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).
@@ -159,6 +183,12 @@ $(T)/bench_cpu: bench/bench_cpu.c $(FAKE)
 
 bench-cpu: $(LIB) $(FAKE) $(T)/bench_cpu
 	@bash bench/run_cpu.sh
+
+# The GPU benchmarks of the issue (bench/run_gpu.sh), on a GPU machine: pair time, PyTorch and JAX step time and
+# start-up, with and without the preload. Uses the prebuilt $(BUILD)/libvramguard.so as it is (no rebuild there).
+bench-gpu:
+	@VG_LIB=$(CURDIR)/$(BUILD)/libvramguard.so bash bench/run_gpu.sh $(BUILD)/bench-gpu.txt
+.PHONY: bench-gpu
 
 clean:
 	rm -rf $(BUILD)

@@ -3,6 +3,9 @@
 #include <errno.h>
 
 #include "accounting/quota.h"
+#include "accounting/region.h"
+
+struct vg_region *_Atomic vg_quota_region;
 
 struct vg_counters vg_quota[VG_MAX_DEVICES] = {
 #define VG_Q1 { .limit = VG_NO_LIMIT }
@@ -12,6 +15,47 @@ struct vg_counters vg_quota[VG_MAX_DEVICES] = {
 #undef VG_Q1
 };
 _Static_assert(VG_MAX_DEVICES == 64, "vg_quota initialiser assumes 64 devices");
+
+static void vg_quota_release_local(int dev, uint64_t bytes);
+
+/* Statistics shards. The first VG_QUOTA_OWNED threads that count something each own a shard and update it with
+ * plain loads and stores (one writer; readers only sum); later threads share the last shard with atomic
+ * read-modify-writes, as every thread did before. A shard is never handed to another thread (a thread's exit does
+ * not free it), so a process that churns through threads ends up on the shared one: slower, never wrong. */
+#define VG_QUOTA_SHARDS 16
+#define VG_QUOTA_OWNED (VG_QUOTA_SHARDS - 1)
+
+struct vg_quota_shard {
+	struct {
+		_Atomic uint64_t allocs, frees, largest;
+	} dev[VG_MAX_DEVICES];
+} __attribute__((aligned(64)));
+
+static struct vg_quota_shard vg_quota_shards[VG_QUOTA_SHARDS];
+static _Atomic uint32_t vg_quota_shard_next;
+static __thread struct vg_quota_shard *vg_quota_shard_tls __attribute__((tls_model("initial-exec")));
+#define VG_QUOTA_SHARED_SHARD (&vg_quota_shards[VG_QUOTA_OWNED])
+
+static struct vg_quota_shard *vg_quota_shard_claim(void)
+{
+	uint32_t i = atomic_fetch_add_explicit(&vg_quota_shard_next, 1, memory_order_relaxed);
+	return vg_quota_shard_tls = &vg_quota_shards[i < VG_QUOTA_OWNED ? i : VG_QUOTA_OWNED];
+}
+
+static inline struct vg_quota_shard *vg_quota_shard(void)
+{
+	struct vg_quota_shard *sh = vg_quota_shard_tls;
+	return __builtin_expect(sh != NULL, 1) ? sh : vg_quota_shard_claim();
+}
+
+/* *p += v: a plain load and store on an owned shard, an atomic add on the shared one. */
+static inline void vg_shard_add(const struct vg_quota_shard *sh, _Atomic uint64_t *p, uint64_t v)
+{
+	if (sh != VG_QUOTA_SHARED_SHARD)
+		atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(p, v, memory_order_relaxed);
+}
 
 static void vg_atomic_max(_Atomic uint64_t *p, uint64_t v)
 {
@@ -49,6 +93,17 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 							  memory_order_relaxed))
 			break;
 	}
+	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
+	if (r) {
+		uint64_t ru = 0, rl = 0;
+		int rc = vg_region_reserve(r, dev, bytes, &ru, &rl);
+		if (rc != 0) {
+			vg_quota_release_local(dev, bytes);
+			if (used_now)
+				*used_now = ru;
+			return rc == -ENOSPC ? -EDQUOT : rc;
+		}
+	}
 	vg_atomic_max(&q->peak, used + bytes);
 	if (used_now)
 		*used_now = used + bytes;
@@ -61,12 +116,23 @@ void vg_quota_force(int dev, uint64_t bytes)
 		return;
 	uint64_t now = atomic_fetch_add(&vg_quota[dev].used, bytes) + bytes;
 	vg_atomic_max(&vg_quota[dev].peak, now);
+	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
+	if (r)
+		vg_region_force(r, dev, bytes);
 }
 
 void vg_quota_release(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
+	vg_quota_release_local(dev, bytes);
+	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
+	if (r)
+		vg_region_release(r, dev, bytes);
+}
+
+static void vg_quota_release_local(int dev, uint64_t bytes)
+{
 	/* Never wrap below zero, even if a caller's bookkeeping were wrong. */
 	uint64_t used = atomic_load_explicit(&vg_quota[dev].used, memory_order_relaxed);
 	uint64_t next;
@@ -80,14 +146,17 @@ void vg_quota_note_alloc(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
-	atomic_fetch_add_explicit(&vg_quota[dev].allocs, 1, memory_order_relaxed);
-	vg_atomic_max(&vg_quota[dev].largest, bytes);
+	struct vg_quota_shard *sh = vg_quota_shard();
+	vg_shard_add(sh, &sh->dev[dev].allocs, 1);
+	vg_atomic_max(&sh->dev[dev].largest, bytes);    /* a load unless it grows */
 }
 
 void vg_quota_note_free(int dev)
 {
-	if (vg_quota_tracked(dev))
-		atomic_fetch_add_explicit(&vg_quota[dev].frees, 1, memory_order_relaxed);
+	if (!vg_quota_tracked(dev))
+		return;
+	struct vg_quota_shard *sh = vg_quota_shard();
+	vg_shard_add(sh, &sh->dev[dev].frees, 1);
 }
 
 void vg_quota_note_denied(int dev, uint64_t bytes)
@@ -108,16 +177,40 @@ uint64_t vg_quota_limit(int dev)
 	return vg_quota_tracked(dev) ? atomic_load(&vg_quota[dev].limit) : VG_NO_LIMIT;
 }
 
+bool vg_quota_stats(int dev, struct vg_quota_stats *out)
+{
+	*out = (struct vg_quota_stats){ .limit = VG_NO_LIMIT };
+	if (!vg_quota_tracked(dev))
+		return false;
+	const struct vg_counters *q = &vg_quota[dev];
+	out->limit = atomic_load(&q->limit);
+	out->used = atomic_load(&q->used);
+	out->peak = atomic_load(&q->peak);
+	out->denied_count = atomic_load(&q->denied_count);
+	out->denied_bytes = atomic_load(&q->denied_bytes);
+	for (int i = 0; i < VG_QUOTA_SHARDS; i++) {
+		const struct vg_quota_shard *sh = &vg_quota_shards[i];
+		out->allocs += atomic_load_explicit(&sh->dev[dev].allocs, memory_order_relaxed);
+		out->frees += atomic_load_explicit(&sh->dev[dev].frees, memory_order_relaxed);
+		uint64_t l = atomic_load_explicit(&sh->dev[dev].largest, memory_order_relaxed);
+		if (l > out->largest)
+			out->largest = l;
+	}
+	return true;
+}
+
 void vg_quota_reset_usage(void)
 {
 	for (int i = 0; i < VG_MAX_DEVICES; i++) {
 		struct vg_counters *q = &vg_quota[i];
 		atomic_store(&q->used, 0);
 		atomic_store(&q->peak, 0);
-		atomic_store(&q->allocs, 0);
-		atomic_store(&q->frees, 0);
 		atomic_store(&q->denied_count, 0);
 		atomic_store(&q->denied_bytes, 0);
-		atomic_store(&q->largest, 0);
+		for (int s = 0; s < VG_QUOTA_SHARDS; s++) {
+			atomic_store(&vg_quota_shards[s].dev[i].allocs, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].frees, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].largest, 0);
+		}
 	}
 }

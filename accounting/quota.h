@@ -4,22 +4,36 @@
 #define VG_QUOTA_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config/config.h"
 
 #define VG_NO_LIMIT UINT64_MAX
 
+/* The figures every allocation must see (the check on `used`) live in vg_quota, one line for `used` and `peak`
+ * (both written by a charge, so a charge costs one cache line) and one read-mostly line for `limit` that no charge
+ * writes. The statistics every allocation and free bump (allocs, frees, largest) are per-thread shards
+ * (vg_quota_stats sums them): two threads allocating would otherwise fight over one line for figures nobody checks. */
 struct vg_counters {
-	_Atomic uint64_t limit;         /* VG_NO_LIMIT until set */
-	_Atomic uint64_t used;          /* bytes charged now (reserved + committed) */
-	_Atomic uint64_t peak;
-	_Atomic uint64_t allocs, frees;
-	_Atomic uint64_t denied_count, denied_bytes;
-	_Atomic uint64_t largest;
+	_Atomic uint64_t limit __attribute__((aligned(64)));   /* VG_NO_LIMIT until set; read-mostly */
+	_Atomic uint64_t used __attribute__((aligned(64)));    /* bytes charged now (reserved + committed) */
+	_Atomic uint64_t peak;          /* max of used: written only when it grows */
+	_Atomic uint64_t denied_count __attribute__((aligned(64)));  /* the refusal path only */
+	_Atomic uint64_t denied_bytes;
+};
+
+/* Every figure of a device, the shards summed (reports). */
+struct vg_quota_stats {
+	uint64_t limit, used, peak, allocs, frees, denied_count, denied_bytes, largest;
 };
 
 extern struct vg_counters vg_quota[VG_MAX_DEVICES];
+
+/* The region this process charges besides its own counters (a shared budget, or its control segment that only
+ * shows usage), or NULL. Set once by the interposer after joining; NULL again in a forked child. */
+struct vg_region;
+extern struct vg_region *_Atomic vg_quota_region;
 
 static inline int vg_quota_tracked(int dev)
 {
@@ -28,8 +42,9 @@ static inline int vg_quota_tracked(int dev)
 
 void vg_quota_set_limit(int dev, uint64_t limit);
 
-/* Reserve bytes on dev. Returns 0, or -ENOSPC (nothing reserved) with *used_now set to the usage seen. Untracked
- * devices always succeed. */
+/* Reserve bytes on dev against the process's quota and then the shared region's budget. Returns 0, or (nothing
+ * reserved): -ENOSPC (own quota; *used_now = own usage), -EDQUOT (the shared budget; *used_now = the region's usage),
+ * -ETIMEDOUT (the region's lock was held too long by another process). Untracked devices always succeed. */
 int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now);
 /* Charge without a check (rolling back a failed release). */
 void vg_quota_force(int dev, uint64_t bytes);
@@ -42,6 +57,8 @@ void vg_quota_note_denied(int dev, uint64_t bytes);
 
 uint64_t vg_quota_used(int dev);
 uint64_t vg_quota_limit(int dev);
+/* All figures of dev; false (and zeros, limit VG_NO_LIMIT) if dev is not tracked. */
+bool vg_quota_stats(int dev, struct vg_quota_stats *out);
 
 /* Zero every counter (fork child, tests). Limits stay. */
 void vg_quota_reset_usage(void);

@@ -1,13 +1,11 @@
-/* Interned call sites. Capture is DWARF unwinding through libgcc's _Unwind_Backtrace (correct without frame
- * pointers, which PyTorch and the CUDA libraries are built without), driven directly so that vramguard's own
- * frames are skipped on the way and unwinding stops at the configured depth: glibc's backtrace() would unwind
- * frames we then throw away. Each frame costs ~0.2 us; bench/run_capture.sh measures it. */
+/* Interned call sites. The stack comes from accounting/unwind.c: DWARF CFI unwinding (correct without frame
+ * pointers, which PyTorch and the CUDA libraries are built without) that skips vramguard's own frames and stops at
+ * the configured depth. On x86-64 it walks with cached frame recipes, ~7 ns a frame once warm (libgcc's
+ * _Unwind_Backtrace, the fallback and the only path elsewhere, costs ~0.2 us a frame); bench/run_capture.sh
+ * measures it. Interning hashes the frames once for the shard and the uthash bucket. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
-#include <execinfo.h>
 #include <pthread.h>
-#include <unwind.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,9 +13,9 @@ static __thread int vg_sites_oom;
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(obj) do { (void)(obj); vg_sites_oom = 1; } while (0)
 #include "accounting/sites.h"
+#include "accounting/unwind.h"
 
 #define VG_SITE_SHARDS 16
-#define VG_OWN_FRAMES_MAX 8     /* vramguard frames above the caller: capture + wrapper + helpers */
 
 struct vg_site_shard {
 	pthread_mutex_t lock;
@@ -34,51 +32,6 @@ static _Atomic uint32_t vg_site_next_id = 1;
 static int vg_depth_cfg;
 static uintptr_t vg_own_lo, vg_own_hi;
 
-/* libgcc_s is loaded by glibc in every process that can unwind; we look it up rather than link it. */
-static _Unwind_Reason_Code (*vg_uw_backtrace)(_Unwind_Trace_Fn, void *);
-static _Unwind_Ptr (*vg_uw_getip)(struct _Unwind_Context *);
-
-struct vg_uw_state {
-	void **buf;
-	int n, max, skipping;
-};
-
-static _Unwind_Reason_Code vg_uw_frame(struct _Unwind_Context *ctx, void *arg)
-{
-	struct vg_uw_state *u = arg;
-	uintptr_t ip = (uintptr_t)vg_uw_getip(ctx);
-	if (ip == 0)
-		return _URC_END_OF_STACK;
-	if (u->skipping) {
-		if (ip >= vg_own_lo && ip < vg_own_hi)
-			return _URC_NO_REASON;
-		u->skipping = 0;
-	}
-	u->buf[u->n++] = (void *)ip;
-	return u->n >= u->max ? _URC_END_OF_STACK : _URC_NO_REASON;
-}
-
-/* The caller's frames, ours skipped, at most max. */
-static int vg_unwind(void **buf, int max)
-{
-	if (vg_uw_backtrace && vg_uw_getip) {
-		struct vg_uw_state u = { buf, 0, max, vg_own_hi > vg_own_lo };
-		vg_uw_backtrace(vg_uw_frame, &u);
-		return u.n;
-	}
-	/* Fallback: glibc's backtrace(), then drop our frames. */
-	void *tmp[VG_SITE_MAX_FRAMES + VG_OWN_FRAMES_MAX];
-	int n = backtrace(tmp, max + VG_OWN_FRAMES_MAX);
-	int skip = 0;
-	while (skip < n && (uintptr_t)tmp[skip] >= vg_own_lo && (uintptr_t)tmp[skip] < vg_own_hi)
-		skip++;
-	n -= skip;
-	if (n > max)
-		n = max;
-	memcpy(buf, tmp + skip, (size_t)(n > 0 ? n : 0) * sizeof(void *));
-	return n;
-}
-
 void vg_sites_configure(int depth, uintptr_t own_lo, uintptr_t own_hi)
 {
 	if (depth < 0)
@@ -87,19 +40,8 @@ void vg_sites_configure(int depth, uintptr_t own_lo, uintptr_t own_hi)
 		depth = VG_SITE_MAX_FRAMES;
 	vg_own_lo = own_lo;
 	vg_own_hi = own_hi;
-	if (depth > 0) {
-		/* The first backtrace() loads libgcc's unwinder: do it now, not inside the first allocation. */
-		void *warm[2];
-		(void)backtrace(warm, 2);
-		void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (!gcc)
-			gcc = dlopen("libgcc_s.so.1", RTLD_NOW);
-		if (gcc) {
-			vg_uw_getip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetIP");
-			vg_uw_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(gcc,
-												  "_Unwind_Backtrace");
-		}
-	}
+	if (depth > 0)
+		vg_unwind_init();
 	vg_depth_cfg = depth;
 }
 
@@ -124,14 +66,18 @@ struct vg_site *vg_site_capture(int api)
 	if (depth <= 0)
 		return NULL;
 	void *frames[VG_SITE_MAX_FRAMES];
-	int n = vg_unwind(frames, depth);
+	int n = vg_unwind_capture(frames, depth, vg_own_lo, vg_own_hi);
 	if (n <= 0)
 		return NULL;
 	size_t keylen = (size_t)n * sizeof(void *);
-	struct vg_site_shard *sh = &vg_site_shards[vg_frames_hash(frames, n) % VG_SITE_SHARDS];
+	/* One hash for both: the shard from its top bits, uthash's buckets from its low ones (uthash's own function
+	 * would hash the 128-byte key a second time). */
+	uint64_t h = vg_frames_hash(frames, n);
+	unsigned hashv = (unsigned)h;
+	struct vg_site_shard *sh = &vg_site_shards[(h >> 60) % VG_SITE_SHARDS];
 	struct vg_site *s = NULL;
 	pthread_mutex_lock(&sh->lock);
-	HASH_FIND(hh, sh->head, frames, keylen, s);
+	HASH_FIND_BYHASHVALUE(hh, sh->head, frames, keylen, hashv, s);
 	if (!s) {
 		s = calloc(1, sizeof(*s) + keylen);
 		if (s) {
@@ -140,7 +86,7 @@ struct vg_site *vg_site_capture(int api)
 			s->api = (uint16_t)api;
 			s->id = atomic_fetch_add(&vg_site_next_id, 1);
 			vg_sites_oom = 0;
-			HASH_ADD_KEYPTR(hh, sh->head, s->frames, keylen, s);
+			HASH_ADD_KEYPTR_BYHASHVALUE(hh, sh->head, s->frames, keylen, hashv, s);
 			if (vg_sites_oom) {
 				free(s);
 				s = NULL;
@@ -210,4 +156,5 @@ void vg_sites_reset_child(void)
 		}
 		pthread_mutex_init(&vg_site_shards[i].lock, NULL);
 	}
+	vg_unwind_atfork_child();
 }

@@ -1,5 +1,5 @@
-/* Call sites: the caller's stack at an allocation or stream call, captured with backtrace(), interned so that
- * identical stacks are stored once, with live/total counters. Symbolized only when a report is written. */
+/* Call sites: the caller's stack at an allocation or stream call, captured by accounting/unwind.c, interned so
+ * that identical stacks are stored once, with live/total counters. Symbolized only when a report is written. */
 #ifndef VG_SITES_H
 #define VG_SITES_H
 

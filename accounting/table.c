@@ -1,19 +1,239 @@
-/* Sharded hash tables of live allocations. Shard = the top bits of a multiplicative hash of the key, so frees of
- * unrelated allocations from many threads rarely meet on one mutex. Inside a shard: open addressing with linear
- * probing over record pointers (8 bytes a slot, no per-record handle), grown at 70 % load, never shrunk, so a
- * shard that empties and fills again allocates nothing. Every operation is O(1) but remove_if/foreach, which only
+/* Sharded hash tables of live allocations, and the pool their records come from. Shard = the top bits of a
+ * multiplicative hash of the key, so frees of unrelated allocations from many threads rarely meet on one mutex.
+ * Inside a shard: open addressing with linear probing over 8-byte slots (32 hash bits and a record index), grown
+ * at 70 % load, never shrunk, so a shard that empties and fills again allocates nothing. A probe reads a record
+ * only when its hash bits match the key's (so inserting, or growing, touches the slot array alone), which keeps
+ * the cost flat as the table outgrows the caches. Every operation is O(1) but remove_if/foreach, which only
  * reports and context teardown use. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "accounting/table.h"
 
-#define VG_TOMBSTONE ((struct vg_alloc *)1)
-#define VG_SLOT_LIVE(p) ((p) != NULL && (p) != VG_TOMBSTONE)
+/* ---- ASan: records never go back to malloc, so the pool marks free ones itself (next stays readable) ---- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define VG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VG_ASAN 1
+#endif
+#endif
+#ifdef VG_ASAN
+#include <sanitizer/asan_interface.h>
+#define VG_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define VG_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define VG_POISON(p, n) ((void)(p), (void)(n))
+#define VG_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* A free record: nothing but its next link may be touched until vg_alloc_new hands it out again. */
+static inline void vg_park(struct vg_alloc *r)
+{
+	VG_POISON(r, offsetof(struct vg_alloc, next));
+	VG_POISON((char *)r + offsetof(struct vg_alloc, next) + sizeof(r->next),
+		  sizeof(*r) - offsetof(struct vg_alloc, next) - sizeof(r->next));
+}
+_Static_assert(offsetof(struct vg_alloc, next) % 8 == 0, "ASan poisons in 8-byte granules");
+
+/* ---- the record pool ---- */
+
+/* Record i lives in slab i / VG_SLAB_RECS. Index 0 is never handed out: it marks an empty slot. A slab pointer is
+ * written once, under vg_pool_lock, before any of its records leaves the pool; whoever holds an index got it
+ * through that lock or a shard lock after it, so reading vg_slab needs no lock. */
+static struct vg_alloc *vg_slab[VG_MAX_SLABS];
+static pthread_mutex_t vg_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vg_alloc *vg_pool_free;          /* given back by threads, linked by next */
+static uint32_t vg_pool_carved = 1;            /* records below this index have been handed out at least once */
+static size_t vg_pool_slabs;
+_Static_assert((uint64_t)VG_MAX_SLABS * VG_SLAB_RECS <= UINT32_MAX, "record indices are 32 bits");
+
+static inline struct vg_alloc *vg_rec_at(uint32_t idx)
+{
+	return &vg_slab[idx / VG_SLAB_RECS][idx % VG_SLAB_RECS];
+}
+
+/* Per thread: up to VG_REC_CACHE free records, exchanged with the pool VG_REC_BATCH at a time (a thread takes the
+ * pool's lock at most once per 32 records it takes or gives back); returned to the pool when the thread exits. */
+#define VG_REC_CACHE 64
+#define VG_REC_BATCH 32
+static __thread struct vg_alloc *vg_rec_cache __attribute__((tls_model("initial-exec")));
+static __thread int vg_rec_cached __attribute__((tls_model("initial-exec")));
+static __thread int vg_rec_keyed __attribute__((tls_model("initial-exec")));
+static pthread_key_t vg_rec_key;
+static pthread_once_t vg_rec_once = PTHREAD_ONCE_INIT;
+
+/* Move up to n cached records (all if n < 0) to the pool's free list. */
+static void vg_cache_spill(int n)
+{
+	struct vg_alloc *head = vg_rec_cache, *tail = head;
+	if (!head)
+		return;
+	int moved = 1;
+	while (tail->next && (n < 0 || moved < n)) {
+		tail = tail->next;
+		moved++;
+	}
+	vg_rec_cache = tail->next;
+	vg_rec_cached -= moved;
+	pthread_mutex_lock(&vg_pool_lock);
+	tail->next = vg_pool_free;
+	vg_pool_free = head;
+	pthread_mutex_unlock(&vg_pool_lock);
+}
+
+static void vg_rec_drain(void *unused)
+{
+	(void)unused;
+	vg_cache_spill(-1);
+	vg_rec_cached = 0;
+	vg_rec_keyed = 0;       /* a later free in another destructor registers again */
+}
+
+static void vg_rec_key_init(void)
+{
+	pthread_key_create(&vg_rec_key, vg_rec_drain);
+}
+
+static void vg_rec_register(void)
+{
+	pthread_once(&vg_rec_once, vg_rec_key_init);
+	pthread_setspecific(vg_rec_key, (void *)1);     /* so that vg_rec_drain runs at thread exit */
+	vg_rec_keyed = 1;
+}
+
+#define VG_SLAB_BYTES (VG_SLAB_RECS * sizeof(struct vg_alloc))
+
+/* Up to VG_REC_BATCH never-used records onto the cache, from the current slab or else a new one, without crossing
+ * into the next slab (pool lock held). Returns how many. */
+static int vg_carve(void)
+{
+	size_t k = vg_pool_carved / VG_SLAB_RECS;
+	if (k >= VG_MAX_SLABS)
+		return 0;
+	if (!vg_slab[k]) {
+		void *p = NULL;
+		if (posix_memalign(&p, 64, VG_SLAB_BYTES) != 0)
+			return 0;
+		VG_POISON(p, VG_SLAB_BYTES);
+		vg_slab[k] = p;
+		vg_pool_slabs++;
+	}
+	int n = 0;
+	while (n < VG_REC_BATCH && vg_pool_carved / VG_SLAB_RECS == k) {
+		uint32_t i = vg_pool_carved++;
+		struct vg_alloc *r = vg_rec_at(i);
+		VG_UNPOISON(r, sizeof(*r));
+		r->idx = i;
+		vg_park(r);
+		r->next = vg_rec_cache;
+		vg_rec_cache = r;
+		n++;
+	}
+	return n;
+}
+
+/* Fill the empty cache: up to VG_REC_BATCH given-back records if there are any, else never-used ones. */
+static void vg_cache_fill(void)
+{
+	if (!vg_rec_keyed)
+		vg_rec_register();
+	pthread_mutex_lock(&vg_pool_lock);
+	int n = 0;
+	while (n < VG_REC_BATCH && vg_pool_free) {
+		struct vg_alloc *r = vg_pool_free;
+		vg_pool_free = r->next;
+		r->next = vg_rec_cache;
+		vg_rec_cache = r;
+		n++;
+	}
+	if (n == 0)
+		n = vg_carve();
+	pthread_mutex_unlock(&vg_pool_lock);
+	vg_rec_cached += n;
+}
+
+struct vg_alloc *vg_alloc_new(void)
+{
+	if (__builtin_expect(!vg_rec_cache, 0)) {
+		vg_cache_fill();
+		if (!vg_rec_cache)
+			return NULL;
+	}
+	struct vg_alloc *r = vg_rec_cache;
+	vg_rec_cache = r->next;
+	vg_rec_cached--;
+	VG_UNPOISON(r, sizeof(*r));
+	uint32_t idx = r->idx;
+	memset(r, 0, sizeof(*r));
+	r->idx = idx;
+	return r;
+}
+
+void vg_alloc_free(struct vg_alloc *r)
+{
+	if (!r)
+		return;
+	if (__builtin_expect(!vg_rec_keyed, 0))
+		vg_rec_register();
+	if (vg_rec_cached >= VG_REC_CACHE)
+		vg_cache_spill(VG_REC_BATCH);
+	vg_park(r);
+	r->next = vg_rec_cache;
+	vg_rec_cache = r;
+	vg_rec_cached++;
+}
+
+size_t vg_alloc_slabs(void)
+{
+	pthread_mutex_lock(&vg_pool_lock);
+	size_t n = vg_pool_slabs;
+	pthread_mutex_unlock(&vg_pool_lock);
+	return n;
+}
+
+void vg_alloc_lock(void)
+{
+	pthread_mutex_lock(&vg_pool_lock);
+}
+
+void vg_alloc_unlock(void)
+{
+	pthread_mutex_unlock(&vg_pool_lock);
+}
+
+void vg_alloc_reset_child(void)
+{
+	pthread_mutex_init(&vg_pool_lock, NULL);
+	vg_pool_free = NULL;
+	vg_pool_carved = 1;
+	vg_rec_cache = NULL;
+	vg_rec_cached = 0;
+	for (size_t k = 0; k < VG_MAX_SLABS && vg_slab[k]; k++)
+		VG_POISON(vg_slab[k], VG_SLAB_BYTES);
+}
+
+/* ---- the tables ---- */
+
+#define VG_SLOT_EMPTY 0
+#define VG_SLOT_TOMB ((uint64_t)1 << 32)       /* record index 0, which no record has */
+
+static inline bool vg_slot_live(uint64_t v)
+{
+	return (uint32_t)v != 0;
+}
 
 static inline uint64_t vg_hash(uint64_t key)
 {
 	return key * 0x9E3779B97F4A7C15ull;
+}
+
+/* The slot's hash bits: the low ones are the home slot (cap <= 2^32), the others tell most keys apart. */
+static inline uint32_t vg_tag(uint64_t key)
+{
+	return (uint32_t)(vg_hash(key) >> 20);
 }
 
 static inline struct vg_shard *vg_shard_of(struct vg_table *t, uint64_t key)
@@ -32,19 +252,19 @@ void vg_table_init(struct vg_table *t)
 }
 
 /* The slot holding key, or the index of the first free slot to put it in (*found = 0). cap > 0. */
-static size_t vg_probe(const struct vg_shard *s, uint64_t key, int *found)
+static size_t vg_probe(const struct vg_shard *s, uint64_t key, uint32_t tag, int *found)
 {
-	size_t mask = s->cap - 1, i = (size_t)(vg_hash(key) >> 20) & mask, tomb = SIZE_MAX;
+	size_t mask = s->cap - 1, i = tag & mask, tomb = SIZE_MAX;
 	for (;;) {
-		struct vg_alloc *p = s->slot[i];
-		if (p == NULL) {
+		uint64_t v = s->slot[i];
+		if (v == VG_SLOT_EMPTY) {
 			*found = 0;
 			return tomb != SIZE_MAX ? tomb : i;
 		}
-		if (p == VG_TOMBSTONE) {
+		if (v == VG_SLOT_TOMB) {
 			if (tomb == SIZE_MAX)
 				tomb = i;
-		} else if (p->key == key) {
+		} else if ((uint32_t)(v >> 32) == tag && vg_rec_at((uint32_t)v)->key == key) {
 			*found = 1;
 			return i;
 		}
@@ -52,31 +272,46 @@ static size_t vg_probe(const struct vg_shard *s, uint64_t key, int *found)
 	}
 }
 
-/* Rehash into ncap slots (dropping tombstones). -ENOMEM leaves the shard as it was. */
+/* Rehash into ncap slots (dropping tombstones), from the slots alone. -ENOMEM leaves the shard as it was. */
 static int vg_resize(struct vg_shard *s, size_t ncap)
 {
-	struct vg_alloc **ns = calloc(ncap, sizeof(*ns));
+	uint64_t *ns = calloc(ncap, sizeof(*ns));
 	if (!ns)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->cap; i++) {
-		struct vg_alloc *p = s->slot[i];
-		if (!VG_SLOT_LIVE(p))
+		uint64_t v = s->slot[i];
+		if (!vg_slot_live(v))
 			continue;
-		size_t j = (size_t)(vg_hash(p->key) >> 20) & (ncap - 1);
+		size_t j = (size_t)(v >> 32) & (ncap - 1);
 		while (ns[j])
 			j = (j + 1) & (ncap - 1);
-		ns[j] = p;
+		ns[j] = v;
 	}
 	free(s->slot);
-	s->slot = ns;
-	s->cap = ncap;
+	/* Atomic stores only for vg_table_prefetch, which reads both without the lock. */
+	__atomic_store_n(&s->slot, ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cap, ncap, __ATOMIC_RELAXED);
 	s->used = s->count;
 	return 0;
 }
 
+/* The slot array is the one memory a new key touches that is not already in the cache: start loading its line
+ * while the caller does other work. Lock-free and racy on purpose: a prefetch of a stale address is harmless. */
+void vg_table_prefetch(struct vg_table *t, uint64_t key)
+{
+	struct vg_shard *s = vg_shard_of(t, key);
+	uint64_t *slot = __atomic_load_n(&s->slot, __ATOMIC_RELAXED);
+	size_t cap = __atomic_load_n(&s->cap, __ATOMIC_RELAXED);
+	if (slot)
+		__builtin_prefetch(&slot[vg_tag(key) & (cap - 1)], 1);
+}
+
 int vg_table_insert(struct vg_table *t, struct vg_alloc *rec)
 {
+	if (rec->idx == 0)
+		return -EINVAL;         /* not from vg_alloc_new */
 	struct vg_shard *s = vg_shard_of(t, rec->key);
+	uint32_t tag = vg_tag(rec->key);
 	int rc = 0, found = 0;
 	pthread_mutex_lock(&s->lock);
 	if ((s->used + 1) * 10 > s->cap * 7) {
@@ -87,13 +322,13 @@ int vg_table_insert(struct vg_table *t, struct vg_alloc *rec)
 			return -ENOMEM;
 		}
 	}
-	size_t i = vg_probe(s, rec->key, &found);
+	size_t i = vg_probe(s, rec->key, tag, &found);
 	if (found) {
 		rc = -EEXIST;
 	} else {
-		if (s->slot[i] == NULL)
+		if (s->slot[i] == VG_SLOT_EMPTY)
 			s->used++;
-		s->slot[i] = rec;
+		s->slot[i] = (uint64_t)tag << 32 | rec->idx;
 		s->count++;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -103,11 +338,11 @@ int vg_table_insert(struct vg_table *t, struct vg_alloc *rec)
 /* Remove slot i (lock held): a tombstone, or nothing if the next slot is empty (no probe chain runs through). */
 static void vg_clear(struct vg_shard *s, size_t i)
 {
-	if (s->slot[(i + 1) & (s->cap - 1)] == NULL) {
-		s->slot[i] = NULL;
+	if (s->slot[(i + 1) & (s->cap - 1)] == VG_SLOT_EMPTY) {
+		s->slot[i] = VG_SLOT_EMPTY;
 		s->used--;
 	} else {
-		s->slot[i] = VG_TOMBSTONE;
+		s->slot[i] = VG_SLOT_TOMB;
 	}
 	s->count--;
 }
@@ -119,9 +354,9 @@ struct vg_alloc *vg_table_remove(struct vg_table *t, uint64_t key)
 	int found = 0;
 	pthread_mutex_lock(&s->lock);
 	if (s->cap) {
-		size_t i = vg_probe(s, key, &found);
+		size_t i = vg_probe(s, key, vg_tag(key), &found);
 		if (found) {
-			rec = s->slot[i];
+			rec = vg_rec_at((uint32_t)s->slot[i]);
 			vg_clear(s, i);
 		}
 	}
@@ -137,10 +372,10 @@ int vg_table_update(struct vg_table *t, uint64_t key, bool (*fn)(struct vg_alloc
 	*removed = NULL;
 	pthread_mutex_lock(&s->lock);
 	if (s->cap) {
-		size_t i = vg_probe(s, key, &found);
+		size_t i = vg_probe(s, key, vg_tag(key), &found);
 		if (found) {
 			rc = 0;
-			struct vg_alloc *rec = s->slot[i];
+			struct vg_alloc *rec = vg_rec_at((uint32_t)s->slot[i]);
 			if (fn(rec, arg)) {
 				vg_clear(s, i);
 				*removed = rec;
@@ -159,9 +394,11 @@ struct vg_alloc *vg_table_remove_if(struct vg_table *t, bool (*pred)(const struc
 		struct vg_shard *s = &t->shard[k];
 		pthread_mutex_lock(&s->lock);
 		for (size_t i = 0; i < s->cap; i++) {
-			struct vg_alloc *p = s->slot[i];
-			if (VG_SLOT_LIVE(p) && pred(p, arg)) {
-				s->slot[i] = VG_TOMBSTONE;     /* never NULL here: later probe chains may pass through */
+			if (!vg_slot_live(s->slot[i]))
+				continue;
+			struct vg_alloc *p = vg_rec_at((uint32_t)s->slot[i]);
+			if (pred(p, arg)) {
+				s->slot[i] = VG_SLOT_TOMB;     /* never empty here: later probe chains may pass through */
 				s->count--;
 				p->next = list;
 				list = p;
@@ -178,8 +415,8 @@ void vg_table_foreach(struct vg_table *t, void (*fn)(const struct vg_alloc *rec,
 		struct vg_shard *s = &t->shard[k];
 		pthread_mutex_lock(&s->lock);
 		for (size_t i = 0; i < s->cap; i++)
-			if (VG_SLOT_LIVE(s->slot[i]))
-				fn(s->slot[i], arg);
+			if (vg_slot_live(s->slot[i]))
+				fn(vg_rec_at((uint32_t)s->slot[i]), arg);
 		pthread_mutex_unlock(&s->lock);
 	}
 }
@@ -207,16 +444,15 @@ void vg_table_unlock_all(struct vg_table *t)
 		pthread_mutex_unlock(&t->shard[i].lock);
 }
 
+/* The records themselves are not freed one by one: vg_alloc_reset_child makes the whole pool free again. */
 void vg_table_reset_child(struct vg_table *t)
 {
 	for (int k = 0; k < VG_SHARDS; k++) {
 		struct vg_shard *s = &t->shard[k];
-		for (size_t i = 0; i < s->cap; i++)
-			if (VG_SLOT_LIVE(s->slot[i]))
-				free(s->slot[i]);
 		free(s->slot);
-		s->slot = NULL;
-		s->cap = s->count = s->used = 0;
+		__atomic_store_n(&s->slot, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->cap, 0, __ATOMIC_RELAXED);
+		s->count = s->used = 0;
 		pthread_mutex_init(&s->lock, NULL);
 	}
 }

@@ -1,6 +1,6 @@
 /* The allocation tables: live records keyed by device pointer, array handle, VMM handle or mapping address.
- * 64 shards, each an open-addressing hash of record pointers under one mutex; a lock is never held across a driver
- * call. No CUDA here. */
+ * 64 shards, each an open-addressing hash under one mutex; a lock is never held across a driver call. Records come
+ * from a pool of slabs and are named in the tables by a 32-bit index. No CUDA here. */
 #ifndef VG_TABLE_H
 #define VG_TABLE_H
 
@@ -21,32 +21,59 @@ enum vg_kind {
 	VG_KIND_MAPPING,        /* cuMemMap: address -> handle (aux), bytes = mapped length; never charged */
 	VG_KIND_STREAM,         /* a live stream (key = CUstream), for leak reports; never charged */
 	VG_KIND_STREAM_EVENT,   /* streams destroyed with work queued: key = (create site << 32 | destroy site),
-				 * bytes = how many times, aux = 1 if synchronized first */
+				 * bytes = how many times, aux = the destroy site, VG_ALLOC_SYNCED if synchronized first */
 };
+
+#define VG_ALLOC_SYNCED 0x1     /* flags, STREAM_EVENT: the stream was synchronized before it was destroyed */
 
 struct vg_site;
 
+/* One cache line. ctx, aux and refs/maps share a word: each kind uses at most one of them (ctx: MEM..MIPMAP, the
+ * only kinds cuCtxDestroy looks at; aux: MAPPING and STREAM_EVENT; refs/maps: VMM). */
 struct vg_alloc {
 	uint64_t key;
 	uint64_t bytes;         /* bytes charged to dev (mappings: length mapped) */
-	uint64_t aux;           /* mappings: the VMM handle */
-	void *ctx;              /* CUcontext it lives in, NULL if not bound to one */
 	struct vg_site *site;   /* call site of the allocation, NULL if capture is off */
 	uint64_t time_ns;       /* CLOCK_REALTIME when it was made */
-	uint32_t tid;           /* kernel thread id of the caller */
-	int32_t dev;
-	uint16_t hook;          /* enum vg_hook_id that created it */
-	uint8_t kind;           /* enum vg_kind */
-	uint32_t refs;          /* VMM: handle references (create = 1, + retain, - release) */
-	uint32_t maps;          /* VMM: live mappings */
+	union {
+		void *ctx;      /* MEM..MIPMAP: CUcontext it lives in, NULL if not bound to one */
+		uint64_t aux;   /* MAPPING: the VMM handle; STREAM_EVENT: the destroy site (struct vg_site *) */
+		struct {
+			uint32_t refs;  /* VMM: handle references (create = 1, + retain, - release) */
+			uint32_t maps;  /* VMM: live mappings */
+		};
+	};
 	struct vg_alloc *next;  /* private list link for batch operations and free lists */
+	uint32_t tid;           /* kernel thread id of the caller */
+	uint32_t idx;           /* the pool's name for this record (table slots hold it); set once, never change */
+	int16_t dev;            /* ordinal, -1 for none (tracked ordinals are < VG_MAX_DEVICES = 64) */
+	uint8_t hook;           /* enum vg_hook_id that created it (VG_HOOK_COUNT <= 256: checked in wrappers.c) */
+	uint8_t kind;           /* enum vg_kind */
+	uint8_t flags;          /* VG_ALLOC_* */
 };
+_Static_assert(sizeof(struct vg_alloc) == 64, "a record is one cache line");
+
+/* Records: from slabs of VG_SLAB_RECS, never returned to malloc (a fork child reuses its parent's slabs from
+ * scratch). A per-thread cache of up to 64 takes and gives back 32 at a time under the pool's lock. */
+#define VG_SLAB_RECS 4096u
+#define VG_MAX_SLABS 65536u     /* 2^28 records, 16 GiB of them */
+/* A zeroed record (but for idx), or NULL when memory (or the pool's index space) is exhausted. */
+struct vg_alloc *vg_alloc_new(void);
+void vg_alloc_free(struct vg_alloc *r);    /* NULL is ignored */
+size_t vg_alloc_slabs(void);                /* slabs made so far, for tests */
+/* fork: the pool's lock, taken before fork and released in the parent; in the child every record is free again
+ * (the child's tables are reset and no other thread survives) and the slabs are reused. */
+void vg_alloc_lock(void);
+void vg_alloc_unlock(void);
+void vg_alloc_reset_child(void);
 
 #define VG_SHARDS 64
 
+/* A slot is 0 (empty), VG_SLOT_TOMB, or (32 bits of the key's hash << 32 | record index): a probe looks at a
+ * record only when the hash bits match, and a rehash never looks at one. */
 struct vg_shard {
 	pthread_mutex_t lock;
-	struct vg_alloc **slot;         /* NULL, a record, or VG_TOMBSTONE; capacity a power of two */
+	uint64_t *slot;                 /* capacity a power of two */
 	size_t cap, count, used;        /* used = records + tombstones */
 } __attribute__((aligned(64)));
 
@@ -55,9 +82,11 @@ struct vg_table {
 };
 
 void vg_table_init(struct vg_table *t);
-/* Insert rec (malloc'd by the caller; the table owns it afterwards). Returns 0, -EEXIST (key present: rec is not
+/* Insert rec (from vg_alloc_new; the table owns it afterwards). Returns 0, -EEXIST (key present: rec is not
  * inserted, caller keeps it) or -ENOMEM. */
 int vg_table_insert(struct vg_table *t, struct vg_alloc *rec);
+/* Start loading the slot where key would go (no lock, no effect but on the cache). */
+void vg_table_prefetch(struct vg_table *t, uint64_t key);
 /* Remove and return the record for key, or NULL. The caller frees it. */
 struct vg_alloc *vg_table_remove(struct vg_table *t, uint64_t key);
 /* Call fn(rec, arg) under the shard lock for key. If fn returns true the record is removed and returned in
@@ -72,7 +101,7 @@ void vg_table_foreach(struct vg_table *t, void (*fn)(const struct vg_alloc *rec,
 size_t vg_table_count(struct vg_table *t);
 
 /* fork: lock every shard before, unlock in the parent after; in the child, drop every record and re-create the
- * locks (the child's records describe the parent's memory). */
+ * locks (the child's records describe the parent's memory; vg_alloc_reset_child takes the records back). */
 void vg_table_lock_all(struct vg_table *t);
 void vg_table_unlock_all(struct vg_table *t);
 void vg_table_reset_child(struct vg_table *t);

@@ -1,6 +1,7 @@
 /* The `vramguard` command: a launcher that validates the configuration with the library's own parser and execs the
- * job under the preload, plus tools to read reports (report, diff), to ask a running process for one (dump), and to
- * see what the library would do on this machine (check). Unlike the library, this program may exit. */
+ * job under the preload, plus tools to read reports (report, diff), to ask a running process for one (dump), to
+ * see what the library would do on this machine (check), and to watch and change running jobs (top, limit: in
+ * cli/top.c and cli/limit.c). Unlike the library, this program may exit. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -24,6 +25,7 @@
 #include <cuda.h>
 
 #include "cli/diff.h"
+#include "cli/top.h"
 #include "config/config.h"
 #include "report/json_read.h"
 #include "report/report.h"
@@ -49,10 +51,14 @@ static const char usage_main[] =
 	"       vramguard diff OLD.json NEW.json               what grew between two reports\n"
 	"       vramguard dump PID [--wait SECONDS]            ask a running job for a report\n"
 	"       vramguard check                                configuration, driver, devices and quotas\n"
+	"       vramguard top [--once] [--json]                processes under vramguard: VRAM in use, quotas\n"
+	"       vramguard limit set SPEC --shared NAME         change a shared region's budget while it runs\n"
+	"       vramguard limit set SPEC --pid PID             change one process's quota while it runs\n"
+	"       vramguard limit show [--shared NAME] [--json]  the limits in force\n"
 	"       vramguard help [COMMAND] | --help | --version\n"
 	"\n"
 	"vramguard enforces per-process GPU memory quotas and reports leaks for CUDA jobs (PyTorch, JAX, CuPy,\n"
-	"TensorFlow, CUDA C). The quota comes from NVIDIA_GPU_MEMORY_LIMITS (e.g. 4096 = 4096 MiB, 4G, 50%%,\n"
+	"TensorFlow, CUDA C). The quota comes from NVIDIA_GPU_MEMORY_LIMITS (e.g. 4096 = 4096 MiB, 4G, 50%,\n"
 	"0:4G,1:2G); see 'vramguard help run' and the man page vramguard(1).\n";
 
 static const char usage_run[] =
@@ -60,14 +66,18 @@ static const char usage_run[] =
 	"\n"
 	"Validate the configuration, add libvramguard.so in front of LD_PRELOAD and exec COMMAND. Exit status,\n"
 	"standard streams and signals are COMMAND's own. Options override the environment:\n"
-	"  -l, --limit SPEC        NVIDIA_GPU_MEMORY_LIMITS: 4096 (MiB), 4G, 1.5GiB, 50%%, 0:4G,1:2G, GPU-<uuid>:4G\n"
-	"  -r, --report PATH       VRAMGUARD_REPORT: stderr, off, or a file template (%%p pid, %%n sequence,\n"
-	"                          %%r reason, %%h host name), e.g. /tmp/vg-%%p-%%n.json\n"
+	"  -l, --limit SPEC        NVIDIA_GPU_MEMORY_LIMITS: 4096 (MiB), 4G, 1.5GiB, 50%, 0:4G,1:2G, GPU-<uuid>:4G\n"
+	"  -r, --report PATH       VRAMGUARD_REPORT: stderr, off, or a file template (%p pid, %n sequence,\n"
+	"                          %r reason, %h host name), e.g. /tmp/vg-%p-%n.json\n"
 	"  -f, --format FMT        VRAMGUARD_REPORT_FORMAT: text or json\n"
 	"  -b, --backtrace N       VRAMGUARD_BACKTRACE: call-site depth 0..64 (0: none)\n"
 	"  -s, --signal SIG        VRAMGUARD_SIGNAL: USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N or off\n"
 	"      --log LEVEL         VRAMGUARD_LOG: off, error, warn, info, debug\n"
 	"      --stream-check MODE VRAMGUARD_STREAM_CHECK: warn, sync or off\n"
+	"      --shared NAME|PATH  VRAMGUARD_SHARED: join a shared region: the processes naming it share one VRAM\n"
+	"                          budget per GPU (file VRAMGUARD_SHM_DIR/vramguard.NAME, or PATH)\n"
+	"      --shared-limit SPEC VRAMGUARD_SHARED_LIMITS: the region's budget if this job creates it (syntax\n"
+	"                          of --limit; default: the --limit value)\n"
 	"  -h, --help              this help\n"
 	"\n"
 	"An invalid value is rejected before COMMAND starts, with the library's message (exit status 2).\n"
@@ -116,6 +126,10 @@ static int help_for(const char *cmd)
 		fputs(usage_dump, stdout);
 	else if (!strcmp(cmd, "check"))
 		fputs(usage_check, stdout);
+	else if (!strcmp(cmd, "top"))
+		fputs(vg_usage_top, stdout);
+	else if (!strcmp(cmd, "limit"))
+		fputs(vg_usage_limit, stdout);
 	else
 		die(2, "unknown command '%s' (see 'vramguard --help')", cmd);
 	return 0;
@@ -186,6 +200,7 @@ static int cmd_run(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },    { "backtrace", required_argument, NULL, 'b' },
 		{ "signal", required_argument, NULL, 's' },    { "log", required_argument, NULL, 'L' },
 		{ "stream-check", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+		{ "shared", required_argument, NULL, 'H' },   { "shared-limit", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -200,6 +215,8 @@ static int cmd_run(int argc, char **argv)
 		case 's': var = "VRAMGUARD_SIGNAL"; break;
 		case 'L': var = "VRAMGUARD_LOG"; break;
 		case 'S': var = "VRAMGUARD_STREAM_CHECK"; break;
+		case 'H': var = "VRAMGUARD_SHARED"; break;
+		case 'B': var = "VRAMGUARD_SHARED_LIMITS"; break;
 		case 'h': return help_for("run");
 		default: fputs(usage_run, stderr); return 2;
 		}
@@ -785,6 +802,10 @@ int main(int argc, char **argv)
 		return cmd_dump(argc, argv);
 	if (!strcmp(cmd, "check"))
 		return cmd_check(argc, argv);
+	if (!strcmp(cmd, "top"))
+		return vg_cli_top(argc, argv);
+	if (!strcmp(cmd, "limit"))
+		return vg_cli_limit(argc, argv);
 	fprintf(stderr, "vramguard: error: unknown command '%s'\n%s", cmd, usage_main);
 	return 2;
 }

@@ -2,6 +2,7 @@
  * Pure C, no CUDA, no heap, no stdio outside vg_options_write_markdown: messages are built with a tiny appender so
  * the same helpers are safe to call from the interposer's hot paths (vg_format_bytes). */
 #include "config/config.h"
+#include "accounting/region.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -468,6 +469,7 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 #define VG_MANAGED_VALUES "count, ignore"
 #define VG_FORMAT_VALUES "text, json"
 #define VG_STREAM_VALUES "warn, sync, off"
+#define VG_CONTROL_VALUES "on, off"
 #define VG_SIGNAL_WORDS "off, USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N"
 #define VG_REPORT_EXAMPLES "stderr, off, /tmp/vramguard-%p-%n.json"
 #define VG_STR_(x) #x
@@ -506,7 +508,25 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	  vg_load_report_mode)                                                                                        \
 	X("VRAMGUARD_STREAM_CHECK", "enum", "warn", VG_STREAM_VALUES,                                                 \
 	  "A stream destroyed with work still queued: warn (rate-limited, both call sites, listed in the report),"   \
-	  " sync (wait for it to finish, and say so) or off", vg_load_stream_check)
+	  " sync (wait for it to finish, and say so) or off", vg_load_stream_check)                                   \
+	X("VRAMGUARD_SHM_DIR", "path", VG_REGION_DIR, "an absolute directory path, at most 255 bytes",                \
+	  "Where named shared regions and control segments live (a memory-backed file system: /dev/shm, or a"        \
+	  " Kubernetes `emptyDir: {medium: Memory}`)", vg_load_shm_dir)                                               \
+	X("VRAMGUARD_SHARED", "name", "(none)",                                                                       \
+	  "a NAME (`A-Z a-z 0-9 . _ -`, at most 63, not starting with `.` or `proc.`: file"                        \
+	  " VRAMGUARD_SHM_DIR/vramguard.NAME) or an absolute PATH",                                                  \
+	  "Processes naming the same region share one VRAM budget per GPU, on top of their own quota; the tighter"   \
+	  " of the two applies", vg_load_shared)                                                                      \
+	X("VRAMGUARD_SHARED_LIMITS", "limits", "NVIDIA_GPU_MEMORY_LIMITS",                                           \
+	  "as NVIDIA_GPU_MEMORY_LIMITS; ordinal keys mean the ordinal of the process that first used the GPU",       \
+	  "The shared region's budget per GPU, used when this process creates the region (a region keeps the"       \
+	  " budget it was made with; a different value is reported; `vramguard limit set --shared` changes it)",     \
+	  vg_load_shared_limits)                                                                                      \
+	X("VRAMGUARD_SHARED_MODE", "octal", "0600", "0600 (this user) or 0660 (this user and the file's group)",     \
+	  "Permissions of a shared region this process creates", vg_load_shared_mode)                                \
+	X("VRAMGUARD_CONTROL", "enum", "on", VG_CONTROL_VALUES,                                                       \
+	  "on: a process outside any shared region makes a control segment in VRAMGUARD_SHM_DIR so that"            \
+	  " `vramguard top` sees it and `vramguard limit set --pid` reaches it; off: none", vg_load_control)
 
 #define VG_OPTION_ROW(name, type, dflt, values, doc, load) { name, type, dflt, values, doc },
 const struct vg_option vg_options[] = { VG_OPTIONS(VG_OPTION_ROW) };
@@ -859,6 +879,166 @@ static int vg_load_report(struct vg_config *cfg, const struct vg_option *opt, vg
 }
 _Static_assert(VG_REPORT_PATH_MAX == 1024, "the message says at most 1023 bytes");
 
+/* ---- shared region names (declared in accounting/region.h; here so that config needs no region code) ---- */
+
+int vg_region_path(const char *dir, const char *v, char *out, size_t outlen, char *err, size_t errlen)
+{
+	struct vg_buf e, o;
+	size_t n, i;
+
+	vg_buf_init(&e, err, errlen);
+	if (!dir || !*dir)
+		dir = VG_REGION_DIR;
+	if (!v || !*v) {
+		vg_buf_str(&e, "empty region name");
+		return -EINVAL;
+	}
+	n = strlen(v);
+	if (v[0] == '/') {
+		if (n >= outlen || n >= VG_SHARED_PATH_MAX) {
+			vg_buf_str(&e, "region path too long (at most 511 bytes)");
+			return -EINVAL;
+		}
+		if (v[n - 1] == '/') {
+			vg_buf_str(&e, "region path '");
+			vg_buf_token(&e, v, n);
+			vg_buf_str(&e, "' names a directory (expected a file in it, e.g. DIR/job)");
+			return -EINVAL;
+		}
+		memcpy(out, v, n + 1);
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (!(vg_isalpha(v[i]) || vg_isdigit(v[i]) || v[i] == '.' || v[i] == '_' || v[i] == '-'))
+			break;
+	if (i < n || n >= VG_REGION_NAME_MAX || v[0] == '.' || strncmp(v, "proc.", 5) == 0) {
+		vg_buf_str(&e, "a region is a NAME of at most 63 characters from A-Z a-z 0-9 . _ - (not starting with '.' "
+			       "or 'proc.') or an absolute path");
+		return -EINVAL;
+	}
+	if (strlen(dir) + 1 + strlen(VG_REGION_PREFIX) + n >= outlen) {
+		vg_buf_str(&e, "region path too long");
+		return -EINVAL;
+	}
+	vg_buf_init(&o, out, outlen);
+	vg_buf_str(&o, dir);
+	vg_buf_str(&o, "/" VG_REGION_PREFIX);
+	vg_buf_str(&o, v);
+	return 0;
+}
+
+/* ---- shared regions ---- */
+
+static int vg_load_shm_dir(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	while (n > 1 && t[n - 1] == '/')
+		n--;
+	if (t[0] == '/' && n < sizeof(cfg->shm_dir) && !memchr(t, '\0', n)) {
+		memcpy(cfg->shm_dir, t, n);
+		cfg->shm_dir[n] = '\0';
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, t[0] != '/' ? "expected an absolute directory path (e.g. /dev/shm)"
+				   : "path too long (at most 255 bytes)");
+	return -EINVAL;
+}
+
+static int vg_load_shared(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n;
+	struct vg_buf b;
+	char name[VG_SHARED_PATH_MAX], why[200];
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	if (n >= sizeof(name)) {
+		vg_err_head(&b, cfg, opt->name, v);
+		vg_buf_str(&b, "too long");
+		return -EINVAL;
+	}
+	memcpy(name, t, n);
+	name[n] = '\0';
+	if (vg_region_path(cfg->shm_dir, name, cfg->shared_path, sizeof(cfg->shared_path), why, sizeof(why)) == 0 &&
+	    n < sizeof(cfg->shared_name)) {
+		memcpy(cfg->shared_name, name, n + 1);
+		return 0;
+	}
+	cfg->shared_path[0] = '\0';
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, why);
+	return -EINVAL;
+}
+
+/* The region's budget stays text (it is stored in the region and resolved per GPU there); parse it here only to
+ * refuse a bad one early with the usual message. */
+static int vg_load_shared_limits(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *name = opt->name, *v = get(name), *t;
+	size_t n;
+	struct vg_limits l;
+	struct vg_buf b;
+
+	if (!v || !*v) {
+		name = "NVIDIA_GPU_MEMORY_LIMITS";      /* already validated: it loads first */
+		v = get(name);
+	}
+	if (!v)
+		return 0;
+	t = v;
+	n = strlen(v);
+	vg_trim(&t, &n);
+	if (n == 0)
+		return 0;
+	if (n >= sizeof(cfg->shared_spec)) {
+		vg_err_head(&b, cfg, name, v);
+		vg_buf_str(&b, "too long for a shared region's budget (at most 255 bytes)");
+		return -EINVAL;
+	}
+	if (vg_parse_limits_ex(name, v, VG_MIB, 1, VG_LIMITS_EXAMPLES, &l, cfg->error, sizeof(cfg->error)))
+		return -EINVAL;
+	memcpy(cfg->shared_spec, t, n);
+	cfg->shared_spec[n] = '\0';
+	cfg->shared_spec_source = name == opt->name ? "VRAMGUARD_SHARED_LIMITS" : "NVIDIA_GPU_MEMORY_LIMITS";
+	return 0;
+}
+
+static int vg_load_shared_mode(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	if (vg_eq_ci(t, n, "0600") || vg_eq_ci(t, n, "600")) {
+		cfg->shared_mode = 0600;
+		return 0;
+	}
+	if (vg_eq_ci(t, n, "0660") || vg_eq_ci(t, n, "660")) {
+		cfg->shared_mode = 0660;
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected 0600 (this user only) or 0660 (this user and the file's group)");
+	return -EINVAL;
+}
+
+static int vg_load_control(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_enum(cfg, opt, get, &cfg->control);
+}
+
+_Static_assert(VG_SPEC_MAX == VG_REGION_SPEC_MAX, "a region stores the spec text");
+_Static_assert(VG_SHARED_PATH_MAX <= sizeof(((struct vg_region *)0)->path), "a region handle holds the path");
+
 typedef int (*vg_load_fn)(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 #define VG_OPTION_LOADER(name, type, dflt, values, doc, load) load,
 static const vg_load_fn vg_option_loaders[] = { VG_OPTIONS(VG_OPTION_LOADER) };
@@ -869,6 +1049,7 @@ _Static_assert(VG_LOG_OFF == 0 && VG_LOG_ERROR == 1 && VG_LOG_WARN == 2 && VG_LO
 _Static_assert(VG_MANAGED_COUNT == 0 && VG_MANAGED_IGNORE == 1, "VG_MANAGED_VALUES order");
 _Static_assert(VG_FORMAT_TEXT == 0 && VG_FORMAT_JSON == 1, "VG_FORMAT_VALUES order");
 _Static_assert(VG_STREAM_WARN == 0 && VG_STREAM_SYNC == 1 && VG_STREAM_OFF == 2, "VG_STREAM_VALUES order");
+_Static_assert(VG_CONTROL_ON == 0 && VG_CONTROL_OFF == 1, "VG_CONTROL_VALUES order");
 _Static_assert(VG_BACKTRACE_DEFAULT >= 0 && VG_BACKTRACE_DEFAULT <= VG_BACKTRACE_MAX, "VG_BACKTRACE_DEFAULT range");
 
 static const char *vg_libc_getenv(const char *name)
@@ -889,6 +1070,9 @@ static void vg_config_defaults(struct vg_config *cfg)
 	cfg->report_format = VG_FORMAT_TEXT;
 	cfg->report_mode = 0600;
 	cfg->stream_check = VG_STREAM_WARN;
+	memcpy(cfg->shm_dir, VG_REGION_DIR, sizeof(VG_REGION_DIR));
+	cfg->shared_mode = 0600;
+	cfg->control = VG_CONTROL_ON;
 }
 
 int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name))
@@ -953,6 +1137,20 @@ static const struct vg_limit *vg_limits_find(const struct vg_limits *ls, int ord
 			if (ls->e[i].ordinal == ordinal)
 				return &ls->e[i].limit;
 	return NULL;
+}
+
+uint64_t vg_limits_for(const struct vg_limits *ls, int ordinal, const char *uuid, uint64_t total, const char **source,
+		       int *said)
+{
+	const struct vg_limit *l = vg_limits_find(ls, ordinal, uuid);
+
+	if (!l && ls->dflt.kind != VG_LIMIT_UNSET)
+		l = &ls->dflt;
+	if (said)
+		*said = l != NULL;
+	if (source)
+		*source = NULL;
+	return l ? vg_limit_resolve(l, total, source) : UINT64_MAX;
 }
 
 uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,

@@ -18,6 +18,9 @@
 #define VG_BACKTRACE_MAX 64         /* VRAMGUARD_BACKTRACE's upper bound (frames per call site) */
 #define VG_SIGNAL_NAME_MAX 16       /* "SIGRTMIN+NN", "off" */
 #define VG_REPORT_PATH_MAX 1024     /* a VRAMGUARD_REPORT template, NUL included */
+#define VG_SHM_DIR_MAX 256          /* VRAMGUARD_SHM_DIR, NUL included */
+#define VG_SHARED_PATH_MAX 512      /* the shared region's file, NUL included */
+#define VG_SPEC_MAX 256             /* a limit list kept as text (a region's budget), NUL included */
 
 enum vg_limit_kind {
 	VG_LIMIT_UNSET = 0,             /* nothing said for this device */
@@ -51,6 +54,7 @@ enum vg_managed_policy { VG_MANAGED_COUNT = 0, VG_MANAGED_IGNORE };
 enum vg_report_dest { VG_REPORT_STDERR = 0, VG_REPORT_OFF, VG_REPORT_PATH };
 enum vg_report_format { VG_FORMAT_TEXT = 0, VG_FORMAT_JSON };
 enum vg_stream_check { VG_STREAM_WARN = 0, VG_STREAM_SYNC, VG_STREAM_OFF };
+enum vg_control { VG_CONTROL_ON = 0, VG_CONTROL_OFF };
 
 struct vg_config {
 	struct vg_limits limits;        /* NVIDIA_GPU_MEMORY_LIMITS */
@@ -65,6 +69,14 @@ struct vg_config {
 	int report_format;              /* enum vg_report_format */
 	unsigned report_mode;           /* VRAMGUARD_REPORT_MODE: permissions of report files, default 0600 */
 	int stream_check;               /* enum vg_stream_check */
+	char shm_dir[VG_SHM_DIR_MAX];   /* VRAMGUARD_SHM_DIR: where named regions and control segments live */
+	char shared_path[VG_SHARED_PATH_MAX]; /* VRAMGUARD_SHARED resolved to a file; "" = no shared region */
+	char shared_name[VG_SPEC_MAX];  /* VRAMGUARD_SHARED as written (NAME or PATH) */
+	char shared_spec[VG_SPEC_MAX];  /* the region's budget as text: VRAMGUARD_SHARED_LIMITS, else
+					 * NVIDIA_GPU_MEMORY_LIMITS, else "" (no budget) */
+	const char *shared_spec_source; /* the variable shared_spec came from, or NULL */
+	unsigned shared_mode;           /* VRAMGUARD_SHARED_MODE: 0600 or 0660 */
+	int control;                    /* enum vg_control: VRAMGUARD_CONTROL */
 	int valid;                      /* 0: some variable was invalid; error[] says which */
 	char error[VG_ERR_MAX];         /* the first error, one line without trailing newline */
 };
@@ -92,6 +104,11 @@ int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *n
  * unlimited; *source (if not NULL) gets the variable name or NULL. */
 uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
 			     const char **source);
+
+/* The limit one parsed list gives a device (keyed entry, else its bare default): bytes or UINT64_MAX for unlimited.
+ * *said (if not NULL) is 0 when the list says nothing about the device (the result is then UINT64_MAX). */
+uint64_t vg_limits_for(const struct vg_limits *ls, int ordinal, const char *uuid, uint64_t total, const char **source,
+		       int *said);
 
 /* Expand a VRAMGUARD_REPORT template into out: %p pid, %n seq, %r reason ("exit", "signal"), %h host, %% a '%'.
  * A NULL reason or host expands to nothing; a '/' in either becomes '_' so they cannot add path components.

@@ -12,6 +12,7 @@
 
 #include "interposer/interposer.h"
 #include "accounting/quota.h"
+#include "accounting/region.h"
 #include "accounting/sites.h"
 #include "report/log.h"
 
@@ -78,6 +79,10 @@ bool vg_real_resolve(bool loaded_only)
 static _Atomic int vg_mode_now = VG_MODE_UNINIT;
 static pthread_mutex_t vg_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int vg_depth __attribute__((tls_model("initial-exec")));
+
+/* A per-process limit sent by `vramguard limit set --pid`: beats the environment for every device it names. */
+static struct vg_limits vg_live_limits;
+static bool vg_live_limits_set;
 
 /* Device limits, resolved on first use of each device. */
 static struct vg_device_info vg_dev[VG_MAX_DEVICES];
@@ -168,7 +173,7 @@ enum vg_mode vg_init(void)
 				vg_log_level = saved;
 				mode = VG_MODE_BADCONFIG;
 			} else {
-				mode = VG_MODE_ACTIVE;
+				mode = vg_shared_attach() == 0 ? VG_MODE_ACTIVE : VG_MODE_BADCONFIG;
 				uintptr_t lo = 0, hi = 0;
 				vg_own_range(&lo, &hi);
 				vg_sites_configure(vg_cfg.backtrace_depth, lo, hi);
@@ -227,7 +232,9 @@ const struct vg_device_info *vg_device_info(int dev)
 		static __thread struct vg_device_info tmp;
 		static _Atomic int warned;
 		memset(&tmp, 0, sizeof(tmp));
-		tmp.limit = vg_config_limit_for(&vg_cfg, dev, NULL, 1, &tmp.source);
+		const char *src = NULL;
+		tmp.limit = vg_config_limit_for(&vg_cfg, dev, NULL, 1, &src);
+		tmp.source = src;
 		vg_quota_set_limit(dev, tmp.limit);
 		if (!atomic_exchange(&warned, 1))
 			vg_log(VG_LOG_WARN, "cannot read the size of GPU %d (cuDeviceTotalMem_v2 returned %d): a percentage "
@@ -238,11 +245,23 @@ const struct vg_device_info *vg_device_info(int dev)
 	CUuuid u;
 	if (vg_real.cuDeviceGetUuid_v2 && vg_real.cuDeviceGetUuid_v2(&u, (CUdevice)dev) == CUDA_SUCCESS)
 		vg_format_uuid(&u, info.uuid, sizeof(info.uuid));
-	info.limit = vg_config_limit_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &info.source);
+	const char *src = NULL;
+	info.limit = vg_config_limit_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
+	info.source = src;
 	pthread_mutex_lock(&vg_dev_lock);
 	if (!atomic_load(&vg_dev_ready[dev])) {
+		int said = 0;
+		if (vg_live_limits_set) {
+			uint64_t live = vg_limits_for(&vg_live_limits, dev, info.uuid[0] ? info.uuid : NULL, info.total,
+						      NULL, &said);
+			if (said) {
+				info.limit = live;
+				info.source = "vramguard limit set";
+			}
+		}
 		vg_dev[dev] = info;
 		vg_quota_set_limit(dev, info.limit);
+		vg_shared_bind(dev, info.uuid[0] ? info.uuid : NULL, info.total, info.limit);
 		atomic_store_explicit(&vg_dev_ready[dev], 1, memory_order_release);
 		if (info.limit != VG_NO_LIMIT) {
 			char a[32], b[32];
@@ -253,6 +272,48 @@ const struct vg_device_info *vg_device_info(int dev)
 	}
 	pthread_mutex_unlock(&vg_dev_lock);
 	return &vg_dev[dev];
+}
+
+void vg_device_apply_limit_spec(const char *spec)
+{
+	struct vg_limits l;
+	char err[VG_ERR_MAX];
+	if (vg_parse_limits("the limit sent by `vramguard limit set`", spec, (uint64_t)1 << 20, &l, err,
+			    sizeof(err)) != 0) {
+		vg_log_plain(VG_LOG_WARN, "%s (ignored)", err + strlen("vramguard: "));
+		return;
+	}
+	pthread_mutex_lock(&vg_dev_lock);
+	vg_live_limits = l;
+	vg_live_limits_set = true;
+	int changed = 0;
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		if (!atomic_load(&vg_dev_ready[d]))
+			continue;
+		struct vg_device_info *di = &vg_dev[d];
+		int said = 0;
+		uint64_t next = vg_limits_for(&l, d, di->uuid[0] ? di->uuid : NULL, di->total, NULL, &said);
+		uint64_t prev = atomic_load(&di->limit);
+		if (!said || next == prev)
+			continue;
+		atomic_store(&di->limit, next);
+		di->source = "vramguard limit set";
+		vg_quota_set_limit(d, next);
+		struct vg_region *r = vg_shared_region();
+		if (r)
+			vg_region_set_quota(r, d, next);
+		char a[32], b[32], c[32];
+		uint64_t used = vg_quota_used(d);
+		vg_log(VG_LOG_WARN, "GPU %d: quota changed from %s to %s by `vramguard limit set` (%s in use%s)", d,
+		       prev == VG_NO_LIMIT ? "unlimited" : vg_format_bytes(prev, a, sizeof(a)),
+		       next == VG_NO_LIMIT ? "unlimited" : vg_format_bytes(next, b, sizeof(b)),
+		       vg_format_bytes(used, c, sizeof(c)),
+		       next != VG_NO_LIMIT && used > next ? "; new allocations are refused until usage drops" : "");
+		changed++;
+	}
+	pthread_mutex_unlock(&vg_dev_lock);
+	if (!changed)
+		vg_log(VG_LOG_INFO, "limit '%s' from `vramguard limit set` recorded (no GPU in use changes)", spec);
 }
 
 const struct vg_device_info *vg_device_info_cached(int dev)
@@ -319,6 +380,7 @@ static void vg_atfork_child(void)
 	 * CUDA_ERROR_NOT_INITIALIZED), but if it ever does, the child starts from zero. */
 	vg_wrappers_atfork_child();
 	vg_reporter_atfork_child();
+	vg_shared_atfork_child();
 	vg_quota_reset_usage();
 	pthread_mutex_init(&vg_dev_lock, NULL);
 	pthread_mutex_init(&vg_init_lock, NULL);

@@ -47,9 +47,9 @@ void *vg_route_wrapper_for(void *real_fn);
 
 /* Per-device state, resolved lazily on first use (needs the driver: total memory, UUID). */
 struct vg_device_info {
-	uint64_t limit;         /* UINT64_MAX: unlimited */
+	_Atomic uint64_t limit; /* UINT64_MAX: unlimited; `vramguard limit set --pid` may change it at any time */
 	uint64_t total;
-	const char *source;     /* variable the limit came from, or NULL */
+	const char *_Atomic source;     /* variable the limit came from, or NULL */
 	char uuid[VG_UUID_MAX];
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */
@@ -69,6 +69,20 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq);
 int vg_current_device(CUcontext *ctx);
 /* A context may have died: forget every thread's cached context -> device pair. */
 void vg_ctx_cache_invalidate(void);
+
+/* Apply a per-process limit spec sent by `vramguard limit set --pid` (NVIDIA_GPU_MEMORY_LIMITS syntax) to every
+ * device now and to devices first used later; logs one line per changed device. */
+void vg_device_apply_limit_spec(const char *spec);
+
+/* The process's region (interposer/shared.c): join at init (-1: a shared region was asked for and cannot be had,
+ * fail closed), register each device on first use, pick up live limit changes, leave at exit. */
+struct vg_region;
+int vg_shared_attach(void);
+struct vg_region *vg_shared_region(void);
+void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limit);
+void vg_shared_poll(bool may_reclaim);
+void vg_shared_note_report(void);
+void vg_shared_atfork_child(void);
 
 /* Reset per-process state in a forked child. */
 void vg_wrappers_atfork_child(void);

@@ -107,8 +107,10 @@ void vg_report_now(const char *reason)
 		vg_report_render_text(&r, &b);
 	if (b.failed || !b.data)
 		vg_log(VG_LOG_WARN, "report (%s) not written: out of memory", reason);
-	else
+	else {
 		vg_report_emit(reason, seq, &b);
+		vg_shared_note_report();
+	}
 	if (rc != 0)
 		vg_log(VG_LOG_WARN, "the %s report is incomplete: out of memory while collecting it", reason);
 	vg_strbuf_free(&b);

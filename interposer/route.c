@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "accounting/unwind.h"
 #include "interposer/interposer.h"
 #include "report/log.h"
 
@@ -86,6 +87,30 @@ VG_NO_SANITIZE struct vg_dlsym_result vg_dlsym_route(void *handle, const char *n
 			r.ptr = w;
 	}
 	return r;
+}
+
+/* ---- dlclose ----
+ * Exported so that the call-site unwinder hears of code being unmapped: it caches frame recipes by return address,
+ * and a library loaded later at the same addresses has other frames (accounting/unwind.c). Not caller-sensitive, so
+ * an ordinary call forwards it. */
+
+static int (*_Atomic vg_real_dlclose)(void *);
+
+VG_EXPORT int dlclose(void *handle)
+{
+	int (*real)(void *) = atomic_load_explicit(&vg_real_dlclose, memory_order_acquire);
+	if (VG_UNLIKELY(!real)) {
+		void *(*real_dlsym)(void *, const char *) = vg_resolve_real_dlsym();
+		/* Asked from here, RTLD_NEXT means the definition after vramguard's: libc's (or the next preload's). */
+		real = real_dlsym ? (int (*)(void *))real_dlsym(RTLD_NEXT, "dlclose") : NULL;
+		if (!real)
+			return -1;      /* cannot happen with glibc */
+		atomic_store_explicit(&vg_real_dlclose, real, memory_order_release);
+	}
+	vg_unwind_dlclose_begin();
+	int rc = real(handle);
+	vg_unwind_dlclose_end();
+	return rc;
 }
 
 /* ---- cuGetProcAddress ---- */

@@ -161,7 +161,7 @@ static void vg_collect_event(const struct vg_alloc *r, void *arg)
 	e->create_site = (uint32_t)(r->key >> 32);
 	e->destroy_site = (uint32_t)r->key;
 	e->count = r->bytes;
-	e->synchronized = r->refs != 0;
+	e->synchronized = (r->flags & VG_ALLOC_SYNCED) != 0;
 }
 
 /* A site belongs in the report if it allocated, or a stream event or live stream points at it. */
@@ -232,10 +232,10 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	if (!r->devices)
 		return -ENOMEM;
 	for (int d = 0; d < VG_MAX_DEVICES; d++) {
-		const struct vg_counters *q = &vg_quota[d];
+		struct vg_quota_stats q;
+		vg_quota_stats(d, &q);
 		const struct vg_device_info *di = vg_device_info_cached(d);
-		if (!di && atomic_load(&q->allocs) == 0 && atomic_load(&q->used) == 0 &&
-		    atomic_load(&q->denied_count) == 0 && atomic_load(&q->limit) == VG_NO_LIMIT)
+		if (!di && q.allocs == 0 && q.used == 0 && q.denied_count == 0 && q.limit == VG_NO_LIMIT)
 			continue;
 		struct vg_report_device *o = &r->devices[r->ndevices++];
 		o->ordinal = d;
@@ -244,16 +244,15 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 			o->total_bytes = di->total;
 		}
 		/* The limit in force (also while the device's size could not be read and nothing is cached). */
-		uint64_t limit = atomic_load(&q->limit);
-		o->quota_set = limit != VG_NO_LIMIT;
-		o->quota_bytes = o->quota_set ? limit : 0;
-		o->used_bytes = atomic_load(&q->used);
-		o->peak_bytes = atomic_load(&q->peak);
-		o->allocs = atomic_load(&q->allocs);
-		o->frees = atomic_load(&q->frees);
-		o->denied_count = atomic_load(&q->denied_count);
-		o->denied_bytes = atomic_load(&q->denied_bytes);
-		o->largest_bytes = atomic_load(&q->largest);
+		o->quota_set = q.limit != VG_NO_LIMIT;
+		o->quota_bytes = o->quota_set ? q.limit : 0;
+		o->used_bytes = q.used;
+		o->peak_bytes = q.peak;
+		o->allocs = q.allocs;
+		o->frees = q.frees;
+		o->denied_count = q.denied_count;
+		o->denied_bytes = q.denied_bytes;
+		o->largest_bytes = q.largest;
 	}
 
 	/* Largest live allocations. */

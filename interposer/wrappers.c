@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "accounting/quota.h"
+#include "accounting/region.h"
 #include "accounting/sites.h"
 #include "accounting/table.h"
 #include "report/log.h"
@@ -86,15 +87,28 @@ static bool vg_rate_ok(struct vg_rate *r, char *tail, size_t len)
 
 static struct vg_rate vg_deny_rate;
 
-static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, const struct vg_device_info *di)
+static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, const struct vg_device_info *di, int why)
 {
 	char a[32], b[32], c[32], tail[64];
 	if (!vg_rate_ok(&vg_deny_rate, tail, sizeof(tail)))
 		return;
-	vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of %s quota in use (%s)%s",
-		     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
-		     vg_format_bytes(used, b, sizeof(b)), vg_format_bytes(di->limit, c, sizeof(c)),
-		     di->source ? di->source : "quota", tail);
+	struct vg_region *r = vg_shared_region();
+	uint64_t avail = 0, rlim = 0;
+	if (why == -EDQUOT && r && vg_region_avail(r, dev, &avail, &rlim))
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of the %s budget of shared region '%s' in use by "
+			     "its processes (VRAMGUARD_SHARED; `vramguard top` shows who holds it)%s",
+			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
+			     vg_format_bytes(used, b, sizeof(b)), vg_format_bytes(rlim, c, sizeof(c)),
+			     vg_cfg.shared_name, tail);
+	else if (why == -ETIMEDOUT || why == -EDQUOT)
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): the lock of shared region '%s' was held for more than "
+			     "2 s by another process (stopped? see `vramguard top`)%s",
+			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook], vg_cfg.shared_name, tail);
+	else
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of %s quota in use (%s)%s",
+			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
+			     vg_format_bytes(used, b, sizeof(b)), vg_format_bytes(di->limit, c, sizeof(c)),
+			     di->source ? di->source : "quota", tail);
 }
 
 /* Reserve bytes on dev before the driver call. CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY like a full GPU. */
@@ -103,11 +117,14 @@ static CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 	const struct vg_device_info *di = vg_device_info(dev);
 	if (!di)
 		return CUDA_SUCCESS;    /* no device (the driver will refuse) or an ordinal we do not track */
+	vg_shared_poll(false);          /* a limit changed by `vramguard limit set` applies from this allocation */
 	uint64_t used = 0;
-	if (VG_LIKELY(vg_quota_reserve(dev, bytes, &used) == 0))
+	int rc = vg_quota_reserve(dev, bytes, &used);
+	if (VG_LIKELY(rc == 0))
 		return CUDA_SUCCESS;
 	vg_quota_note_denied(dev, bytes);
-	vg_deny_message(dev, bytes, used, hook, di);
+	vg_region_note_denied(vg_shared_region());
+	vg_deny_message(dev, bytes, used, hook, di, rc);
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -127,68 +144,25 @@ static uint64_t vg_realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Records come from a small per-thread cache: malloc and free were a third of the cost of an intercepted
- * allocation. A thread's cache is freed when it exits. */
-#define VG_REC_CACHE 64
-static __thread struct vg_alloc *vg_rec_cache __attribute__((tls_model("initial-exec")));
-static __thread int vg_rec_cached __attribute__((tls_model("initial-exec")));
-static __thread int vg_rec_keyed __attribute__((tls_model("initial-exec")));
-static pthread_key_t vg_rec_key;
-static pthread_once_t vg_rec_once = PTHREAD_ONCE_INIT;
-
-static void vg_rec_drain(void *unused)
-{
-	(void)unused;
-	while (vg_rec_cache) {
-		struct vg_alloc *r = vg_rec_cache;
-		vg_rec_cache = r->next;
-		free(r);
-	}
-	vg_rec_cached = 0;
-}
-
-static void vg_rec_key_init(void)
-{
-	pthread_key_create(&vg_rec_key, vg_rec_drain);
-}
-
-static void vg_rec_free(struct vg_alloc *r)
-{
-	if (!r)
-		return;
-	if (vg_rec_cached >= VG_REC_CACHE) {
-		free(r);
-		return;
-	}
-	if (VG_UNLIKELY(!vg_rec_keyed)) {
-		pthread_once(&vg_rec_once, vg_rec_key_init);
-		pthread_setspecific(vg_rec_key, (void *)1);     /* so vg_rec_drain runs at thread exit */
-		vg_rec_keyed = 1;
-	}
-	r->next = vg_rec_cache;
-	vg_rec_cache = r;
-	vg_rec_cached++;
-}
+/* Records come from the pool's per-thread cache (accounting/table.c): malloc and free were a third of the cost of
+ * an intercepted allocation, and a malloc'd record carried a 16-byte header. */
+_Static_assert(VG_HOOK_COUNT <= UINT8_MAX + 1, "struct vg_alloc keeps the hook in 8 bits");
+_Static_assert(VG_MAX_DEVICES <= INT16_MAX, "struct vg_alloc keeps the device in 16 bits");
 
 static struct vg_alloc *vg_rec_new(uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind)
 {
-	struct vg_alloc *r = vg_rec_cache;
-	if (r) {
-		vg_rec_cache = r->next;
-		vg_rec_cached--;
-	} else {
-		r = malloc(sizeof(*r));
-		if (!r)
-			return NULL;
-	}
-	memset(r, 0, sizeof(*r));
+	struct vg_alloc *r = vg_alloc_new();
+	if (!r)
+		return NULL;
 	r->key = key;
 	r->bytes = bytes;
-	r->dev = dev;
-	r->ctx = ctx;
-	r->hook = (uint16_t)hook;
+	r->dev = (int16_t)dev;
+	r->hook = (uint8_t)hook;
 	r->kind = (uint8_t)kind;
-	r->refs = kind == VG_KIND_VMM ? 1 : 0;
+	if (kind == VG_KIND_VMM)
+		r->refs = 1;            /* refs and maps share ctx's word: VMM handles belong to no context */
+	else
+		r->ctx = ctx;
 	return r;
 }
 
@@ -207,6 +181,7 @@ static _Atomic int vg_nomem_warned;
  * charge back now. */
 static void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind)
 {
+	vg_table_prefetch(t, key);
 	vg_quota_note_alloc(dev, bytes);
 	struct vg_alloc *r = vg_rec_new(key, bytes, dev, ctx, hook, kind);
 	if (r)
@@ -217,7 +192,7 @@ static void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev,
 		if (old) {
 			vg_quota_release(old->dev, old->bytes);
 			vg_site_free(old->site, old->bytes);
-			vg_rec_free(old);
+			vg_alloc_free(old);
 		}
 		rc = vg_table_insert(t, r);
 	}
@@ -225,7 +200,7 @@ static void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev,
 		vg_site_alloc(r->site, bytes);
 		vg_reporter_arm_exit();
 	} else {
-		vg_rec_free(r);
+		vg_alloc_free(r);
 		vg_quota_release(dev, bytes);
 		if (!atomic_exchange(&vg_nomem_warned, 1))
 			vg_log(VG_LOG_WARN, "out of host memory for bookkeeping; some allocations are not counted");
@@ -250,7 +225,7 @@ static void vg_unremove(struct vg_table *t, struct vg_alloc *r)
 	if (vg_table_insert(t, r) != 0) {
 		vg_quota_release(r->dev, r->bytes);
 		vg_site_free(r->site, r->bytes);
-		vg_rec_free(r);
+		vg_alloc_free(r);
 	}
 }
 
@@ -260,7 +235,7 @@ static void vg_retire(struct vg_alloc *r)
 	vg_quota_release(r->dev, r->bytes);
 	vg_site_free(r->site, r->bytes);
 	vg_quota_note_free(r->dev);
-	vg_rec_free(r);
+	vg_alloc_free(r);
 }
 
 /* Free-like calls: the record leaves the table before the real call and returns if the driver refuses. */
@@ -608,7 +583,7 @@ VG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 			if (mr) {
 				mr->aux = handle;
 				if (vg_table_insert(&vg_maps, mr) != 0) {
-					vg_rec_free(mr);
+					vg_alloc_free(mr);
 					vg_table_update(&vg_vmm, handle, vg_vmm_unmap, NULL, &gone);
 					if (gone)
 						vg_retire(gone);
@@ -674,14 +649,14 @@ VG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 		list = mr->next;
 		if (rc != CUDA_SUCCESS) {
 			if (vg_table_insert(&vg_maps, mr) != 0)
-				vg_rec_free(mr);
+				vg_alloc_free(mr);
 			continue;
 		}
 		struct vg_alloc *gone = NULL;
 		vg_table_update(&vg_vmm, mr->aux, vg_vmm_unmap, NULL, &gone);
 		if (gone)
 			vg_retire(gone);
-		vg_rec_free(mr);
+		vg_alloc_free(mr);
 	}
 out:
 	vg_hook_leave();
@@ -840,12 +815,27 @@ VG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
 	if (m == VG_MODE_ACTIVE && rc == CUDA_SUCCESS && free_b && total_b) {
 		int dev = vg_current_device(NULL);
 		const struct vg_device_info *di = vg_device_info(dev);
-		if (di && di->limit != VG_NO_LIMIT) {
-			uint64_t q = di->limit, used = vg_quota_used(dev);
-			uint64_t total = *total_b < q ? *total_b : q;
-			uint64_t avail = q > used ? q - used : 0;
-			if (avail > *free_b)
-				avail = *free_b;
+		if (di)
+			vg_shared_poll(true);
+		uint64_t ravail = 0, rlim = 0;
+		bool shared = di && vg_shared_region() && vg_region_avail(vg_shared_region(), dev, &ravail, &rlim);
+		uint64_t q = di ? atomic_load(&di->limit) : VG_NO_LIMIT;
+		if (di && (q != VG_NO_LIMIT || shared)) {
+			/* The tighter of the process's quota and the shared region's budget, and never more than the GPU. */
+			uint64_t used = vg_quota_used(dev);
+			uint64_t total = *total_b, avail = *free_b;
+			if (q != VG_NO_LIMIT) {
+				if (q < total)
+					total = q;
+				if (q - (used < q ? used : q) < avail)
+					avail = q > used ? q - used : 0;
+			}
+			if (shared) {
+				if (rlim < total)
+					total = rlim;
+				if (ravail < avail)
+					avail = ravail;
+			}
 			if (avail > total)
 				avail = total;
 			*total_b = (size_t)total;
@@ -863,8 +853,12 @@ VG_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	rc = VG_REAL_CALL(cuDeviceTotalMem_v2, bytes, dev);
 	if (m == VG_MODE_ACTIVE && rc == CUDA_SUCCESS && bytes) {
 		const struct vg_device_info *di = vg_device_info((int)dev);
+		uint64_t ravail, rlim;
 		if (di && di->limit < *bytes)
 			*bytes = (size_t)di->limit;
+		if (di && vg_shared_region() && vg_region_avail(vg_shared_region(), (int)dev, &ravail, &rlim) &&
+		    rlim < *bytes)
+			*bytes = (size_t)rlim;
 	}
 	vg_hook_leave();
 	return rc;
@@ -1012,13 +1006,13 @@ static void vg_stream_created(CUresult rc, CUstream *ph, int hook)
 		return;
 	vg_rec_stamp(r, hook);
 	if (vg_table_insert(&vg_streams, r) == -EEXIST) {   /* a handle we missed the destruction of */
-		vg_rec_free(vg_table_remove(&vg_streams, r->key));
+		vg_alloc_free(vg_table_remove(&vg_streams, r->key));
 		if (vg_table_insert(&vg_streams, r) == 0)
 			return;
 	} else {
 		return;
 	}
-	vg_rec_free(r);
+	vg_alloc_free(r);
 }
 
 VG_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -1127,9 +1121,9 @@ static void vg_stream_pending_destroyed(CUstream s, struct vg_site *csite, struc
 		if (ev) {
 			ev->site = csite;
 			ev->aux = (uint64_t)(uintptr_t)dsite;
-			ev->refs = sync;
+			ev->flags = sync ? VG_ALLOC_SYNCED : 0;
 			if (vg_table_insert(&vg_stream_events, ev) != 0) {
-				vg_rec_free(ev);
+				vg_alloc_free(ev);
 				vg_table_update(&vg_stream_events, key, vg_event_bump, NULL, &gone);
 			}
 		}
@@ -1173,7 +1167,7 @@ static CUresult vg_stream_destroy(bool v2, CUstream s)
 			vg_stream_pending_destroyed(s, r ? r->site : NULL, dsite, hook, sync);
 	}
 	if (r && (rc == CUDA_SUCCESS || vg_table_insert(&vg_streams, r) != 0))
-		vg_rec_free(r);
+		vg_alloc_free(r);
 	vg_hook_leave();
 	return rc;
 }
@@ -1195,10 +1189,12 @@ VG_HIDDEN void vg_wrappers_atfork_prepare(void)
 	for (size_t i = 0; i < VG_NTABLES; i++)
 		vg_table_lock_all(vg_all_tables[i]);
 	vg_sites_lock_all();
+	vg_alloc_lock();
 }
 
 VG_HIDDEN void vg_wrappers_atfork_parent(void)
 {
+	vg_alloc_unlock();
 	vg_sites_unlock_all();
 	for (size_t i = VG_NTABLES; i-- > 0;)
 		vg_table_unlock_all(vg_all_tables[i]);
@@ -1208,6 +1204,7 @@ void vg_wrappers_atfork_child(void)
 {
 	for (size_t i = 0; i < VG_NTABLES; i++)
 		vg_table_reset_child(vg_all_tables[i]);
+	vg_alloc_reset_child();                 /* every record free again: the tables held them all */
 	vg_sites_reset_child();
 	atomic_store(&vg_streams_created, 0);
 	atomic_store(&vg_streams_destroyed, 0);

@@ -79,10 +79,12 @@ D=$T/direct
 echo "== unit"
 unit test_config
 unit test_accounting
+unit test_region
 unit test_report
 unit test_symbolize
 unit test_json_read
 unit test_diff
+unit test_unwind
 for t in config json path diff; do
 	if [ "$SAN" = tsan ]; then skip "unit fuzz_${t}_replay" "built with ASan+UBSan, which cannot be combined with TSan"
 	else unit fuzz_${t}_replay; fi
@@ -386,6 +388,12 @@ cli "an installed, relocated command finds its library (../lib)" 0 "^$PWD/$T/ins
 	-- "$T/inst/opt/vg/bin/vramguard" run -- sh -c 'echo $LD_PRELOAD'
 [ -f "$T/inst/opt/vg/share/man/man1/vramguard.1" ] && ok "  the man page is installed" || bad "  no man page installed"
 
+echo "== regions: vramguard top, limit set/show, run --shared"
+source tests/integration/region_cli.sh
+
+echo "== shared regions under the preload: races, kill, exec, fork, live limits, hostile files"
+source tests/integration/shared_preload.sh
+
 echo "== examples: container and Kubernetes recipes (static; no Docker engine or cluster here)"
 # The checker needs PyYAML: the first python3 on PATH if it has it, else Debian's (python3-yaml).
 PYY=python3
@@ -395,12 +403,12 @@ prog "examples lint fails on broken fixtures (--self-test)" -- $PYY tests/lint/c
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h
-	echo dlsym; echo vg_instance_marker)
+	echo dlsym; echo dlclose; echo vg_instance_marker)
 got=$(nm -D --defined-only "$LIB" | awk '{print $3}')
 # ASan adds one ODR indicator (__odr_asan.NAME) per exported variable; not ours.
 [ "$SAN" = asan ] && got=$(grep -v '^__odr_asan\.' <<<"$got")
 if [ "$(sort <<<"$want")" = "$(sort <<<"$got")" ]; then
-	ok "exports are exactly the hook list + dlsym + vg_instance_marker ($(wc -l <<<"$got") symbols)"
+	ok "exports are exactly the hook list + dlsym + dlclose + vg_instance_marker ($(wc -l <<<"$got") symbols)"
 else
 	bad "exports differ from the hook list" "$(diff <(sort <<<"$want") <(sort <<<"$got") | head -5)"
 fi

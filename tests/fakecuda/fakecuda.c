@@ -180,6 +180,7 @@ struct failrule {
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ndev = 1;
+static int g_uuid_base;     /* FAKECUDA_UUID_BASE: ordinal i is "physical GPU" i + base (a CUDA_VISIBLE_DEVICES stand-in) */
 static unsigned long long g_total = 16ull << 30;
 static int g_drv = 13000;
 static int g_autoctx = 1;
@@ -368,6 +369,8 @@ static void init_once(void)
     g_autoctx = !(s && strcmp(s, "0") == 0);
     s = getenv("FAKECUDA_FORK_OK");
     g_fork_ok = (s && strcmp(s, "1") == 0);
+    s = getenv("FAKECUDA_UUID_BASE");
+    if (s && *s) g_uuid_base = (int)strtol(s, NULL, 10);
     parse_fail(getenv("FAKECUDA_FAIL"));
     init_devices_locked();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -610,8 +613,8 @@ static CUresult get_uuid(CUuuid *uuid, CUdevice dev)
     if (!uuid) return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     memset(uuid->bytes, 0, sizeof uuid->bytes);
-    uuid->bytes[3] = (char)dev;
-    uuid->bytes[15] = (char)dev;
+    uuid->bytes[3] = (char)(dev + g_uuid_base);
+    uuid->bytes[15] = (char)(dev + g_uuid_base);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { ENTER(cuDeviceGetUuid); return get_uuid(uuid, dev); }

@@ -19,8 +19,10 @@
  *                             no streams, counters 0). Otherwise, like the real driver, every entry point in the
  *                             child of a process that used the fake returns CUDA_ERROR_NOT_INITIALIZED (3)
  *                             (except cuGetErrorName/String, cuDriverGetVersion, cuGetProcAddress[_v2]).
+ *   FAKECUDA_UUID_BASE        N: ordinal i reports the UUID of "physical" device i + N (as if CUDA_VISIBLE_DEVICES
+ *                             hid the first N GPUs), so two processes can see one GPU under different ordinals.
  *
- * Device i (0-based) has UUID bytes {0,0,0,i, 0,0, 0,0, 0,0, 0,0,0,0,0,i}, i.e. in the usual form
+ * Device i (0-based; i + FAKECUDA_UUID_BASE) has UUID bytes {0,0,0,i, 0,0, 0,0, 0,0, 0,0,0,0,0,i}, i.e. in the usual form
  *   "GPU-%08x-0000-0000-0000-%012x" with i:  device 0 -> GPU-00000000-0000-0000-0000-000000000000,
  *   device 3 -> GPU-00000003-0000-0000-0000-000000000003, device 10 -> GPU-0000000a-0000-0000-0000-00000000000a.
  * cuDeviceGetName gives "Fake GPU i".

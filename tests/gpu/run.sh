@@ -502,6 +502,117 @@ cli_checks() {
 }
 cli_checks
 
+# shared_region: two PyTorch processes in one 8 GiB region cannot together take more than 8 GiB; `vramguard top`
+# sees both; when the first is SIGKILLed its share comes back to the second.
+# live_limit: a job stuck at its 2 GiB quota continues to 4 GiB after `vramguard limit set 4G --pid`, no restart.
+wait_line() { # wait_line FILE REGEX: the first match, after waiting up to T s
+	local i
+	for ((i = 0; i < T * 10; i++)); do
+		grep -m1 -E "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+shared_checks() {
+	if [ "${VG_SKIP_TORCH:-}" = 1 ] || ! "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>>"$LOG"; then
+		result SKIP shared_region "torch with CUDA not importable"
+		result SKIP live_limit "torch with CUDA not importable"
+		return
+	fi
+	local R=vgtest$$ D=$BUILD/shm why="" a b
+	mkdir -p "$D"
+	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
+	printf '\n===== shared_region\n' >>"$LOG"
+	timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" hold 5 "$BUILD/a.ready" "$BUILD/a.go" \
+		>"$BUILD/a.o" 2>"$BUILD/a.e" </dev/null &
+	a=$!
+	local apid=""
+	wait_line "$BUILD/a.o" '^took' >/dev/null && apid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/a.o")
+	timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" fill "$BUILD/b.ready" "$BUILD/b.go" \
+		>"$BUILD/b.o" 2>"$BUILD/b.e" </dev/null &
+	b=$!
+	local first top="" smi="" second
+	first=$(wait_line "$BUILD/b.o" '^took')
+	if [ -n "$first" ]; then
+		top=$(VRAMGUARD_SHM_DIR="$D" timeout 20 "$VG_CLI" top --once --json --shared $R 2>>"$LOG")
+		echo "$top" >"$BUILD/top.json"
+		VRAMGUARD_SHM_DIR="$D" timeout 20 "$VG_CLI" top --once --shared $R >>"$LOG" 2>&1
+		smi=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader 2>/dev/null | paste -sd';')
+	fi
+	[ -n "$apid" ] && kill -9 "$apid" 2>/dev/null
+	wait $a 2>/dev/null
+	touch "$BUILD/b.go"
+	second=$(wait_line "$BUILD/b.o" '^then took')
+	wait $b
+	local brc=$?
+	{ echo "--- A:"; cat "$BUILD/a.o" "$BUILD/a.e"; echo "--- B (exit $brc):"; cat "$BUILD/b.o" "$BUILD/b.e"; echo "--- top: $top"; echo "--- nvidia-smi: $smi"; } >>"$LOG"
+	local n1 n2 topsum
+	n1=$(sed -n 's/^took \([0-9]*\) GiB until.*/\1/p' "$BUILD/b.o")
+	n2=$(sed -n 's/^then took \([0-9]*\) GiB more.*/\1/p' "$BUILD/b.o")
+	topsum=$(echo "$top" | timeout 20 "$PY" -c '
+import json, sys
+t = json.load(sys.stdin)
+procs = [p for p in t["processes"] if p.get("region") == sys.argv[1]]
+used = sum(d["used_bytes"] for p in procs for d in p["devices"])
+print(len(procs), used >> 20)' $R 2>>"$LOG")
+	if [ -z "$apid" ]; then
+		why="process A never took its 5 GiB"
+	elif [ "$n1" != 3 ]; then
+		why="B took '${n1}' GiB next to A's 5 GiB in an 8 GiB region, want 3"
+	elif [ "${topsum%% *}" != 2 ] || [ "${topsum##* }" -gt 8192 ]; then
+		why="vramguard top --json saw '${topsum}' (processes, MiB), want 2 processes and <= 8192 MiB"
+	elif [ "$n2" != 5 ]; then
+		why="after A was SIGKILLed B took '${n2}' GiB more, want 5 (A's share reclaimed)"
+	elif [ "$brc" -ne 0 ]; then
+		why="B exited $brc"
+	fi
+	if [ -z "$why" ]; then
+		result PASS shared_region "A held 5 GiB, B took $n1 GiB then OOM ($(sed -n 's/^took [0-9]* GiB until OutOfMemoryError; //p' "$BUILD/b.o")); top: ${topsum%% *} processes, ${topsum##* } MiB in the region; nvidia-smi: $smi; after kill -9 A, B took $n2 GiB more ($(sed -n 's/^then took [0-9]* GiB more until OutOfMemoryError; //p' "$BUILD/b.o"))"
+	else
+		result FAIL shared_region "$why; $(tail -c 300 "$BUILD/b.e" | tr '\n' ' ')"
+	fi
+
+	# live_limit
+	why=""
+	local env_c=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=2G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_REPORT=off)
+	printf '\n===== live_limit\n' >>"$LOG"
+	timeout -k 5 "$T" "${env_c[@]}" "$PY" -u "$HERE/shared_torch.py" fill "$BUILD/c.ready" "$BUILD/c.go" \
+		>"$BUILD/c.o" 2>"$BUILD/c.e" </dev/null &
+	local c=$! cpid set_out=""
+	first=$(wait_line "$BUILD/c.o" '^took')
+	cpid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/c.o")
+	if [ -n "$first" ] && [ -n "$cpid" ]; then
+		set_out=$(VRAMGUARD_SHM_DIR="$D" timeout 20 "$VG_CLI" limit set 4G --pid "$cpid" 2>&1)
+		echo "limit set: $set_out" >>"$LOG"
+	fi
+	touch "$BUILD/c.go"
+	wait $c
+	local crc=$?
+	{ cat "$BUILD/c.o"; echo "--- stderr:"; cat "$BUILD/c.e"; echo "--- exit $crc"; } >>"$LOG"
+	n1=$(sed -n 's/^took \([0-9]*\) GiB until.*/\1/p' "$BUILD/c.o")
+	n2=$(sed -n 's/^then took \([0-9]*\) GiB more.*/\1/p' "$BUILD/c.o")
+	local changed
+	changed=$(grep -m1 'quota changed' "$BUILD/c.e" | cut -c1-160)
+	if [ "$n1" != 2 ]; then
+		why="the job took '${n1}' GiB under a 2 GiB quota, want 2"
+	elif [ "$n2" != 2 ]; then
+		why="after 'limit set 4G' it took '${n2}' GiB more, want 2 ($set_out)"
+	elif ! grep -q 'then took.*total=4096 MiB' "$BUILD/c.o"; then
+		why="mem_get_info does not report total=4096 MiB after the change"
+	elif [ -z "$changed" ]; then
+		why="the process did not log the change"
+	elif [ "$crc" -ne 0 ]; then
+		why="exit $crc"
+	fi
+	if [ -z "$why" ]; then
+		result PASS live_limit "took $n1 GiB under 2G, '$set_out', then $n2 GiB more ($(sed -n 's/^then took [0-9]* GiB more until OutOfMemoryError; //p' "$BUILD/c.o")); logged: '$changed'"
+	else
+		result FAIL live_limit "$why; $(tail -c 300 "$BUILD/c.e" | tr '\n' ' ')"
+	fi
+}
+shared_checks
+
 SUMMARY="$NP passed, $NF failed"
 [ "$NS" -gt 0 ] && SUMMARY="$SUMMARY, $NS skipped"
 echo "$SUMMARY" | tee -a "$RES"

@@ -1,0 +1,1017 @@
+/* Regions shared between processes: see region.h for the model. Everything read from the file is checked before
+ * use; indices come from our own validated copies (nslots, our slot), never from the file at use time. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accounting/region.h"
+#include "config/config.h"
+
+#define VG_REGION_MAX_FILE ((size_t)16 << 20)
+
+_Static_assert(sizeof(struct vg_region_slot) % 8 == 0, "slot size");
+_Static_assert(VG_MAX_DEVICES == 64, "devmap covers the tracked ordinals");
+
+static void vg_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void vg_err(char *err, size_t len, const char *fmt, ...)
+{
+	if (!err || !len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t vg_now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static size_t vg_region_size(uint32_t nslots)
+{
+	return sizeof(struct vg_region_hdr) + (size_t)nslots * sizeof(struct vg_region_slot);
+}
+
+/* ---- process identity ---- */
+
+/* Field 22 of /proc/PID/stat (start time); *zombie set when the process has exited: state Z or X with no thread
+ * left (a leader that called pthread_exit() shows Z while its other threads run, num_threads in field 20). 0 if
+ * unreadable. */
+static uint64_t vg_proc_stat(pid_t pid, int *zombie)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');    /* the command may contain spaces and parentheses */
+	if (!p || p[1] != ' ')
+		return 0;
+	p += 2;                         /* field 3: state */
+	bool exited = *p == 'Z' || *p == 'X';
+	long threads = 0;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return 0;
+		p++;
+		if (field + 1 == 20)
+			threads = strtol(p, NULL, 10);
+	}
+	if (zombie)
+		*zombie = exited && threads <= 1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p, &end, 10);
+	if (errno || end == p)
+		return 0;
+	return v ? (uint64_t)v : 1;     /* a start time of 0 (pid 1 at boot) is still a process */
+}
+
+uint64_t vg_proc_start(pid_t pid)
+{
+	return vg_proc_stat(pid, NULL);
+}
+
+uint64_t vg_proc_pidns(void)
+{
+	/* "pid:[4026531836]": the namespace's inode (readlink, not stat: see glibc_compat.h). */
+	char buf[64];
+	ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strchr(buf, '[');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* fstat(2) as a system call: glibc's fstat symbol is 2.33+ and the library must load on older ones. The kernel's
+ * struct stat is glibc's on x86-64 and aarch64. */
+static int vg_fstat(int fd, struct stat *st)
+{
+	return (int)syscall(SYS_fstat, fd, st);
+}
+
+int vg_region_control_path(const char *dir, pid_t pid, uint64_t start, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s/%sproc.%d.%llu", dir && *dir ? dir : VG_REGION_DIR, VG_REGION_PREFIX, (int)pid,
+			 (unsigned long long)start);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/* The process in slot s is gone: no such PID, another process under that PID, or a zombie (its GPU memory was freed
+ * when it exited). Slots of another PID namespace cannot be judged from here and count as alive. */
+static bool vg_slot_dead(const struct vg_region_slot *s, uint64_t pidns)
+{
+	if (s->pidns && pidns && s->pidns != pidns)
+		return false;
+	int zombie = 0;
+	uint64_t start = vg_proc_stat(s->pid, &zombie);
+	return start == 0 || start != s->start || zombie;
+}
+
+bool vg_region_slot_alive(const struct vg_region *r, int slot)
+{
+	if (!r->h || slot < 0 || (uint32_t)slot >= r->nslots)
+		return false;
+	const struct vg_region_slot *s = &r->h->slot[slot];
+	return atomic_load(&s->state) == VG_SLOT_ACTIVE && !vg_slot_dead(s, vg_proc_pidns());
+}
+
+/* ---- validation ---- */
+
+static bool vg_terminated(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+int vg_region_check(const void *map, size_t size, char *err, size_t errlen)
+{
+	const struct vg_region_hdr *h = map;
+	if (size < sizeof(*h)) {
+		vg_err(err, errlen, "file too small for a region (%zu bytes)", size);
+		return -EINVAL;
+	}
+	if (h->magic != VG_REGION_MAGIC) {
+		vg_err(err, errlen, "not a vramguard region (bad magic number)");
+		return -EINVAL;
+	}
+	if (h->version != VG_REGION_VERSION) {
+		vg_err(err, errlen, "region layout version %u, this vramguard understands %d: use one vramguard version "
+		       "for every process of the region, or remove the file when none uses it", h->version,
+		       VG_REGION_VERSION);
+		return -EPROTO;
+	}
+	if (h->hdr_size != sizeof(struct vg_region_hdr) || h->slot_size != sizeof(struct vg_region_slot) ||
+	    h->dev_size != sizeof(struct vg_region_dev) || h->mutex_size != sizeof(pthread_mutex_t) ||
+	    h->ndevs != VG_REGION_DEVS) {
+		vg_err(err, errlen, "region made by an incompatible build (layout sizes differ)");
+		return -EPROTO;
+	}
+	if (h->kind != VG_REGION_SHARED && h->kind != VG_REGION_CONTROL) {
+		vg_err(err, errlen, "corrupt region: kind %u", h->kind);
+		return -EINVAL;
+	}
+	if (h->nslots < 1 || h->nslots > VG_REGION_SLOTS || (h->kind == VG_REGION_CONTROL && h->nslots != 1)) {
+		vg_err(err, errlen, "corrupt region: %u slots", h->nslots);
+		return -EINVAL;
+	}
+	if (h->file_size != vg_region_size(h->nslots) || size != h->file_size) {
+		vg_err(err, errlen, "corrupt region: size %zu, header says %llu for %u slots", size,
+		       (unsigned long long)h->file_size, h->nslots);
+		return -EINVAL;
+	}
+	if (!vg_terminated(h->name, sizeof(h->name)) || !vg_terminated(h->created_spec, sizeof(h->created_spec)) ||
+	    !vg_terminated(h->spec, sizeof(h->spec))) {
+		vg_err(err, errlen, "corrupt region: unterminated name or limit");
+		return -EINVAL;
+	}
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		const struct vg_region_dev *v = &h->dev[d];
+		if (!vg_terminated(v->uuid, sizeof(v->uuid)) || v->ordinal < -1 || v->ordinal >= VG_MAX_DEVICES) {
+			vg_err(err, errlen, "corrupt region: device entry %d", d);
+			return -EINVAL;
+		}
+	}
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		const struct vg_region_slot *s = &h->slot[i];
+		uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (st > VG_SLOT_ACTIVE || !vg_terminated(s->cmd, sizeof(s->cmd)) ||
+		    !vg_terminated(s->limit_spec, sizeof(s->limit_spec)) || (st == VG_SLOT_ACTIVE && s->pid <= 0)) {
+			vg_err(err, errlen, "corrupt region: slot %u", i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Our slot, read once. exit() runs vg_region_leave in a destructor while the process's other threads may still
+ * allocate and free: leave gives the slot up under the lock, so a charge re-reads it under the lock (and uses that
+ * one value) rather than charge a slot that is free again, or index slot[-1]. */
+static int vg_my_slot(const struct vg_region *r)
+{
+	return __atomic_load_n(&r->slot, __ATOMIC_ACQUIRE);
+}
+
+static void vg_set_my_slot(struct vg_region *r, int slot)
+{
+	__atomic_store_n(&r->slot, slot, __ATOMIC_RELEASE);
+}
+
+/* ---- lock ---- */
+
+static void vg_region_repair(struct vg_region_hdr *h, uint32_t nslots)
+{
+	/* The last holder died inside a critical section: the totals are whatever the slots say. */
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		uint64_t sum = 0;
+		for (uint32_t i = 0; i < nslots; i++)
+			if (atomic_load(&h->slot[i].state) == VG_SLOT_ACTIVE)
+				sum += atomic_load(&h->slot[i].used[d]);
+		atomic_store(&h->dev[d].used, sum);
+	}
+}
+
+static void vg_apply_debt(struct vg_region *r);
+
+/* *p -= v, not below 0. The totals change under the lock, but vg_region_force adds to them without it when the lock
+ * cannot be had: read-modify-write operations keep such an add from being lost. */
+static void vg_sub_sat(_Atomic uint64_t *p, uint64_t v)
+{
+	uint64_t cur = atomic_load(p);
+	while (!atomic_compare_exchange_weak(p, &cur, cur >= v ? cur - v : 0))
+		;
+}
+
+static uint64_t vg_mono_ns(void)
+{
+	return vg_now_ns(CLOCK_MONOTONIC);
+}
+
+/* After a lock timeout, releases stop waiting for a while (they are kept as debt and applied by the next lock):
+ * a stopped member must not cost every cuMemFree of the others two seconds. */
+#define VG_REGION_STUCK_NS 5000000000ull
+
+static int vg_region_trylock(struct vg_region *r)
+{
+	int rc = pthread_mutex_trylock(&r->h->lock);
+	if (rc == EOWNERDEAD) {
+		vg_region_repair(r->h, r->nslots);
+		pthread_mutex_consistent(&r->h->lock);
+		rc = 0;
+	}
+	if (rc != 0)
+		return -rc;
+	vg_apply_debt(r);
+	return 0;
+}
+
+static int vg_region_lock(struct vg_region *r)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += VG_REGION_LOCK_TIMEOUT_MS / 1000;
+	ts.tv_nsec += (long)(VG_REGION_LOCK_TIMEOUT_MS % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	int rc;
+	do
+		rc = pthread_mutex_timedlock(&r->h->lock, &ts);
+	while (rc == EINTR);
+	if (rc == EOWNERDEAD) {
+		vg_region_repair(r->h, r->nslots);
+		pthread_mutex_consistent(&r->h->lock);
+		rc = 0;
+	}
+	if (rc != 0) {
+		if (rc == ETIMEDOUT)
+			atomic_store(&r->stuck_until_ns, vg_mono_ns() + VG_REGION_STUCK_NS);
+		return rc == ETIMEDOUT ? -ETIMEDOUT : -rc;
+	}
+	vg_apply_debt(r);
+	return 0;
+}
+
+static void vg_region_unlock(struct vg_region *r)
+{
+	pthread_mutex_unlock(&r->h->lock);
+}
+
+/* ---- open / create ---- */
+
+static int vg_init_mutex(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int rc = pthread_mutexattr_init(&a);
+	if (!rc)
+		rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	if (!rc)
+		rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	if (!rc)
+		rc = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
+static void vg_copy_str(char *dst, size_t n, const char *src)
+{
+	size_t l = src ? strnlen(src, n - 1) : 0;
+	if (l)
+		memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+/* Make the file complete under a temporary name, then link it into place: nobody sees a half-made region. */
+static int vg_region_create(const char *path, int kind, unsigned mode, const char *name, const char *spec,
+			    char *err, size_t errlen)
+{
+	char tmp[600];
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) : 1;
+	uint32_t nslots = kind == VG_REGION_CONTROL ? 1 : VG_REGION_SLOTS;
+	size_t size = vg_region_size(nslots);
+	if (mode & 0002) {
+		vg_err(err, errlen, "cannot create %s with mode %04o: every user could write it (use 0600 or 0660)", path,
+		       mode & 07777);
+		return -EINVAL;
+	}
+	/* The temporary file is made in the region's directory (link(2) does not cross file systems): "." for a
+	 * relative name without one. */
+	snprintf(tmp, sizeof(tmp), "%.*s/.vramguard.tmp.%d.%llx", (int)dirlen, slash ? path : ".", (int)getpid(),
+		 (unsigned long long)vg_now_ns(CLOCK_MONOTONIC));
+	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0666);
+	if (fd < 0) {
+		int e = errno;
+		vg_err(err, errlen, "cannot create %s: %s", tmp, strerror(e));
+		return -e;
+	}
+	int e = 0;
+	void *map = MAP_FAILED;
+	if (fchmod(fd, mode & 0666) != 0) {
+		e = errno;
+		vg_err(err, errlen, "cannot set the mode of %s: %s", tmp, strerror(e));
+		goto out;
+	}
+	/* Allocate every page now: tmpfs allocates on first touch, so a full /dev/shm would otherwise show up as SIGBUS
+	 * in the memset below (inside the application), where this way it is ENOSPC here. */
+	if ((e = posix_fallocate(fd, 0, (off_t)size)) != 0) {
+		vg_err(err, errlen, "cannot allocate %s (%zu bytes): %s", tmp, size, strerror(e));
+		goto out;
+	}
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		e = errno;
+		vg_err(err, errlen, "cannot map %s: %s", tmp, strerror(e));
+		goto out;
+	}
+	memset(map, 0, size);
+	struct vg_region_hdr *h = map;
+	h->version = VG_REGION_VERSION;
+	h->kind = (uint32_t)kind;
+	h->hdr_size = sizeof(struct vg_region_hdr);
+	h->slot_size = sizeof(struct vg_region_slot);
+	h->dev_size = sizeof(struct vg_region_dev);
+	h->mutex_size = sizeof(pthread_mutex_t);
+	h->nslots = nslots;
+	h->ndevs = VG_REGION_DEVS;
+	h->file_size = size;
+	h->created_ns = vg_now_ns(CLOCK_REALTIME);
+	h->creator_pid = (int32_t)getpid();
+	h->creator_uid = (uint32_t)geteuid();
+	vg_copy_str(h->name, sizeof(h->name), name);
+	vg_copy_str(h->created_spec, sizeof(h->created_spec), spec);
+	vg_copy_str(h->spec, sizeof(h->spec), spec);
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		h->dev[d].ordinal = -1;
+		atomic_store(&h->dev[d].limit, VG_REGION_NONE);
+	}
+	int mrc = vg_init_mutex(&h->lock);
+	if (mrc) {
+		e = mrc;
+		vg_err(err, errlen, "cannot make the region's lock: %s", strerror(e));
+		goto out;
+	}
+	/* No fence needed: nobody can map the file before link(2) publishes it (and -fsanitize=thread warns on one). */
+	h->magic = VG_REGION_MAGIC;
+	if (link(tmp, path) != 0) {
+		e = errno;
+		if (e != EEXIST)
+			vg_err(err, errlen, "cannot publish %s: %s", path, strerror(e));
+	}
+out:
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	close(fd);
+	unlink(tmp);
+	return -e;
+}
+
+/* Whose region may we trust? Ours, root's, or our group's when the file is group-writable; never a file others can
+ * write. */
+static int vg_region_trust(const struct stat *st, const char *path, bool writable, char *err, size_t errlen)
+{
+	if (!S_ISREG(st->st_mode)) {
+		vg_err(err, errlen, "%s is not a regular file", path);
+		return -EINVAL;
+	}
+	/* Reading (top, limit show) trusts nothing but the validated layout. */
+	if (!writable)
+		return 0;
+	/* Anyone could have written a world-writable file: not even root uses one. */
+	if (st->st_mode & 0002) {
+		vg_err(err, errlen, "%s is writable by every user (mode %04o): refusing it; remove it and let vramguard "
+		       "create it (VRAMGUARD_SHARED_MODE=0600 or 0660)", path, (unsigned)(st->st_mode & 07777));
+		return -EPERM;
+	}
+	uid_t me = geteuid();
+	if (me == 0 || st->st_uid == me || st->st_uid == 0)
+		return 0;               /* root administers every user's regions */
+	if ((st->st_mode & 0060) == 0060) {
+		if (st->st_gid == getegid())
+			return 0;
+		gid_t groups[256];
+		int n = getgroups(256, groups);
+		for (int i = 0; i < n; i++)
+			if (groups[i] == st->st_gid)
+				return 0;
+	}
+	vg_err(err, errlen, "%s belongs to uid %u and is not shared with this user's groups: refusing it", path,
+	       (unsigned)st->st_uid);
+	return -EPERM;
+}
+
+int vg_region_open(struct vg_region *r, const char *path, bool create, bool writable, int kind, unsigned mode,
+		   const char *name, const char *spec, bool *created, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->slot = -1;
+	memset(r->devmap, -1, sizeof(r->devmap));
+	if (created)
+		*created = false;
+	if (strlen(path) >= sizeof(r->path)) {
+		vg_err(err, errlen, "region path too long");
+		return -ENAMETOOLONG;
+	}
+	for (int attempt = 0; attempt < 3; attempt++) {
+		int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && create) {
+			int rc = vg_region_create(path, kind, mode, name, spec, err, errlen);
+			if (rc == 0 && created)
+				*created = true;
+			if (rc != 0 && rc != -EEXIST)
+				return rc;
+			continue;       /* made it, or lost the race to another creator: open what is there */
+		}
+		if (fd < 0) {
+			int e = errno;
+			if (e == ELOOP)
+				vg_err(err, errlen, "%s is a symbolic link: refusing it", path);
+			else
+				vg_err(err, errlen, "cannot open %s: %s", path, strerror(e));
+			if (created)
+				*created = false;
+			return -e;
+		}
+		struct stat st;
+		if (vg_fstat(fd, &st) != 0) {
+			int e = errno;
+			close(fd);
+			vg_err(err, errlen, "cannot stat %s: %s", path, strerror(e));
+			return -e;
+		}
+		int rc = vg_region_trust(&st, path, writable, err, errlen);
+		if (rc == 0 && ((size_t)st.st_size < sizeof(struct vg_region_hdr) ||
+				(size_t)st.st_size > VG_REGION_MAX_FILE)) {
+			vg_err(err, errlen, "%s: not a vramguard region (size %lld bytes)", path, (long long)st.st_size);
+			rc = -EINVAL;
+		}
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+		size_t size = (size_t)st.st_size;
+		void *map = mmap(NULL, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		if (map == MAP_FAILED) {
+			int e = errno;
+			vg_err(err, errlen, "cannot map %s: %s", path, strerror(e));
+			return -e;
+		}
+		char why[200];
+		rc = vg_region_check(map, size, why, sizeof(why));
+		if (rc == 0 && kind && ((const struct vg_region_hdr *)map)->kind != (uint32_t)kind) {
+			snprintf(why, sizeof(why), "it is a %s, not a %s",
+				 kind == VG_REGION_SHARED ? "process's control segment" : "shared region",
+				 kind == VG_REGION_SHARED ? "shared region" : "control segment");
+			rc = -EINVAL;
+		}
+		if (rc) {
+			munmap(map, size);
+			vg_err(err, errlen, "refusing %s: %s", path, why);
+			return rc;
+		}
+		r->h = map;
+		r->size = size;
+		r->kind = (int)r->h->kind;
+		r->nslots = r->h->nslots;
+		r->writable = writable;
+		r->owner = getpid();
+		memcpy(r->path, path, strlen(path) + 1);
+		r->seen_limit_seq = atomic_load(&r->h->limit_seq);
+		return 0;
+	}
+	vg_err(err, errlen, "%s keeps disappearing while being opened", path);
+	return -EAGAIN;
+}
+
+void vg_region_close(struct vg_region *r)
+{
+	if (r->h)
+		munmap(r->h, r->size);
+	r->h = NULL;
+	r->slot = -1;
+}
+
+/* ---- slots ---- */
+
+static void vg_slot_clear(struct vg_region *r, uint32_t i)
+{
+	struct vg_region_hdr *h = r->h;
+	struct vg_region_slot *s = &h->slot[i];
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		uint64_t u = atomic_load(&s->used[d]);
+		vg_sub_sat(&h->dev[d].used, u);
+		atomic_store(&s->used[d], 0);
+		atomic_store(&s->peak[d], 0);
+		atomic_store(&s->quota[d], VG_REGION_NONE);
+	}
+	atomic_store(&s->denied, 0);
+	atomic_store(&s->last_report_ns, 0);
+	/* pid and start stay until the next join overwrites them: an opener checks the file without the lock, and an
+	 * active slot whose pid reads 0 would make it refuse the region as corrupt. The state says the slot is free. */
+	s->cmd[0] = '\0';
+	s->limit_spec[0] = '\0';
+	atomic_store(&s->bound, 0);
+	atomic_store(&s->applied_seq, atomic_load(&s->limit_seq));
+	atomic_store(&s->state, VG_SLOT_FREE);
+	atomic_fetch_add(&h->generation, 1);
+}
+
+/* Under the lock. */
+static int vg_reclaim_locked(struct vg_region *r)
+{
+	uint64_t ns = vg_proc_pidns();
+	int n = 0, mine = vg_my_slot(r);
+	for (uint32_t i = 0; i < r->nslots; i++) {
+		struct vg_region_slot *s = &r->h->slot[i];
+		if ((int)i == mine || atomic_load(&s->state) != VG_SLOT_ACTIVE)
+			continue;
+		if (vg_slot_dead(s, ns)) {
+			vg_slot_clear(r, i);
+			n++;
+		}
+	}
+	if (n)
+		atomic_fetch_add(&r->h->reclaimed, (uint64_t)n);
+	return n;
+}
+
+int vg_region_reclaim(struct vg_region *r)
+{
+	if (!r->h || !r->writable || vg_region_lock(r) != 0)
+		return 0;
+	int n = vg_reclaim_locked(r);
+	vg_region_unlock(r);
+	return n;
+}
+
+int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd, char *err, size_t errlen)
+{
+	if (!r->h || !r->writable)
+		return -EBADF;
+	int rc = vg_region_lock(r);
+	if (rc) {
+		vg_err(err, errlen, "%s: the region's lock is held by a process that does not let go (stopped?): %s",
+		       r->path, strerror(-rc));
+		return rc;
+	}
+	vg_reclaim_locked(r);
+	/* A slot with our own PID and start time is this process before an exec: its memory went with the old image. */
+	for (uint32_t i = 0; i < r->nslots; i++) {
+		struct vg_region_slot *s = &r->h->slot[i];
+		if (atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)pid && s->start == start)
+			vg_slot_clear(r, i);
+	}
+	int got = -1;
+	for (uint32_t i = 0; i < r->nslots && got < 0; i++)
+		if (atomic_load(&r->h->slot[i].state) == VG_SLOT_FREE)
+			got = (int)i;
+	if (got < 0) {
+		vg_region_unlock(r);
+		vg_err(err, errlen, "%s is full: %u processes have joined it and all are alive", r->path, r->nslots);
+		return -ENOSPC;
+	}
+	struct vg_region_slot *s = &r->h->slot[got];
+	s->pid = (int32_t)pid;
+	s->start = start;
+	s->pidns = vg_proc_pidns();
+	s->uid = (uint32_t)geteuid();
+	s->joined_ns = vg_now_ns(CLOCK_REALTIME);
+	vg_copy_str(s->cmd, sizeof(s->cmd), cmd);
+	for (int d = 0; d < VG_REGION_DEVS; d++)
+		atomic_store(&s->quota[d], VG_REGION_NONE);
+	r->seen_slot_seq = atomic_load(&s->limit_seq);
+	atomic_store(&s->state, VG_SLOT_ACTIVE);
+	atomic_fetch_add(&r->h->generation, 1);
+	r->owner = getpid();
+	vg_set_my_slot(r, got);
+	vg_region_unlock(r);
+	return 0;
+}
+
+void vg_region_leave(struct vg_region *r)
+{
+	int slot = vg_my_slot(r);
+	if (!r->h || slot < 0 || r->owner != getpid())
+		return;
+	if (vg_region_lock(r) == 0) {
+		/* Under the lock: no charge of another thread lands in the slot once it is cleared (see vg_my_slot). */
+		vg_set_my_slot(r, -1);
+		vg_slot_clear(r, (uint32_t)slot);
+		vg_region_unlock(r);
+		return;
+	}
+	vg_set_my_slot(r, -1);  /* the lock is stuck: the slot is reclaimed once this process is gone */
+}
+
+int vg_region_find_pid(struct vg_region *r, pid_t pid)
+{
+	if (!r->h)
+		return -1;
+	uint64_t ns = vg_proc_pidns();
+	for (uint32_t i = 0; i < r->nslots; i++) {
+		struct vg_region_slot *s = &r->h->slot[i];
+		if (atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)pid && !vg_slot_dead(s, ns))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* ---- devices and limits ---- */
+
+static uint64_t vg_spec_limit(const char *spec, int ordinal, const char *uuid, uint64_t total, int *said)
+{
+	struct vg_limits l;
+	char e[VG_ERR_MAX];
+	*said = 0;
+	if (!spec || !*spec)
+		return VG_REGION_NONE;
+	if (vg_parse_limits("region limit", spec, (uint64_t)1 << 20, &l, e, sizeof(e)) != 0)
+		return VG_REGION_NONE;  /* validated before it was stored */
+	return vg_limits_for(&l, ordinal, uuid, total, NULL, said);
+}
+
+int vg_region_bind(struct vg_region *r, int dev, const char *uuid, uint64_t total, uint64_t own_limit)
+{
+	int slot = vg_my_slot(r);
+	if (!r->h || dev < 0 || dev >= VG_MAX_DEVICES || slot < 0)
+		return -EINVAL;
+	if (r->devmap[dev] >= 0) {
+		vg_region_set_quota(r, dev, own_limit);
+		return r->devmap[dev];
+	}
+	char key[VG_REGION_UUID_MAX];
+	if (uuid && *uuid)
+		vg_copy_str(key, sizeof(key), uuid);
+	else
+		snprintf(key, sizeof(key), "ordinal:%d", dev);
+	int rc = vg_region_lock(r);
+	if (rc)
+		return rc;
+	struct vg_region_hdr *h = r->h;
+	int idx = -1, fr = -1;
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		if (h->dev[d].uuid[0] == '\0') {
+			if (fr < 0)
+				fr = d;
+		} else if (strncmp(h->dev[d].uuid, key, sizeof(key)) == 0) {
+			idx = d;
+			break;
+		}
+	}
+	if (idx < 0 && fr >= 0) {
+		idx = fr;
+		struct vg_region_dev *v = &h->dev[idx];
+		vg_copy_str(v->uuid, sizeof(v->uuid), key);
+		v->ordinal = dev;
+		v->total = total;
+		int said;
+		uint64_t lim = h->kind == VG_REGION_SHARED ? vg_spec_limit(h->spec, dev, uuid, total, &said) : VG_REGION_NONE;
+		atomic_store(&v->limit, lim);
+	}
+	vg_region_unlock(r);
+	if (idx < 0)
+		return -ENOSPC;
+	r->devmap[dev] = (int8_t)idx;
+	atomic_fetch_or(&r->h->slot[slot].bound, 1u << idx);
+	vg_region_set_quota(r, dev, own_limit);
+	return idx;
+}
+
+void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit)
+{
+	int slot = vg_my_slot(r);
+	if (!r->h || slot < 0 || dev < 0 || dev >= VG_MAX_DEVICES || r->devmap[dev] < 0)
+		return;
+	atomic_store(&r->h->slot[slot].quota[r->devmap[dev]], own_limit);
+}
+
+static void vg_max_store(_Atomic uint64_t *p, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
+	while (v > cur && !atomic_compare_exchange_weak(p, &cur, v))
+		;
+}
+
+/* Under the lock: take back releases that could not get it earlier. */
+static void vg_apply_debt(struct vg_region *r)
+{
+	int slot = vg_my_slot(r);
+	if (slot < 0)
+		return;
+	struct vg_region_slot *s = &r->h->slot[slot];
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		uint64_t b = atomic_load_explicit(&r->debt[d], memory_order_relaxed);
+		if (!b)
+			continue;
+		b = atomic_exchange(&r->debt[d], 0);
+		/* Never more than we were charged: the rest of the total is other processes' shares. */
+		uint64_t su = atomic_load(&s->used[d]), take = su < b ? su : b;
+		atomic_fetch_sub(&s->used[d], take);
+		vg_sub_sat(&r->h->dev[d].used, take);
+	}
+}
+
+/* Under the lock; slot read under it too. */
+static void vg_charge_locked(struct vg_region *r, int slot, int idx, uint64_t bytes)
+{
+	struct vg_region_dev *v = &r->h->dev[idx];
+	struct vg_region_slot *s = &r->h->slot[slot];
+	uint64_t du = atomic_fetch_add(&v->used, bytes) + bytes;   /* an add, not a store: see vg_region_force */
+	vg_max_store(&v->peak, du);
+	uint64_t su = atomic_fetch_add(&s->used[idx], bytes) + bytes;
+	vg_max_store(&s->peak[idx], su);
+}
+
+/* The region device of CUDA ordinal dev, and our slot (read once: *slot), or -1. */
+static int vg_region_idx(struct vg_region *r, int dev, int *slot)
+{
+	if (!r || !r->h || dev < 0 || dev >= VG_MAX_DEVICES || (*slot = vg_my_slot(r)) < 0)
+		return -1;
+	return r->devmap[dev];
+}
+
+int vg_region_reserve(struct vg_region *r, int dev, uint64_t bytes, uint64_t *used, uint64_t *limit)
+{
+	int slot, idx = vg_region_idx(r, dev, &slot);
+	if (idx < 0)
+		return 0;
+	if (r->kind == VG_REGION_CONTROL) {
+		/* No budget: only show the usage (a single writer, ourselves). */
+		struct vg_region_slot *s = &r->h->slot[slot];
+		uint64_t su = atomic_fetch_add(&s->used[idx], bytes) + bytes;
+		vg_max_store(&s->peak[idx], su);
+		return 0;
+	}
+	int rc = vg_region_lock(r);
+	if (rc)
+		return rc;
+	if ((slot = vg_my_slot(r)) < 0) {
+		vg_region_unlock(r);
+		return 0;               /* left the region meanwhile (exiting): nothing to charge */
+	}
+	struct vg_region_dev *v = &r->h->dev[idx];
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t lim = atomic_load(&v->limit), u = atomic_load(&v->used);
+		if (lim == VG_REGION_NONE || (bytes <= lim && u <= lim - bytes)) {
+			vg_charge_locked(r, slot, idx, bytes);
+			vg_region_unlock(r);
+			return 0;
+		}
+		if (used)
+			*used = u;
+		if (limit)
+			*limit = lim;
+		/* Reclaim before refusing: a dead member's share never causes a refusal. It reads /proc/PID/stat of each
+		 * member (about 10 us each; a full region of 128 costs about 1 ms), only on this refusal path. */
+		if (pass > 0 || vg_reclaim_locked(r) == 0)
+			break;          /* nobody to reclaim: the budget really is spent */
+	}
+	atomic_fetch_add(&v->denied, 1);
+	vg_region_unlock(r);
+	return -ENOSPC;
+}
+
+void vg_region_force(struct vg_region *r, int dev, uint64_t bytes)
+{
+	int slot, idx = vg_region_idx(r, dev, &slot);
+	if (idx < 0)
+		return;
+	if (r->kind == VG_REGION_CONTROL) {
+		struct vg_region_slot *s = &r->h->slot[slot];
+		uint64_t su = atomic_fetch_add(&s->used[idx], bytes) + bytes;
+		vg_max_store(&s->peak[idx], su);
+		return;
+	}
+	if (vg_region_lock(r) == 0) {
+		if ((slot = vg_my_slot(r)) >= 0)
+			vg_charge_locked(r, slot, idx, bytes);
+		vg_region_unlock(r);
+		return;
+	}
+	/* Could not lock: cancel against pending releases, or charge without the lock on the atomics. */
+	uint64_t d = atomic_load(&r->debt[idx]);
+	while (d && !atomic_compare_exchange_weak(&r->debt[idx], &d, d >= bytes ? d - bytes : 0))
+		;
+	if (d < bytes) {
+		atomic_fetch_add(&r->h->dev[idx].used, bytes - d);
+		atomic_fetch_add(&r->h->slot[slot].used[idx], bytes - d);
+	}
+}
+
+void vg_region_release(struct vg_region *r, int dev, uint64_t bytes)
+{
+	int slot, idx = vg_region_idx(r, dev, &slot);
+	if (idx < 0)
+		return;
+	if (r->kind == VG_REGION_CONTROL) {
+		struct vg_region_slot *s = &r->h->slot[slot];
+		uint64_t su = atomic_load(&s->used[idx]);
+		while (!atomic_compare_exchange_weak(&s->used[idx], &su, su >= bytes ? su - bytes : 0))
+			;
+		return;
+	}
+	atomic_fetch_add(&r->debt[idx], bytes);
+	bool stuck = atomic_load_explicit(&r->stuck_until_ns, memory_order_relaxed) > vg_mono_ns();
+	if ((stuck ? vg_region_trylock(r) : vg_region_lock(r)) == 0)   /* applies the debt */
+		vg_region_unlock(r);
+}
+
+bool vg_region_avail(struct vg_region *r, int dev, uint64_t *avail, uint64_t *limit)
+{
+	int slot, idx = vg_region_idx(r, dev, &slot);
+	if (idx < 0 || r->kind != VG_REGION_SHARED)
+		return false;
+	uint64_t lim = atomic_load(&r->h->dev[idx].limit);
+	if (lim == VG_REGION_NONE)
+		return false;
+	uint64_t u = atomic_load(&r->h->dev[idx].used);
+	*avail = lim > u ? lim - u : 0;
+	*limit = lim;
+	return true;
+}
+
+void vg_region_note_denied(struct vg_region *r)
+{
+	int slot = r ? vg_my_slot(r) : -1;
+	if (r && r->h && slot >= 0)
+		atomic_fetch_add(&r->h->slot[slot].denied, 1);
+}
+
+void vg_region_note_report(struct vg_region *r, uint64_t realtime_ns)
+{
+	int slot = r ? vg_my_slot(r) : -1;
+	if (r && r->h && slot >= 0)
+		atomic_store(&r->h->slot[slot].last_report_ns, realtime_ns);
+}
+
+/* ---- live limits ---- */
+
+static int vg_spec_check(const char *spec, struct vg_limits *l, char *err, size_t errlen)
+{
+	if (!spec || strlen(spec) >= VG_REGION_SPEC_MAX) {
+		vg_err(err, errlen, "limit spec too long (at most %d bytes)", VG_REGION_SPEC_MAX - 1);
+		return -EINVAL;
+	}
+	if (spec[strspn(spec, " \t")] == '\0') {
+		/* It would leave the GPUs' budgets as they are but give GPUs registered later none. */
+		vg_err(err, errlen, "empty limit (expected e.g. 8G, 0:4G,1:2G, 50%% or unlimited)");
+		return -EINVAL;
+	}
+	char e[VG_ERR_MAX];
+	if (vg_parse_limits("limit", spec, (uint64_t)1 << 20, l, e, sizeof(e)) != 0) {
+		const char *m = strncmp(e, "vramguard: error: ", 18) == 0 ? e + 18 : e;
+		vg_err(err, errlen, "%s", m);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t errlen)
+{
+	struct vg_limits l;
+	int rc = vg_spec_check(spec, &l, err, errlen);
+	if (rc)
+		return rc;
+	if (!r->h || !r->writable || r->kind != VG_REGION_SHARED) {
+		vg_err(err, errlen, "%s is not a shared region opened for writing", r->path);
+		return -EBADF;
+	}
+	if ((rc = vg_region_lock(r)) != 0) {
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		return rc;
+	}
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_region_dev *v = &r->h->dev[d];
+		char uuid[VG_REGION_UUID_MAX];
+		vg_copy_str(uuid, sizeof(uuid), v->uuid);      /* bounded: the file may have changed since open */
+		if (!uuid[0])
+			continue;
+		int said;
+		uint64_t lim = vg_limits_for(&l, v->ordinal, strncmp(uuid, "ordinal:", 8) ? uuid : NULL, v->total, NULL,
+					     &said);
+		if (said)
+			atomic_store(&v->limit, lim);
+	}
+	/* A spec with keys only changes those GPUs; GPUs registered later keep the old bare default. */
+	char next[VG_REGION_SPEC_MAX], old[VG_REGION_SPEC_MAX];
+	vg_copy_str(next, sizeof(next), spec);
+	vg_copy_str(old, sizeof(old), r->h->spec);
+	if (l.dflt.kind == VG_LIMIT_UNSET) {
+		char *save = NULL;
+		for (char *tok = strtok_r(old, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			while (*tok == ' ' || *tok == '\t')
+				tok++;
+			if (*tok && !strchr(tok, ':') && !strchr(tok, '=')) {
+				size_t a = strlen(tok), b = strlen(spec);
+				if (a + 1 + b < sizeof(next)) {
+					memcpy(next, tok, a);
+					next[a] = ',';
+					memcpy(next + a + 1, spec, b + 1);
+				}
+				break;
+			}
+		}
+	}
+	vg_copy_str(r->h->spec, sizeof(r->h->spec), next);
+	atomic_fetch_add(&r->h->limit_seq, 1);
+	vg_region_unlock(r);
+	return 0;
+}
+
+int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *spec, char *err,
+			     size_t errlen)
+{
+	struct vg_limits l;
+	int rc = vg_spec_check(spec, &l, err, errlen);
+	if (rc)
+		return rc;
+	if (!r->h || !r->writable || slot < 0 || (uint32_t)slot >= r->nslots) {
+		vg_err(err, errlen, "no such process slot in %s", r->path);
+		return -EINVAL;
+	}
+	if ((rc = vg_region_lock(r)) != 0) {
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		return rc;
+	}
+	struct vg_region_slot *s = &r->h->slot[slot];
+	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
+		vg_region_unlock(r);
+		vg_err(err, errlen, "process %d left %s before the limit could be set", (int)pid, r->path);
+		return -ESRCH;
+	}
+	vg_copy_str(s->limit_spec, sizeof(s->limit_spec), spec);
+	atomic_fetch_add(&s->limit_seq, 1);
+	vg_region_unlock(r);
+	return 0;
+}
+
+bool vg_region_pending_limit(struct vg_region *r, char *spec, size_t len)
+{
+	int slot = r ? vg_my_slot(r) : -1;
+	if (!r || !r->h || slot < 0)
+		return false;
+	struct vg_region_slot *s = &r->h->slot[slot];
+	uint32_t seq = atomic_load_explicit(&s->limit_seq, memory_order_acquire);
+	uint32_t seen = atomic_load(&r->seen_slot_seq);
+	if (seq == seen || len == 0)
+		return false;
+	if (vg_region_lock(r) != 0)
+		return false;           /* try again next time */
+	seq = atomic_load(&s->limit_seq);
+	bool mine = atomic_compare_exchange_strong(&r->seen_slot_seq, &seen, seq);   /* one thread applies it */
+	if (mine) {
+		vg_copy_str(spec, len < sizeof(s->limit_spec) ? len : sizeof(s->limit_spec), s->limit_spec);
+		atomic_store(&s->applied_seq, seq);
+	}
+	vg_region_unlock(r);
+	return mine && spec[0] != '\0';
+}
+
+bool vg_region_limit_changed(struct vg_region *r)
+{
+	if (!r || !r->h)
+		return false;
+	uint32_t seq = atomic_load_explicit(&r->h->limit_seq, memory_order_acquire);
+	uint32_t seen = atomic_load_explicit(&r->seen_limit_seq, memory_order_relaxed);
+	return seq != seen && atomic_compare_exchange_strong(&r->seen_limit_seq, &seen, seq);
+}

@@ -1,0 +1,189 @@
+/* Regions: memory shared between processes, in a file under /dev/shm (or any path on a memory-backed file system).
+ *
+ * A *shared* region (VRAMGUARD_SHARED=NAME|PATH) holds one VRAM budget per physical GPU (keyed by UUID, so
+ * processes with different CUDA_VISIBLE_DEVICES agree on what "the same GPU" is) and one slot per process that
+ * joined it. Charging takes the region's lock, a robust process-shared mutex: no two processes pass the same check,
+ * and a process killed while holding it cannot wedge the others (the next locker repairs the totals). A slot names
+ * its process by PID *and* start time (/proc/PID/stat field 22), so a reused PID neither inherits nor erases a
+ * share; the slots of dead processes are reclaimed by whoever notices first (a charge that would be denied, the
+ * periodic check on cuMemGetInfo, `vramguard top` / `limit show`).
+ *
+ * A *control* segment is a region of one slot and no budget, created by each process that has no shared region
+ * (VRAMGUARD_CONTROL=on): it is how `vramguard top` sees the process and how `vramguard limit set --pid` reaches it.
+ *
+ * The file is created complete under a temporary name and published with link(2), so nobody ever maps a half-made
+ * region; opening an existing one checks every header field and the file's size before anything is trusted.
+ * No CUDA here: the interposer binds its device ordinals to region devices by UUID. */
+#ifndef VG_REGION_H
+#define VG_REGION_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define VG_REGION_MAGIC 0x3147524d41525647ull   /* "GVRAMRG1" little-endian: bytes "GVRAMRG1" */
+#define VG_REGION_VERSION 1
+#define VG_REGION_DEVS 16               /* physical GPUs per region */
+#define VG_REGION_SLOTS 128             /* processes per shared region */
+#define VG_REGION_SPEC_MAX 256          /* a limit spec as text, NUL included */
+#define VG_REGION_NAME_MAX 64           /* NAME in VRAMGUARD_SHARED=NAME: [A-Za-z0-9._-], not starting with '.' */
+#define VG_REGION_CMD_MAX 80            /* command line shown by `top`, truncated */
+#define VG_REGION_UUID_MAX 48           /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", "MIG-...", "ordinal:N" */
+#define VG_REGION_DIR "/dev/shm"      /* default of VRAMGUARD_SHM_DIR */
+#define VG_REGION_PREFIX "vramguard."   /* /dev/shm/vramguard.NAME, /dev/shm/vramguard.proc.PID.START */
+#define VG_REGION_LOCK_TIMEOUT_MS 2000  /* a lock held longer (a stopped process) fails the call, never hangs it */
+#define VG_REGION_NONE UINT64_MAX       /* no limit */
+
+enum vg_region_kind { VG_REGION_SHARED = 1, VG_REGION_CONTROL = 2 };
+enum vg_slot_state { VG_SLOT_FREE = 0, VG_SLOT_ACTIVE = 1 };
+
+struct vg_region_dev {
+	char uuid[VG_REGION_UUID_MAX];  /* "" = entry unused */
+	int32_t ordinal;                /* the ordinal of the process that registered it (spec keys resolve by it) */
+	uint32_t pad;
+	uint64_t total;                 /* device memory in bytes, as the driver reported it */
+	_Atomic uint64_t limit;         /* the region's budget on this GPU (VG_REGION_NONE: none) */
+	_Atomic uint64_t used;          /* changed under the lock: the sum of the active slots' used[] */
+	_Atomic uint64_t peak;          /* changed under the lock */
+	_Atomic uint64_t denied;        /* charges refused by this budget */
+};
+
+struct vg_region_slot {
+	_Atomic uint32_t state;         /* enum vg_slot_state; changed under the lock */
+	int32_t pid;
+	uint64_t start;                 /* start time of pid, clock ticks since boot; pid + start = the process */
+	uint64_t pidns;                 /* inode of /proc/self/ns/pid: PIDs of another namespace are not checked */
+	uint64_t joined_ns;             /* CLOCK_REALTIME at join */
+	uint32_t uid;
+	_Atomic uint32_t bound;         /* bit i: the process registered region device i */
+	char cmd[VG_REGION_CMD_MAX];
+	/* Per region device, under the lock for a shared region (atomics so that `top` can read without it). */
+	_Atomic uint64_t used[VG_REGION_DEVS];
+	_Atomic uint64_t peak[VG_REGION_DEVS];
+	_Atomic uint64_t quota[VG_REGION_DEVS];    /* the process's own limit there (VG_REGION_NONE: none) */
+	_Atomic uint64_t denied;        /* allocations refused to this process (either limit) */
+	_Atomic uint64_t last_report_ns;/* CLOCK_REALTIME of its last report, 0 = none yet */
+	/* A request from `vramguard limit set --pid`: spec written under the lock, then limit_seq bumped. The process
+	 * applies it on its next allocation or cuMemGetInfo. */
+	_Atomic uint32_t limit_seq;
+	_Atomic uint32_t applied_seq;   /* the limit_seq the process last applied (== limit_seq: nothing pending) */
+	char limit_spec[VG_REGION_SPEC_MAX];
+};
+
+struct vg_region_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t kind;                  /* enum vg_region_kind */
+	uint32_t hdr_size, slot_size, dev_size, mutex_size;   /* layout checks */
+	uint32_t nslots, ndevs;
+	uint64_t file_size;
+	uint64_t created_ns;
+	int32_t creator_pid;
+	uint32_t creator_uid;
+	char name[VG_REGION_NAME_MAX];
+	char created_spec[VG_REGION_SPEC_MAX];  /* the limit spec it was created with ("" = no budget) */
+	char spec[VG_REGION_SPEC_MAX];          /* the spec in force (limit set changes it), under the lock */
+	_Atomic uint32_t limit_seq;             /* bumped by every `limit set --shared` */
+	_Atomic uint32_t generation;            /* bumped when a slot is claimed or reclaimed (for `top`) */
+	_Atomic uint64_t reclaimed;             /* slots of dead processes reclaimed, ever */
+	pthread_mutex_t lock __attribute__((aligned(64)));  /* robust, process-shared */
+	struct vg_region_dev dev[VG_REGION_DEVS] __attribute__((aligned(64)));
+	struct vg_region_slot slot[] __attribute__((aligned(64)));
+};
+
+/* A process's handle on one region. */
+struct vg_region {
+	struct vg_region_hdr *h;        /* NULL: not open */
+	size_t size;
+	int slot;                       /* our slot, -1 if not joined */
+	int kind;                       /* enum vg_region_kind, validated at open */
+	uint32_t nslots;                /* validated at open; never re-read from the file */
+	pid_t owner;                    /* the process that joined (a forked child must not leave for it) */
+	bool writable;
+	char path[512];
+	int8_t devmap[64];              /* CUDA ordinal -> region device, -1 unbound (VG_MAX_DEVICES ordinals) */
+	_Atomic uint32_t seen_limit_seq;        /* region limit_seq we last logged */
+	_Atomic uint32_t seen_slot_seq;         /* our slot's limit_seq we last applied */
+	_Atomic uint64_t debt[VG_REGION_DEVS];     /* releases not yet applied (the lock timed out) */
+	_Atomic uint64_t last_reclaim_ns;          /* CLOCK_MONOTONIC of the last periodic reclaim */
+	_Atomic uint64_t stuck_until_ns;           /* releases only try the lock until then (it timed out) */
+};
+
+/* DIR/vramguard.proc.PID.START, the control segment of a process (dir NULL or "": VG_REGION_DIR). 0 or
+ * -ENAMETOOLONG. */
+int vg_region_control_path(const char *dir, pid_t pid, uint64_t start, char *out, size_t len);
+
+/* Identity of a process: start time from /proc/PID/stat (0 if it does not exist / cannot be read). */
+uint64_t vg_proc_start(pid_t pid);
+/* Inode of /proc/self/ns/pid (0 if unknown). */
+uint64_t vg_proc_pidns(void);
+
+/* Resolve VRAMGUARD_SHARED's value to a path: a NAME gives DIR/vramguard.NAME (dir NULL or "": VG_REGION_DIR), an
+ * absolute PATH is taken as is. Names starting with "proc." are reserved for control segments
+ * (DIR/vramguard.proc.PID.START). Returns 0 or -EINVAL with a one-line reason in err. */
+int vg_region_path(const char *dir, const char *name_or_path, char *out, size_t outlen, char *err, size_t errlen);
+
+/* Open the region at path (kind 0: whatever kind it is), creating it if it does not exist (create = true) with kind,
+ * mode and the limit spec
+ * (text, NVIDIA_GPU_MEMORY_LIMITS syntax; "" for no budget). Creation is exclusive and atomic; an existing file is
+ * validated (vg_region_check) and refused if anything is off. writable = false opens read-only (top, show); a
+ * writable open also refuses a file that is not ours or root's or shared with one of our groups (root opens any).
+ * Returns 0 (*created says whether this call made it), or -errno with a one-line reason in err. */
+int vg_region_open(struct vg_region *r, const char *path, bool create, bool writable, int kind, unsigned mode,
+		   const char *name, const char *spec, bool *created, char *err, size_t errlen);
+void vg_region_close(struct vg_region *r);
+/* Check a mapped region of size bytes: magic, version, layout sizes, counts, file size, strings terminated, slot
+ * states, device used <= plausible. 0 or -EINVAL / -EPROTO (other version) with the reason in err. */
+int vg_region_check(const void *map, size_t size, char *err, size_t errlen);
+
+/* Join: reclaim dead slots (and any slot of this same process from before an exec), then claim a free slot for
+ * pid/start with cmd. 0, -ENOSPC (full, after reclaiming), -ETIMEDOUT (lock), or -errno; err says why. */
+int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd, char *err, size_t errlen);
+/* Give our slot back (normal exit). Any usage it still holds is removed from the totals. */
+void vg_region_leave(struct vg_region *r);
+
+/* Bind CUDA ordinal dev (UUID uuid, or NULL: keyed "ordinal:N") to a region device, registering the GPU with the
+ * region's limit resolved from its spec if it is new. own_limit is the process's own quota there (for top).
+ * Returns the region device index, or -ENOSPC (all VG_REGION_DEVS in use) / -ETIMEDOUT. */
+int vg_region_bind(struct vg_region *r, int dev, const char *uuid, uint64_t total, uint64_t own_limit);
+/* Record the process's own limit on dev (after a live change), for top. */
+void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit);
+
+/* Shared regions: charge bytes on dev against the region budget, with our slot's share. 0, or -ENOSPC (nothing
+ * charged; *used and *limit say what the region had) after reclaiming dead slots once, or -ETIMEDOUT (lock).
+ * Unbound devices and control segments only record the usage. */
+int vg_region_reserve(struct vg_region *r, int dev, uint64_t bytes, uint64_t *used, uint64_t *limit);
+/* Charge without a check (undoing a failed release). */
+void vg_region_force(struct vg_region *r, int dev, uint64_t bytes);
+void vg_region_release(struct vg_region *r, int dev, uint64_t bytes);
+/* Budget left on dev (limit - used, 0 if over) and the limit; false if no budget applies. */
+bool vg_region_avail(struct vg_region *r, int dev, uint64_t *avail, uint64_t *limit);
+void vg_region_note_denied(struct vg_region *r);
+void vg_region_note_report(struct vg_region *r, uint64_t realtime_ns);
+
+/* Reclaim the slots of dead processes (same PID namespace only). Returns how many; takes the lock. */
+int vg_region_reclaim(struct vg_region *r);
+
+/* Live limits. Region-wide (`limit set --shared`): spec applies to every registered device (a bare size to all, a
+ * key "i:" to the GPUs whose recorded ordinal -- that of the process that registered them -- is i, a UUID key to
+ * that GPU) and becomes the spec for GPUs registered later. Per process (`limit set --pid`): spec is stored in the
+ * slot for the process to apply, if the slot still holds pid/start (checked under the lock; -ESRCH if not). Both
+ * validate spec first. 0 or -errno with err. */
+int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t errlen);
+int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *spec, char *err,
+			     size_t errlen);
+/* For the process: has someone asked for a new limit for us? If so copy the spec (under the lock) and return true. */
+bool vg_region_pending_limit(struct vg_region *r, char *spec, size_t len);
+/* Has the region-wide limit changed since we last looked? (Each process logs the change once.) */
+bool vg_region_limit_changed(struct vg_region *r);
+
+/* Is the process in slot alive (same PID and start time, not a zombie; another PID namespace counts as alive)? */
+bool vg_region_slot_alive(const struct vg_region *r, int slot);
+
+/* Find the slot of a live process pid in the region, -1 if none. */
+int vg_region_find_pid(struct vg_region *r, pid_t pid);
+
+#endif

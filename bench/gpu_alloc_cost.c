@@ -1,0 +1,229 @@
+/* What vramguard adds to real allocations: alloc+free pairs at several sizes, timed on the host from a 48-frame
+ * stack (a framework called from Python is deeper than the default capture depth). Run by bench/run_gpu.sh in
+ * alternating processes with and without the preload. Driver API (linked, so under LD_PRELOAD vramguard's exports
+ * win) always; built by nvcc with -DVG_BENCH_CUDART, also the runtime (cudaMalloc, cudaMallocAsync: the runtime
+ * reaches the driver through cuGetProcAddress, PyTorch's and CuPy's route). Runs against the test double too.
+ *
+ * Usage: gpu_alloc_cost PAIRS ROUNDS SIZES [APIS]
+ *   SIZES  comma list, K/M/G suffixes (binary): 4K,1M,64M; the label of each row is the token as written
+ *   APIS   comma list of rt, rt-async, drv, drv-async (default: all that are built)
+ * Each round times PAIRS pairs of every (api, size) in turn (stream-ordered pairs: 10 x PAIRS, they are ~100 x
+ * cheaper), so slow drift in the driver or the machine reaches every row alike. A warm-up round is not counted.
+ * Prints "preload 0|1", "info ..." lines and, per (api, size), "figure NAME MEDIAN MIN": the median and the
+ * minimum over the ROUNDS rounds of the mean time per pair, in microseconds. Exit status 1 on any CUDA error. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda.h>
+#ifdef VG_BENCH_CUDART
+#include <cuda_runtime_api.h>
+#endif
+
+enum api { RT, RT_ASYNC, DRV, DRV_ASYNC, NAPI };
+static const char *const api_token[NAPI] = { "rt", "rt-async", "drv", "drv-async" };
+static const char *const api_row[NAPI] = { "cudaMalloc+cudaFree", "cudaMallocAsync+cudaFreeAsync",
+	"cuMemAlloc_v2+cuMemFree_v2", "cuMemAllocAsync+cuMemFreeAsync" };
+
+#define MAX_SIZES 8
+#define MAX_ROUNDS 99
+#define STACK_DEPTH 48
+
+static int nsizes, nrounds;
+static long pairs;
+static size_t sizes[MAX_SIZES];
+static char labels[MAX_SIZES][16];
+static int use[NAPI];
+static double us[NAPI][MAX_SIZES][MAX_ROUNDS];
+static CUstream dstream;
+#ifdef VG_BENCH_CUDART
+static cudaStream_t rstream;
+#endif
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what, int code)
+{
+	fprintf(stderr, "gpu_alloc_cost: %s failed: error %d\n", what, code);
+	exit(1);
+}
+
+#define DRV_OK(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) die(#call, (int)r_); } while (0)
+#define RT_OK(call) do { int r_ = (int)(call); if (r_ != 0) die(#call, r_); } while (0)
+
+/* Mean microseconds per pair over n pairs of one api and size. */
+static __attribute__((noinline)) double time_pairs(enum api a, size_t size, long n)
+{
+	CUdeviceptr d;
+	double t0 = now_us();
+	switch (a) {
+	case DRV:
+		for (long i = 0; i < n; i++) {
+			DRV_OK(cuMemAlloc_v2(&d, size));
+			DRV_OK(cuMemFree_v2(d));
+		}
+		break;
+	case DRV_ASYNC:
+		for (long i = 0; i < n; i++) {
+			DRV_OK(cuMemAllocAsync(&d, size, dstream));
+			DRV_OK(cuMemFreeAsync(d, dstream));
+		}
+		DRV_OK(cuStreamSynchronize(dstream));
+		break;
+#ifdef VG_BENCH_CUDART
+	case RT:
+		for (long i = 0; i < n; i++) {
+			void *p;
+			RT_OK(cudaMalloc(&p, size));
+			RT_OK(cudaFree(p));
+		}
+		break;
+	case RT_ASYNC:
+		for (long i = 0; i < n; i++) {
+			void *p;
+			RT_OK(cudaMallocAsync(&p, size, rstream));
+			RT_OK(cudaFreeAsync(p, rstream));
+		}
+		RT_OK(cudaStreamSynchronize(rstream));
+		break;
+#endif
+	default:
+		die("api not built", 0);
+	}
+	return (now_us() - t0) / n;
+}
+
+/* round < 0: the warm-up round, with few pairs and nothing recorded. */
+static __attribute__((noinline)) void one_round(int round)
+{
+	for (int a = 0; a < NAPI; a++) {
+		if (!use[a])
+			continue;
+		long n = (a == RT_ASYNC || a == DRV_ASYNC) ? 10 * pairs : pairs;
+		for (int s = 0; s < nsizes; s++) {
+			double t = time_pairs(a, sizes[s], round < 0 ? n / 10 + 1 : n);
+			if (round >= 0)
+				us[a][s][round] = t;
+		}
+	}
+}
+
+static __attribute__((noinline)) void nest(int depth)
+{
+	if (depth == 0) {
+		one_round(-1);
+		for (int r = 0; r < nrounds; r++)
+			one_round(r);
+		return;
+	}
+	nest(depth - 1);
+	__asm__ volatile("" ::: "memory");      /* not a tail call: every level stays on the stack */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int parse_sizes(char *list)
+{
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long long v = strtoull(tok, &end, 10);
+		int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+		if (shift)
+			end++;
+		if (end == tok || *end || v == 0 || nsizes == MAX_SIZES || strlen(tok) >= sizeof labels[0])
+			return -1;
+		sizes[nsizes] = (size_t)v << shift;
+		strcpy(labels[nsizes++], tok);
+	}
+	return nsizes ? 0 : -1;
+}
+
+static int parse_apis(char *list)
+{
+	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int a = 0;
+		while (a < NAPI && strcmp(tok, api_token[a]))
+			a++;
+#ifndef VG_BENCH_CUDART
+		if (a == RT || a == RT_ASYNC) {
+			fprintf(stderr, "gpu_alloc_cost: api '%s' needs a build with nvcc -DVG_BENCH_CUDART\n", tok);
+			return -1;
+		}
+#endif
+		if (a == NAPI)
+			return -1;
+		use[a] = 1;
+	}
+	return 0;
+}
+
+static int preloaded(void)
+{
+	char line[4096];
+	int found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && !found && fgets(line, sizeof line, f))
+		found = strstr(line, "libvramguard") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef VG_BENCH_CUDART
+	char apis[] = "rt,rt-async,drv,drv-async";
+#else
+	char apis[] = "drv,drv-async";
+#endif
+	if (argc < 4 || argc > 5 || (pairs = atol(argv[1])) <= 0 || (nrounds = atoi(argv[2])) <= 0 ||
+	    nrounds > MAX_ROUNDS || parse_sizes(argv[3]) || parse_apis(argc > 4 ? argv[4] : apis)) {
+		fprintf(stderr, "usage: gpu_alloc_cost PAIRS ROUNDS(1-%d) SIZE[,SIZE...] [rt,rt-async,drv,drv-async]\n",
+			MAX_ROUNDS);
+		return 2;
+	}
+	printf("preload %d\n", preloaded());
+
+	/* The primary context, current on this thread: the one the runtime uses too. */
+	CUdevice dev;
+	CUcontext ctx;
+	DRV_OK(cuInit(0));
+	DRV_OK(cuDeviceGet(&dev, 0));
+	DRV_OK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	DRV_OK(cuCtxSetCurrent(ctx));
+	if (use[DRV_ASYNC])
+		DRV_OK(cuStreamCreate(&dstream, CU_STREAM_NON_BLOCKING));
+#ifdef VG_BENCH_CUDART
+	RT_OK(cudaSetDevice(0));
+	RT_OK(cudaFree(NULL));
+	if (use[RT_ASYNC])
+		RT_OK(cudaStreamCreateWithFlags(&rstream, cudaStreamNonBlocking));
+#endif
+	size_t fr = 0, tot = 0;
+	DRV_OK(cuMemGetInfo_v2(&fr, &tot));
+	/* Under vramguard the total is the quota: proof that its exports are the ones called. */
+	printf("info cuMemGetInfo_v2 total %.1f GiB\n", tot / 1073741824.0);
+
+	nest(STACK_DEPTH);
+
+	for (int a = 0; a < NAPI; a++) {
+		for (int s = 0; use[a] && s < nsizes; s++) {
+			qsort(us[a][s], nrounds, sizeof(double), cmp_double);
+			double med = nrounds % 2 ? us[a][s][nrounds / 2] :
+				(us[a][s][nrounds / 2 - 1] + us[a][s][nrounds / 2]) / 2;
+			printf("figure %s:%s %.4f %.4f\n", api_row[a], labels[s], med, us[a][s][0]);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,121 @@
+/* `vramguard top` and `vramguard limit`: the command's side of the regions in VRAMGUARD_SHM_DIR (accounting/region.h).
+ * top.c finds and opens the regions (shared by both commands) and draws the live view; limit.c changes and shows
+ * limits. Only region.h's API touches the files. */
+#ifndef VG_CLI_TOP_H
+#define VG_CLI_TOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accounting/region.h"
+#include "report/report.h"
+
+extern const char vg_usage_top[];
+extern const char vg_usage_limit[];
+
+/* The commands: argv[0] is "top" / "limit". Exit status 0 done, 1 error, 2 usage. */
+int vg_cli_top(int argc, char **argv);
+int vg_cli_limit(int argc, char **argv);
+
+/* ---- shared by top and limit ---- */
+
+#define VG_CLI_DIR_MAX 256
+#define VG_CLI_WHY_MAX 640
+
+/* The directory: opt (--dir) if given, else VRAMGUARD_SHM_DIR, else /dev/shm. 0, or -EINVAL with the message. */
+int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen);
+
+/* One process's slot, copied out of a region (consistent: re-read if a slot was claimed or reclaimed meanwhile). */
+struct vg_slot_view {
+	int32_t pid;
+	bool alive;                     /* pid with this start time still runs (or is in another PID namespace) */
+	uint64_t start, pidns;
+	uint32_t uid;                   /* who joined */
+	uint32_t bound;                 /* bit i: the process registered region device i */
+	char cmd[VG_REGION_CMD_MAX];
+	uint64_t used[VG_REGION_DEVS], peak[VG_REGION_DEVS], quota[VG_REGION_DEVS];
+	uint64_t denied, last_report_ns;
+	uint32_t limit_seq;             /* how many `limit set --pid` requests it got */
+	bool pending;                   /* the last one is not applied yet (its applied_seq lags limit_seq) */
+	char limit_spec[VG_REGION_SPEC_MAX];    /* the last one; "" = none */
+};
+
+/* Copy slot i; false if it is free. */
+bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v);
+/* Does the process use region device d (it registered the device: the slot's bound bit)? */
+bool vg_slot_uses(const struct vg_region *r, const struct vg_slot_view *v, int d);
+
+/* A string field of a mapped region (another process may rewrite it at any time), copied into dst of the field's
+ * size n and terminated: the only way the commands read one. Returns dst. */
+const char *vg_cli_field(char *dst, const char *src, size_t n);
+#define VG_CLI_FIELD(dst, field)                                                                                   \
+	((void)sizeof(struct { _Static_assert(sizeof(dst) == sizeof(field), "a buffer of the field's size"); int x; }), \
+	 vg_cli_field((dst), (field), sizeof(dst)))
+
+struct vg_scan_region {
+	struct vg_region r;             /* open */
+	char label[VG_REGION_NAME_MAX + 8];     /* shared: its name (or the file's); control: "-" */
+	bool control;
+	uint64_t fdev, fino;            /* the file, so that a region named twice is listed once */
+};
+
+struct vg_scan {
+	char dir[VG_CLI_DIR_MAX];
+	struct vg_scan_region *v;
+	size_t n;
+	int denied;                     /* files that could not be opened: permissions */
+	char denied_why[VG_CLI_WHY_MAX];        /* the first such file, and whose it is */
+	int untrusted;                  /* opened read-only although we could write them: writable by every user */
+	char untrusted_why[VG_CLI_WHY_MAX];
+	int bad;                        /* files refused for another reason (not a region, other version...) */
+	char bad_why[VG_CLI_WHY_MAX];
+	int missing;                    /* regions named with --shared / VRAMGUARD_SHARED that do not exist */
+	char missing_why[VG_CLI_WHY_MAX];
+	int removed;                    /* control segments of exited processes removed */
+	int reclaimed;                  /* shares of exited processes reclaimed */
+	bool no_dir;                    /* the directory itself could not be read */
+	char dir_why[VG_CLI_WHY_MAX];
+};
+
+#define VG_SCAN_DIR 1           /* every vramguard.* file of the directory, not only the named ones */
+#define VG_SCAN_CLEAN 2         /* where writable: reclaim exited processes' shares, remove their control segments */
+
+/* Open the regions: the named ones (NAME or PATH each, resolved in dir) and, with VG_SCAN_DIR, every region file
+ * of dir (temporary files skipped). Each is opened writable where region.h allows it (ours, our group's, or any
+ * user's for root; never a world-writable file), read-only otherwise (reading checks only the layout). Files that
+ * cannot be opened are counted, not fatal. Returns 0, or -EINVAL with err for an invalid name. */
+int vg_scan_open(struct vg_scan *s, const char *dir, char *const *names, size_t nnames, int flags, char *err,
+		 size_t errlen);
+void vg_scan_close(struct vg_scan *s);
+/* The lines saying what could not be seen ("2 region files could not be opened ..."), each with prefix. */
+void vg_scan_notes(const struct vg_scan *s, struct vg_strbuf *out, const char *prefix);
+
+/* "root (uid 0)" / "uid 1234": the owner of path, for permission messages. */
+const char *vg_cli_owner(const char *path, char *buf, size_t len);
+
+/* "GPU-8f3a2c1d (0)" for a region device; "ordinal 0" for a device registered without a UUID. */
+const char *vg_dev_label(const struct vg_region_dev *d, char *buf, size_t len);
+/* vg_format_bytes, or "unlimited" for VG_REGION_NONE. */
+const char *vg_cli_size(uint64_t v, char *buf, size_t len);
+
+/* JSON output: a string (escaped, invalid UTF-8 replaced), a size in bytes or null for VG_REGION_NONE. */
+void vg_cj_str(struct vg_strbuf *b, const char *s, size_t max);
+void vg_cj_size(struct vg_strbuf *b, uint64_t v);
+/* A region's header and device table as JSON members (no braces): "kind", "name", "path", ..., "devices": [...] */
+void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr);
+
+/* Aligned text tables: columns separated by two spaces, 'l' or 'r' alignment per column, cells escaped. */
+struct vg_tab {
+	size_t ncols;
+	const char *align;
+	char **cell;
+	size_t nrows, cap;
+	int failed;
+};
+void vg_tab_init(struct vg_tab *t, size_t ncols, const char *align);
+void vg_tab_row(struct vg_tab *t, const char *const *cells);
+void vg_tab_render(const struct vg_tab *t, struct vg_strbuf *out, const char *indent);
+void vg_tab_free(struct vg_tab *t);
+
+#endif

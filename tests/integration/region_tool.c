@@ -1,0 +1,199 @@
+/* A stand-in for processes under the preload, for the `vramguard top` / `limit` tests: makes shared regions and
+ * control segments and holds a slot in one, through accounting/region.h only (no CUDA).
+ *
+ *   region_tool create PATH NAME SPEC [MODE]     make a shared region (SPEC "" for no budget; MODE octal, 0600)
+ *   region_tool join PATH DEVICE... [OPTION...]  join the shared region at PATH, then wait for SIGTERM
+ *   region_tool control DIR DEVICE... [OPTION...] make our control segment DIR/vramguard.proc.PID.START, the same
+ *
+ * DEVICE is dev=ORDINAL followed by uuid=GPU-... total=SIZE quota=SIZE|none used=SIZE peak=SIZE (sizes as 1G, 512M,
+ * 4096B). OPTION: denied=N (allocations refused), report=SECONDS (last report that long ago), hold=1 (leave
+ * requests pending, as a process that makes no allocation, until SIGUSR1). Prints "ready PID" once it holds its
+ * memory, and "applied SPEC" each time it applies a limit from `vramguard limit set --pid`: it takes the request
+ * with vg_region_pending_limit (which marks it applied in the slot) and sets its quota per device, as the
+ * interposer does, checking every 20 ms as a process would at its next allocation. On SIGTERM it leaves, as at a
+ * normal exit; SIGKILL leaves the slot behind, as a crash would. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accounting/region.h"
+#include "config/config.h"
+
+#define MAXDEV 8
+
+struct dev {
+	int ord;
+	char uuid[VG_REGION_UUID_MAX];
+	uint64_t total, quota, used, peak;
+};
+
+static volatile sig_atomic_t stop, hold;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	hold = 0;
+}
+
+static int die(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "region_tool: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static uint64_t size_arg(const char *s)
+{
+	char err[VG_ERR_MAX];
+	uint64_t v;
+	if (!strcmp(s, "none"))
+		return VG_REGION_NONE;
+	if (!strcmp(s, "0"))
+		return 0;
+	if (vg_parse_size(s, 1, &v, err, sizeof(err)) != 0) {
+		fprintf(stderr, "region_tool: bad size '%s': %s\n", s, err);
+		exit(2);
+	}
+	return v;
+}
+
+static int run_member(struct vg_region *r, bool control, int argc, char **argv)
+{
+	struct dev dev[MAXDEV];
+	int ndev = -1;
+	uint64_t denied = 0, report_ago = UINT64_MAX;
+	char err[512];
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		if (!eq)
+			return die("bad argument '%s'%s", argv[i], "");
+		*eq = '\0';
+		const char *k = argv[i], *v = eq + 1;
+		if (!strcmp(k, "dev")) {
+			if (++ndev == MAXDEV)
+				return die("too many devices%s%s", "", "");
+			memset(&dev[ndev], 0, sizeof(dev[ndev]));
+			dev[ndev].ord = atoi(v);
+			dev[ndev].quota = VG_REGION_NONE;
+		} else if (!strcmp(k, "denied")) {
+			denied = strtoull(v, NULL, 10);
+		} else if (!strcmp(k, "report")) {
+			report_ago = strtoull(v, NULL, 10);
+		} else if (!strcmp(k, "hold")) {
+			hold = strcmp(v, "0") != 0;
+		} else if (ndev < 0) {
+			return die("'%s' before dev=%s", k, "");
+		} else if (!strcmp(k, "uuid")) {
+			snprintf(dev[ndev].uuid, sizeof(dev[ndev].uuid), "%s", v);
+		} else if (!strcmp(k, "total")) {
+			dev[ndev].total = size_arg(v);
+		} else if (!strcmp(k, "quota")) {
+			dev[ndev].quota = size_arg(v);
+		} else if (!strcmp(k, "used")) {
+			dev[ndev].used = size_arg(v);
+		} else if (!strcmp(k, "peak")) {
+			dev[ndev].peak = size_arg(v);
+		} else {
+			return die("unknown key '%s'%s", k, "");
+		}
+	}
+	pid_t pid = getpid();
+	char cmd[VG_REGION_CMD_MAX];
+	snprintf(cmd, sizeof(cmd), "region_tool %s", control ? "control" : "join");
+	if (vg_region_join(r, pid, vg_proc_start(pid), cmd, err, sizeof(err)) != 0)
+		return die("join: %s%s", err, "");
+	for (int i = 0; i <= ndev; i++) {
+		struct dev *d = &dev[i];
+		if (vg_region_bind(r, d->ord, d->uuid[0] ? d->uuid : NULL, d->total, d->quota) < 0)
+			return die("bind failed%s%s", "", "");
+		uint64_t peak = d->peak > d->used ? d->peak : d->used, u = 0, l = 0;
+		if (peak && vg_region_reserve(r, d->ord, peak, &u, &l) != 0)
+			return die("reserve: over the region's budget%s%s", "", "");
+		if (peak > d->used)
+			vg_region_release(r, d->ord, peak - d->used);
+	}
+	for (uint64_t i = 0; i < denied; i++)
+		vg_region_note_denied(r);
+	if (report_ago != UINT64_MAX) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		vg_region_note_report(r, ((uint64_t)ts.tv_sec - report_ago) * 1000000000u + (uint64_t)ts.tv_nsec);
+	}
+	printf("ready %d\n", (int)pid);
+	fflush(stdout);
+	while (!stop) {
+		char spec[VG_REGION_SPEC_MAX];
+		if (!hold && vg_region_pending_limit(r, spec, sizeof(spec))) {
+			struct vg_limits l;
+			if (vg_parse_limits("limit", spec, (uint64_t)1 << 20, &l, err, sizeof(err)) == 0) {
+				for (int i = 0; i <= ndev; i++) {
+					int said = 0;
+					uint64_t q = vg_limits_for(&l, dev[i].ord, dev[i].uuid[0] ? dev[i].uuid : NULL,
+								   dev[i].total, NULL, &said);
+					if (said)
+						vg_region_set_quota(r, dev[i].ord, q);
+				}
+			}
+			printf("applied %s\n", spec);
+			fflush(stdout);
+		}
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	vg_region_leave(r);
+	if (control)
+		unlink(r->path);
+	vg_region_close(r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+	struct vg_region r;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	if (argc >= 5 && !strcmp(argv[1], "create")) {
+		unsigned mode = argc > 5 ? (unsigned)strtoul(argv[5], NULL, 8) : 0600;
+		bool created;
+		if (vg_region_open(&r, argv[2], true, true, VG_REGION_SHARED, mode, argv[3], argv[4], &created, err,
+				   sizeof(err)) != 0)
+			return die("create: %s%s", err, "");
+		printf("%s\n", created ? "created" : "exists");
+		vg_region_close(&r);
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "join")) {
+		if (vg_region_open(&r, argv[2], false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, err, sizeof(err)) != 0)
+			return die("open: %s%s", err, "");
+		return run_member(&r, false, argc - 3, argv + 3);
+	}
+	if (argc >= 3 && !strcmp(argv[1], "control")) {
+		char path[VG_SHARED_PATH_MAX];
+		pid_t pid = getpid();
+		if (vg_region_control_path(argv[2], pid, vg_proc_start(pid), path, sizeof(path)) != 0)
+			return die("control: %s%s", "directory name too long", "");
+		if (vg_region_open(&r, path, true, true, VG_REGION_CONTROL, 0600, "", "", NULL, err, sizeof(err)) != 0)
+			return die("control: %s%s", err, "");
+		return run_member(&r, true, argc - 3, argv + 3);
+	}
+	fprintf(stderr, "usage: region_tool create PATH NAME SPEC [MODE] | join PATH DEVICE... | control DIR DEVICE...\n");
+	return 2;
+}

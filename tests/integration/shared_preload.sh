@@ -1,0 +1,557 @@
+# Shared regions and control segments with real processes under the preload, sourced by tests/run.sh: processes of
+# tests/integration/shared_alloc.c (driven one command at a time through a FIFO each, so that they take turns
+# deterministically) race for a shared budget, are killed, exec, fork, have their limits changed with `vramguard
+# limit set`, and meet corrupt or hostile region files; `vramguard top --json` is checked against what they hold.
+# Everything in a private VRAMGUARD_SHM_DIR; about 7 s on 2 cores. Uses run.sh's ok, bad and $T $LIB $SP $LOG $VG
+# (and $FORKENV).
+
+SA=$PWD/$T/shared_alloc
+SHD=$(mktemp -d /tmp/vg-shp.XXXXXX)
+MIB=$((1 << 20))
+declare -A SHP_JOB SHP_FD SHP_N SHP_PID
+SHP_R=
+SHP_FE=${FORKENV:-}     # TSan: forking needs its deadlock detector off (run.sh says why)
+
+# shp_spawn NAME [VAR=value...]: start shared_alloc under the preload with its stdin on the FIFO $SHD/NAME.in; its
+# stdout in NAME.out, its stderr in NAME.err; its pid in ${SHP_PID[NAME]}. SHP_VIA_SLEEP=1: as the child of a
+# process that never waits for it (so that it stays a zombie when killed).
+shp_spawn() {
+	local n=$1 fd f
+	shift
+	mkfifo "$SHD/$n.in"
+	local cmd=(env -u NVIDIA_GPU_MEMORY_LIMITS -u CUDA_DEVICE_MEMORY_LIMIT -u VRAMGUARD_SHARED
+		-u VRAMGUARD_SHARED_LIMITS -u VRAMGUARD_SHARED_MODE -u VRAMGUARD_CONTROL -u VRAMGUARD_LOG -u FAKECUDA_DEVICES
+		-u FAKECUDA_UUID_BASE -u FAKECUDA_FORK_OK -u FAKECUDA_FAIL
+		LD_LIBRARY_PATH="$PWD/$T" LD_PRELOAD="$SP$LIB" VRAMGUARD_SHM_DIR="$SHD" VRAMGUARD_REPORT=off "$@")
+	(
+		for f in "${SHP_FD[@]}"; do eval "exec $f>&-"; done     # the other processes' FIFOs: theirs alone
+		if [ "${SHP_VIA_SLEEP:-}" = 1 ]; then
+			exec sh -c 'exec 3<&0; "$@" <&3 3<&- & exec sleep 60 <&-' sh "${cmd[@]}" "$SA" repl
+		fi
+		exec "${cmd[@]}" "$SA" repl
+	) <"$SHD/$n.in" >"$SHD/$n.out" 2>"$SHD/$n.err" &
+	SHP_JOB[$n]=$!
+	exec {fd}>"$SHD/$n.in"
+	SHP_FD[$n]=$fd
+	SHP_N[$n]=0
+	shp_send "$n" pid
+	SHP_PID[$n]=${SHP_R#= pid }
+}
+# shp_post NAME CMD...: send a command without waiting for its answer. A subshell writes it: a process that died
+# must not take the suite down with SIGPIPE.
+shp_post() {
+	local n=$1
+	shift
+	(trap '' PIPE; printf '%s\n' "$*" >&"${SHP_FD[$n]}") 2>/dev/null
+	SHP_N[$n]=$((SHP_N[$n] + 1))
+}
+# shp_wait NAME: the answer to the last command posted, in $SHP_R (empty after 10 s).
+shp_wait() {
+	local n=$1 i
+	for i in $(seq 1000); do
+		SHP_R=$(grep '^= ' "$SHD/$n.out" | sed -n "${SHP_N[$n]}p")
+		[ -n "$SHP_R" ] && return 0
+		sleep 0.01
+	done
+	echo "== shared_preload: no answer from $n to command ${SHP_N[$n]}" >>"$LOG"
+	return 1
+}
+shp_send() { shp_post "$@"; shp_wait "$1"; }
+# shp_expect CHECK NAME CMD REGEX: send CMD, the answer must match REGEX.
+shp_expect() {
+	local what=$1 n=$2 cmd=$3 re=$4
+	shp_send "$n" "$cmd"
+	if grep -Eq -- "$re" <<<"$SHP_R"; then ok "$what"; else bad "$what" "$n: '$cmd' -> '$SHP_R', want /$re/"; fi
+}
+# shp_end NAME...: normal exit (the process leaves its region), or SIGKILL if it does not answer.
+shp_end() {
+	local n
+	for n in "$@"; do
+		[ -n "${SHP_FD[$n]:-}" ] || continue
+		shp_send "$n" exit || kill -9 "${SHP_JOB[$n]}" 2>/dev/null
+		eval "exec ${SHP_FD[$n]}>&-"
+		wait "${SHP_JOB[$n]}" 2>/dev/null
+		cat "$SHD/$n.err" >>"$LOG"
+		unset "SHP_FD[$n]"
+	done
+}
+shp_kill() { # NAME: SIGKILL (the job itself: with SHP_VIA_SLEEP the caller kills SHP_PID)
+	local n=$1
+	{ kill -9 "${SHP_JOB[$n]}"; wait "${SHP_JOB[$n]}"; } 2>/dev/null      # no "Killed" notice from bash
+	eval "exec ${SHP_FD[$n]}>&-"
+	unset "SHP_FD[$n]"
+}
+shp_lines() { grep -Ec -- "$2" "$SHD/$1.err"; } # NAME REGEX: matching lines on its stderr
+shp_top() { # the JSON of `vramguard top --once --json` in $SHP_TOP
+	SHP_TOP=$(env -u LD_PRELOAD -u VRAMGUARD_SHARED VRAMGUARD_SHM_DIR="$SHD" timeout 30 "$VG" top --once --json 2>>"$LOG")
+	echo "== top: $SHP_TOP" >>"$LOG"
+}
+shp_limit() { # vramguard limit set ARGS... (exit status returned, output in the log)
+	env -u LD_PRELOAD -u VRAMGUARD_SHARED VRAMGUARD_SHM_DIR="$SHD" timeout 30 "$VG" limit set "$@" >>"$LOG" 2>&1
+}
+# Checks on top's JSON (python3's json keeps 64-bit integers exact): one "ok - "/"not ok - " line each.
+SHPY=$(cat <<'PY'
+import json, sys
+doc = json.loads(sys.argv[2])
+mode, a = sys.argv[1], sys.argv[3:]
+out = []
+def check(cond, what):
+    out.append(("ok - " if cond else "not ok - ") + what)
+procs = {p["pid"]: p for p in doc["processes"]}
+def region(name):
+    r = [x for x in doc["regions"] if x["name"] == name]
+    return r[0] if len(r) == 1 else None
+def used(p):
+    return sum(d["used_bytes"] for d in p["devices"])
+if mode == "members":                   # NAME PIDS(,) USED_BYTES [KEY=VALUE...]: exactly those members, their sum
+    name, want, total = a[0], {int(x) for x in a[1].split(",") if x}, int(a[2])
+    members = {pid: p for pid, p in procs.items() if p["region"] == name}
+    check(set(members) == want, "region %s: members %s (got %s)" % (name, sorted(want), sorted(members)))
+    r = region(name)
+    rused = sum(d["used_bytes"] for d in r["devices"]) if r else -1
+    msum = sum(used(p) for p in members.values())
+    check(rused == total, "region %s: %d bytes in use (got %d)" % (name, total, rused))
+    check(msum == rused, "its members' used_bytes add up to the region's (%d, %d)" % (msum, rused))
+    b = [x for t in doc["totals"] for x in t["budgets"] if x["region"] == name]
+    check(sum(x["used_bytes"] for x in b) == rused, "the totals' budget of %s says the same" % name)
+    for kv in a[3:]:                    # region.KEY=VALUE or KEY=VALUE (top level)
+        k, v = kv.split("=", 1)
+        got = (r or {}).get(k[7:]) if k.startswith("region.") else doc.get(k)
+        check(str(got) == v, "%s = %s (got %s)" % (k, v, got))
+elif mode in ("proc", "once"):          # PID [USED_BYTES]: listed exactly once (with that usage)
+    n = sum(1 for x in doc["processes"] if x["pid"] == int(a[0]))
+    check(n == 1, "process %s listed once (%d times)" % (a[0], n))
+    if mode == "proc":
+        got = used(procs[int(a[0])]) if n else None
+        check(got == int(a[1]), "process %s: %s bytes in use (got %s)" % (a[0], a[1], got))
+elif mode == "absent":                  # PID: not listed
+    check(int(a[0]) not in procs, "process %s not listed" % a[0])
+elif mode == "range":                   # NAME KEY MIN MAX: the region's device 0 KEY (used_bytes, peak_bytes)
+    r = region(a[0])
+    v = r["devices"][0][a[1]] if r and r["devices"] else None
+    check(v is not None and int(a[2]) <= v <= int(a[3]), "region %s: %s %s in [%s, %s]" % (a[0], a[1], v, a[2], a[3]))
+elif mode == "gpus":                    # UUID USED_BYTES PROCESSES: one physical GPU's total
+    t = [x for x in doc["totals"] if x["uuid"] == a[0]]
+    got = (t[0]["used_bytes"], t[0]["processes"]) if len(t) == 1 else None
+    check(got == (int(a[1]), int(a[2])), "GPU %s: %s bytes by %s processes (got %s)" % (a[0][:12], a[1], a[2], got))
+print("\n".join(out))
+sys.exit(1 if any(x.startswith("not ok") for x in out) else 0)
+PY
+)
+shp_json() { # CHECK MODE ARGS...: the checks above on $SHP_TOP, as one check
+	local what=$1 out
+	shift
+	out=$(python3 -c "$SHPY" "$1" "$SHP_TOP" "${@:2}" 2>&1)
+	if [ $? -eq 0 ]; then ok "$what"; else bad "$what" "$(grep -v '^ok' <<<"$out" | head -3)"; fi
+}
+shp_region_check() { # CHECK NAME REGEX: a process naming region NAME (a file set up by the caller) refuses it
+	local what=$1 name=$2 re=$3
+	shp_spawn "ref-$name" VRAMGUARD_SHARED="$name"
+	shp_send "ref-$name" init
+	local ri=$SHP_R
+	shp_send "ref-$name" "alloc 1"
+	local ra=$SHP_R
+	shp_send "ref-$name" used
+	local ru=$SHP_R
+	shp_end "ref-$name"
+	local nerr
+	nerr=$(shp_lines "ref-$name" '^vramguard: error: ')
+	if [ "$ri" = "= init 800" ] && [ "$ra" = "= alloc 800 held 0" ] && [ "$ru" = "= used 0 0" ] && [ "$nerr" -eq 1 ] &&
+		grep -Eq -- "^vramguard: error: shared region '$name': .*$re" "$SHD/ref-$name.err" &&
+		grep -q '^= exit$' "$SHD/ref-$name.out"; then
+		ok "$what"
+	else
+		bad "$what" "init '$ri', alloc '$ra', $ru, $nerr error lines: $(head -c 300 "$SHD/ref-$name.err")"
+	fi
+}
+segs() { ls "$SHD"/vramguard.proc."$1".* 2>/dev/null | wc -l; } # PID: its control segments
+G1=GPU-00000001-0000-0000-0000-000000000001
+
+# Six processes race for a 100 MiB budget, allocating random 1-7 MiB and never freeing.
+RACE=(r1 r2 r3 r4 r5 r6)
+for n in "${RACE[@]}"; do
+	shp_spawn $n NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_SHARED=race VRAMGUARD_SHARED_LIMITS=100M
+	shp_post $n init
+done
+inits=0
+for n in "${RACE[@]}"; do shp_wait $n && [ "$SHP_R" = "= init 0" ] && inits=$((inits + 1)); done
+[ "$inits" -eq 6 ] && ok "race: 6 processes joined one region" || bad "race: $inits of 6 processes joined"
+seed=1
+for n in "${RACE[@]}"; do shp_post $n race 25 $((seed++)) "$SHD/race.go"; done
+touch "$SHD/race.go"
+sum=0
+fine=0
+for n in "${RACE[@]}"; do
+	shp_wait $n
+	read -r _ _ got _ _ _ den _ other _ drv <<<"$SHP_R"
+	sum=$((sum + ${got:-0}))
+	[ "${got:-x}" = "${drv:-y}" ] && [ "${other:-1}" = 0 ] && [ "${den:-0}" = 25 ] && fine=$((fine + 1))
+	echo "== race $n: $SHP_R" >>"$LOG"
+done
+[ "$fine" -eq 6 ] && ok "race: each got 25 denials, no other error, the driver holds what it got" ||
+	bad "race: $fine of 6 answers as expected" "$(for n in "${RACE[@]}"; do tail -n 1 "$SHD/$n.out"; done)"
+if [ "$sum" -le $((100 * MIB)) ] && [ "$sum" -ge $((93 * MIB)) ]; then
+	ok "race: together they hold $((sum / 1024)) KiB: within the 100 MiB budget, and it is used (>= 93 MiB)"
+else
+	bad "race: together they hold $sum bytes, want 93..100 MiB"
+fi
+msg=0
+for n in "${RACE[@]}"; do
+	[ "$(shp_lines $n "^vramguard: denied [0-9.]+ MiB on GPU 0 \\(cuMemAlloc_v2\\): .* budget of shared region 'race' in use")" -ge 1 ] &&
+		msg=$((msg + 1))
+done
+[ "$msg" -eq 6 ] && ok "race: every process was told the shared region's budget denied it" ||
+	bad "race: $msg of 6 printed a shared-region denial" "$(head -2 "$SHD/r1.err")"
+shp_top
+pids=$(for n in "${RACE[@]}"; do printf '%s,' "${SHP_PID[$n]}"; done)
+shp_json "top --json during the race: 6 members whose used bytes add up to the region's" members race "$pids" "$sum"
+# Then they churn: free a random allocation or allocate 1..7 MiB, 3000 times each, all at once. top, looking
+# meanwhile, never sees more than the budget in use; afterwards the region's count is exactly what they hold.
+for n in "${RACE[@]}"; do shp_send $n "freeto 0"; done
+for n in "${RACE[@]}"; do shp_post $n churn 3000 $((seed++)) "$SHD/churn.go"; done
+touch "$SHD/churn.go"
+for i in 1 2 3; do
+	shp_top
+	shp_json "churn: top, looking meanwhile ($i), never sees more than the budget in use" range race used_bytes 0 \
+		$((100 * MIB))
+done
+sum=0
+fine=0
+for n in "${RACE[@]}"; do
+	shp_wait $n
+	read -r _ _ got _ nal _ den _ other _ drv <<<"$SHP_R"
+	sum=$((sum + ${got:-0}))
+	[ "${got:-x}" = "${drv:-y}" ] && [ "${other:-1}" = 0 ] && [ "${nal:-0}" -gt 100 ] && fine=$((fine + 1))
+	echo "== churn $n: $SHP_R" >>"$LOG"
+done
+[ "$fine" -eq 6 ] && ok "churn: 6 x 3000 operations, no error but denials, the driver holds what each kept" ||
+	bad "churn: $fine of 6 answers as expected" "$(for n in "${RACE[@]}"; do tail -n 1 "$SHD/$n.out"; done)"
+shp_top
+shp_json "churn: the region counts exactly what the members hold ($((sum / 1024)) KiB)" members race "$pids" "$sum"
+shp_json "churn: the region's peak is within the budget (and was reached)" range race peak_bytes $((93 * MIB)) \
+	$((100 * MIB))
+m=$(stat -c %a "$SHD/vramguard.race")
+[ "$m" = 600 ] && ok "the region file was created with mode 0600" || bad "the region file has mode $m"
+shp_end "${RACE[@]}"
+shp_top
+shp_json "after a normal exit every member has left (none reclaimed) and the region holds nothing" members race "" 0 \
+	reclaimed=0 region.reclaimed=0
+
+# SIGKILL reclaim. A holds 60 of 100 MiB; B is denied 60, A is killed, B gets it on its next try. A is the
+# child of a process that does not wait for it: it stays a zombie, which counts as dead.
+SHP_VIA_SLEEP=1 shp_spawn ka VRAMGUARD_SHARED=kill VRAMGUARD_SHARED_LIMITS=100M
+shp_spawn kb VRAMGUARD_SHARED=kill VRAMGUARD_SHARED_LIMITS=100M
+shp_send ka init
+shp_expect "kill: A takes 60 of 100 MiB" ka "alloc 60" '^= alloc 0 '
+shp_send kb init
+shp_expect "kill: B is denied 60 MiB" kb "alloc 60" '^= alloc 2 held 0$'
+shp_top
+shp_json "  top lists both, 60 MiB in use" members kill "${SHP_PID[ka]},${SHP_PID[kb]}" $((60 * MIB))
+kill -9 "${SHP_PID[ka]}"
+for _ in $(seq 200); do grep -q '^State:.Z' "/proc/${SHP_PID[ka]}/status" 2>/dev/null && break; sleep 0.01; done
+grep -q '^State:.Z' "/proc/${SHP_PID[ka]}/status" 2>/dev/null && ok "kill: A is a zombie" || bad "kill: A is not a zombie"
+shp_expect "kill: B gets 60 MiB on its next try, without a restart" kb "alloc 60" '^= alloc 0 held 62914560$'
+shp_top
+shp_json "  top no longer lists A; B holds the 60 MiB" members kill "${SHP_PID[kb]}" $((60 * MIB))
+shp_json "  and A is gone from the process list" absent "${SHP_PID[ka]}"
+shp_kill ka
+# cuMemGetInfo_v2 reclaims at most a second late: C holds 30 MiB and is killed; B's free memory comes back.
+shp_spawn kc VRAMGUARD_SHARED=kill
+shp_send kc init
+shp_send kc "alloc 30"
+shp_expect "kill: B sees 10 MiB free while C holds 30 MiB" kb info '^= info 0 10485760 104857600$'
+shp_kill kc
+t0=$(date +%s%N)
+for _ in $(seq 150); do shp_send kb info; [ "$SHP_R" = "= info 0 41943040 104857600" ] && break; sleep 0.02; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$SHP_R" = "= info 0 41943040 104857600" ] && ok "  after C is killed, B's cuMemGetInfo_v2 gets its 30 MiB back (${ms} ms)" ||
+	bad "  B's cuMemGetInfo_v2 after C was killed: '$SHP_R' after $ms ms"
+shp_end kb
+
+# exec keeps one slot; the share of the image before exec is released when the new image joins.
+for mode in shared control; do
+	if [ $mode = shared ]; then shp_spawn ex VRAMGUARD_SHARED=exec VRAMGUARD_SHARED_LIMITS=100M
+	else shp_spawn ex NVIDIA_GPU_MEMORY_LIMITS=100M; fi
+	shp_send ex init
+	shp_send ex "alloc 40"
+	shp_expect "exec ($mode): the new image answers" ex exec '^= exec$'
+	shp_top
+	shp_json "  before it uses CUDA, top lists it once" once "${SHP_PID[ex]}"
+	shp_expect "  it initialises CUDA" ex init '^= init 0$'
+	shp_top
+	if [ $mode = shared ]; then
+		shp_json "  top: one slot for the process, the old image's 40 MiB released" members exec "${SHP_PID[ex]}" 0
+	else
+		shp_json "  top: one slot for the process, the old image's 40 MiB released" proc "${SHP_PID[ex]}" 0
+		n=$(ls "$SHD"/vramguard.proc."${SHP_PID[ex]}".* 2>/dev/null | wc -l)
+		[ "$n" -eq 1 ] && ok "  one control segment" || bad "  $n control segments for the process"
+	fi
+	shp_expect "  the whole 100 MiB can be allocated again" ex "alloc 100" '^= alloc 0 held 104857600$'
+	shp_end ex
+	rm -f "$SHD/ex.in"
+done
+
+# Live limits. A process's own quota through its control segment: raise, then lower below what it uses.
+shp_spawn lv NVIDIA_GPU_MEMORY_LIMITS=64M
+shp_send lv init
+shp_expect "limit --pid: fills its 64 MiB quota" lv "fill 8" '^= fill 2 held 67108864$'
+shp_limit 128M --pid "${SHP_PID[lv]}" && ok "  limit set 128M --pid" || bad "  limit set 128M --pid failed"
+shp_expect "  fills on to 128 MiB" lv "fill 8" '^= fill 2 held 134217728$'
+shp_expect "  cuMemGetInfo_v2: total 128 MiB, free 0" lv info '^= info 0 0 134217728$'
+n=$(shp_lines lv 'quota changed from 64\.00 MiB to 128\.00 MiB by `vramguard limit set`')
+[ "$n" -eq 1 ] && [ "$(shp_lines lv 'quota changed')" -eq 1 ] && ok "  one 'quota changed' line" ||
+	bad "  $n 'quota changed' lines" "$(cat "$SHD/lv.err")"
+shp_limit 32M --pid "${SHP_PID[lv]}" && ok "  limit set 32M --pid (below its 128 MiB)" || bad "  limit set 32M failed"
+shp_expect "  the next allocation is denied" lv "alloc 1" '^= alloc 2 held 134217728$'
+shp_expect "  nothing was freed" lv used '^= used 134217728 134217728$'
+shp_top
+shp_json "  top shows the 128 MiB still in use" proc "${SHP_PID[lv]}" $((128 * MIB))
+[ "$(shp_lines lv 'quota changed from 128\.00 MiB to 32\.00 MiB .*new allocations are refused until usage drops')" -eq 1 ] &&
+	ok "  one line says allocations are refused until usage drops" || bad "  the lowering line" "$(cat "$SHD/lv.err")"
+shp_send lv "freeto 24"
+shp_expect "  below 32 MiB again: allocations work" lv "alloc 8" '^= alloc 0 held 33554432$'
+shp_expect "  up to the new quota only" lv "alloc 1" '^= alloc 2 held 33554432$'
+shp_expect "  cuMemGetInfo_v2 total 32 MiB" lv info '^= info 0 0 33554432$'
+[ "$(shp_lines lv 'quota changed')" -eq 2 ] && ok "  two changes, two lines" || bad "  $(shp_lines lv 'quota changed') lines"
+shp_end lv
+
+# The same for a shared region's budget: two members, `limit set --shared`.
+shp_spawn m1 NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_SHARED=live VRAMGUARD_SHARED_LIMITS=64M
+shp_spawn m2 NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_SHARED=live VRAMGUARD_SHARED_LIMITS=64M
+shp_send m1 init
+shp_send m2 init
+shp_send m1 "alloc 32"
+shp_send m2 "alloc 32"
+shp_expect "limit --shared: the 64 MiB budget is spent" m1 "alloc 8" '^= alloc 2 held 33554432$'
+shp_limit 128M --shared live && ok "  limit set 128M --shared live" || bad "  limit set --shared failed"
+shp_expect "  member 1 gets 32 MiB more" m1 "alloc 32" '^= alloc 0 held 67108864$'
+shp_expect "  member 2 too" m2 "alloc 32" '^= alloc 0 held 67108864$'
+shp_expect "  then the 128 MiB are spent" m2 "alloc 1" '^= alloc 2 held 67108864$'
+shp_expect "  cuMemGetInfo_v2: total 128 MiB, free 0" m1 info '^= info 0 0 134217728$'
+for n in m1 m2; do
+	[ "$(shp_lines $n "budget changed to '128M'")" -eq 1 ] && [ "$(shp_lines $n 'budget changed')" -eq 1 ] &&
+		ok "  $n logged one 'budget changed' line" || bad "  $n: 'budget changed' lines" "$(cat "$SHD/$n.err")"
+done
+shp_limit 48M --shared live && ok "  limit set 48M --shared (below the 128 MiB in use)" || bad "  lowering failed"
+shp_expect "  the next allocation is denied" m1 "alloc 1" '^= alloc 2 held 67108864$'
+shp_send m1 "freeto 0"
+shp_expect "  still over the budget after member 1 freed its 64 MiB: denied" m1 "alloc 1" '^= alloc 2 held 0$'
+shp_expect "  member 2's memory was left alone" m2 used '^= used 67108864 67108864$'
+shp_send m2 "freeto 32"
+shp_expect "  under it again: member 1 gets the 16 MiB left" m1 "alloc 16" '^= alloc 0 held 16777216$'
+shp_expect "  and no more" m1 "alloc 1" '^= alloc 2 held 16777216$'
+shp_send m2 info
+for n in m1 m2; do
+	[ "$(shp_lines $n "budget changed to '48M'")" -eq 1 ] && [ "$(shp_lines $n 'budget changed')" -eq 2 ] &&
+		ok "  $n logged one line per change" || bad "  $n: 'budget changed' lines" "$(cat "$SHD/$n.err")"
+done
+# --pid reaches a member of a shared region through its slot.
+shp_limit 8M --pid "${SHP_PID[m1]}" && ok "  limit set 8M --pid on a member" || bad "  limit set --pid on a member failed"
+shp_expect "  its own quota now denies it" m1 "alloc 1" '^= alloc 2 held 16777216$'
+[ "$(shp_lines m1 'quota changed from 1\.00 GiB to 8\.00 MiB')" -eq 1 ] && ok "  one 'quota changed' line" ||
+	bad "  the quota line" "$(cat "$SHD/m1.err")"
+shp_end m1 m2
+
+# A process joining with another budget is told, in one line; the region's budget applies.
+shp_spawn mx VRAMGUARD_SHARED=mism VRAMGUARD_SHARED_LIMITS=100M
+shp_spawn my VRAMGUARD_SHARED=mism VRAMGUARD_SHARED_LIMITS=200M
+shp_send mx init
+shp_send my init
+[ "$(shp_lines my "^vramguard: warning: shared region 'mism' has the budget '100M' in force .*VRAMGUARD_SHARED_LIMITS says '200M': the region's budget applies")" -eq 1 ] &&
+	[ "$(shp_lines my 'warning')" -eq 1 ] && ok "mismatch: one warning naming both budgets" ||
+	bad "mismatch: the warning" "$(cat "$SHD/my.err")"
+[ "$(shp_lines mx 'warning')" -eq 0 ] && ok "  none for the creator" || bad "  the creator warned" "$(cat "$SHD/mx.err")"
+shp_expect "  cuMemGetInfo_v2 total is the region's 100 MiB" my info '^= info 0 104857600 104857600$'
+shp_expect "  101 MiB are denied" my "alloc 101" '^= alloc 2 held 0$'
+shp_expect "  100 MiB are not" my "alloc 100" '^= alloc 0 held 104857600$'
+shp_end mx my
+# Without VRAMGUARD_SHARED_LIMITS, the process's NVIDIA_GPU_MEMORY_LIMITS is its setting: named in the warning.
+shp_spawn mz VRAMGUARD_SHARED=mism NVIDIA_GPU_MEMORY_LIMITS=2G
+shp_send mz init
+[ "$(shp_lines mz "budget '100M' in force .*NVIDIA_GPU_MEMORY_LIMITS says '2G'")" -eq 1 ] &&
+	ok "  the warning names NVIDIA_GPU_MEMORY_LIMITS when that is where the setting came from" ||
+	bad "  the warning without VRAMGUARD_SHARED_LIMITS" "$(cat "$SHD/mz.err")"
+shp_end mz
+
+# Region files that must be refused; the process fails closed (cuInit and cuMemAlloc_v2: NOT_PERMITTED, 800).
+shp_spawn mk VRAMGUARD_SHARED=good VRAMGUARD_SHARED_LIMITS=100M
+shp_send mk init
+shp_end mk
+for bad_kind in magic truncated size0 world symlink dangling dir fifo control; do
+	f=$SHD/vramguard.$bad_kind
+	case $bad_kind in
+	magic) cp "$SHD/vramguard.good" "$f" && printf 'XXXXXXXX' | dd of="$f" conv=notrunc status=none
+		shp_region_check "corrupt region (magic overwritten) refused, fail closed" $bad_kind 'bad magic' ;;
+	truncated) cp "$SHD/vramguard.good" "$f" && truncate -s 4096 "$f"
+		shp_region_check "truncated region refused, fail closed" $bad_kind 'size|too small' ;;
+	size0) : >"$f" && chmod 600 "$f"
+		shp_region_check "empty region file refused, fail closed" $bad_kind 'not a vramguard region|too small' ;;
+	world) cp "$SHD/vramguard.good" "$f" && chmod 666 "$f"
+		shp_region_check "world-writable region refused, fail closed" $bad_kind 'writable by every user' ;;
+	symlink) ln -s "$SHD/vramguard.good" "$f"
+		shp_region_check "a symlink at the region path refused, fail closed" $bad_kind 'symbolic link' ;;
+	dangling) ln -s "$SHD/planted" "$f"
+		shp_region_check "a dangling symlink refused" $bad_kind 'symbolic link'
+		[ -e "$SHD/planted" ] && bad "  its target was created" || ok "  its target was not created" ;;
+	dir) mkdir "$f"
+		shp_region_check "a directory at the region path refused" $bad_kind 'not a regular file|Is a directory' ;;
+	fifo) mkfifo "$f"
+		shp_region_check "a FIFO at the region path refused, without hanging" $bad_kind 'not a regular file|cannot open' ;;
+	control) shp_spawn cs
+		shp_send cs init
+		ln "$(ls "$SHD"/vramguard.proc."${SHP_PID[cs]}".*)" "$f"
+		shp_region_check "a control segment named as a shared region refused" $bad_kind 'control segment'
+		shp_end cs ;;
+	esac
+done
+[ "$(cmp -s "$SHD/vramguard.good" "$SHD/vramguard.world"; echo $?)" = 0 ] && ok "  the world-writable file was not written" ||
+	bad "  the world-writable region file was changed"
+
+# Processes that see one GPU under different ordinals (CUDA_VISIBLE_DEVICES) share its budget.
+shp_spawn vx FAKECUDA_DEVICES=2 FAKECUDA_UUID_BASE=0 VRAMGUARD_SHARED=cvd VRAMGUARD_SHARED_LIMITS=100M
+shp_spawn vy FAKECUDA_DEVICES=2 FAKECUDA_UUID_BASE=1 VRAMGUARD_SHARED=cvd VRAMGUARD_SHARED_LIMITS=100M
+shp_send vx init
+shp_send vx "dev 1"
+shp_send vy init
+shp_send vy "dev 0"
+shp_expect "visible devices: X takes 60 MiB on its GPU 1" vx "alloc 60" '^= alloc 0 '
+shp_expect "  Y is denied 60 MiB on its GPU 0 (the same physical GPU)" vy "alloc 60" '^= alloc 2 held 0$'
+shp_expect "  Y gets the 40 MiB left" vy "alloc 40" '^= alloc 0 held 41943040$'
+shp_expect "  Y's cuMemGetInfo_v2: free 0 of 100 MiB" vy info '^= info 0 0 104857600$'
+shp_send vy "dev 1"
+shp_expect "  Y's GPU 1 is another physical GPU with its own budget" vy "alloc 60" '^= alloc 0 '
+shp_top
+shp_json "  top: 100 MiB on the shared GPU by 2 processes" gpus $G1 $((100 * MIB)) 2
+shp_end vx vy
+
+# Control segments: made at CUDA's first use, removed at exit; none with VRAMGUARD_CONTROL=off; a killed
+# process's segment is removed by the next `vramguard top`.
+shp_spawn c1
+[ "$(segs "${SHP_PID[c1]}")" -eq 0 ] && ok "control: no segment before CUDA is used" || bad "control: a segment before cuInit"
+shp_send c1 init
+shp_send c1 "alloc 10"
+[ "$(segs "${SHP_PID[c1]}")" -eq 1 ] && ok "  one segment vramguard.proc.PID.START while it runs" ||
+	bad "  no control segment" "$(ls "$SHD")"
+m=$(stat -c %a "$SHD"/vramguard.proc."${SHP_PID[c1]}".* 2>/dev/null)
+[ "$m" = 600 ] && ok "  mode 0600" || bad "  mode '$m'"
+c1=${SHP_PID[c1]}
+shp_end c1
+[ "$(segs "$c1")" -eq 0 ] && ok "  removed at a normal exit" || bad "  left after exit" "$(ls "$SHD")"
+shp_spawn c2 VRAMGUARD_CONTROL=off NVIDIA_GPU_MEMORY_LIMITS=64M
+shp_send c2 init
+shp_expect "VRAMGUARD_CONTROL=off: the quota holds" c2 "alloc 65" '^= alloc 2 held 0$'
+[ "$(segs "${SHP_PID[c2]}")" -eq 0 ] && ok "  no segment" || bad "  a segment with VRAMGUARD_CONTROL=off"
+shp_top
+shp_json "  top does not list it" absent "${SHP_PID[c2]}"
+shp_end c2
+shp_spawn c3
+shp_send c3 init
+c3=${SHP_PID[c3]}
+shp_kill c3
+[ "$(segs "$c3")" -eq 1 ] && ok "SIGKILL: the segment is left" || bad "SIGKILL: $(segs "$c3") segments left"
+env -u LD_PRELOAD VRAMGUARD_SHM_DIR="$SHD" "$VG" top --once >>"$LOG" 2>&1
+[ "$(segs "$c3")" -eq 0 ] && ok "  the next vramguard top --once removes it" || bad "  still there after top"
+
+# cuMemGetInfo_v2 in a shared region: the tighter of own quota and budget, minus what the region has in use.
+shp_spawn g1 NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_SHARED=info VRAMGUARD_SHARED_LIMITS=100M
+shp_spawn g2 NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_SHARED=info
+shp_spawn g3 NVIDIA_GPU_MEMORY_LIMITS=50M VRAMGUARD_SHARED=info
+for n in g1 g2 g3; do shp_send $n init; done
+shp_expect "meminfo: total is the budget (tighter than the 1 GiB quota), all free" g1 info '^= info 0 104857600 104857600$'
+shp_send g2 "alloc 30"
+shp_expect "  another member holds 30 MiB: free 70 MiB" g1 info '^= info 0 73400320 104857600$'
+shp_send g1 "alloc 40"
+shp_expect "  after its own 40 MiB: free 30 MiB" g1 info '^= info 0 31457280 104857600$'
+shp_expect "  a member with a 50 MiB quota: total 50 MiB, free the region's 30 MiB" g3 info '^= info 0 31457280 52428800$'
+shp_expect "  it is denied 31 MiB" g3 "alloc 31" '^= alloc 2 held 0$'
+shp_expect "  and given 30 MiB" g3 "alloc 30" '^= alloc 0 held 31457280$'
+shp_send g2 "freeto 0"
+shp_send g1 "freeto 0"
+shp_expect "  its own quota is the tighter one now: free 20 of 50 MiB" g3 info '^= info 0 20971520 52428800$'
+shp_end g1 g2 g3
+
+# A fork child (without exec) neither charges nor leaves its parent's slot.
+shp_spawn fp $SHP_FE FAKECUDA_FORK_OK=1 NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_SHARED=fork VRAMGUARD_SHARED_LIMITS=100M
+shp_send fp init
+shp_send fp "alloc 20"
+shp_send fp fork 90 "$SHD/fork.release"
+child=${SHP_R#= fork }
+for _ in $(seq 500); do grep -q '^child ' "$SHD/fp.out" && break; sleep 0.01; done
+grep -q '^child 0$' "$SHD/fp.out" && ok "fork: the child got 90 MiB (FAKECUDA_FORK_OK=1)" ||
+	bad "fork: the child's allocation" "$(grep '^child' "$SHD/fp.out")"
+shp_top
+shp_json "fork: while the child holds 90 MiB, the region holds the parent's 20 MiB only" members fork "${SHP_PID[fp]}" $((20 * MIB))
+shp_json "  the child is not listed" absent "$child"
+touch "$SHD/fork.release"
+shp_expect "  the child exited normally" fp reap '^= reap 0$'
+shp_top
+shp_json "  the parent is still listed with its 20 MiB" members fork "${SHP_PID[fp]}" $((20 * MIB))
+shp_expect "  and can use the rest of the budget" fp "alloc 80" '^= alloc 0 held 104857600$'
+shp_end fp
+rm -f "$SHD/fork.release"
+shp_spawn fq $SHP_FE NVIDIA_GPU_MEMORY_LIMITS=1G
+shp_send fq init
+shp_send fq "alloc 20"
+shp_send fq fork 10 "$SHD/fork.release"
+touch "$SHD/fork.release"
+shp_expect "fork without FAKECUDA_FORK_OK: the child gets CUDA_ERROR_NOT_INITIALIZED (3), like the real driver" fq reap '^= reap 3$'
+[ "$(segs "${SHP_PID[fq]}")" -eq 1 ] && ok "  the child's exit left the parent's control segment" ||
+	bad "  the parent's control segment is gone"
+shp_top
+shp_json "  the parent is listed with its 20 MiB" proc "${SHP_PID[fq]}" $((20 * MIB))
+shp_end fq
+rm -f "$SHD/fork.release"
+
+# exit() while threads allocate, free and ask cuMemGetInfo_v2: the destructor leaves the region under them. No
+# charge may land in the slot once it is given up (the region would count memory nobody holds), and under TSan
+# no data race. 8 runs, in a shared region and with a control segment.
+for mode in shared control; do
+	fine=0
+	for i in 1 2 3 4; do
+		if [ $mode = shared ]; then shp_spawn xr VRAMGUARD_SHARED=exitrace VRAMGUARD_SHARED_LIMITS=100M
+		else shp_spawn xr NVIDIA_GPU_MEMORY_LIMITS=100M; fi
+		shp_send xr init
+		shp_send xr exitrace 4 20
+		eval "exec ${SHP_FD[xr]}>&-"
+		unset "SHP_FD[xr]"
+		wait "${SHP_JOB[xr]}"
+		rc=$?
+		cat "$SHD/xr.err" >>"$LOG"
+		[ "$SHP_R" = "= exitrace" ] && [ $rc -eq 0 ] && [ ! -s "$SHD/xr.err" ] && fine=$((fine + 1))
+		rm -f "$SHD/xr.in"
+	done
+	[ "$fine" -eq 4 ] && ok "exit() under 4 allocating threads ($mode): 4 runs exit 0, nothing on stderr" ||
+		bad "exit() under 4 allocating threads ($mode): $fine of 4 runs clean" "$(head -3 "$SHD/xr.err")"
+done
+shp_top
+shp_json "  the region holds nothing and has no member; nothing was reclaimed: each left" members exitrace "" 0 \
+	reclaimed=0 region.reclaimed=0 removed=0
+
+# Where the directory is missing: a shared region fails closed; a control segment is only a warning.
+shp_spawn nd VRAMGUARD_SHM_DIR="$SHD/missing" VRAMGUARD_SHARED=job
+shp_send nd init
+r1=$SHP_R
+shp_end nd
+[ "$r1" = "= init 800" ] && [ "$(shp_lines nd "^vramguard: error: shared region 'job': .*$SHD/missing")" -eq 1 ] &&
+	ok "VRAMGUARD_SHM_DIR missing, shared region: one error line, fail closed" || bad "missing dir, shared" "$r1 $(cat "$SHD/nd.err")"
+shp_spawn ne VRAMGUARD_SHM_DIR="$SHD/missing" NVIDIA_GPU_MEMORY_LIMITS=64M
+shp_send ne init
+shp_expect "VRAMGUARD_SHM_DIR missing, control segment: the quota holds" ne "alloc 65" '^= alloc 2 held 0$'
+shp_expect "  and allocations within it work" ne "alloc 64" '^= alloc 0 held 67108864$'
+shp_end ne
+[ "$(shp_lines ne '^vramguard: warning: no control segment: ')" -eq 1 ] && ok "  one warning: no control segment" ||
+	bad "  the warning" "$(cat "$SHD/ne.err")"
+# An absolute path and VRAMGUARD_SHARED_MODE=0660: the file is made with that mode whatever the umask.
+mkdir "$SHD/abs"
+shp_spawn ab VRAMGUARD_SHARED="$SHD/abs/team" VRAMGUARD_SHARED_MODE=0660 VRAMGUARD_SHARED_LIMITS=10M
+shp_send ab init
+shp_expect "VRAMGUARD_SHARED=/absolute/path: the budget holds" ab "alloc 11" '^= alloc 2 held 0$'
+shp_end ab
+m=$(stat -c %a "$SHD/abs/team" 2>/dev/null)
+[ "$m" = 660 ] && ok "  the region file has mode 0660 (VRAMGUARD_SHARED_MODE)" || bad "  mode '$m', want 660"
+
+# Whatever is left, and nothing else under the directory.
+for n in "${!SHP_FD[@]}"; do shp_kill "$n"; done
+left=$(cd "$SHD" && ls -A | grep -v -E '\.(in|out|err|go)$|^abs$|^vramguard\.(race|kill|exec|exitrace|live|mism|good|magic|truncated|size0|world|symlink|dangling|dir|fifo|control|cvd|info|fork)$|^planted$')
+[ -z "$left" ] && ok "no stray files under VRAMGUARD_SHM_DIR (temporary or control segments)" || bad "stray files" "$left"
+rm -rf "$SHD"
