@@ -90,6 +90,29 @@ uint64_t vg_proc_start(pid_t pid)
 	return vg_proc_stat(pid, NULL);
 }
 
+void vg_proc_cmdline(pid_t pid, bool one_line, char *out, size_t len)
+{
+	char path[64] = "/proc/self/cmdline";
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	out[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, len - 1);
+	close(fd);
+	if (n <= 0) {
+		out[0] = '\0';
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\0' || (one_line && out[i] == '\n'))
+			out[i] = ' ';
+	while (n > 0 && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
+}
+
 uint64_t vg_proc_pidns(void)
 {
 	/* "pid:[4026531836]": the namespace's inode (readlink, not stat: see glibc_compat.h). */

@@ -118,6 +118,10 @@ int vg_region_control_path(const char *dir, pid_t pid, uint64_t start, char *out
 
 /* Identity of a process: start time from /proc/PID/stat (0 if it does not exist / cannot be read). */
 uint64_t vg_proc_start(pid_t pid);
+/* The command line of pid (0: this process) from /proc/PID/cmdline, arguments joined by spaces, trailing spaces
+ * dropped, truncated to len - 1 bytes; "" if unreadable. one_line also turns newlines inside arguments into spaces
+ * (a table cell, a slot's cmd); without it they are kept (the report quotes the arguments as they are). */
+void vg_proc_cmdline(pid_t pid, bool one_line, char *out, size_t len);
 /* Inode of /proc/self/ns/pid (0 if unknown). */
 uint64_t vg_proc_pidns(void);
 

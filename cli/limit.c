@@ -3,7 +3,6 @@
  * applies it at its next allocation. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -81,29 +80,6 @@ static int limit_pid_arg(const char *s, int32_t *pid)
 		return limit_usage("limit: invalid --pid '%s' (expected a process id)", s);
 	*pid = (int32_t)v;
 	return 0;
-}
-
-/* The process's command line, for messages. */
-static void limit_proc_cmd(int32_t pid, char *out, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	out[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, out, len - 1);
-	close(fd);
-	if (n <= 0) {
-		out[0] = '\0';
-		return;
-	}
-	for (ssize_t i = 0; i < n; i++)
-		if (out[i] == '\0' || out[i] == '\n')
-			out[i] = ' ';
-	while (n > 0 && out[n - 1] == ' ')
-		n--;
-	out[n] = '\0';
 }
 
 /* Is libvramguard.so mapped in the process? (-1: cannot tell) */
@@ -223,7 +199,7 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 	uint64_t start = vg_proc_start(pid);
 	if (!start)
 		return limit_fail(1, "no process %d", (int)pid);
-	limit_proc_cmd(pid, cmd, sizeof(cmd));
+	vg_proc_cmdline(pid, true, cmd, sizeof(cmd));
 	if (shared) {
 		int rc = limit_open_shared(dir, shared, out, want_write);
 		if (rc)
@@ -517,23 +493,16 @@ static void show_region_json(const struct vg_scan_region *sr, int32_t only_pid, 
 			continue;
 		vg_strbuf_printf(b, "%s{\"pid\": %d, \"command\": ", sep, (int)v.pid);
 		vg_cj_str(b, v.cmd, sizeof(v.cmd));
-		vg_strbuf_printf(b, ", \"alive\": %s, \"slot\": %u, \"denied\": %llu, \"requested_limit\": ",
-				 v.alive ? "true" : "false", k, (unsigned long long)v.denied);
-		if (v.limit_spec[0])
-			vg_cj_str(b, v.limit_spec, sizeof(v.limit_spec));
-		else
-			vg_strbuf_str(b, "null");
-		vg_strbuf_printf(b, ", \"applied\": %s, \"requests\": %u, \"devices\": [", v.pending ? "false" : "true",
-				 v.limit_seq);
+		vg_strbuf_printf(b, ", \"alive\": %s, \"slot\": %u, \"denied\": %llu, ", v.alive ? "true" : "false", k,
+				 (unsigned long long)v.denied);
+		vg_cj_request(b, &v);
+		vg_strbuf_printf(b, ", \"requests\": %u, \"devices\": [", v.limit_seq);
 		const char *dsep = "";
 		for (int d = 0; d < VG_REGION_DEVS; d++) {
 			if (!vg_slot_uses(&sr->r, &v, d))
 				continue;
-			struct vg_region_dev *dv = &sr->r.h->dev[d];
-			char uuid[VG_REGION_UUID_MAX];
-			vg_strbuf_printf(b, "%s{\"index\": %d, \"uuid\": ", dsep, d);
-			vg_cj_str(b, VG_CLI_FIELD(uuid, dv->uuid), sizeof(uuid));
-			vg_strbuf_printf(b, ", \"ordinal\": %d, \"quota_bytes\": ", (int)dv->ordinal);
+			vg_cj_dev_open(b, dsep, &sr->r, d);
+			vg_strbuf_str(b, ", \"quota_bytes\": ");
 			vg_cj_size(b, v.quota[d]);
 			vg_strbuf_printf(b, ", \"used_bytes\": %llu, \"peak_bytes\": %llu}", (unsigned long long)v.used[d],
 					 (unsigned long long)v.peak[d]);

@@ -418,6 +418,25 @@ void vg_cj_size(struct vg_strbuf *b, uint64_t v)
 		vg_strbuf_printf(b, "%llu", (unsigned long long)v);
 }
 
+void vg_cj_dev_open(struct vg_strbuf *b, const char *sep, const struct vg_region *r, int d)
+{
+	const struct vg_region_dev *v = &r->h->dev[d];
+	char uuid[VG_REGION_UUID_MAX];
+	vg_strbuf_printf(b, "%s{\"index\": %d, \"uuid\": ", sep, d);
+	vg_cj_str(b, VG_CLI_FIELD(uuid, v->uuid), sizeof(uuid));
+	vg_strbuf_printf(b, ", \"ordinal\": %d", (int)v->ordinal);
+}
+
+void vg_cj_request(struct vg_strbuf *b, const struct vg_slot_view *v)
+{
+	vg_strbuf_str(b, "\"requested_limit\": ");
+	if (v->limit_spec[0])
+		vg_cj_str(b, v->limit_spec, sizeof(v->limit_spec));
+	else
+		vg_strbuf_str(b, "null");
+	vg_strbuf_printf(b, ", \"applied\": %s", v->pending ? "false" : "true");
+}
+
 void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
 {
 	struct vg_region_hdr *h = sr->r.h;
@@ -441,10 +460,8 @@ void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
 		char uuid[VG_REGION_UUID_MAX];
 		if (!VG_CLI_FIELD(uuid, v->uuid)[0])
 			continue;
-		vg_strbuf_printf(b, "%s{\"index\": %d, \"uuid\": ", sep, d);
-		vg_cj_str(b, uuid, sizeof(uuid));
-		vg_strbuf_printf(b, ", \"ordinal\": %d, \"total_bytes\": %llu, \"limit_bytes\": ", (int)v->ordinal,
-				 (unsigned long long)v->total);
+		vg_cj_dev_open(b, sep, &sr->r, d);
+		vg_strbuf_printf(b, ", \"total_bytes\": %llu, \"limit_bytes\": ", (unsigned long long)v->total);
 		vg_cj_size(b, atomic_load(&v->limit));
 		vg_strbuf_printf(b, ", \"used_bytes\": %llu, \"peak_bytes\": %llu, \"denied\": %llu}",
 				 (unsigned long long)atomic_load(&v->used), (unsigned long long)atomic_load(&v->peak),
@@ -583,6 +600,33 @@ static bool top_gpu_is(const struct top_gpu *g, const struct vg_region_dev *d)
 	return !strcmp(VG_CLI_FIELD(uuid, d->uuid), g->uuid);
 }
 
+/* One region's budget on a GPU. */
+struct top_budget {
+	const struct vg_scan_region *sr;
+	uint64_t limit, used;
+};
+
+/* The budgets on GPU g, one per call, in scan order (shared regions with a limit there): start with *at = 0; false
+ * when there is no more. */
+static bool top_budget_next(const struct top_snap *sn, const struct top_gpu *g, size_t *at, struct top_budget *bu)
+{
+	for (; *at < sn->scan.n * VG_REGION_DEVS; ++*at) {
+		const struct vg_scan_region *sr = &sn->scan.v[*at / VG_REGION_DEVS];
+		if (sr->control)
+			continue;
+		struct vg_region_dev *v = &sr->r.h->dev[*at % VG_REGION_DEVS];
+		uint64_t lim = atomic_load(&v->limit);
+		if (lim == VG_REGION_NONE || !top_gpu_is(g, v))
+			continue;
+		++*at;
+		bu->sr = sr;
+		bu->limit = lim;
+		bu->used = atomic_load(&v->used);
+		return true;
+	}
+	return false;
+}
+
 static int top_gpu_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct top_gpu *)a)->uuid, ((const struct top_gpu *)b)->uuid);
@@ -715,18 +759,12 @@ static void top_text(struct top_snap *sn, const struct top_opts *o, bool screen,
 			struct top_gpu *G = &sn->gpu[g];
 			char label[64], mem[32], used[32], procs[16];
 			struct vg_strbuf bud = { 0 };
-			for (size_t i = 0; i < sn->scan.n; i++) {
-				struct vg_scan_region *sr = &sn->scan.v[i];
-				for (int d = 0; d < VG_REGION_DEVS && !sr->control; d++) {
-					struct vg_region_dev *v = &sr->r.h->dev[d];
-					uint64_t lim = atomic_load(&v->limit);
-					if (lim == VG_REGION_NONE || !top_gpu_is(G, v))
-						continue;
-					char a[32], b[32];
-					vg_strbuf_printf(&bud, "%s%s %s of %s", bud.len ? ", " : "", sr->label,
-							 vg_format_bytes(atomic_load(&v->used), a, sizeof(a)),
-							 vg_format_bytes(lim, b, sizeof(b)));
-				}
+			struct top_budget bu;
+			for (size_t at = 0; top_budget_next(sn, G, &at, &bu);) {
+				char a[32], b[32];
+				vg_strbuf_printf(&bud, "%s%s %s of %s", bud.len ? ", " : "", bu.sr->label,
+						 vg_format_bytes(bu.used, a, sizeof(a)),
+						 vg_format_bytes(bu.limit, b, sizeof(b)));
 			}
 			vg_strbuf_add(&bud, "", 1);
 			snprintf(procs, sizeof(procs), "%d", G->procs);
@@ -787,28 +825,21 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 				vg_strbuf_printf(b, "%llu", (unsigned long long)v.last_report_ns);
 			else
 				vg_strbuf_str(b, "null");
-			vg_strbuf_str(b, ", \"requested_limit\": ");
-			if (v.limit_spec[0])
-				vg_cj_str(b, v.limit_spec, sizeof(v.limit_spec));
-			else
-				vg_strbuf_str(b, "null");
-			vg_strbuf_printf(b, ", \"applied\": %s, \"devices\": [", v.pending ? "false" : "true");
+			vg_strbuf_str(b, ", ");
+			vg_cj_request(b, &v);
+			vg_strbuf_str(b, ", \"devices\": [");
 			const char *dsep = "";
 			for (int d = 0; d < VG_REGION_DEVS; d++) {
 				if (!vg_slot_uses(&sr->r, &v, d))
 					continue;
-				struct vg_region_dev *dv = &sr->r.h->dev[d];
-				char uuid[VG_REGION_UUID_MAX];
-				vg_strbuf_printf(b, "%s{\"index\": %d, \"uuid\": ", dsep, d);
-				vg_cj_str(b, VG_CLI_FIELD(uuid, dv->uuid), sizeof(uuid));
-				vg_strbuf_printf(b, ", \"ordinal\": %d, \"used_bytes\": %llu, \"peak_bytes\": %llu, "
-						 "\"quota_bytes\": ", (int)dv->ordinal, (unsigned long long)v.used[d],
-						 (unsigned long long)v.peak[d]);
+				vg_cj_dev_open(b, dsep, &sr->r, d);
+				vg_strbuf_printf(b, ", \"used_bytes\": %llu, \"peak_bytes\": %llu, \"quota_bytes\": ",
+						 (unsigned long long)v.used[d], (unsigned long long)v.peak[d]);
 				vg_cj_size(b, top_effective(sr, &v, d));
 				vg_strbuf_str(b, ", \"own_quota_bytes\": ");
 				vg_cj_size(b, v.quota[d]);
 				vg_strbuf_str(b, ", \"region_limit_bytes\": ");
-				vg_cj_size(b, sr->control ? VG_REGION_NONE : atomic_load(&dv->limit));
+				vg_cj_size(b, sr->control ? VG_REGION_NONE : atomic_load(&sr->r.h->dev[d].limit));
 				vg_strbuf_str(b, "}");
 				dsep = ", ";
 			}
@@ -826,19 +857,13 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 				 "\"budgets\": [", (int)G->first->ordinal, (unsigned long long)G->first->total,
 				 (unsigned long long)G->used, G->procs);
 		const char *bsep = "";
-		for (size_t i = 0; i < sn->scan.n; i++) {
-			struct vg_scan_region *sr = &sn->scan.v[i];
-			for (int d = 0; d < VG_REGION_DEVS && !sr->control; d++) {
-				struct vg_region_dev *v = &sr->r.h->dev[d];
-				uint64_t lim = atomic_load(&v->limit);
-				if (lim == VG_REGION_NONE || !top_gpu_is(G, v))
-					continue;
-				vg_strbuf_printf(b, "%s{\"region\": ", bsep);
-				vg_cj_str(b, sr->label, sizeof(sr->label));
-				vg_strbuf_printf(b, ", \"limit_bytes\": %llu, \"used_bytes\": %llu}", (unsigned long long)lim,
-						 (unsigned long long)atomic_load(&v->used));
-				bsep = ", ";
-			}
+		struct top_budget bu;
+		for (size_t at = 0; top_budget_next(sn, G, &at, &bu);) {
+			vg_strbuf_printf(b, "%s{\"region\": ", bsep);
+			vg_cj_str(b, bu.sr->label, sizeof(bu.sr->label));
+			vg_strbuf_printf(b, ", \"limit_bytes\": %llu, \"used_bytes\": %llu}",
+					 (unsigned long long)bu.limit, (unsigned long long)bu.used);
+			bsep = ", ";
 		}
 		vg_strbuf_str(b, "]}");
 		sep = ", ";

@@ -102,6 +102,12 @@ const char *vg_cli_size(uint64_t v, char *buf, size_t len);
 /* JSON output: a string (escaped, invalid UTF-8 replaced), a size in bytes or null for VG_REGION_NONE. */
 void vg_cj_str(struct vg_strbuf *b, const char *s, size_t max);
 void vg_cj_size(struct vg_strbuf *b, uint64_t v);
+/* The start of region device d's JSON object, left open for the caller's members: sep, then {"index": d,
+ * "uuid": "...", "ordinal": N */
+void vg_cj_dev_open(struct vg_strbuf *b, const char *sep, const struct vg_region *r, int d);
+/* A slot's last `limit set --pid` request as JSON members (no braces): "requested_limit": "SPEC" or null,
+ * "applied": true/false. */
+void vg_cj_request(struct vg_strbuf *b, const struct vg_slot_view *v);
 /* A region's header and device table as JSON members (no braces): "kind", "name", "path", ..., "devices": [...] */
 void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr);
 

@@ -3,7 +3,6 @@
  * the next allocation or cuMemGetInfo and logged once. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -21,24 +20,6 @@ static bool vg_self_unlink;             /* a control segment: remove the file wh
 struct vg_region *vg_shared_region(void)
 {
 	return atomic_load_explicit(&vg_self_ready, memory_order_acquire) ? &vg_self : NULL;
-}
-
-static void vg_read_cmd(char *out, size_t len)
-{
-	out[0] = '\0';
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, out, len - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	for (ssize_t i = 0; i < n; i++)
-		if (out[i] == '\0' || out[i] == '\n')
-			out[i] = ' ';
-	while (n > 0 && out[n - 1] == ' ')
-		n--;
-	out[n] = '\0';
 }
 
 static void vg_shared_leave_at_exit(void)
@@ -63,7 +44,7 @@ int vg_shared_attach(void)
 	pid_t pid = getpid();
 	uint64_t start = vg_proc_start(pid);
 	bool created = false;
-	vg_read_cmd(cmd, sizeof(cmd));
+	vg_proc_cmdline(0, true, cmd, sizeof(cmd));
 	if (vg_cfg.shared_path[0]) {
 		/* The user asked for a shared budget: if it cannot be had, fail closed. */
 		const char *name = vg_cfg.shared_name;

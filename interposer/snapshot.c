@@ -4,7 +4,6 @@
  * appear. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +11,7 @@
 
 #include "interposer/interposer.h"
 #include "accounting/quota.h"
+#include "accounting/region.h"
 #include "accounting/sites.h"
 #include "accounting/table.h"
 #include "report/report.h"
@@ -180,24 +180,6 @@ static bool vg_site_wanted(const struct vg_site *s, const struct vg_report *r)
 
 /* ---- the report ---- */
 
-static void vg_read_cmdline(char *out, size_t len)
-{
-	out[0] = '\0';
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, out, len - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	for (ssize_t i = 0; i < n; i++)
-		if (out[i] == '\0')
-			out[i] = ' ';
-	while (n > 0 && out[n - 1] == ' ')
-		n--;
-	out[n] = '\0';
-}
-
 static const char *vg_driver_state(void)
 {
 	int n = 0;
@@ -216,7 +198,7 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	vg_read_cmdline(r->command, sizeof(r->command));
+	vg_proc_cmdline(0, false, r->command, sizeof(r->command));
 	if (gethostname(r->hostname, sizeof(r->hostname) - 1) != 0)
 		r->hostname[0] = '\0';
 	snprintf(r->version, sizeof(r->version), "%s", VG_VERSION);
