@@ -1008,6 +1008,17 @@ int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t 
 	return 0;
 }
 
+bool vg_region_poll(const struct vg_region *r)
+{
+	int slot = vg_my_slot(r);
+	if (!r->h || slot < 0)
+		return false;
+	return atomic_load_explicit(&r->h->slot[slot].limit_seq, memory_order_relaxed) !=
+		       atomic_load_explicit(&r->seen_slot_seq, memory_order_relaxed) ||
+	       atomic_load_explicit(&r->h->limit_seq, memory_order_relaxed) !=
+		       atomic_load_explicit(&r->seen_limit_seq, memory_order_relaxed);
+}
+
 bool vg_region_pending_limit(struct vg_region *r, char *spec, size_t len)
 {
 	int slot = r ? vg_my_slot(r) : -1;

@@ -179,6 +179,9 @@ int vg_region_reclaim(struct vg_region *r);
 int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t errlen);
 int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *spec, char *err,
 			     size_t errlen);
+/* For the process: has either limit been changed since we last looked? Two loads: cheap enough for every
+ * allocation; then vg_region_pending_limit / vg_region_limit_changed say what. */
+bool vg_region_poll(const struct vg_region *r);
 /* For the process: has someone asked for a new limit for us? If so copy the spec (under the lock) and return true. */
 bool vg_region_pending_limit(struct vg_region *r, char *spec, size_t len);
 /* Has the region-wide limit changed since we last looked? (Each process logs the change once.) */

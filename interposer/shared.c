@@ -125,7 +125,7 @@ void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limi
 void vg_shared_poll(bool may_reclaim)
 {
 	struct vg_region *r = vg_shared_region();
-	if (!r)
+	if (!r || (VG_LIKELY(!vg_region_poll(r)) && !may_reclaim))
 		return;
 	char spec[VG_REGION_SPEC_MAX];
 	if (VG_UNLIKELY(vg_region_pending_limit(r, spec, sizeof(spec))))
