@@ -177,7 +177,9 @@ struct failrule {
     CUresult code;
 };
 
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Adaptive: a contended lock spins briefly before sleeping, so that two threads allocating in a loop measure the
+ * callers' cost, not futex sleeps (the real driver's locks are finer than this one global lock). */
+static pthread_mutex_t g_mu = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ndev = 1;
 static int g_uuid_base;     /* FAKECUDA_UUID_BASE: ordinal i is "physical GPU" i + base (a CUDA_VISIBLE_DEVICES stand-in) */
@@ -187,7 +189,13 @@ static int g_autoctx = 1;
 static int g_fork_ok = 0;
 static atomic_int g_used_flag;       /* some entry point was called in this process */
 static atomic_int g_forked_dead;     /* fork child without FAKECUDA_FORK_OK */
-static atomic_long g_calls[FC__COUNT];
+static atomic_long g_calls[FC__COUNT];             /* entry points with a fault rule: one exact global count */
+/* The others count in per-thread shards (summed when read), so that threads calling in a loop do not fight over
+ * one cache line the real driver does not have. */
+#define FC_CALL_SHARDS 16
+static struct { atomic_long n[FC__COUNT]; } __attribute__((aligned(64))) g_calls_sh[FC_CALL_SHARDS];
+static atomic_int g_call_shard_next;
+static __thread int t_call_shard = -1;
 static unsigned char g_has_rule[FC__COUNT];
 static struct failrule g_rules[64];
 static int g_nrules;
@@ -281,7 +289,10 @@ static void atfork_child(void)
     if (!atomic_load(&g_used_flag)) return;
     if (g_fork_ok) {
         reset_state_locked();
-        for (int i = 0; i < FC__COUNT; i++) atomic_store(&g_calls[i], 0);
+        for (int i = 0; i < FC__COUNT; i++) {
+            atomic_store(&g_calls[i], 0);
+            for (int k = 0; k < FC_CALL_SHARDS; k++) atomic_store(&g_calls_sh[k].n[i], 0);
+        }
         atomic_store(&g_invalidations, 0);
         atomic_store(&g_used_flag, 0);
     } else {
@@ -388,10 +399,16 @@ static void fc_teardown(void) { atomic_store(&g_deinitialized, 1); }
 static CUresult fc_enter(int idx, int fork_exempt)
 {
     ensure_init();
-    long n = atomic_fetch_add(&g_calls[idx], 1) + 1;
+    long n = 0;
+    if (g_has_rule[idx]) {
+        n = atomic_fetch_add(&g_calls[idx], 1) + 1;
+    } else {
+        if (t_call_shard < 0) t_call_shard = atomic_fetch_add(&g_call_shard_next, 1) % FC_CALL_SHARDS;
+        atomic_fetch_add_explicit(&g_calls_sh[t_call_shard].n[idx], 1, memory_order_relaxed);
+    }
     if (!fork_exempt && atomic_load(&g_forked_dead)) return CUDA_ERROR_NOT_INITIALIZED;
     if (!fork_exempt && atomic_load(&g_deinitialized)) return CUDA_ERROR_DEINITIALIZED;
-    atomic_store(&g_used_flag, 1);
+    if (!atomic_load_explicit(&g_used_flag, memory_order_relaxed)) atomic_store(&g_used_flag, 1);
     if (g_has_rule[idx]) {
         for (int i = 0; i < g_nrules; i++) {
             struct failrule *r = &g_rules[i];
@@ -961,6 +978,12 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 {
     ENTER(cuCtxGetCurrent);
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    /* The context stack is per thread: like the real driver, reading it takes no lock (only the first touch of
+     * the automatic context changes shared state). */
+    if (t_depth > 0 || t_touched || !g_autoctx) {
+        *pctx = t_depth ? t_stack[t_depth - 1] : NULL;
+        return CUDA_SUCCESS;
+    }
     LOCK();
     *pctx = cur_ctx();
     UNLOCK();
@@ -1999,7 +2022,10 @@ FC_EXPORT long fakecuda_calls(const char *exact_name)
 {
     if (!exact_name) return -1;
     int i = name_index(exact_name);
-    return i < 0 ? -1 : atomic_load(&g_calls[i]);
+    if (i < 0) return -1;
+    long n = atomic_load(&g_calls[i]);
+    for (int k = 0; k < FC_CALL_SHARDS; k++) n += atomic_load(&g_calls_sh[k].n[i]);
+    return n;
 }
 
 FC_EXPORT int fakecuda_stream_set_pending(CUstream s, int pending)
