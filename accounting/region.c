@@ -793,16 +793,20 @@ static int vg_region_idx(struct vg_region *r, int dev, int *slot)
 	return r->devmap[dev];
 }
 
+/* A control segment has no budget: it only shows this process's usage (no lock; this process is its only writer). */
+static void vg_control_charge(struct vg_region *r, int slot, int idx, uint64_t bytes)
+{
+	struct vg_region_slot *s = &r->h->slot[slot];
+	vg_max_store(&s->peak[idx], atomic_fetch_add(&s->used[idx], bytes) + bytes);
+}
+
 int vg_region_reserve(struct vg_region *r, int dev, uint64_t bytes, uint64_t *used, uint64_t *limit)
 {
 	int slot, idx = vg_region_idx(r, dev, &slot);
 	if (idx < 0)
 		return 0;
 	if (r->kind == VG_REGION_CONTROL) {
-		/* No budget: only show the usage (a single writer, ourselves). */
-		struct vg_region_slot *s = &r->h->slot[slot];
-		uint64_t su = atomic_fetch_add(&s->used[idx], bytes) + bytes;
-		vg_max_store(&s->peak[idx], su);
+		vg_control_charge(r, slot, idx, bytes);
 		return 0;
 	}
 	int rc = vg_region_lock(r);
@@ -840,9 +844,7 @@ void vg_region_force(struct vg_region *r, int dev, uint64_t bytes)
 	if (idx < 0)
 		return;
 	if (r->kind == VG_REGION_CONTROL) {
-		struct vg_region_slot *s = &r->h->slot[slot];
-		uint64_t su = atomic_fetch_add(&s->used[idx], bytes) + bytes;
-		vg_max_store(&s->peak[idx], su);
+		vg_control_charge(r, slot, idx, bytes);
 		return;
 	}
 	if (vg_region_lock(r) == 0) {
@@ -867,10 +869,7 @@ void vg_region_release(struct vg_region *r, int dev, uint64_t bytes)
 	if (idx < 0)
 		return;
 	if (r->kind == VG_REGION_CONTROL) {
-		struct vg_region_slot *s = &r->h->slot[slot];
-		uint64_t su = atomic_load(&s->used[idx]);
-		while (!atomic_compare_exchange_weak(&s->used[idx], &su, su >= bytes ? su - bytes : 0))
-			;
+		vg_sub_sat(&r->h->slot[slot].used[idx], bytes);
 		return;
 	}
 	atomic_fetch_add(&r->debt[idx], bytes);

@@ -195,23 +195,8 @@ static uint64_t vg_rd_fixed(struct vg_rd *r, int n)
 	return v;
 }
 
-static uint64_t vg_rd_uleb(struct vg_rd *r)
-{
-	uint64_t v = 0;
-	for (int shift = 0; !r->bad; shift += 7) {
-		if (r->p >= r->end || shift > 63) {
-			r->bad = true;
-			break;
-		}
-		uint8_t b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	return 0;
-}
-
-static int64_t vg_rd_sleb(struct vg_rd *r)
+/* LEB128: 7 bits a byte, low first; signed values sign-extend from the last byte's bit 6. */
+static uint64_t vg_rd_leb(struct vg_rd *r, bool sign)
 {
 	uint64_t v = 0;
 	for (int shift = 0; !r->bad; shift += 7) {
@@ -222,12 +207,22 @@ static int64_t vg_rd_sleb(struct vg_rd *r)
 		uint8_t b = *r->p++;
 		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
-			if (shift + 7 < 64 && (b & 0x40))
+			if (sign && shift + 7 < 64 && (b & 0x40))
 				v |= ~UINT64_C(0) << (shift + 7);
-			return (int64_t)v;
+			return v;
 		}
 	}
 	return 0;
+}
+
+static uint64_t vg_rd_uleb(struct vg_rd *r)
+{
+	return vg_rd_leb(r, false);
+}
+
+static int64_t vg_rd_sleb(struct vg_rd *r)
+{
+	return (int64_t)vg_rd_leb(r, true);
 }
 
 /* A pointer in DW_EH_PE encoding enc (libgcc's read_encoded_value). Indirect, aligned and omitted values are not

@@ -38,6 +38,16 @@ __attribute__((destructor)) static void vg_shared_fini(void)
 	vg_shared_leave_at_exit();
 }
 
+/* Open (creating it if need be) and take a slot in vg_self; on failure nothing stays open. */
+static int vg_open_join(const char *path, int kind, unsigned mode, const char *name, const char *spec, pid_t pid,
+			uint64_t start, const char *cmd, bool *created, char *err, size_t errlen)
+{
+	int rc = vg_region_open(&vg_self, path, true, true, kind, mode, name, spec, created, err, errlen);
+	if (rc == 0 && (rc = vg_region_join(&vg_self, pid, start, cmd, err, errlen)) != 0)
+		vg_region_close(&vg_self);
+	return rc;
+}
+
 int vg_shared_attach(void)
 {
 	char err[VG_ERR_MAX], cmd[VG_REGION_CMD_MAX];
@@ -48,19 +58,18 @@ int vg_shared_attach(void)
 	if (vg_cfg.shared_path[0]) {
 		/* The user asked for a shared budget: if it cannot be had, fail closed. */
 		const char *name = vg_cfg.shared_name;
-		int rc = vg_region_open(&vg_self, vg_cfg.shared_path, true, true, VG_REGION_SHARED, vg_cfg.shared_mode,
-					name, vg_cfg.shared_spec, &created, err, sizeof(err));
-		if (rc == 0) {
-			rc = vg_region_join(&vg_self, pid, start, cmd, err, sizeof(err));
-			if (rc != 0)
-				vg_region_close(&vg_self);
-		}
+		int rc = vg_open_join(vg_cfg.shared_path, VG_REGION_SHARED, vg_cfg.shared_mode, name, vg_cfg.shared_spec,
+				      pid, start, cmd, &created, err, sizeof(err));
 		if (rc != 0) {
 			vg_log(VG_LOG_ERROR, "shared region '%s': %s; every allocation is refused until this is fixed "
 			       "(see docs/quota.md, \"Shared regions\")", name, err);
 			return -1;
 		}
-		const char *in_force = vg_self.h->spec;
+		/* Copies: another member may rewrite the file at any time (region.h). */
+		char in_force[VG_REGION_SPEC_MAX], created_with[VG_REGION_SPEC_MAX];
+		memcpy(in_force, vg_self.h->spec, sizeof(in_force));
+		memcpy(created_with, vg_self.h->created_spec, sizeof(created_with));
+		in_force[sizeof(in_force) - 1] = created_with[sizeof(created_with) - 1] = '\0';
 		if (created)
 			vg_log(VG_LOG_INFO, "created shared region '%s' (%s), budget '%s'", name, vg_self.path,
 			       in_force[0] ? in_force : "none");
@@ -69,7 +78,7 @@ int vg_shared_attach(void)
 			       "process's %s says '%s': the region's budget applies to the region, this process's own "
 			       "quota to itself (change the region's with `vramguard limit set SPEC --shared %s`)", name,
 			       in_force[0] ? in_force : "none",
-			       vg_self.h->created_spec[0] ? vg_self.h->created_spec : "none",
+			       created_with[0] ? created_with : "none",
 			       vg_cfg.shared_spec_source ? vg_cfg.shared_spec_source : "VRAMGUARD_SHARED_LIMITS",
 			       vg_cfg.shared_spec[0] ? vg_cfg.shared_spec : "(unset)", name);
 		vg_self_unlink = false;
@@ -77,13 +86,8 @@ int vg_shared_attach(void)
 		char path[VG_SHARED_PATH_MAX];
 		int rc = vg_region_control_path(vg_cfg.shm_dir, pid, start, path, sizeof(path));
 		if (rc == 0)
-			rc = vg_region_open(&vg_self, path, true, true, VG_REGION_CONTROL, 0600, "", "", &created, err,
-					    sizeof(err));
-		if (rc == 0) {
-			rc = vg_region_join(&vg_self, pid, start, cmd, err, sizeof(err));
-			if (rc != 0)
-				vg_region_close(&vg_self);
-		}
+			rc = vg_open_join(path, VG_REGION_CONTROL, 0600, "", "", pid, start, cmd, &created, err,
+					  sizeof(err));
 		if (rc != 0) {
 			/* Only the command's view of this process is lost: quotas hold as configured. */
 			vg_log(VG_LOG_WARN, "no control segment: %s; `vramguard top` and `vramguard limit set --pid` will "

@@ -825,10 +825,11 @@ VG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
 			uint64_t used = vg_quota_used(dev);
 			uint64_t total = *total_b, avail = *free_b;
 			if (q != VG_NO_LIMIT) {
+				uint64_t own = q > used ? q - used : 0;
 				if (q < total)
 					total = q;
-				if (q - (used < q ? used : q) < avail)
-					avail = q > used ? q - used : 0;
+				if (own < avail)
+					avail = own;
 			}
 			if (shared) {
 				if (rlim < total)
