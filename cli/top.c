@@ -437,16 +437,22 @@ void vg_cj_request(struct vg_strbuf *b, const struct vg_slot_view *v)
 	vg_strbuf_printf(b, ", \"applied\": %s", v->pending ? "false" : "true");
 }
 
-void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
+/* A region's name as a JSON value (null for a control segment), then its "path" member. */
+static void top_cj_label_path(struct vg_strbuf *b, const struct vg_scan_region *sr)
 {
-	struct vg_region_hdr *h = sr->r.h;
-	vg_strbuf_printf(b, "\"kind\": \"%s\", \"name\": ", sr->control ? "control" : "shared");
 	if (sr->control)
 		vg_strbuf_str(b, "null");
 	else
 		vg_cj_str(b, sr->label, sizeof(sr->label));
 	vg_strbuf_str(b, ", \"path\": ");
 	vg_cj_str(b, sr->r.path, sizeof(sr->r.path));
+}
+
+void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
+{
+	struct vg_region_hdr *h = sr->r.h;
+	vg_strbuf_printf(b, "\"kind\": \"%s\", \"name\": ", sr->control ? "control" : "shared");
+	top_cj_label_path(b, sr);
 	char spec[VG_REGION_SPEC_MAX];
 	vg_strbuf_str(b, ", \"created_spec\": ");
 	vg_cj_str(b, VG_CLI_FIELD(spec, h->created_spec), sizeof(spec));
@@ -813,12 +819,7 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 			vg_strbuf_printf(b, "%s{\"pid\": %d, \"command\": ", sep, (int)v.pid);
 			vg_cj_str(b, v.cmd, sizeof(v.cmd));
 			vg_strbuf_printf(b, ", \"alive\": %s, \"region\": ", v.alive ? "true" : "false");
-			if (sr->control)
-				vg_strbuf_str(b, "null");
-			else
-				vg_cj_str(b, sr->label, sizeof(sr->label));
-			vg_strbuf_str(b, ", \"path\": ");
-			vg_cj_str(b, sr->r.path, sizeof(sr->r.path));
+			top_cj_label_path(b, sr);
 			vg_strbuf_printf(b, ", \"slot\": %u, \"denied\": %llu, \"last_report_ns\": ", k,
 					 (unsigned long long)v.denied);
 			if (v.last_report_ns)

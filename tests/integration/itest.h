@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -34,5 +36,20 @@ static int it_failed;
 
 #define MiB (1024ull * 1024)
 #define GiB (1024ull * MiB)
+
+static inline double it_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleep through signals (a report signal interrupts nanosleep). */
+static inline void it_sleep_s(double secs)
+{
+	double end = it_now_s() + secs;
+	for (double left; (left = end - it_now_s()) > 0;)
+		usleep((useconds_t)(left * 1e6) + 1);
+}
 
 #endif

@@ -30,20 +30,6 @@ static size_t mem_free(CUresult *rc)
 	return f;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_s(double secs)
-{
-	double end = now_s() + secs;
-	for (double left; (left = end - now_s()) > 0;)
-		usleep((useconds_t)(left * 1e6) + 1);
-}
-
 /* Allocate and free in a loop (linear, async, a stream now and then) until stop. Errors are ignored: after exit()
  * or in a child the driver refuses, and that is the point. */
 static void *churn(void *arg)
@@ -110,7 +96,7 @@ static void t_fork(const char *dir, const char *self)
 	for (int i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, churn, (void *)(uintptr_t)(i + 1));
 	int plain = 0, exec_ok = 0, forks = 20;
-	double t0 = now_s();
+	double t0 = it_now_s();
 	for (int i = 0; i < forks; i++) {
 		fflush(stdout);
 		pid_t pid = fork();
@@ -128,7 +114,7 @@ static void t_fork(const char *dir, const char *self)
 		else
 			printf("# child %d status 0x%x\n", (int)pid, st);
 	}
-	double el = now_s() - t0;
+	double el = it_now_s() - t0;
 	stop = 1;
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
@@ -170,7 +156,7 @@ static void t_exitloop(const char *dir, const char *self)
 	int runs = 10, good = 0;
 	double worst = 0;
 	for (int i = 0; i < runs; i++) {
-		double t0 = now_s();
+		double t0 = it_now_s();
 		fflush(stdout);
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -180,14 +166,14 @@ static void t_exitloop(const char *dir, const char *self)
 		append_pid(dir, "exit-pids", pid);
 		int st = 0;
 		pid_t w;
-		while ((w = waitpid(pid, &st, WNOHANG)) == 0 && now_s() - t0 < 20)
+		while ((w = waitpid(pid, &st, WNOHANG)) == 0 && it_now_s() - t0 < 20)
 			usleep(2000);
 		if (w == 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			printf("# run %d hung, killed\n", i);
 		}
-		double el = now_s() - t0;
+		double el = it_now_s() - t0;
 		if (el > worst)
 			worst = el;
 		if (w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 7)
@@ -278,7 +264,7 @@ static void t_sig_after(const char *dir)
 		snprintf(path, sizeof(path), "%s/sigafter-%d-1-signal.json", dir, (int)getpid());
 		found = access(path, F_OK) == 0;
 		if (!found)
-			sleep_s(0.01);
+			it_sleep_s(0.01);
 	}
 	stop = 1;
 	for (int i = 0; i < 4; i++)

@@ -23,21 +23,6 @@ static _Atomic long n_ops, n_denied, n_bad, n_streams, n_busy_streams, n_info, n
 static _Atomic int bad_reported;
 static CUmemoryPool pool;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Sleep through signals (a report signal interrupts nanosleep). */
-static void sleep_s(double secs)
-{
-	double end = now_s() + secs;
-	for (double left; (left = end - now_s()) > 0;)
-		usleep((useconds_t)(left * 1e6) + 1);
-}
-
 /* An unexpected result: counted, the first few printed. */
 static void unexpected(const char *what, CUresult rc)
 {
@@ -49,9 +34,9 @@ static void unexpected(const char *what, CUresult rc)
 /* A watchdog: a deadlock shows as one clear line instead of the outer timeout. */
 static void *watchdog(void *arg)
 {
-	double limit = *(double *)arg, t0 = now_s();
+	double limit = *(double *)arg, t0 = it_now_s();
 	while (!stop) {
-		if (now_s() - t0 > limit) {
+		if (it_now_s() - t0 > limit) {
 			printf("not ok - deadlock: still running after %.0f s (%ld operations done)\n", limit, (long)n_ops);
 			fflush(stdout);
 			_exit(3);
@@ -303,19 +288,19 @@ static void race(double secs)
 	IT_RC(cuDeviceGetDefaultMemPool(&pool, 0), CUDA_SUCCESS);
 	pthread_create(&wd, NULL, watchdog, &limit);
 	memset(w, 0, sizeof(w));
-	double t0 = now_s();
+	double t0 = it_now_s();
 	for (int i = 0; i < NT; i++) {
 		w[i].seed = 0x9e3779b9u * (unsigned)(i + 1);
 		w[i].kinds = K_NKINDS;
 		pthread_create(&th[i], NULL, worker_main, &w[i]);
 	}
 	pthread_create(&dt, NULL, dumper, NULL);
-	sleep_s(secs);
+	it_sleep_s(secs);
 	stop = 1;
 	for (int i = 0; i < NT; i++)
 		pthread_join(th[i], NULL);
 	pthread_join(dt, NULL);
-	double el = now_s() - t0;
+	double el = it_now_s() - t0;
 	pthread_join(wd, NULL);
 	printf("# %d threads x %ld operations = %ld in %.1f s; %ld denied, %ld streams (%ld busy), %ld cuMemGetInfo, "
 	       "%ld SIGUSR1\n", NT, (long)n_ops / NT, (long)n_ops, el, (long)n_denied, (long)n_streams,
@@ -324,7 +309,7 @@ static void race(double secs)
 		 "%d threads x %ld operations (%ld denials, %ld streams, %ld report signals) in %.1f s", NT,
 		 (long)n_ops / NT, (long)n_denied, (long)n_streams, (long)n_dumps, el);
 	final_checks();
-	sleep_s(0.2);           /* let the last signal report finish before the exit one */
+	it_sleep_s(0.2);           /* let the last signal report finish before the exit one */
 }
 
 static void *storm_sender(void *arg)
@@ -370,16 +355,16 @@ static void storm(long count)
 		w[i].kinds = K_VMM_NCCL;        /* linear, pitch, managed, async, pool */
 		pthread_create(&th[i], NULL, worker_main, &w[i]);
 	}
-	sleep_s(0.05);
-	double t0 = now_s();
+	it_sleep_s(0.05);
+	double t0 = it_now_s();
 	long half = count - count / 2;
 	(void)!write(go[1], "g", 1);
 	pthread_create(&st, NULL, storm_sender, &half);
 	pthread_join(st, NULL);
 	int status = 0;
 	waitpid(sender, &status, 0);
-	double el = now_s() - t0;
-	sleep_s(0.3);           /* the coalesced reports are written while the threads go on */
+	double el = it_now_s() - t0;
+	it_sleep_s(0.3);           /* the coalesced reports are written while the threads go on */
 	stop = 1;
 	for (int i = 0; i < NT; i++)
 		pthread_join(th[i], NULL);
