@@ -530,7 +530,7 @@ shared_checks() {
 	local apid=""
 	wait_line "$BUILD/a.o" '^took' >/dev/null && apid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/a.o")
 	timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" fill "$BUILD/b.ready" "$BUILD/b.go" \
-		>"$BUILD/b.o" 2>"$BUILD/b.e" </dev/null &
+		"$BUILD/b.go2" fill >"$BUILD/b.o" 2>"$BUILD/b.e" </dev/null &
 	b=$!
 	local first top="" smi="" second
 	first=$(wait_line "$BUILD/b.o" '^took')
@@ -544,12 +544,20 @@ shared_checks() {
 	wait $a 2>/dev/null
 	touch "$BUILD/b.go"
 	second=$(wait_line "$BUILD/b.o" '^then took')
+	# a live raise of the region's budget: B goes on past 8 GiB without a restart
+	local raise_out=""
+	[ -n "$second" ] && raise_out=$(VRAMGUARD_SHM_DIR="$D" timeout 20 "$VG_CLI" limit set 10G --shared $R 2>&1)
+	touch "$BUILD/b.go2"
+	wait_line "$BUILD/b.o" '^after the change' >/dev/null
 	wait $b
 	local brc=$?
-	{ echo "--- A:"; cat "$BUILD/a.o" "$BUILD/a.e"; echo "--- B (exit $brc):"; cat "$BUILD/b.o" "$BUILD/b.e"; echo "--- top: $top"; echo "--- nvidia-smi: $smi"; } >>"$LOG"
+	{ echo "--- limit set --shared: $raise_out"; echo "--- A:"; cat "$BUILD/a.o" "$BUILD/a.e"; echo "--- B (exit $brc):"; cat "$BUILD/b.o" "$BUILD/b.e"; echo "--- top: $top"; echo "--- nvidia-smi: $smi"; } >>"$LOG"
 	local n1 n2 topsum
 	n1=$(sed -n 's/^took \([0-9]*\) GiB until.*/\1/p' "$BUILD/b.o")
 	n2=$(sed -n 's/^then took \([0-9]*\) GiB more.*/\1/p' "$BUILD/b.o")
+	local n3 budget_line
+	n3=$(sed -n 's/^after the change took \([0-9]*\) GiB more.*/\1/p' "$BUILD/b.o")
+	budget_line=$(grep -m1 "budget changed to '10G'" "$BUILD/b.e" | cut -c1-160)
 	topsum=$(echo "$top" | timeout 20 "$PY" -c '
 import json, sys
 t = json.load(sys.stdin)
@@ -564,11 +572,15 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 		why="vramguard top --json saw '${topsum}' (processes, MiB), want 2 processes and <= 8192 MiB"
 	elif [ "$n2" != 5 ]; then
 		why="after A was SIGKILLed B took '${n2}' GiB more, want 5 (A's share reclaimed)"
+	elif [ "$n3" != 2 ]; then
+		why="after 'limit set 10G --shared' B took '${n3}' GiB more, want 2 ($raise_out)"
+	elif [ -z "$budget_line" ]; then
+		why="B did not log the region's budget change"
 	elif [ "$brc" -ne 0 ]; then
 		why="B exited $brc"
 	fi
 	if [ -z "$why" ]; then
-		result PASS shared_region "A held 5 GiB, B took $n1 GiB then OOM ($(sed -n 's/^took [0-9]* GiB until OutOfMemoryError; //p' "$BUILD/b.o")); top: ${topsum%% *} processes, ${topsum##* } MiB in the region; nvidia-smi: $smi; after kill -9 A, B took $n2 GiB more ($(sed -n 's/^then took [0-9]* GiB more until OutOfMemoryError; //p' "$BUILD/b.o"))"
+		result PASS shared_region "A held 5 GiB, B took $n1 GiB then OOM ($(sed -n 's/^took [0-9]* GiB until OutOfMemoryError; //p' "$BUILD/b.o")); top: ${topsum%% *} processes, ${topsum##* } MiB in the region; nvidia-smi: $smi; after kill -9 A, B took $n2 GiB more ($(sed -n 's/^then took [0-9]* GiB more until OutOfMemoryError; //p' "$BUILD/b.o")); '$raise_out', then B took $n3 GiB more ($(sed -n 's/^after the change took [0-9]* GiB more; //p' "$BUILD/b.o")); logged: '$budget_line'"
 	else
 		result FAIL shared_region "$why; $(tail -c 300 "$BUILD/b.e" | tr '\n' ' ')"
 	fi
@@ -578,7 +590,7 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 	local env_c=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=2G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_REPORT=off)
 	printf '\n===== live_limit\n' >>"$LOG"
 	timeout -k 5 "$T" "${env_c[@]}" "$PY" -u "$HERE/shared_torch.py" fill "$BUILD/c.ready" "$BUILD/c.go" \
-		>"$BUILD/c.o" 2>"$BUILD/c.e" </dev/null &
+		"$BUILD/c.go2" lower >"$BUILD/c.o" 2>"$BUILD/c.e" </dev/null &
 	local c=$! cpid set_out=""
 	first=$(wait_line "$BUILD/c.o" '^took')
 	cpid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/c.o")
@@ -587,6 +599,12 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 		echo "limit set: $set_out" >>"$LOG"
 	fi
 	touch "$BUILD/c.go"
+	# then a live lower below what it holds: the next tensor is refused, nothing is freed
+	local lower_out=""
+	wait_line "$BUILD/c.o" '^then took' >/dev/null &&
+		lower_out=$(VRAMGUARD_SHM_DIR="$D" timeout 20 "$VG_CLI" limit set 1G --pid "$cpid" 2>&1)
+	echo "limit set (lower): $lower_out" >>"$LOG"
+	touch "$BUILD/c.go2"
 	wait $c
 	local crc=$?
 	{ cat "$BUILD/c.o"; echo "--- stderr:"; cat "$BUILD/c.e"; echo "--- exit $crc"; } >>"$LOG"
@@ -602,11 +620,15 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 		why="mem_get_info does not report total=4096 MiB after the change"
 	elif [ -z "$changed" ]; then
 		why="the process did not log the change"
+	elif ! grep -q '^after the lower took 0 GiB; still holding 4 GiB, values intact' "$BUILD/c.o"; then
+		why="after 'limit set 1G' below its 4 GiB: '$(grep -m1 '^after the lower' "$BUILD/c.o" | cut -c1-120)', want 0 GiB taken, 4 GiB held intact ($lower_out)"
+	elif ! grep -q '^after freeing everything took 1 GiB;.*total=1024 MiB' "$BUILD/c.o"; then
+		why="after freeing it took '$(grep -m1 '^after freeing' "$BUILD/c.o" | cut -c1-120)', want 1 GiB under the lowered quota, total=1024 MiB"
 	elif [ "$crc" -ne 0 ]; then
 		why="exit $crc"
 	fi
 	if [ -z "$why" ]; then
-		result PASS live_limit "took $n1 GiB under 2G, '$set_out', then $n2 GiB more ($(sed -n 's/^then took [0-9]* GiB more until OutOfMemoryError; //p' "$BUILD/c.o")); logged: '$changed'"
+		result PASS live_limit "took $n1 GiB under 2G, '$set_out', then $n2 GiB more ($(sed -n 's/^then took [0-9]* GiB more until OutOfMemoryError; //p' "$BUILD/c.o")); logged: '$changed'; 'limit set 1G' below use: $(sed -n 's/^after the lower //p' "$BUILD/c.o" | cut -c1-60); $(sed -n 's/^after freeing everything //p' "$BUILD/c.o" | cut -c1-80)"
 	else
 		result FAIL live_limit "$why; $(tail -c 300 "$BUILD/c.e" | tr '\n' ' ')"
 	fi

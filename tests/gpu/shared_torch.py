@@ -1,8 +1,12 @@
 """For run.sh's shared_region and live_limit checks: a PyTorch process that takes GPU memory in 1 GiB tensors.
 
   shared_torch.py hold N READY GO    take N GiB, print it, create READY, wait for GO, exit
-  shared_torch.py fill READY GO      take 1 GiB tensors until torch.OutOfMemoryError, print the count, create READY,
-                                     wait for GO, then take more until OutOfMemoryError again and print that count
+  shared_torch.py fill READY GO [GO2 fill|lower]
+                                     take 1 GiB tensors until torch.OutOfMemoryError, print the count, create READY,
+                                     wait for GO, then take more until OutOfMemoryError again and print that count;
+                                     with GO2: create READY2, wait for GO2, then "fill" takes more again, "lower"
+                                     tries one more tensor (a lowered quota must refuse it and free nothing), then
+                                     frees everything and fills again
 
 Prints "ready pid=P", lines "took N GiB ..." with torch.cuda.mem_get_info() (free/total in MiB), and a final
 figures: line. Exits 0 unless something other than an out-of-memory error happened."""
@@ -37,6 +41,11 @@ def take(limit=None):
     return n
 
 
+def intact():
+    # .item() of single elements copies to the host without allocating on the (full) GPU
+    return all(int(t[0].item()) == 1 and int(t[GIB // 2].item()) == 1 and int(t[-1].item()) == 1 for t in held)
+
+
 def wait_for(path, seconds=90):
     end = time.time() + seconds
     while not os.path.exists(path):
@@ -62,9 +71,28 @@ elif role == "fill":
     wait_for(sys.argv[3])
     n2 = take()
     print(f"then took {n2} GiB more until OutOfMemoryError; {info()}", flush=True)
-    # .item() of single elements copies to the host without allocating on the (full) GPU
-    ok = all(int(t[0].item()) == 1 and int(t[GIB // 2].item()) == 1 and int(t[-1].item()) == 1 for t in held)
+    ok = intact()
     print(("ok" if ok else "BAD") + f" {len(held)} tensors hold their values", flush=True)
+    if len(sys.argv) > 5:
+        # A third phase after GO2: "fill" takes more again (a raised budget); "lower" expects a lowered quota to
+        # refuse the next tensor without freeing anything, then frees everything and fills the new quota.
+        go2, action = sys.argv[4], sys.argv[5]
+        open(sys.argv[2] + "2", "w").close()
+        wait_for(go2)
+        if action == "fill":
+            n3 = take()
+            print(f"after the change took {n3} GiB more; {info()}", flush=True)
+        else:
+            before = len(held)
+            n3 = take(1)
+            kept = len(held) == before and intact()
+            print(f"after the lower took {n3} GiB; still holding {len(held)} GiB, values "
+                  f"{'intact' if kept else 'CHANGED'}; {info()}", flush=True)
+            ok = ok and kept
+            held.clear()
+            torch.cuda.empty_cache()
+            n4 = take()
+            print(f"after freeing everything took {n4} GiB; {info()}", flush=True)
     print(f"figures: first {n1} GiB, then {n2} GiB more, total {len(held)} GiB", flush=True)
     sys.exit(0 if ok else 1)
 else:
