@@ -31,9 +31,10 @@ const char vg_usage_limit[] =
 	"Processes apply a new limit at their next allocation; until then 'limit show' lists it as pending\n"
 	"(REQUESTED). A limit below what is in use is accepted: new allocations are denied until usage drops under\n"
 	"it. With --shared, a SPEC of keys only (0:4G) changes those GPUs and keeps the region's default for GPUs\n"
-	"registered later. A region may be changed by its owner, its group when the file is group-writable, and\n"
-	"root; never when every user can write the file. Exit status 1 if the region or process is not found or\n"
-	"may not be changed, 2 for a usage error or an invalid SPEC.\n";
+	"registered later; members whose budget came from NVIDIA_GPU_MEMORY_LIMITS alone (no VRAMGUARD_SHARED_LIMITS)\n"
+	"move their own quota with it. A region may be changed by its owner, its group when the file is\n"
+	"group-writable, and root; never when every user can write the file. Exit status 1 if the region or process\n"
+	"is not found or may not be changed, 2 for a usage error or an invalid SPEC.\n";
 
 static int limit_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int limit_fail(int code, const char *fmt, ...)

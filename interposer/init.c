@@ -274,14 +274,14 @@ const struct vg_device_info *vg_device_info(int dev)
 	return &vg_dev[dev];
 }
 
-void vg_device_apply_limit_spec(const char *spec)
+int vg_device_apply_limit_spec(const char *spec, bool quiet)
 {
 	struct vg_limits l;
 	char err[VG_ERR_MAX];
 	if (vg_parse_limits("the limit sent by `vramguard limit set`", spec, (uint64_t)1 << 20, &l, err,
 			    sizeof(err)) != 0) {
 		vg_log_plain(VG_LOG_WARN, "%s (ignored)", err + strlen("vramguard: "));
-		return;
+		return -1;
 	}
 	pthread_mutex_lock(&vg_dev_lock);
 	vg_live_limits = l;
@@ -302,6 +302,9 @@ void vg_device_apply_limit_spec(const char *spec)
 		struct vg_region *r = vg_shared_region();
 		if (r)
 			vg_region_set_quota(r, d, next);
+		changed++;
+		if (quiet)
+			continue;
 		char a[32], b[32], c[32];
 		uint64_t used = vg_quota_used(d);
 		vg_log(VG_LOG_WARN, "GPU %d: quota changed from %s to %s by `vramguard limit set` (%s in use%s)", d,
@@ -309,11 +312,11 @@ void vg_device_apply_limit_spec(const char *spec)
 		       next == VG_NO_LIMIT ? "unlimited" : vg_format_bytes(next, b, sizeof(b)),
 		       vg_format_bytes(used, c, sizeof(c)),
 		       next != VG_NO_LIMIT && used > next ? "; new allocations are refused until usage drops" : "");
-		changed++;
 	}
 	pthread_mutex_unlock(&vg_dev_lock);
-	if (!changed)
+	if (!changed && !quiet)
 		vg_log(VG_LOG_INFO, "limit '%s' from `vramguard limit set` recorded (no GPU in use changes)", spec);
+	return changed;
 }
 
 const struct vg_device_info *vg_device_info_cached(int dev)

@@ -70,9 +70,10 @@ int vg_current_device(CUcontext *ctx);
 /* A context may have died: forget every thread's cached context -> device pair. */
 void vg_ctx_cache_invalidate(void);
 
-/* Apply a per-process limit spec sent by `vramguard limit set --pid` (NVIDIA_GPU_MEMORY_LIMITS syntax) to every
- * device now and to devices first used later; logs one line per changed device. */
-void vg_device_apply_limit_spec(const char *spec);
+/* Apply a per-process limit spec sent by `vramguard limit set` (NVIDIA_GPU_MEMORY_LIMITS syntax) to every device
+ * now and to devices first used later. quiet = false: logs one line per changed device (the caller logs otherwise).
+ * Returns the number of devices whose quota changed, or -1 for a spec that does not parse (logged, ignored). */
+int vg_device_apply_limit_spec(const char *spec, bool quiet);
 
 /* The process's region (interposer/shared.c): join at init (-1: a shared region was asked for and cannot be had,
  * fail closed), register each device on first use, pick up live limit changes, leave at exit. */

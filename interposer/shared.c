@@ -16,6 +16,10 @@
 static struct vg_region vg_self;
 static _Atomic int vg_self_ready;       /* 1 once joined (and never in a forked child) */
 static bool vg_self_unlink;             /* a control segment: remove the file when leaving */
+/* NVIDIA_GPU_MEMORY_LIMITS alone made the region's budget (no VRAMGUARD_SHARED_LIMITS): that one setting is the
+ * container's budget, so this process's own quota follows the region's when `vramguard limit set --shared` changes
+ * it. Cleared by a `limit set --pid` aimed at this process, which gives it a quota of its own. */
+static _Atomic bool vg_self_follow;
 
 struct vg_region *vg_shared_region(void)
 {
@@ -70,17 +74,27 @@ int vg_shared_attach(void)
 		memcpy(in_force, vg_self.h->spec, sizeof(in_force));
 		memcpy(created_with, vg_self.h->created_spec, sizeof(created_with));
 		in_force[sizeof(in_force) - 1] = created_with[sizeof(created_with) - 1] = '\0';
+		bool follow = vg_cfg.shared_spec_source &&
+			      strcmp(vg_cfg.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0 &&
+			      strcmp(created_with, vg_cfg.shared_spec) == 0;
 		if (created)
 			vg_log(VG_LOG_INFO, "created shared region '%s' (%s), budget '%s'", name, vg_self.path,
 			       in_force[0] ? in_force : "none");
-		else if (strcmp(in_force, vg_cfg.shared_spec) != 0)
-			vg_log(VG_LOG_WARN, "shared region '%s' has the budget '%s' in force (created with '%s'); this "
-			       "process's %s says '%s': the region's budget applies to the region, this process's own "
-			       "quota to itself (change the region's with `vramguard limit set SPEC --shared %s`)", name,
-			       in_force[0] ? in_force : "none",
-			       created_with[0] ? created_with : "none",
-			       vg_cfg.shared_spec_source ? vg_cfg.shared_spec_source : "VRAMGUARD_SHARED_LIMITS",
-			       vg_cfg.shared_spec[0] ? vg_cfg.shared_spec : "(unset)", name);
+		else if (strcmp(in_force, vg_cfg.shared_spec) != 0) {
+			if (follow && in_force[0] && vg_device_apply_limit_spec(in_force, true) >= 0)
+				vg_log(VG_LOG_INFO, "shared region '%s' has the budget '%s' in force (created with '%s', "
+				       "changed by `vramguard limit set`); this process's quota follows it, as "
+				       "NVIDIA_GPU_MEMORY_LIMITS made the budget", name, in_force, created_with);
+			else
+				vg_log(VG_LOG_WARN, "shared region '%s' has the budget '%s' in force (created with '%s'); "
+				       "this process's %s says '%s': the region's budget applies to the region, this "
+				       "process's own quota to itself (change the region's with `vramguard limit set SPEC "
+				       "--shared %s`)", name, in_force[0] ? in_force : "none",
+				       created_with[0] ? created_with : "none",
+				       vg_cfg.shared_spec_source ? vg_cfg.shared_spec_source : "VRAMGUARD_SHARED_LIMITS",
+				       vg_cfg.shared_spec[0] ? vg_cfg.shared_spec : "(unset)", name);
+		}
+		atomic_store(&vg_self_follow, follow);
 		vg_self_unlink = false;
 	} else if (vg_cfg.control == VG_CONTROL_ON) {
 		char path[VG_SHARED_PATH_MAX];
@@ -132,8 +146,10 @@ void vg_shared_poll(bool may_reclaim)
 	if (!r || (VG_LIKELY(!vg_region_poll(r)) && !may_reclaim))
 		return;
 	char spec[VG_REGION_SPEC_MAX];
-	if (VG_UNLIKELY(vg_region_pending_limit(r, spec, sizeof(spec))))
-		vg_device_apply_limit_spec(spec);
+	if (VG_UNLIKELY(vg_region_pending_limit(r, spec, sizeof(spec)))) {
+		vg_device_apply_limit_spec(spec, false);
+		atomic_store(&vg_self_follow, false);
+	}
 	if (VG_UNLIKELY(vg_region_limit_changed(r))) {
 		char line[400];
 		size_t off = 0;
@@ -150,8 +166,10 @@ void vg_shared_poll(bool may_reclaim)
 		char spec2[VG_REGION_SPEC_MAX];
 		memcpy(spec2, r->h->spec, sizeof(spec2));
 		spec2[sizeof(spec2) - 1] = '\0';
-		vg_log(VG_LOG_WARN, "shared region '%s': budget changed to '%s' by `vramguard limit set`%s%s", vg_cfg.shared_name,
-		       spec2, line[0] ? ": " : "", line);
+		bool follows = atomic_load(&vg_self_follow) && spec2[0] && vg_device_apply_limit_spec(spec2, true) >= 0;
+		vg_log(VG_LOG_WARN, "shared region '%s': budget changed to '%s' by `vramguard limit set`%s%s%s",
+		       vg_cfg.shared_name, spec2, line[0] ? ": " : "", line,
+		       follows ? "; this process's quota follows it (NVIDIA_GPU_MEMORY_LIMITS made the budget)" : "");
 	}
 	if (may_reclaim && r->kind == VG_REGION_SHARED) {
 		/* At most once a second: reclaim the shares of processes that died without leaving. */

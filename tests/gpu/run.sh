@@ -544,7 +544,8 @@ shared_checks() {
 	wait $a 2>/dev/null
 	touch "$BUILD/b.go"
 	second=$(wait_line "$BUILD/b.o" '^then took')
-	# a live raise of the region's budget: B goes on past 8 GiB without a restart
+	# a live raise of the region's budget: B goes on past 8 GiB without a restart (NVIDIA_GPU_MEMORY_LIMITS alone made
+	# the budget, so B's own quota follows the region's)
 	local raise_out=""
 	[ -n "$second" ] && raise_out=$(VRAMGUARD_SHM_DIR="$D" timeout 20 "$VG_CLI" limit set 10G --shared $R 2>&1)
 	touch "$BUILD/b.go2"
@@ -557,7 +558,7 @@ shared_checks() {
 	n2=$(sed -n 's/^then took \([0-9]*\) GiB more.*/\1/p' "$BUILD/b.o")
 	local n3 budget_line
 	n3=$(sed -n 's/^after the change took \([0-9]*\) GiB more.*/\1/p' "$BUILD/b.o")
-	budget_line=$(grep -m1 "budget changed to '10G'" "$BUILD/b.e" | cut -c1-160)
+	budget_line=$(grep -m1 "budget changed to '10G'.*quota follows it" "$BUILD/b.e" | cut -c1-260)
 	topsum=$(echo "$top" | timeout 20 "$PY" -c '
 import json, sys
 t = json.load(sys.stdin)
@@ -575,7 +576,7 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 	elif [ "$n3" != 2 ]; then
 		why="after 'limit set 10G --shared' B took '${n3}' GiB more, want 2 ($raise_out)"
 	elif [ -z "$budget_line" ]; then
-		why="B did not log the region's budget change"
+		why="B did not log the region's budget change (and that its quota follows it)"
 	elif [ "$brc" -ne 0 ]; then
 		why="B exited $brc"
 	fi

@@ -352,6 +352,40 @@ shp_expect "  its own quota now denies it" m1 "alloc 1" '^= alloc 2 held 1677721
 	bad "  the quota line" "$(cat "$SHD/m1.err")"
 shp_end m1 m2
 
+# NVIDIA_GPU_MEMORY_LIMITS alone is the container's budget: each member's own quota follows the region's.
+shp_spawn f1 NVIDIA_GPU_MEMORY_LIMITS=64M VRAMGUARD_SHARED=follow
+shp_send f1 init
+shp_send f1 "alloc 64"
+shp_expect "follow: 64 MiB of NVIDIA_GPU_MEMORY_LIMITS=64M are spent" f1 "alloc 1" '^= alloc 2 held 67108864$'
+shp_limit 128M --shared follow && ok "  limit set 128M --shared follow" || bad "  limit set --shared follow failed"
+shp_expect "  the member goes past its old 64 MiB quota" f1 "alloc 64" '^= alloc 0 held 134217728$'
+shp_expect "  cuMemGetInfo_v2: total 128 MiB" f1 info '^= info 0 0 134217728$'
+[ "$(shp_lines f1 "budget changed to '128M' .*; this process's quota follows it")" -eq 1 ] &&
+	[ "$(shp_lines f1 'quota changed|budget changed')" -eq 1 ] && ok "  one line says so" ||
+	bad "  the follow line" "$(cat "$SHD/f1.err")"
+shp_send f1 "freeto 0"
+# A member started after the change, with the same setting, follows the budget in force.
+shp_spawn f2 NVIDIA_GPU_MEMORY_LIMITS=64M VRAMGUARD_SHARED=follow VRAMGUARD_LOG=info
+shp_send f2 init
+shp_expect "  a later member with the same setting takes 100 MiB" f2 "alloc 100" '^= alloc 0 held 104857600$'
+[ "$(shp_lines f2 "has the budget '128M' in force .*this process's quota follows it")" -eq 1 ] &&
+	[ "$(shp_lines f2 'warning')" -eq 0 ] && ok "  and says so in one line, no warning" ||
+	bad "  the later member's lines" "$(cat "$SHD/f2.err")"
+shp_send f2 "freeto 0"
+# --pid gives a member a quota of its own: a later --shared change leaves it alone.
+shp_limit 32M --pid "${SHP_PID[f1]}" && ok "  limit set 32M --pid on a follower" || bad "  limit set --pid failed"
+shp_limit 256M --shared follow && ok "  limit set 256M --shared follow" || bad "  the second --shared failed"
+shp_expect "  the member with its own 32 MiB stays there" f1 "alloc 33" '^= alloc 2 held 0$'
+shp_expect "  the follower gets 200 MiB" f2 "alloc 200" '^= alloc 0 held 209715200$'
+shp_end f1 f2
+# With VRAMGUARD_SHARED_LIMITS the two are separate: the region's change leaves the own 64 MiB alone.
+shp_spawn s1 NVIDIA_GPU_MEMORY_LIMITS=64M VRAMGUARD_SHARED=separate VRAMGUARD_SHARED_LIMITS=64M
+shp_send s1 init
+shp_limit 128M --shared separate && ok "separate: limit set 128M --shared" || bad "separate: limit set failed"
+shp_expect "  the own 64 MiB quota still holds" s1 "alloc 65" '^= alloc 2 held 0$'
+shp_expect "  cuMemGetInfo_v2: total 64 MiB" s1 info '^= info 0 67108864 67108864$'
+shp_end s1
+
 # A process joining with another budget is told, in one line; the region's budget applies.
 shp_spawn mx VRAMGUARD_SHARED=mism VRAMGUARD_SHARED_LIMITS=100M
 shp_spawn my VRAMGUARD_SHARED=mism VRAMGUARD_SHARED_LIMITS=200M
@@ -552,6 +586,6 @@ m=$(stat -c %a "$SHD/abs/team" 2>/dev/null)
 
 # Whatever is left, and nothing else under the directory.
 for n in "${!SHP_FD[@]}"; do shp_kill "$n"; done
-left=$(cd "$SHD" && ls -A | grep -v -E '\.(in|out|err|go)$|^abs$|^vramguard\.(race|kill|exec|exitrace|live|mism|good|magic|truncated|size0|world|symlink|dangling|dir|fifo|control|cvd|info|fork)$|^planted$')
+left=$(cd "$SHD" && ls -A | grep -v -E '\.(in|out|err|go)$|^abs$|^vramguard\.(race|kill|exec|exitrace|live|mism|good|magic|truncated|size0|world|symlink|dangling|dir|fifo|control|cvd|info|fork|follow|separate)$|^planted$')
 [ -z "$left" ] && ok "no stray files under VRAMGUARD_SHM_DIR (temporary or control segments)" || bad "stray files" "$left"
 rm -rf "$SHD"
