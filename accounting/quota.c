@@ -65,6 +65,37 @@ static void vg_atomic_max(_Atomic uint64_t *p, uint64_t v)
 		;
 }
 
+static inline _Atomic uint64_t *vg_used_of(struct vg_counters *q)
+{
+	_Atomic uint64_t *p = atomic_load_explicit(&q->usedp, memory_order_acquire);
+	return __builtin_expect(p == NULL, 1) ? &q->used : p;
+}
+
+static inline _Atomic uint64_t *vg_peak_of(struct vg_counters *q)
+{
+	_Atomic uint64_t *p = atomic_load_explicit(&q->peakp, memory_order_acquire);
+	return __builtin_expect(p == NULL, 1) ? &q->peak : p;
+}
+
+/* The shared budget, if the process's region has one (a control segment only shows usage: the quota's own counters
+ * live there once placed, see vg_quota_place). */
+static inline struct vg_region *vg_budget_region(void)
+{
+	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
+	return r && r->kind == VG_REGION_SHARED ? r : NULL;
+}
+
+void vg_quota_place(int dev, _Atomic uint64_t *used, _Atomic uint64_t *peak)
+{
+	if (!vg_quota_tracked(dev) || !used || !peak)
+		return;
+	struct vg_counters *q = &vg_quota[dev];
+	atomic_store(used, atomic_load(vg_used_of(q)));
+	atomic_store(peak, atomic_load(vg_peak_of(q)));
+	atomic_store_explicit(&q->peakp, peak, memory_order_release);
+	atomic_store_explicit(&q->usedp, used, memory_order_release);
+}
+
 void vg_quota_set_limit(int dev, uint64_t limit)
 {
 	if (vg_quota_tracked(dev))
@@ -77,7 +108,8 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 		return 0;
 	struct vg_counters *q = &vg_quota[dev];
 	uint64_t limit = atomic_load_explicit(&q->limit, memory_order_relaxed);
-	uint64_t used = atomic_load_explicit(&q->used, memory_order_relaxed);
+	_Atomic uint64_t *usedp = vg_used_of(q);
+	uint64_t used = atomic_load_explicit(usedp, memory_order_relaxed);
 	for (;;) {
 		if (limit != VG_NO_LIMIT && (bytes > limit || used > limit - bytes)) {
 			if (used_now)
@@ -89,11 +121,11 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 				*used_now = used;
 			return -ENOSPC;
 		}
-		if (atomic_compare_exchange_weak_explicit(&q->used, &used, used + bytes, memory_order_acq_rel,
+		if (atomic_compare_exchange_weak_explicit(usedp, &used, used + bytes, memory_order_acq_rel,
 							  memory_order_relaxed))
 			break;
 	}
-	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
+	struct vg_region *r = vg_budget_region();
 	if (r) {
 		uint64_t ru = 0, rl = 0;
 		int rc = vg_region_reserve(r, dev, bytes, &ru, &rl);
@@ -104,7 +136,7 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 			return rc == -ENOSPC ? -EDQUOT : rc;
 		}
 	}
-	vg_atomic_max(&q->peak, used + bytes);
+	vg_atomic_max(vg_peak_of(q), used + bytes);
 	if (used_now)
 		*used_now = used + bytes;
 	return 0;
@@ -114,9 +146,9 @@ void vg_quota_force(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
-	uint64_t now = atomic_fetch_add(&vg_quota[dev].used, bytes) + bytes;
-	vg_atomic_max(&vg_quota[dev].peak, now);
-	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
+	uint64_t now = atomic_fetch_add(vg_used_of(&vg_quota[dev]), bytes) + bytes;
+	vg_atomic_max(vg_peak_of(&vg_quota[dev]), now);
+	struct vg_region *r = vg_budget_region();
 	if (r)
 		vg_region_force(r, dev, bytes);
 }
@@ -126,7 +158,7 @@ void vg_quota_release(int dev, uint64_t bytes)
 	if (!vg_quota_tracked(dev))
 		return;
 	vg_quota_release_local(dev, bytes);
-	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
+	struct vg_region *r = vg_budget_region();
 	if (r)
 		vg_region_release(r, dev, bytes);
 }
@@ -134,11 +166,12 @@ void vg_quota_release(int dev, uint64_t bytes)
 static void vg_quota_release_local(int dev, uint64_t bytes)
 {
 	/* Never wrap below zero, even if a caller's bookkeeping were wrong. */
-	uint64_t used = atomic_load_explicit(&vg_quota[dev].used, memory_order_relaxed);
+	_Atomic uint64_t *usedp = vg_used_of(&vg_quota[dev]);
+	uint64_t used = atomic_load_explicit(usedp, memory_order_relaxed);
 	uint64_t next;
 	do {
 		next = used >= bytes ? used - bytes : 0;
-	} while (!atomic_compare_exchange_weak_explicit(&vg_quota[dev].used, &used, next, memory_order_acq_rel,
+	} while (!atomic_compare_exchange_weak_explicit(usedp, &used, next, memory_order_acq_rel,
 							memory_order_relaxed));
 }
 
@@ -169,7 +202,7 @@ void vg_quota_note_denied(int dev, uint64_t bytes)
 
 uint64_t vg_quota_used(int dev)
 {
-	return vg_quota_tracked(dev) ? atomic_load(&vg_quota[dev].used) : 0;
+	return vg_quota_tracked(dev) ? atomic_load(vg_used_of(&vg_quota[dev])) : 0;
 }
 
 uint64_t vg_quota_limit(int dev)
@@ -182,10 +215,10 @@ bool vg_quota_stats(int dev, struct vg_quota_stats *out)
 	*out = (struct vg_quota_stats){ .limit = VG_NO_LIMIT };
 	if (!vg_quota_tracked(dev))
 		return false;
-	const struct vg_counters *q = &vg_quota[dev];
+	struct vg_counters *q = &vg_quota[dev];
 	out->limit = atomic_load(&q->limit);
-	out->used = atomic_load(&q->used);
-	out->peak = atomic_load(&q->peak);
+	out->used = atomic_load(vg_used_of(q));
+	out->peak = atomic_load(vg_peak_of(q));
 	out->denied_count = atomic_load(&q->denied_count);
 	out->denied_bytes = atomic_load(&q->denied_bytes);
 	for (int i = 0; i < VG_QUOTA_SHARDS; i++) {
@@ -203,6 +236,8 @@ void vg_quota_reset_usage(void)
 {
 	for (int i = 0; i < VG_MAX_DEVICES; i++) {
 		struct vg_counters *q = &vg_quota[i];
+		atomic_store(&q->usedp, NULL);  /* a fork child must not write its parent's control segment */
+		atomic_store(&q->peakp, NULL);
 		atomic_store(&q->used, 0);
 		atomic_store(&q->peak, 0);
 		atomic_store(&q->denied_count, 0);

@@ -17,6 +17,9 @@
  * (vg_quota_stats sums them): two threads allocating would otherwise fight over one line for figures nobody checks. */
 struct vg_counters {
 	_Atomic uint64_t limit __attribute__((aligned(64)));   /* VG_NO_LIMIT until set; read-mostly */
+	/* Where used and peak are counted: NULL for the two below, or the process's slot in its control segment
+	 * (vg_quota_place). Read-mostly, next to the limit. */
+	_Atomic uint64_t *_Atomic usedp, *_Atomic peakp;
 	_Atomic uint64_t used __attribute__((aligned(64)));    /* bytes charged now (reserved + committed) */
 	_Atomic uint64_t peak;          /* max of used: written only when it grows */
 	_Atomic uint64_t denied_count __attribute__((aligned(64)));  /* the refusal path only */
@@ -60,7 +63,12 @@ uint64_t vg_quota_limit(int dev);
 /* All figures of dev; false (and zeros, limit VG_NO_LIMIT) if dev is not tracked. */
 bool vg_quota_stats(int dev, struct vg_quota_stats *out);
 
-/* Zero every counter (fork child, tests). Limits stay. */
+/* Count dev's usage and peak in *used and *peak from now on (the process's control segment, which `vramguard top`
+ * reads) instead of in vg_quota: one atomic operation per allocation and free serves both, and no second counter
+ * can drift. What was counted so far moves there. Only the process's own region slot may be given: nobody else
+ * writes it. */
+void vg_quota_place(int dev, _Atomic uint64_t *used, _Atomic uint64_t *peak);
+/* Zero every counter and count in vg_quota again (fork child, tests). Limits stay. */
 void vg_quota_reset_usage(void);
 
 #endif

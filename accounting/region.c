@@ -748,6 +748,16 @@ void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit)
 	atomic_store(&r->h->slot[slot].quota[r->devmap[dev]], own_limit);
 }
 
+bool vg_region_control_counters(struct vg_region *r, int dev, _Atomic uint64_t **used, _Atomic uint64_t **peak)
+{
+	int slot = vg_my_slot(r);
+	if (!r->h || r->kind != VG_REGION_CONTROL || slot < 0 || dev < 0 || dev >= VG_MAX_DEVICES || r->devmap[dev] < 0)
+		return false;
+	*used = &r->h->slot[slot].used[r->devmap[dev]];
+	*peak = &r->h->slot[slot].peak[r->devmap[dev]];
+	return true;
+}
+
 static void vg_max_store(_Atomic uint64_t *p, uint64_t v)
 {
 	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);

@@ -155,6 +155,9 @@ void vg_region_leave(struct vg_region *r);
 int vg_region_bind(struct vg_region *r, int dev, const char *uuid, uint64_t total, uint64_t own_limit);
 /* Record the process's own limit on dev (after a live change), for top. */
 void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit);
+/* A control segment's usage and peak counters of dev in this process's slot (for vg_quota_place: the process is
+ * their only writer). false if r is not a joined control segment or dev is not bound. */
+bool vg_region_control_counters(struct vg_region *r, int dev, _Atomic uint64_t **used, _Atomic uint64_t **peak);
 
 /* Shared regions: charge bytes on dev against the region budget, with our slot's share. 0, or -ENOSPC (nothing
  * charged; *used and *limit say what the region had) after reclaiming dead slots once, or -ETIMEDOUT (lock).

@@ -124,6 +124,9 @@ void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limi
 	if (!r)
 		return;
 	int idx = vg_region_bind(r, dev, uuid, total, own_limit);
+	_Atomic uint64_t *used, *peak;
+	if (idx >= 0 && vg_region_control_counters(r, dev, &used, &peak))
+		vg_quota_place(dev, used, peak);        /* one counter for the quota and for `vramguard top` */
 	if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
 		vg_log(VG_LOG_WARN, "shared region '%s' already has %d GPUs: GPU %d is not counted in it (only in this "
 		       "process's own quota)", vg_cfg.shared_name, VG_REGION_DEVS, dev);

@@ -35,6 +35,39 @@ static void test_reserve(void)
 	CHECK_EQ_U64(vg_quota_limit(1), 1000);
 }
 
+/* vg_quota_place: the counters move to another place (a control segment's slot) with what they held, and the quota
+ * checks and counts there; a reset (fork child) counts in vg_quota again. */
+static void test_place(void)
+{
+	_Atomic uint64_t used = 77, peak = 77;  /* overwritten by what the quota holds */
+	uint64_t now = 0;
+	vg_quota_set_limit(4, 1000);
+	CHECK(vg_quota_reserve(4, 300, NULL) == 0);
+	vg_quota_place(4, &used, &peak);
+	CHECK_EQ_U64(atomic_load(&used), 300);
+	CHECK_EQ_U64(atomic_load(&peak), 300);
+	CHECK(vg_quota_reserve(4, 600, &now) == 0);
+	CHECK_EQ_U64(now, 900);
+	CHECK_EQ_U64(atomic_load(&used), 900);
+	CHECK_EQ_U64(atomic_load(&peak), 900);
+	CHECK_EQ_U64(vg_quota_used(4), 900);
+	CHECK(vg_quota_reserve(4, 101, &now) == -ENOSPC);      /* the limit applies to the placed counter */
+	CHECK_EQ_U64(now, 900);
+	vg_quota_release(4, 500);
+	vg_quota_force(4, 50);
+	CHECK_EQ_U64(atomic_load(&used), 450);
+	struct vg_quota_stats st;
+	CHECK(vg_quota_stats(4, &st) && st.used == 450 && st.peak == 900);
+	CHECK_EQ_U64(atomic_load(&vg_quota[4].used), 300);       /* the old place is left alone */
+	vg_quota_reset_usage();
+	CHECK_EQ_U64(vg_quota_used(4), 0);
+	CHECK_EQ_U64(atomic_load(&used), 450);                   /* a fork child does not write the parent's place */
+	CHECK(vg_quota_reserve(4, 10, NULL) == 0);
+	CHECK_EQ_U64(atomic_load(&used), 450);
+	CHECK_EQ_U64(vg_quota_used(4), 10);
+	vg_quota_reset_usage();
+}
+
 #define RACE_THREADS 8
 static _Atomic uint64_t race_inside, race_max;
 
@@ -559,6 +592,7 @@ static void test_reset_child(void)
 int main(void)
 {
 	test_reserve();
+	test_place();
 	test_race();
 	test_table();
 	test_record_fields();
