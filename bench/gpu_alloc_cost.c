@@ -5,13 +5,26 @@
  * reaches the driver through cuGetProcAddress, PyTorch's and CuPy's route). Runs against the test double too.
  *
  * Usage: gpu_alloc_cost PAIRS ROUNDS SIZES [APIS]
+ *        gpu_alloc_cost interleave PAIRS BLOCKS SIZES
  *   SIZES  comma list, K/M/G suffixes (binary): 4K,1M,64M; the label of each row is the token as written
  *   APIS   comma list of rt, rt-async, drv, drv-async (default: all that are built)
  * Each round times PAIRS pairs of every (api, size) in turn (stream-ordered pairs: 10 x PAIRS, they are ~100 x
  * cheaper), so slow drift in the driver or the machine reaches every row alike. A warm-up round is not counted.
  * Prints "preload 0|1", "info ..." lines and, per (api, size), "figure NAME MEDIAN MIN": the median and the
- * minimum over the ROUNDS rounds of the mean time per pair, in microseconds. Exit status 1 on any CUDA error. */
+ * minimum over the ROUNDS rounds of the mean time per pair, in microseconds. Exit status 1 on any CUDA error.
+ *
+ * interleave (under the preload only): the same process times cuMemAlloc_v2+cuMemFree_v2 through vramguard (the
+ * exported symbols) and straight into the driver (the driver's own functions, found in libcuda's dynamic symbol
+ * table: dlsym would hand back vramguard's), alternating blocks of PAIRS pairs (W R, R W, ...) for BLOCKS blocks
+ * per size. No slow spell of the machine can fall on one side only. Per size it prints
+ * "interleave NAME REAL_US VG_US RATIO LO HI ADDED_US SLOWER BLOCKS": the medians over the blocks of the real and the
+ * wrapped time per pair, of their ratio (with the 95% confidence interval of that median, LO..HI, from order
+ * statistics), of the time added, and in how many blocks the wrapped pairs were slower. */
 #define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,8 +193,202 @@ static int preloaded(void)
 	return found;
 }
 
+
+/* ---- interleave: wrapped and real calls in one process ---- */
+
+static CUresult (*real_alloc)(CUdeviceptr *, size_t);
+static CUresult (*real_free)(CUdeviceptr);
+static long il_blocks;
+
+struct sym_query {
+	const char *name;
+	void *addr;
+};
+
+/* The address of a function defined by libcuda.so*, from its dynamic symbol table (DT_HASH or DT_GNU_HASH gives
+ * the number of symbols). Nothing here calls dlsym, which vramguard routes to its own wrappers. */
+static int find_in_libcuda(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct sym_query *q = data;
+	const char *base = strrchr(info->dlpi_name ? info->dlpi_name : "", '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (!base || strncmp(base, "libcuda.so", 10) != 0)
+		return 0;
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const uint32_t *hash = NULL, *gnu = NULL;
+	/* ld.so relocates these entries in place on most targets; an unrelocated one is below the load address. */
+#define DYN_PTR(v) ((v) < info->dlpi_addr ? (v) + info->dlpi_addr : (v))
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)DYN_PTR(dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)DYN_PTR(dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_HASH)
+			hash = (const uint32_t *)DYN_PTR(dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gnu = (const uint32_t *)DYN_PTR(dyn->d_un.d_ptr);
+	}
+#undef DYN_PTR
+	if (!symtab || !strtab || (!hash && !gnu))
+		return 0;
+	uint32_t nsyms = 0;
+	if (hash) {
+		nsyms = hash[1];
+	} else {
+		uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom = gnu[2];
+		const uint32_t *buckets = gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4), *chain = buckets + nbuckets;
+		uint32_t last = 0;
+		for (uint32_t b = 0; b < nbuckets; b++)
+			if (buckets[b] > last)
+				last = buckets[b];
+		if (last >= symoffset)
+			while (!(chain[last - symoffset] & 1))
+				last++;
+		nsyms = last >= symoffset ? last + 1 : symoffset;
+	}
+	for (uint32_t i = 0; i < nsyms; i++) {
+		const ElfW(Sym) *s = &symtab[i];
+		if (s->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(s->st_info) == STT_FUNC && !strcmp(strtab + s->st_name, q->name)) {
+			q->addr = (void *)(info->dlpi_addr + s->st_value);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void *real_function(const char *name)
+{
+	struct sym_query q = { name, NULL };
+	dl_iterate_phdr(find_in_libcuda, &q);
+	return q.addr;
+}
+
+static __attribute__((noinline)) double time_wrapped(size_t size, long n)
+{
+	CUdeviceptr d;
+	double t0 = now_us();
+	for (long i = 0; i < n; i++) {
+		DRV_OK(cuMemAlloc_v2(&d, size));
+		DRV_OK(cuMemFree_v2(d));
+	}
+	return (now_us() - t0) / n;
+}
+
+static __attribute__((noinline)) double time_real(size_t size, long n)
+{
+	CUdeviceptr d;
+	double t0 = now_us();
+	for (long i = 0; i < n; i++) {
+		DRV_OK(real_alloc(&d, size));
+		DRV_OK(real_free(d));
+	}
+	return (now_us() - t0) / n;
+}
+
+static double *il_real[MAX_SIZES], *il_vg[MAX_SIZES];
+
+static __attribute__((noinline)) void interleave_blocks(void)
+{
+	for (int s = 0; s < nsizes; s++) {     /* warm-up, not recorded */
+		time_wrapped(sizes[s], pairs);
+		time_real(sizes[s], pairs);
+	}
+	for (long b = 0; b < il_blocks; b++)
+		for (int s = 0; s < nsizes; s++) {
+			if (b % 2 == 0) {
+				il_vg[s][b] = time_wrapped(sizes[s], pairs);
+				il_real[s][b] = time_real(sizes[s], pairs);
+			} else {
+				il_real[s][b] = time_real(sizes[s], pairs);
+				il_vg[s][b] = time_wrapped(sizes[s], pairs);
+			}
+		}
+}
+
+static __attribute__((noinline)) void nest_il(int depth)
+{
+	if (depth == 0) {
+		interleave_blocks();
+		return;
+	}
+	nest_il(depth - 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int cmp_double(const void *a, const void *b);
+
+static double median_of(double *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int interleave_main(int argc, char **argv)
+{
+	if (argc != 5 || (pairs = atol(argv[2])) <= 0 || (il_blocks = atol(argv[3])) < 10 || il_blocks > 100000 ||
+	    parse_sizes(argv[4])) {
+		fprintf(stderr, "usage: gpu_alloc_cost interleave PAIRS BLOCKS(10-100000) SIZE[,SIZE...]\n");
+		return 2;
+	}
+	if (!preloaded()) {
+		printf("skip interleave: needs the preload (it compares vramguard's exports with the driver's own)\n");
+		return 0;
+	}
+	printf("preload 1\n");
+	real_alloc = (CUresult(*)(CUdeviceptr *, size_t))real_function("cuMemAlloc_v2");
+	real_free = (CUresult(*)(CUdeviceptr))real_function("cuMemFree_v2");
+	if (!real_alloc || !real_free || (void *)real_alloc == (void *)cuMemAlloc_v2) {
+		printf("skip interleave: cuMemAlloc_v2/cuMemFree_v2 not found in libcuda's symbol table\n");
+		return 0;
+	}
+	CUdevice dev;
+	CUcontext ctx;
+	DRV_OK(cuInit(0));
+	DRV_OK(cuDeviceGet(&dev, 0));
+	DRV_OK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	DRV_OK(cuCtxSetCurrent(ctx));
+	for (int s = 0; s < nsizes; s++) {
+		il_real[s] = malloc(sizeof(double) * (size_t)il_blocks);
+		il_vg[s] = malloc(sizeof(double) * (size_t)il_blocks);
+		if (!il_real[s] || !il_vg[s])
+			die("malloc", 0);
+	}
+	nest_il(STACK_DEPTH);
+	double *ratio = malloc(sizeof(double) * (size_t)il_blocks), *added = malloc(sizeof(double) * (size_t)il_blocks);
+	if (!ratio || !added)
+		die("malloc", 0);
+	/* 95% interval for a median from order statistics: ranks n/2 -+ 0.98 sqrt(n) (normal approximation). */
+	long lo = (long)floor(il_blocks / 2.0 - 0.98 * sqrt((double)il_blocks));
+	long hi = (long)ceil(il_blocks / 2.0 + 0.98 * sqrt((double)il_blocks));
+	if (lo < 0)
+		lo = 0;
+	if (hi > il_blocks - 1)
+		hi = il_blocks - 1;
+	for (int s = 0; s < nsizes; s++) {
+		long slower = 0;
+		for (long b = 0; b < il_blocks; b++) {
+			ratio[b] = il_vg[s][b] / il_real[s][b];
+			added[b] = il_vg[s][b] - il_real[s][b];
+			slower += il_vg[s][b] > il_real[s][b];
+		}
+		double r = median_of(ratio, il_blocks), a = median_of(added, il_blocks);
+		printf("interleave %s:%s %.4f %.4f %.5f %.5f %.5f %.4f %ld %ld\n", api_row[DRV], labels[s],
+		       median_of(il_real[s], il_blocks), median_of(il_vg[s], il_blocks), r, ratio[lo], ratio[hi], a,
+		       slower, il_blocks);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "interleave"))
+		return interleave_main(argc, argv);
 #ifdef VG_BENCH_CUDART
 	char apis[] = "rt,rt-async,drv,drv-async";
 #else

@@ -9,6 +9,10 @@
       compared with the first FILE (the side without the preload).
   gpu_stats.py raw LABEL=FILE...
       every per-process value, for the reader who wants to judge the spread.
+  gpu_stats.py interleave --target X FILE
+      the in-process comparison (gpu_alloc_cost interleave): per row, over the processes, the median of their
+      real and wrapped times per pair, of their median block ratios (verdict: <= X) and of the time added; the
+      range of their 95% intervals; blocks in which the wrapped pairs were slower, summed.
 
 A FILE holds the output of the processes of one side, as bench/run_gpu.sh collects it: "proc ok PAIR|failed ...|
 skip REASON|skipped ..." opens each process, then its "preload 0|1", "info ..." and "figure NAME VALUE [MIN]" lines.
@@ -229,10 +233,54 @@ def raw(args):
     return 0
 
 
+def interleave(args):
+    if len(args) != 3 or args[0] != "--target":
+        sys.exit("usage: gpu_stats.py interleave --target X FILE")
+    limit, path = float(args[1]), args[2]
+    rows, order, procs, failed, skipped = {}, [], 0, 0, []
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        f = line.split()
+        if f[:2] == ["proc", "ok"]:
+            procs += 1
+        elif f[:2] == ["proc", "skip"]:
+            skipped.append(" ".join(f[2:]))
+        elif f[:1] == ["proc"]:
+            failed += 1
+        elif f[:1] == ["interleave"] and len(f) == 10:
+            if f[1] not in rows:
+                order.append(f[1])
+                rows[f[1]] = []
+            rows[f[1]].append([float(x) for x in f[2:8]] + [int(f[8]), int(f[9])])
+    if not order:
+        print(f"skipped: {skipped[0]}" if skipped else f"no data ({failed} process(es) failed; see the failures)")
+        return 0
+    hdr = ("row", "n", "real µs (min..max)", "with µs (min..max)", "ratio", "95% (min lo..max hi)", "added µs",
+           "slower", "target", "verdict")
+    fmt = "{:<40} {:>3} {:>21} {:>21} {:>7} {:>21} {:>9} {:>12} {:>7}  {}"
+    print(fmt.format(*hdr).rstrip())
+    for name in order:
+        v = rows[name]
+        ratio = statistics.median(x[2] for x in v)
+        slower, blocks = sum(x[6] for x in v), sum(x[7] for x in v)
+        print(fmt.format(name, len(v), cell([x[0] for x in v]), cell([x[1] for x in v]), f"{ratio:.4f}",
+                         f"{min(x[3] for x in v):.4f}..{max(x[4] for x in v):.4f}",
+                         num(statistics.median(x[5] for x in v)), f"{slower}/{blocks}", f"<={limit}",
+                         "PASS" if ratio <= limit else "MISS").rstrip())
+    if failed:
+        print(f"note: {failed} process(es) failed (see the failures at the end)")
+    return 0
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("launch", "table", "raw"):
+    cmds = {"launch": launch, "table": table, "raw": raw, "interleave": interleave}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
-    return {"launch": launch, "table": table, "raw": raw}[sys.argv[1]](sys.argv[2:])
+    return cmds[sys.argv[1]](sys.argv[2:])
 
 
 if __name__ == "__main__":

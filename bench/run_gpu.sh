@@ -40,13 +40,17 @@ trap 'rm -rf "$W"' EXIT
 SECONDS=0
 
 if [ "${QUICK:-0}" = 1 ]; then
-	PAIR_PROCS=2 PAIRS=50 ROUNDS=3 SWEEP_REPS=1 START_RUNS=3 FW_PROCS=1 FW_WARMUP=10 FW_STEPS=50
+	PAIR_PROCS=2 PAIRS=50 ROUNDS=3 SWEEP_REPS=1 START_RUNS=3 FW_PROCS=1 FW_WARMUP=10 FW_STEPS=50 IL_PROCS=1
+	IL_BLOCKS=50
 else
-	PAIR_PROCS=10 PAIRS=200 ROUNDS=9 SWEEP_REPS=3 START_RUNS=30 FW_PROCS=4 FW_WARMUP=30 FW_STEPS=300
+	PAIR_PROCS=10 PAIRS=200 ROUNDS=9 SWEEP_REPS=3 START_RUNS=30 FW_PROCS=4 FW_WARMUP=30 FW_STEPS=300 IL_PROCS=4
+	IL_BLOCKS=1000
 fi
+IL_PAIRS=10
 # Any count may be set from the environment (VG_BENCH_PAIR_PROCS=6 ...), e.g. to fit a device-time budget.
 PAIR_PROCS=${VG_BENCH_PAIR_PROCS:-$PAIR_PROCS} SWEEP_REPS=${VG_BENCH_SWEEP_REPS:-$SWEEP_REPS}
 START_RUNS=${VG_BENCH_START_RUNS:-$START_RUNS} FW_PROCS=${VG_BENCH_FW_PROCS:-$FW_PROCS}
+IL_PROCS=${VG_BENCH_IL_PROCS:-$IL_PROCS} IL_BLOCKS=${VG_BENCH_IL_BLOCKS:-$IL_BLOCKS}
 SIZES=4K,1M,64M
 # The pair programs are pinned to one CPU: in a test on the H200 VM (16 vCPUs), 12 unpinned processes gave 54-79 us
 # per pair and 12 pinned ones 55-65. Slow spells of the whole machine remain (the paired columns deal with those).
@@ -75,7 +79,7 @@ main() {
 	[ -f "$VG_LIB" ] || { echo "error: no library $VG_LIB (build it on a CPU machine and ship build/, or set VG_LIB)"; return 1; }
 	build
 	local sec t
-	for sec in pairs torch_steps jax_steps startup; do
+	for sec in interleaved pairs torch_steps jax_steps startup; do
 		echo
 		t=$SECONDS
 		"$sec"
@@ -115,7 +119,8 @@ header() {
 	echo "with preload: ${VG[*]}; VRAMGUARD_BACKTRACE unset (default depth) except in 1b"
 	echo "pair programs pinned: ${PIN[*]:-no}"
 	echo "counts: pairs $PAIR_PROCS processes/side x $ROUNDS rounds x $PAIRS pairs/row; frameworks $FW_PROCS" \
-		"processes/side x $FW_STEPS steps (after $FW_WARMUP); start-up $START_RUNS runs/side${QUICK:+ (QUICK=$QUICK)}"
+		"processes/side x $FW_STEPS steps (after $FW_WARMUP); start-up $START_RUNS runs/side; in-process" \
+		"$IL_PROCS processes x $IL_BLOCKS blocks x $IL_PAIRS pairs${QUICK:+ (QUICK=$QUICK)}"
 }
 
 # ---- building (nvcc for the runtime variants, cc for the driver-only ones); failures are reported, not fatal
@@ -145,10 +150,10 @@ build() {
 	compile startup_drv cc "${ccf[@]}" bench/gpu_startup.c "${drvlink[@]}" &
 	if [ -n "$nvcc" ]; then
 		# A .c file: nvcc hands it to the host compiler and links the static cudart (nvcc's default).
-		compile alloc_cost "$nvcc" -O2 -g -DVG_BENCH_CUDART bench/gpu_alloc_cost.c -lcuda &
+		compile alloc_cost "$nvcc" -O2 -g -DVG_BENCH_CUDART bench/gpu_alloc_cost.c -lcuda -lm &
 		compile startup_rt "$nvcc" -O2 -g -DVG_BENCH_CUDART bench/gpu_startup.c &
 	else
-		compile alloc_cost cc "${ccf[@]}" bench/gpu_alloc_cost.c "${drvlink[@]}" &
+		compile alloc_cost cc "${ccf[@]}" bench/gpu_alloc_cost.c "${drvlink[@]}" -lm &
 	fi
 	wait
 	HAVE_RT=${nvcc:+1}
@@ -175,7 +180,7 @@ runp() {
 	fi
 	if [ "$rc" -eq 0 ]; then
 		echo "proc ok ${PAIR:-}" >>"$f"
-		grep -E '^(preload|info|figure) ' "$W/o" >>"$f"
+		grep -E '^(preload|info|figure|interleave) ' "$W/o" >>"$f"
 	else
 		echo "proc failed (exit $rc$([ "$rc" -ge 124 ] && [ "$rc" -le 137 ] && echo ", time limit ${TMO:-60}s?"))" >>"$f"
 		{ echo "- $(basename "$f"): exit $rc: $*"; tail -n 5 "$W/e" | sed 's/^/    /'; } >>"$W/failures"
@@ -208,6 +213,31 @@ ab() {
 # compare KEY UNIT RULE TARGET-REGEX: the table of one comparison.
 compare() {
 	"$SPY" "$STATS" table --unit "$2" --rule "$3" --targets "$4" "without=$W/data/$1.without" "with=$W/data/$1.with"
+}
+
+interleaved() {
+	local bin=$W/bin/alloc_cost
+	echo "0. alloc+free pairs in one process, through vramguard and straight into the driver, interleaved"
+	echo "   cuMemAlloc_v2+cuMemFree_v2 under the preload, 48 frames deep, default capture depth: blocks of"
+	echo "   $IL_PAIRS pairs through vramguard's exports and through the driver's own functions (found in libcuda's symbol"
+	echo "   table), alternating W R, R W, ... for $IL_BLOCKS blocks per size, in $IL_PROCS processes. Both sides share every"
+	echo "   slow spell, so this resolves what the whole-process comparison (1) cannot: its processes differ by"
+	echo "   +-20%. cudaMalloc reaches the same wrappers (through cuGetProcAddress), so the time added is the same."
+	echo "   ratio = median over the processes of each one's median block ratio; 95% = the extremes of the processes'"
+	echo "   confidence intervals for their median; added = median time added per pair; slower = blocks in which"
+	echo "   the pairs through vramguard were slower. Target (issue): pair ratio <= 1.01.${PIN[*]:+ Pinned: ${PIN[*]}.}"
+	if [ ! -x "$bin" ]; then
+		echo "skipped: gpu_alloc_cost did not build (see failures)"
+		return
+	fi
+	local i
+	: >"$W/data/interleave"
+	for ((i = 0; i < IL_PROCS; i++)); do
+		side VG
+		PAIR=$i runp "$W/data/interleave" "${CMD[@]}" ${PIN[@]+"${PIN[@]}"} "$bin" interleave "$IL_PAIRS" \
+			"$IL_BLOCKS" "$SIZES" || break
+	done
+	"$SPY" "$STATS" interleave --target 1.01 "$W/data/interleave"
 }
 
 pairs() {
