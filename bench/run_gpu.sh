@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU benchmarks of the performance issue, each figure next to its target (PASS / MISS), with and without the
 # prebuilt library preloaded (never rebuilt here: no uthash needed), on one H100 / H200:
+#   0. alloc+free pairs through vramguard and straight into the driver, interleaved in one process (target <= 1.01)
 #   1. alloc+free pair time, cudaMalloc+cudaFree at 4K / 1M / 64M: ratio with / without (target <= 1.01);
 #      stream-ordered and driver-API pairs as information; a VRAMGUARD_BACKTRACE sweep (0/4/8/16/32) at 1M
 #   2. PyTorch training step time, a small MLP and a small CNN: ratio (target: indistinguishable from 1.00)
@@ -19,7 +20,9 @@
 #   PYTHON         interpreter with torch and jax (default python3); NVCC (default: nvcc on PATH, or CUDA's)
 #   QUICK=1        smoke run: few processes and pairs (figures only indicative)
 #   VG_BENCH_DEADLINE  seconds after which no further process is started (default 330); rows show what ran
-#   VG_BENCH_PAIR_PROCS, VG_BENCH_SWEEP_REPS, VG_BENCH_START_RUNS, VG_BENCH_FW_PROCS  override the counts
+#   VG_BENCH_PAIR_PROCS, VG_BENCH_SWEEP_REPS, VG_BENCH_START_RUNS, VG_BENCH_FW_PROCS, VG_BENCH_IL_PROCS,
+#   VG_BENCH_IL_BLOCKS  override the counts
+#   VG_BENCH_SECTIONS  which sections run (default: interleaved pairs torch_steps jax_steps startup)
 #   VG_BENCH_CPU   CPU the pair programs are pinned to (default 2 where there are 4 or more; none: not pinned)
 #   VG_BENCH_FAKE=DIR  check the script without a GPU: the driver-API programs are linked against the test double
 #                  DIR/libcuda.so.1 (make test BUILD=...: DIR=$BUILD/tests); cudart builds are skipped
@@ -79,7 +82,7 @@ main() {
 	[ -f "$VG_LIB" ] || { echo "error: no library $VG_LIB (build it on a CPU machine and ship build/, or set VG_LIB)"; return 1; }
 	build
 	local sec t
-	for sec in interleaved pairs torch_steps jax_steps startup; do
+	for sec in ${VG_BENCH_SECTIONS:-interleaved pairs torch_steps jax_steps startup}; do
 		echo
 		t=$SECONDS
 		"$sec"
