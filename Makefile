@@ -98,9 +98,9 @@ $(T)/test_diff: tests/unit/test_diff.c cli/diff.c cli/diff.h report/report.c con
 # The call-site unwinder against libgcc (tests/unit/test_unwind.c). unwind.c goes into a shared library, as in
 # production, so that its frames can be skipped by address range; the test's own frames are built without frame
 # pointers, and two dlopened libraries differ only in frame size (one may land where the other was).
-$(T)/libvgunwind.so: accounting/unwind.c accounting/unwind.h
+$(T)/libvgunwind.so: accounting/unwind.c accounting/unwind.h accounting/sites.c accounting/sites.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -O2 -fPIC -shared -I. -o $@ accounting/unwind.c -ldl
+	$(CC) $(TEST_CFLAGS) -O2 -fPIC -shared -I. -o $@ accounting/unwind.c accounting/sites.c -ldl
 $(T)/libvgunw_a.so $(T)/libvgunw_b.so: $(T)/libvgunw_%.so: tests/unit/unwind_lib.c
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -O2 -fomit-frame-pointer -fPIC -shared -DVGU_LIB_$* -o $@ $<

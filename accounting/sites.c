@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static __thread int vg_sites_oom;
+static __thread int vg_sites_oom __attribute__((tls_model("initial-exec")));
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(obj) do { (void)(obj); vg_sites_oom = 1; } while (0)
 #include "accounting/sites.h"
@@ -29,6 +29,14 @@ static struct vg_site_shard vg_site_shards[VG_SITE_SHARDS] = {
 #undef VG_S1
 };
 static _Atomic uint32_t vg_site_next_id = 1;
+
+/* The sites this thread interned last, by hash. Most allocations come from a few call sites (a framework's
+ * allocator calls the driver from one place): a hit skips the shard's lock and its table. Sites are never freed. */
+#define VG_SITE_MEMO 4
+static __thread struct {
+	uint64_t hash;
+	struct vg_site *site;
+} vg_site_memo[VG_SITE_MEMO] __attribute__((tls_model("initial-exec")));
 static int vg_depth_cfg;
 static uintptr_t vg_own_lo, vg_own_hi;
 
@@ -73,9 +81,13 @@ struct vg_site *vg_site_capture(int api)
 	/* One hash for both: the shard from its top bits, uthash's buckets from its low ones (uthash's own function
 	 * would hash the 128-byte key a second time). */
 	uint64_t h = vg_frames_hash(frames, n);
+	unsigned m = (unsigned)(h >> 56) % VG_SITE_MEMO;
+	struct vg_site *s = vg_site_memo[m].site;
+	if (s && vg_site_memo[m].hash == h && s->nframes == n && memcmp(s->frames, frames, keylen) == 0)
+		return s;
 	unsigned hashv = (unsigned)h;
 	struct vg_site_shard *sh = &vg_site_shards[(h >> 60) % VG_SITE_SHARDS];
-	struct vg_site *s = NULL;
+	s = NULL;
 	pthread_mutex_lock(&sh->lock);
 	HASH_FIND_BYHASHVALUE(hh, sh->head, frames, keylen, hashv, s);
 	if (!s) {
@@ -94,6 +106,10 @@ struct vg_site *vg_site_capture(int api)
 		}
 	}
 	pthread_mutex_unlock(&sh->lock);
+	if (s) {
+		vg_site_memo[m].hash = h;
+		vg_site_memo[m].site = s;
+	}
 	return s;
 }
 
@@ -101,18 +117,8 @@ void vg_site_alloc(struct vg_site *s, uint64_t bytes)
 {
 	if (!s)
 		return;
-	atomic_fetch_add_explicit(&s->live_count, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->live_bytes, bytes, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->total_allocs, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->total_bytes, bytes, memory_order_relaxed);
-}
-
-void vg_site_free(struct vg_site *s, uint64_t bytes)
-{
-	if (!s)
-		return;
-	atomic_fetch_sub_explicit(&s->live_count, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&s->live_bytes, bytes, memory_order_relaxed);
 }
 
 void vg_sites_foreach(void (*fn)(struct vg_site *s, void *arg), void *arg)
@@ -149,8 +155,6 @@ void vg_sites_reset_child(void)
 	for (int i = 0; i < VG_SITE_SHARDS; i++) {
 		struct vg_site *s, *tmp;
 		HASH_ITER(hh, vg_site_shards[i].head, s, tmp) {
-			atomic_store(&s->live_count, 0);
-			atomic_store(&s->live_bytes, 0);
 			atomic_store(&s->total_allocs, 0);
 			atomic_store(&s->total_bytes, 0);
 		}

@@ -14,8 +14,7 @@ struct vg_site {
 	uint32_t id;                    /* 1, 2, ... in order of first use; stable for the life of the process */
 	uint16_t nframes;
 	uint16_t api;                   /* enum vg_hook_id of its first use */
-	_Atomic uint64_t live_count, live_bytes;
-	_Atomic uint64_t total_allocs, total_bytes;
+	_Atomic uint64_t total_allocs, total_bytes;     /* live figures come from the tables (reports) */
 	UT_hash_handle hh;
 	void *frames[];                 /* return addresses, innermost first */
 };
@@ -27,9 +26,8 @@ int vg_sites_depth(void);
 /* Capture the current stack and intern it. NULL when capture is off or memory is short. */
 struct vg_site *vg_site_capture(int api);
 
-/* Counters. */
+/* Count an allocation made there (its live figures come from the tables: a free does not touch its site). */
 void vg_site_alloc(struct vg_site *s, uint64_t bytes);
-void vg_site_free(struct vg_site *s, uint64_t bytes);
 
 /* Visit every site (under the shard locks; fn must not capture). */
 void vg_sites_foreach(void (*fn)(struct vg_site *s, void *arg), void *arg);

@@ -28,7 +28,7 @@ static _Unwind_Ptr (*vg_uw_getip)(struct _Unwind_Context *);
 /* This thread's counters, for tests (32 bits: they only need to count a test's captures; little static TLS). */
 static __thread struct {
 	uint32_t fast, fallback, misses;
-} vg_uw_tstats;
+} vg_uw_tstats __attribute__((tls_model("initial-exec")));
 
 /* ---- libgcc ---- */
 
@@ -612,9 +612,10 @@ static inline uintptr_t vg_uw_peek(uintptr_t addr)
 
 /* This thread's last walk, frame by frame: a loop allocating from one place walks the same frames again, and
  * between two of its allocations the driver's own work (tens of microseconds) evicts the shared cache's lines, so
- * reading the recipes from 2 lines of this thread's memo instead of up to 16 random lines of the cache saves the
- * misses. Valid only for the generation it was made in (a dlclose since invalidates it). */
-#define VG_UW_MEMO 16
+ * reading the recipes from 4 lines of this thread's memo instead of up to 32 random lines of the cache saves the
+ * misses. 32 steps: the default depth of 16 frames plus vramguard's own (about 8), which the walk steps through
+ * before it records. Valid only for the generation it was made in (a dlclose since invalidates it). */
+#define VG_UW_MEMO 32
 static __thread struct {
 	uint64_t gen;
 	uint64_t e[VG_UW_MEMO];

@@ -75,6 +75,10 @@ static int vg_cmp_alloc(const void *a, const void *b)
 
 /* ---- sites ---- */
 
+struct vg_site_live {
+	uint64_t count, bytes;
+};
+
 struct vg_site_list {
 	struct vg_site **v;
 	size_t n, cap;
@@ -242,6 +246,18 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	vg_table_foreach(&vg_ptrs, vg_collect_alloc, &al);
 	vg_table_foreach(&vg_arrays, vg_collect_alloc, &al);
 	vg_table_foreach(&vg_vmm, vg_collect_alloc, &al);
+	/* Each site's live allocations, from the same walk (a free does not touch its site). */
+	uint32_t nlive = vg_sites_count() + 1;
+	struct vg_site_live *live = calloc(nlive, sizeof(*live));
+	if (!live)
+		al.failed = 1;
+	for (size_t i = 0; live && i < al.n; i++)
+		if (al.v[i].site < nlive) {
+			live[al.v[i].site].count++;
+			live[al.v[i].site].bytes += al.v[i].bytes;
+		}
+	if (!live)
+		nlive = 0;
 	if (al.n)
 		qsort(al.v, al.n, sizeof(al.v[0]), vg_cmp_alloc);
 	r->allocs_live = al.live;
@@ -273,8 +289,10 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		struct vg_report_site *o = &r->sites[r->nsites++];
 		o->id = s->id;
 		snprintf(o->api, sizeof(o->api), "%s", s->api < VG_HOOK_COUNT ? vg_hook_names[s->api] : "?");
-		o->live_count = atomic_load(&s->live_count);
-		o->live_bytes = atomic_load(&s->live_bytes);
+		if (s->id < nlive) {
+			o->live_count = live[s->id].count;
+			o->live_bytes = live[s->id].bytes;
+		}
 		o->total_allocs = atomic_load(&s->total_allocs);
 		o->total_bytes = atomic_load(&s->total_bytes);
 		uint32_t nf = s->nframes < VG_REPORT_MAX_FRAMES ? s->nframes : VG_REPORT_MAX_FRAMES;
@@ -292,6 +310,7 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	if (sym)
 		vg_symbolizer_free(sym);
 	free(sites.v);
+	free(live);
 	if (r->nsites)
 		qsort(r->sites, r->nsites, sizeof(r->sites[0]), vg_cmp_site);
 	return al.failed || sites.failed || ev.failed || sl.failed ? -ENOMEM : 0;

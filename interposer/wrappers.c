@@ -128,7 +128,7 @@ static CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static __thread uint32_t vg_tid;
+static __thread uint32_t vg_tid __attribute__((tls_model("initial-exec")));
 
 static uint32_t vg_thread_id(void)
 {
@@ -191,7 +191,6 @@ static void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev,
 		struct vg_alloc *old = vg_table_remove(t, key);
 		if (old) {
 			vg_quota_release(old->dev, old->bytes);
-			vg_site_free(old->site, old->bytes);
 			vg_alloc_free(old);
 		}
 		rc = vg_table_insert(t, r);
@@ -224,7 +223,6 @@ static void vg_unremove(struct vg_table *t, struct vg_alloc *r)
 {
 	if (vg_table_insert(t, r) != 0) {
 		vg_quota_release(r->dev, r->bytes);
-		vg_site_free(r->site, r->bytes);
 		vg_alloc_free(r);
 	}
 }
@@ -233,7 +231,6 @@ static void vg_unremove(struct vg_table *t, struct vg_alloc *r)
 static void vg_retire(struct vg_alloc *r)
 {
 	vg_quota_release(r->dev, r->bytes);
-	vg_site_free(r->site, r->bytes);
 	vg_quota_note_free(r->dev);
 	vg_alloc_free(r);
 }

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "accounting/sites.h"
 #include "accounting/unwind.h"
 #include "tests/unit/unit.h"
 
@@ -620,6 +621,46 @@ static void test_threads(void)
 	       (unsigned long long)atomic_load(&thread_fast), 4 * 150 * 9);
 }
 
+/* Interning (accounting/sites.c): the same stack gives the same site, every time, also when more call sites take
+ * turns than the thread's memo of recent sites holds; different stacks give different sites. */
+#define SITE_FNS 7
+#define SITE_FN(i) static NOINL struct vg_site *site_fn##i(void) { struct vg_site *s = vg_site_capture(0); \
+	__asm__ volatile("" ::: "memory"); return s; }
+SITE_FN(0) SITE_FN(1) SITE_FN(2) SITE_FN(3) SITE_FN(4) SITE_FN(5) SITE_FN(6)
+static struct vg_site *(*const site_fns[SITE_FNS])(void) = { site_fn0, site_fn1, site_fn2, site_fn3, site_fn4,
+	site_fn5, site_fn6 };
+
+static NOINL struct vg_site *site_via(int i)
+{
+	struct vg_site *s = site_fns[i]();
+	__asm__ volatile("" ::: "memory");
+	return s;
+}
+
+static void test_sites(void)
+{
+	vg_sites_configure(16, skip_lo, skip_hi);
+	uint32_t before = vg_sites_count();
+	struct vg_site *first[SITE_FNS] = { 0 };
+	int wrong = 0;
+	unsigned seed = 12345;
+	for (int k = 0; k < 5000; k++) {        /* one call instruction: the stacks differ only in site_fn<i> */
+		seed = seed * 1103515245u + 12345u;
+		int i = k < 2000 ? k % SITE_FNS : (int)((seed >> 16) % SITE_FNS);
+		struct vg_site *got = site_via(i);
+		if (!first[i])
+			first[i] = got;
+		wrong += got == NULL || got != first[i];
+	}
+	CHECK_EQ_U64(wrong, 0);
+	for (int i = 0; i < SITE_FNS; i++)
+		for (int j = 0; j < i; j++)
+			CHECK(first[i] != first[j]);
+	CHECK_EQ_U64(vg_sites_count() - before, SITE_FNS);
+	vg_sites_configure(0, skip_lo, skip_hi);
+	CHECK(site_via(0) == NULL);                     /* capture off */
+}
+
 static int range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -653,5 +694,6 @@ int main(int argc, char **argv)
 	test_signal();
 	test_dlclose();
 	test_threads();
+	test_sites();
 	return UNIT_DONE();
 }
