@@ -2,8 +2,8 @@
 # vramguard's CPU cost against the test double of libcuda.so.1 (tests/fakecuda), each figure next to its target:
 # ns added per intercepted call (1 and 2 threads), instructions per alloc+free pair (callgrind), heap bytes per
 # live allocation and per call site, report time, and insert/free cost against the number of live allocations.
-# The double takes a global mutex per call: every "added" figure is (with preload) - (without), both measured in
-# this invocation, each the best of several processes. Prints one table; a copy goes to $BUILD/bench-cpu.txt.
+# Every "added" figure is (with preload) - (without), both measured in this invocation, each the best of several
+# processes; the alloc+free targets on the double's lock-free null-memory mode (FAKECUDA_NULLMEM=1). Prints one table; a copy goes to $BUILD/bench-cpu.txt.
 # Usage: make bench-cpu   (or bash bench/run_cpu.sh; QUICK=1 for a smoke run with small counts)
 set -eu
 cd "$(dirname "$0")/.."
@@ -22,7 +22,8 @@ trap 'rm -rf "$WORK"' EXIT
 if [ "${QUICK:-0}" = 1 ]; then PROCS=1 SCALE=10 OUT=$B/bench-cpu-quick.txt; else PROCS=${PROCS:-5} SCALE=1; fi
 
 # Environment of every run: the double never runs out, the quota never denies, no report unless asked.
-base() { env FAKECUDA_MEM=64T LD_LIBRARY_PATH="$PWD/$T" "$@"; }
+# NULLMEM=1: the double's cuMemAlloc_v2/cuMemFree_v2 keep no books and take no lock (FAKECUDA_NULLMEM, both sides).
+base() { env FAKECUDA_MEM=64T FAKECUDA_NULLMEM="${NULLMEM:-0}" LD_LIBRARY_PATH="$PWD/$T" "$@"; }
 vg() { base LD_PRELOAD="$LIB" NVIDIA_GPU_MEMORY_LIMITS=64T VRAMGUARD_REPORT=off "$@"; }
 
 min() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
@@ -55,12 +56,21 @@ calls() {
 	echo "test double: $T/libcuda.so.1; added = with preload - without, best of $PROCS processes"
 	echo
 	echo "1. ns per intercepted call (loops run 24 frames deep; 2 threads: per call, the slower thread)"
+	echo "   The pair targets are read on the double's null-memory mode (FAKECUDA_NULLMEM=1 on both sides: its"
+	echo "   cuMemAlloc_v2/cuMemFree_v2 keep no books and take no lock), where only vramguard's own cost differs."
+	echo "   The rows marked 'one lock' use the full double, whose single global mutex the two threads fight"
+	echo "   over (2T without the preload costs 3-6x 1T): vramguard's time between calls changes how that lock"
+	echo "   convoys, so there the 2T difference is not vramguard's own cost alone."
 	row "call" "without" "with" "added" "target" "verdict"
 	for thr in 1 2; do
-		calls pair "$thr" 10000 20 VRAMGUARD_BACKTRACE=0
+		NULLMEM=1 calls pair "$thr" 10000 20 VRAMGUARD_BACKTRACE=0
 		row "alloc+free pair, capture off, ${thr}T" "$wo" "$wi" "$add" "<=150" "$(verdict "$add" 150)"
-		calls pair "$thr" 5000 5
+		NULLMEM=1 calls pair "$thr" 5000 5
 		row "alloc+free pair, capture 16 frames, ${thr}T" "$wo" "$wi" "$add" "<=2000" "$(verdict "$add" 2000)"
+		calls pair "$thr" 10000 20 VRAMGUARD_BACKTRACE=0
+		row "  the same, capture off, one lock, ${thr}T" "$wo" "$wi" "$add" "-" "-"
+		calls pair "$thr" 5000 5
+		row "  the same, capture 16, one lock, ${thr}T" "$wo" "$wi" "$add" "-" "-"
 		calls getinfo "$thr" 20000 20
 		row "cuMemGetInfo_v2, ${thr}T" "$wo" "$wi" "$add" "-" "-"
 		calls stream "$thr" 5000 5

@@ -195,7 +195,10 @@ static atomic_long g_calls[FC__COUNT];             /* entry points with a fault 
 #define FC_CALL_SHARDS 16
 static struct { atomic_long n[FC__COUNT]; } __attribute__((aligned(64))) g_calls_sh[FC_CALL_SHARDS];
 static atomic_int g_call_shard_next;
-static __thread int t_call_shard = -1;
+/* Thread state is initial-exec, as a real driver's (loaded with the program): a general-dynamic access costs a call
+ * to __tls_get_addr, which a benchmark would charge to its caller. */
+#define FC_TLS __attribute__((tls_model("initial-exec")))
+static __thread int t_call_shard FC_TLS = -1;
 static unsigned char g_has_rule[FC__COUNT];
 static struct failrule g_rules[64];
 static int g_nrules;
@@ -213,9 +216,9 @@ static struct mapping *g_maps;
 static unsigned long long g_next_vmm = 0x100001;
 static struct vaspace g_lowva, g_hva, g_resva;
 
-static __thread struct CUctx_st *t_stack[64];
-static __thread int t_depth;
-static __thread int t_touched;
+static __thread struct CUctx_st *t_stack[64] FC_TLS;
+static __thread int t_depth FC_TLS;
+static __thread int t_touched FC_TLS;
 
 #define LOCK() pthread_mutex_lock(&g_mu)
 #define UNLOCK() pthread_mutex_unlock(&g_mu)
@@ -278,6 +281,29 @@ static unsigned long long parse_size(const char *s, unsigned long long dflt)
     default: break;
     }
     return v;
+}
+
+/* FAKECUDA_NULLMEM=1: allocations without books or lock (fakecuda.h). */
+static int g_nullmem;
+static atomic_uint g_null_threads;
+static __thread unsigned long long t_null_next FC_TLS, t_null_free[64] FC_TLS;
+static __thread int t_null_nfree FC_TLS;
+
+static CUresult null_alloc(CUdeviceptr *p, size_t size)
+{
+    if (size == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (t_null_nfree) { *p = t_null_free[--t_null_nfree]; return CUDA_SUCCESS; }
+    if (!t_null_next)
+        t_null_next = 0x600000000000ull + ((unsigned long long)(atomic_fetch_add(&g_null_threads, 1) % 1024) << 36);
+    *p = t_null_next;
+    t_null_next += round_up(size, GRAN);
+    return CUDA_SUCCESS;
+}
+
+static CUresult null_free(CUdeviceptr p)
+{
+    if (p && t_null_nfree < 64) t_null_free[t_null_nfree++] = p;
+    return CUDA_SUCCESS;
 }
 
 static void reset_state_locked(void);
@@ -382,6 +408,8 @@ static void init_once(void)
     g_fork_ok = (s && strcmp(s, "1") == 0);
     s = getenv("FAKECUDA_UUID_BASE");
     if (s && *s) g_uuid_base = (int)strtol(s, NULL, 10);
+    s = getenv("FAKECUDA_NULLMEM");
+    g_nullmem = (s && strcmp(s, "1") == 0);
     parse_fail(getenv("FAKECUDA_FAIL"));
     init_devices_locked();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -1077,6 +1105,7 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     ENTER(cuMemAlloc_v2);
     if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+    if (g_nullmem) return null_alloc(dptr, bytesize);
     unsigned long long p;
     CUresult r = mem_alloc(&p, bytesize, K_MEM, NULL);
     if (r == CUDA_SUCCESS) *dptr = p;
@@ -1138,7 +1167,11 @@ static CUresult mem_free(unsigned long long p)
     UNLOCK();
     return r;
 }
-CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) { ENTER(cuMemFree_v2); return mem_free(dptr); }
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+    ENTER(cuMemFree_v2);
+    return g_nullmem ? null_free(dptr) : mem_free(dptr);
+}
 CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr) { ENTER(cuMemFree); return mem_free(dptr); }
 
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
@@ -1720,7 +1753,7 @@ static CUresult stream_query(CUstream h)
     return r;
 }
 /* Per-thread capture interaction mode: recorded only (the fake does not model global-mode prohibitions). */
-static __thread CUstreamCaptureMode fc_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+static __thread CUstreamCaptureMode fc_capture_mode FC_TLS = CU_STREAM_CAPTURE_MODE_GLOBAL;
 CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 {
     ENTER(cuThreadExchangeStreamCaptureMode);

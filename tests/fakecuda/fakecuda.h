@@ -21,6 +21,10 @@
  *                             (except cuGetErrorName/String, cuDriverGetVersion, cuGetProcAddress[_v2]).
  *   FAKECUDA_UUID_BASE        N: ordinal i reports the UUID of "physical" device i + N (as if CUDA_VISIBLE_DEVICES
  *                             hid the first N GPUs), so two processes can see one GPU under different ordinals.
+ *   FAKECUDA_NULLMEM          "1" (benchmarks only): cuMemAlloc_v2 and cuMemFree_v2 keep no books and take no lock;
+ *                             each thread reuses the addresses it freed last, from a range of its own (0x600000000000
+ *                             + thread << 36). Threads allocating at once then measure their caller's cost, not this
+ *                             double's global lock. Nothing else sees those allocations.
  *
  * Device i (0-based; i + FAKECUDA_UUID_BASE) has UUID bytes {0,0,0,i, 0,0, 0,0, 0,0, 0,0,0,0,0,i}, i.e. in the usual form
  *   "GPU-%08x-0000-0000-0000-%012x" with i:  device 0 -> GPU-00000000-0000-0000-0000-000000000000,
