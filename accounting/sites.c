@@ -68,11 +68,8 @@ static uint64_t vg_frames_hash(void *const *f, int n)
 	return h ^ (h >> 29);
 }
 
-struct vg_site *vg_site_capture(int api)
+static __attribute__((noinline)) struct vg_site *vg_site_capture_at(int api, int depth)
 {
-	int depth = vg_depth_cfg;
-	if (depth <= 0)
-		return NULL;
 	void *frames[VG_SITE_MAX_FRAMES];
 	int n = vg_unwind_capture(frames, depth, vg_own_lo, vg_own_hi);
 	if (n <= 0)
@@ -111,6 +108,12 @@ struct vg_site *vg_site_capture(int api)
 		vg_site_memo[m].site = s;
 	}
 	return s;
+}
+
+struct vg_site *vg_site_capture(int api)
+{
+	int depth = vg_depth_cfg;
+	return depth > 0 ? vg_site_capture_at(api, depth) : NULL;   /* capture off: no frame set up for the walk */
 }
 
 void vg_site_alloc(struct vg_site *s, uint64_t bytes)

@@ -6,8 +6,11 @@
  * the cost flat as the table outgrows the caches. Every operation is O(1) but remove_if/foreach, which only
  * reports and context teardown use. */
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "accounting/table.h"
 
@@ -236,6 +239,40 @@ static inline uint32_t vg_tag(uint64_t key)
 	return (uint32_t)(vg_hash(key) >> 20);
 }
 
+/* A shard's lock: a futex mutex (0 free, 1 held, 2 held with waiters). Uncontended, one compare-and-swap to take it
+ * and one exchange to give it back, a fifth of pthread_mutex_lock's instructions on the allocation path; a waiter
+ * spins briefly, then sleeps in the kernel. */
+static void vg_shard_lock_slow(_Atomic int *l)
+{
+	for (int spin = 0; spin < 64; spin++) {
+		int c = 0;
+		if (atomic_load_explicit(l, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_weak_explicit(l, &c, 1, memory_order_acquire, memory_order_relaxed))
+			return;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ volatile("yield");
+#endif
+	}
+	while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0)
+		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+static inline void vg_shard_lock(struct vg_shard *s)
+{
+	int c = 0;
+	if (__builtin_expect(!atomic_compare_exchange_strong_explicit(&s->lock, &c, 1, memory_order_acquire,
+								      memory_order_relaxed), 0))
+		vg_shard_lock_slow(&s->lock);
+}
+
+static inline void vg_shard_unlock(struct vg_shard *s)
+{
+	if (__builtin_expect(atomic_exchange_explicit(&s->lock, 0, memory_order_release) == 2, 0))
+		syscall(SYS_futex, &s->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static inline struct vg_shard *vg_shard_of(struct vg_table *t, uint64_t key)
 {
 	return &t->shard[vg_hash(key) >> 58];
@@ -245,7 +282,7 @@ _Static_assert(VG_SHARDS == 64, "vg_shard_of takes the top 6 bits");
 void vg_table_init(struct vg_table *t)
 {
 	for (int i = 0; i < VG_SHARDS; i++) {
-		pthread_mutex_init(&t->shard[i].lock, NULL);
+		atomic_init(&t->shard[i].lock, 0);
 		t->shard[i].slot = NULL;
 		t->shard[i].cap = t->shard[i].count = t->shard[i].used = 0;
 	}
@@ -313,12 +350,12 @@ int vg_table_insert(struct vg_table *t, struct vg_alloc *rec)
 	struct vg_shard *s = vg_shard_of(t, rec->key);
 	uint32_t tag = vg_tag(rec->key);
 	int rc = 0, found = 0;
-	pthread_mutex_lock(&s->lock);
+	vg_shard_lock(s);
 	if ((s->used + 1) * 10 > s->cap * 7) {
 		/* Mostly tombstones: rehash at the same size; else double. */
 		size_t ncap = s->cap == 0 ? 16 : (s->count + 1) * 10 > s->cap * 5 ? s->cap * 2 : s->cap;
 		if (vg_resize(s, ncap) != 0) {
-			pthread_mutex_unlock(&s->lock);
+			vg_shard_unlock(s);
 			return -ENOMEM;
 		}
 	}
@@ -331,7 +368,7 @@ int vg_table_insert(struct vg_table *t, struct vg_alloc *rec)
 		s->slot[i] = (uint64_t)tag << 32 | rec->idx;
 		s->count++;
 	}
-	pthread_mutex_unlock(&s->lock);
+	vg_shard_unlock(s);
 	return rc;
 }
 
@@ -352,7 +389,7 @@ struct vg_alloc *vg_table_remove(struct vg_table *t, uint64_t key)
 	struct vg_shard *s = vg_shard_of(t, key);
 	struct vg_alloc *rec = NULL;
 	int found = 0;
-	pthread_mutex_lock(&s->lock);
+	vg_shard_lock(s);
 	if (s->cap) {
 		size_t i = vg_probe(s, key, vg_tag(key), &found);
 		if (found) {
@@ -360,7 +397,7 @@ struct vg_alloc *vg_table_remove(struct vg_table *t, uint64_t key)
 			vg_clear(s, i);
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
+	vg_shard_unlock(s);
 	return rec;
 }
 
@@ -370,7 +407,7 @@ int vg_table_update(struct vg_table *t, uint64_t key, bool (*fn)(struct vg_alloc
 	struct vg_shard *s = vg_shard_of(t, key);
 	int rc = -ENOENT, found = 0;
 	*removed = NULL;
-	pthread_mutex_lock(&s->lock);
+	vg_shard_lock(s);
 	if (s->cap) {
 		size_t i = vg_probe(s, key, vg_tag(key), &found);
 		if (found) {
@@ -382,7 +419,7 @@ int vg_table_update(struct vg_table *t, uint64_t key, bool (*fn)(struct vg_alloc
 			}
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
+	vg_shard_unlock(s);
 	return rc;
 }
 
@@ -392,7 +429,7 @@ struct vg_alloc *vg_table_remove_if(struct vg_table *t, bool (*pred)(const struc
 	struct vg_alloc *list = NULL;
 	for (int k = 0; k < VG_SHARDS; k++) {
 		struct vg_shard *s = &t->shard[k];
-		pthread_mutex_lock(&s->lock);
+		vg_shard_lock(s);
 		for (size_t i = 0; i < s->cap; i++) {
 			if (!vg_slot_live(s->slot[i]))
 				continue;
@@ -404,7 +441,7 @@ struct vg_alloc *vg_table_remove_if(struct vg_table *t, bool (*pred)(const struc
 				list = p;
 			}
 		}
-		pthread_mutex_unlock(&s->lock);
+		vg_shard_unlock(s);
 	}
 	return list;
 }
@@ -413,11 +450,11 @@ void vg_table_foreach(struct vg_table *t, void (*fn)(const struct vg_alloc *rec,
 {
 	for (int k = 0; k < VG_SHARDS; k++) {
 		struct vg_shard *s = &t->shard[k];
-		pthread_mutex_lock(&s->lock);
+		vg_shard_lock(s);
 		for (size_t i = 0; i < s->cap; i++)
 			if (vg_slot_live(s->slot[i]))
 				fn(vg_rec_at((uint32_t)s->slot[i]), arg);
-		pthread_mutex_unlock(&s->lock);
+		vg_shard_unlock(s);
 	}
 }
 
@@ -425,9 +462,9 @@ size_t vg_table_count(struct vg_table *t)
 {
 	size_t n = 0;
 	for (int i = 0; i < VG_SHARDS; i++) {
-		pthread_mutex_lock(&t->shard[i].lock);
+		vg_shard_lock(&t->shard[i]);
 		n += t->shard[i].count;
-		pthread_mutex_unlock(&t->shard[i].lock);
+		vg_shard_unlock(&t->shard[i]);
 	}
 	return n;
 }
@@ -435,13 +472,13 @@ size_t vg_table_count(struct vg_table *t)
 void vg_table_lock_all(struct vg_table *t)
 {
 	for (int i = 0; i < VG_SHARDS; i++)
-		pthread_mutex_lock(&t->shard[i].lock);
+		vg_shard_lock(&t->shard[i]);
 }
 
 void vg_table_unlock_all(struct vg_table *t)
 {
 	for (int i = VG_SHARDS - 1; i >= 0; i--)
-		pthread_mutex_unlock(&t->shard[i].lock);
+		vg_shard_unlock(&t->shard[i]);
 }
 
 /* The records themselves are not freed one by one: vg_alloc_reset_child makes the whole pool free again. */
@@ -453,6 +490,6 @@ void vg_table_reset_child(struct vg_table *t)
 		__atomic_store_n(&s->slot, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->cap, 0, __ATOMIC_RELAXED);
 		s->count = s->used = 0;
-		pthread_mutex_init(&s->lock, NULL);
+		atomic_store(&s->lock, 0);     /* no other thread survives fork */
 	}
 }

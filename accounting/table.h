@@ -5,6 +5,7 @@
 #define VG_TABLE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,7 +73,7 @@ void vg_alloc_reset_child(void);
 /* A slot is 0 (empty), VG_SLOT_TOMB, or (32 bits of the key's hash << 32 | record index): a probe looks at a
  * record only when the hash bits match, and a rehash never looks at one. */
 struct vg_shard {
-	pthread_mutex_t lock;
+	_Atomic int lock;               /* 0 free, 1 held, 2 held with waiters (table.c: vg_shard_lock) */
 	uint64_t *slot;                 /* capacity a power of two */
 	size_t cap, count, used;        /* used = records + tombstones */
 } __attribute__((aligned(64)));
