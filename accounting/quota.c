@@ -28,6 +28,7 @@ static void vg_quota_release_local(int dev, uint64_t bytes);
 struct vg_quota_shard {
 	struct {
 		_Atomic uint64_t allocs, frees, largest;
+		_Atomic uint64_t credit;        /* small-allocation credit of the owner (below) */
 	} dev[VG_MAX_DEVICES];
 } __attribute__((aligned(64)));
 
@@ -96,6 +97,60 @@ void vg_quota_place(int dev, _Atomic uint64_t *used, _Atomic uint64_t *peak)
 	atomic_store_explicit(&q->usedp, used, memory_order_release);
 }
 
+/* Small-allocation credit. The quota's counter is one cache line that every allocating thread writes: two threads
+ * allocating at once pass it back and forth twice a pair. A thread that owns a shard keeps instead up to
+ * 2 x VG_CREDIT_CHUNK of quota charged to the counter but not handed out, and serves allocations and frees of at
+ * most VG_CREDIT_SMALL bytes from it, on its own line. The counter therefore includes every credit: the limit is
+ * checked against it (so it is never exceeded), it is an upper bound of what is allocated (peak, `vramguard top`),
+ * and exact usage is the counter less the credits (vg_quota_used: reports, cuMemGetInfo, messages). Credit is served
+ * only while the counter is within the limit (a limit lowered below usage refuses from the next allocation), and
+ * every credit is taken back before a refusal, so credit never causes one. Not with a shared budget, whose region
+ * is charged allocation by allocation anyway. */
+#define VG_CREDIT_SMALL ((uint64_t)256 << 10)
+#define VG_CREDIT_CHUNK ((uint64_t)1 << 20)
+
+static uint64_t vg_credit_sum(int dev)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < VG_QUOTA_OWNED; i++)
+		n += atomic_load_explicit(&vg_quota_shards[i].dev[dev].credit, memory_order_relaxed);
+	return n;
+}
+
+/* Take every thread's credit on dev back into the counter's free room. */
+static void vg_credit_reclaim(int dev)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < VG_QUOTA_OWNED; i++)
+		if (atomic_load_explicit(&vg_quota_shards[i].dev[dev].credit, memory_order_relaxed))
+			n += atomic_exchange_explicit(&vg_quota_shards[i].dev[dev].credit, 0, memory_order_relaxed);
+	if (n)
+		vg_quota_release_local(dev, n);
+}
+
+/* This thread's credit on dev, or NULL on the shared shard. */
+static inline _Atomic uint64_t *vg_my_credit(int dev)
+{
+	struct vg_quota_shard *sh = vg_quota_shard();
+	return sh != VG_QUOTA_SHARED_SHARD ? &sh->dev[dev].credit : NULL;
+}
+
+/* This thread's credit for a request of bytes, or NULL where credit does not apply (a large request, a thread on
+ * the shared shard, a shared budget). */
+static inline _Atomic uint64_t *vg_credit_of(int dev, uint64_t bytes)
+{
+	return bytes > VG_CREDIT_SMALL || vg_budget_region() ? NULL : vg_my_credit(dev);
+}
+
+/* The peak: the counter less this thread's own credit (exact for one allocating thread; with several, an upper
+ * bound by the others' credits), kept whenever it grows. */
+static inline void vg_peak_note(struct vg_counters *q, int dev, uint64_t counter)
+{
+	_Atomic uint64_t *mine = vg_my_credit(dev);
+	uint64_t c = mine ? atomic_load_explicit(mine, memory_order_relaxed) : 0;
+	vg_atomic_max(vg_peak_of(q), counter > c ? counter - c : 0);
+}
+
 void vg_quota_set_limit(int dev, uint64_t limit)
 {
 	if (vg_quota_tracked(dev))
@@ -110,20 +165,51 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 	uint64_t limit = atomic_load_explicit(&q->limit, memory_order_relaxed);
 	_Atomic uint64_t *usedp = vg_used_of(q);
 	uint64_t used = atomic_load_explicit(usedp, memory_order_relaxed);
+	_Atomic uint64_t *credit = vg_credit_of(dev, bytes);
+	if (credit && (limit == VG_NO_LIMIT || used <= limit)) {
+		uint64_t have = atomic_load_explicit(credit, memory_order_relaxed);
+		if (have >= bytes && atomic_compare_exchange_strong_explicit(credit, &have, have - bytes,
+									     memory_order_relaxed, memory_order_relaxed)) {
+			/* Already charged to the counter, which is within the limit. The peak: a load unless it grows. */
+			vg_atomic_max(vg_peak_of(q), used - (have - bytes));
+			return 0;
+		}
+	}
+	/* Charge the counter: with a refill of the credit where it applies and fits, else the bytes alone; before
+	 * refusing, take every credit back and look once more. */
+	uint64_t refill = credit ? VG_CREDIT_CHUNK : 0;
+	bool reclaimed = false;
 	for (;;) {
-		if (limit != VG_NO_LIMIT && (bytes > limit || used > limit - bytes)) {
+		uint64_t want = bytes + refill;
+		if (limit != VG_NO_LIMIT && (want > limit || used > limit - want)) {
+			if (refill) {
+				refill = 0;
+				continue;
+			}
+			if (!reclaimed) {
+				reclaimed = true;
+				vg_credit_reclaim(dev);
+				used = atomic_load_explicit(usedp, memory_order_relaxed);
+				continue;
+			}
+			if (used_now) {
+				uint64_t c = vg_credit_sum(dev);
+				*used_now = used > c ? used - c : 0;
+			}
+			return -ENOSPC;
+		}
+		if (used > UINT64_MAX - want) {         /* untracked overflow: cannot happen with real sizes */
 			if (used_now)
 				*used_now = used;
 			return -ENOSPC;
 		}
-		if (used > UINT64_MAX - bytes) {        /* untracked overflow: cannot happen with real sizes */
-			if (used_now)
-				*used_now = used;
-			return -ENOSPC;
-		}
-		if (atomic_compare_exchange_weak_explicit(usedp, &used, used + bytes, memory_order_acq_rel,
-							  memory_order_relaxed))
+		if (atomic_compare_exchange_weak_explicit(usedp, &used, used + want, memory_order_acq_rel,
+							  memory_order_relaxed)) {
+			if (refill)
+				atomic_fetch_add_explicit(credit, refill, memory_order_relaxed);
+			used += want;
 			break;
+		}
 	}
 	struct vg_region *r = vg_budget_region();
 	if (r) {
@@ -136,9 +222,7 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 			return rc == -ENOSPC ? -EDQUOT : rc;
 		}
 	}
-	vg_atomic_max(vg_peak_of(q), used + bytes);
-	if (used_now)
-		*used_now = used + bytes;
+	vg_peak_note(q, dev, used);
 	return 0;
 }
 
@@ -147,7 +231,7 @@ void vg_quota_force(int dev, uint64_t bytes)
 	if (!vg_quota_tracked(dev))
 		return;
 	uint64_t now = atomic_fetch_add(vg_used_of(&vg_quota[dev]), bytes) + bytes;
-	vg_atomic_max(vg_peak_of(&vg_quota[dev]), now);
+	vg_peak_note(&vg_quota[dev], dev, now);
 	struct vg_region *r = vg_budget_region();
 	if (r)
 		vg_region_force(r, dev, bytes);
@@ -157,6 +241,16 @@ void vg_quota_release(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
+	_Atomic uint64_t *credit = vg_credit_of(dev, bytes);
+	if (credit) {
+		uint64_t now = atomic_fetch_add_explicit(credit, bytes, memory_order_relaxed) + bytes;
+		if (now > 2 * VG_CREDIT_CHUNK) {
+			uint64_t n = atomic_exchange_explicit(credit, 0, memory_order_relaxed);
+			if (n)
+				vg_quota_release_local(dev, n);
+		}
+		return;
+	}
 	vg_quota_release_local(dev, bytes);
 	struct vg_region *r = vg_budget_region();
 	if (r)
@@ -202,7 +296,10 @@ void vg_quota_note_denied(int dev, uint64_t bytes)
 
 uint64_t vg_quota_used(int dev)
 {
-	return vg_quota_tracked(dev) ? atomic_load(vg_used_of(&vg_quota[dev])) : 0;
+	if (!vg_quota_tracked(dev))
+		return 0;
+	uint64_t used = atomic_load(vg_used_of(&vg_quota[dev])), c = vg_credit_sum(dev);
+	return used > c ? used - c : 0;        /* the counter holds the credits too */
 }
 
 uint64_t vg_quota_limit(int dev)
@@ -217,7 +314,7 @@ bool vg_quota_stats(int dev, struct vg_quota_stats *out)
 		return false;
 	struct vg_counters *q = &vg_quota[dev];
 	out->limit = atomic_load(&q->limit);
-	out->used = atomic_load(vg_used_of(q));
+	out->used = vg_quota_used(dev);
 	out->peak = atomic_load(vg_peak_of(q));
 	out->denied_count = atomic_load(&q->denied_count);
 	out->denied_bytes = atomic_load(&q->denied_bytes);
@@ -246,6 +343,7 @@ void vg_quota_reset_usage(void)
 			atomic_store(&vg_quota_shards[s].dev[i].allocs, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].frees, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].largest, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].credit, 0);
 		}
 	}
 }

@@ -47,6 +47,7 @@ void vg_quota_set_limit(int dev, uint64_t limit);
 
 /* Reserve bytes on dev against the process's quota and then the shared region's budget. Returns 0, or (nothing
  * reserved): -ENOSPC (own quota; *used_now = own usage), -EDQUOT (the shared budget; *used_now = the region's usage),
+ * (*used_now is set on failure only)
  * -ETIMEDOUT (the region's lock was held too long by another process). Untracked devices always succeed. */
 int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now);
 /* Charge without a check (rolling back a failed release). */
