@@ -78,7 +78,10 @@ calls() {
 		calls gpa "$thr" 10000 20
 		row "cuGetProcAddress_v2(\"cuMemAlloc\"), ${thr}T" "$wo" "$wi" "$add" "-" "-"
 		calls dlsym_libm "$thr" 20000 20
-		row "dlsym(libm, \"cos\"), ${thr}T" "$wo" "$wi" "$add" "<=10" "$(verdict "$add" 10)"
+		# With 2 threads glibc's dlsym takes its loader lock, and separate processes differ by +-90 ns (seen on the
+		# H200 host: -91, -5, +50, +62): the verdict rests on the same-process row below.
+		if [ "$thr" = 1 ]; then t="<=10" v=$(verdict "$add" 10); else t=- v=-; fi
+		row "dlsym(libm, \"cos\"), ${thr}T" "$wo" "$wi" "$add" "$t" "$v"
 		# One process, interposed and glibc's dlsym alternated: free of process-to-process noise.
 		ab=$(for ((i = 0; i < PROCS; i++)); do vg "$BIN" calls dlsym_libm_ab "$thr" \
 			$((20000 * (thr > 1 ? 10 : 1) / SCALE)) $((thr > 1 ? 10 : 40)); done |
@@ -142,14 +145,15 @@ calls() {
 
 	echo
 	echo "5. ns per alloc+free pair with L allocations live (capture off; must stay flat: added <= 2x added at L=1000)"
+	echo "   On the double's null-memory mode, whose own cost does not grow with L (its full mode's hash table does)"
 	row "live allocations" "without" "with" "added" "target" "verdict"
 	first=
 	for l in 1000 10000 100000 1000000; do
 		l=$((l / SCALE))
 		a=() b=()
 		for ((i = 0; i < PROCS; i++)); do
-			a+=("$(base "$BIN" flat "$l" $((100000 / SCALE)))")
-			b+=("$(vg VRAMGUARD_BACKTRACE=0 "$BIN" flat "$l" $((100000 / SCALE)))")
+			a+=("$(NULLMEM=1 base "$BIN" flat "$l" $((100000 / SCALE)))")
+			b+=("$(NULLMEM=1 vg VRAMGUARD_BACKTRACE=0 "$BIN" flat "$l" $((100000 / SCALE)))")
 		done
 		wo=$(printf '%s\n' "${a[@]}" | min)
 		wi=$(printf '%s\n' "${b[@]}" | min)
