@@ -194,6 +194,17 @@ static int preloaded(void)
 }
 
 
+/* The primary context of device 0, current on this thread: the one the runtime uses too. */
+static void use_primary_context(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	DRV_OK(cuInit(0));
+	DRV_OK(cuDeviceGet(&dev, 0));
+	DRV_OK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	DRV_OK(cuCtxSetCurrent(ctx));
+}
+
 /* ---- interleave: wrapped and real calls in one process ---- */
 
 static CUresult (*real_alloc)(CUdeviceptr *, size_t);
@@ -269,26 +280,28 @@ static void *real_function(const char *name)
 	return q.addr;
 }
 
-static __attribute__((noinline)) double time_wrapped(size_t size, long n)
+/* Mean microseconds per pair over n pairs through alloc and release: both sides call through a pointer, as the
+ * program's own calls go through the PLT. */
+static __attribute__((noinline)) double time_with(CUresult (*alloc)(CUdeviceptr *, size_t),
+						  CUresult (*release)(CUdeviceptr), size_t size, long n)
 {
 	CUdeviceptr d;
 	double t0 = now_us();
 	for (long i = 0; i < n; i++) {
-		DRV_OK(cuMemAlloc_v2(&d, size));
-		DRV_OK(cuMemFree_v2(d));
+		DRV_OK(alloc(&d, size));
+		DRV_OK(release(d));
 	}
 	return (now_us() - t0) / n;
 }
 
-static __attribute__((noinline)) double time_real(size_t size, long n)
+static double time_wrapped(size_t size, long n)
 {
-	CUdeviceptr d;
-	double t0 = now_us();
-	for (long i = 0; i < n; i++) {
-		DRV_OK(real_alloc(&d, size));
-		DRV_OK(real_free(d));
-	}
-	return (now_us() - t0) / n;
+	return time_with(cuMemAlloc_v2, cuMemFree_v2, size, n);
+}
+
+static double time_real(size_t size, long n)
+{
+	return time_with(real_alloc, real_free, size, n);
 }
 
 static double *il_real[MAX_SIZES], *il_vg[MAX_SIZES];
@@ -347,12 +360,7 @@ static int interleave_main(int argc, char **argv)
 		printf("skip interleave: cuMemAlloc_v2/cuMemFree_v2 not found in libcuda's symbol table\n");
 		return 0;
 	}
-	CUdevice dev;
-	CUcontext ctx;
-	DRV_OK(cuInit(0));
-	DRV_OK(cuDeviceGet(&dev, 0));
-	DRV_OK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	DRV_OK(cuCtxSetCurrent(ctx));
+	use_primary_context();
 	for (int s = 0; s < nsizes; s++) {
 		il_real[s] = malloc(sizeof(double) * (size_t)il_blocks);
 		il_vg[s] = malloc(sizeof(double) * (size_t)il_blocks);
@@ -402,13 +410,7 @@ int main(int argc, char **argv)
 	}
 	printf("preload %d\n", preloaded());
 
-	/* The primary context, current on this thread: the one the runtime uses too. */
-	CUdevice dev;
-	CUcontext ctx;
-	DRV_OK(cuInit(0));
-	DRV_OK(cuDeviceGet(&dev, 0));
-	DRV_OK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	DRV_OK(cuCtxSetCurrent(ctx));
+	use_primary_context();
 	if (use[DRV_ASYNC])
 		DRV_OK(cuStreamCreate(&dstream, CU_STREAM_NON_BLOCKING));
 #ifdef VG_BENCH_CUDART
