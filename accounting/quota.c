@@ -171,7 +171,8 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 		if (have >= bytes && atomic_compare_exchange_strong_explicit(credit, &have, have - bytes,
 									     memory_order_relaxed, memory_order_relaxed)) {
 			/* Already charged to the counter, which is within the limit. The peak: a load unless it grows. */
-			vg_atomic_max(vg_peak_of(q), used - (have - bytes));
+			uint64_t left = have - bytes;
+			vg_atomic_max(vg_peak_of(q), used > left ? used - left : 0);
 			return 0;
 		}
 	}
