@@ -35,6 +35,8 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "gpu_bench.h"
+
 enum api { RT, RT_ASYNC, DRV, DRV_ASYNC, NAPI };
 static const char *const api_token[NAPI] = { "rt", "rt-async", "drv", "drv-async" };
 static const char *const api_row[NAPI] = { "cudaMalloc+cudaFree", "cudaMallocAsync+cudaFreeAsync",
@@ -128,15 +130,22 @@ static __attribute__((noinline)) void one_round(int round)
 	}
 }
 
-static __attribute__((noinline)) void nest(int depth)
+/* The warm-up round, then the recorded ones. */
+static void all_rounds(void)
+{
+	one_round(-1);
+	for (int r = 0; r < nrounds; r++)
+		one_round(r);
+}
+
+/* Run fn below depth more frames of this program. */
+static __attribute__((noinline)) void nest(int depth, void (*fn)(void))
 {
 	if (depth == 0) {
-		one_round(-1);
-		for (int r = 0; r < nrounds; r++)
-			one_round(r);
+		fn();
 		return;
 	}
-	nest(depth - 1);
+	nest(depth - 1, fn);
 	__asm__ volatile("" ::: "memory");      /* not a tail call: every level stays on the stack */
 }
 
@@ -144,6 +153,13 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+/* Sorts v. */
+static double median_of(double *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static int parse_sizes(char *list)
@@ -179,18 +195,6 @@ static int parse_apis(char *list)
 		use[a] = 1;
 	}
 	return 0;
-}
-
-static int preloaded(void)
-{
-	char line[4096];
-	int found = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	while (f && !found && fgets(line, sizeof line, f))
-		found = strstr(line, "libvramguard") != NULL;
-	if (f)
-		fclose(f);
-	return found;
 }
 
 
@@ -324,24 +328,6 @@ static __attribute__((noinline)) void interleave_blocks(void)
 		}
 }
 
-static __attribute__((noinline)) void nest_il(int depth)
-{
-	if (depth == 0) {
-		interleave_blocks();
-		return;
-	}
-	nest_il(depth - 1);
-	__asm__ volatile("" ::: "memory");
-}
-
-static int cmp_double(const void *a, const void *b);
-
-static double median_of(double *v, long n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int interleave_main(int argc, char **argv)
 {
 	if (argc != 5 || (pairs = atol(argv[2])) <= 0 || (il_blocks = atol(argv[3])) < 10 || il_blocks > 100000 ||
@@ -367,7 +353,7 @@ static int interleave_main(int argc, char **argv)
 		if (!il_real[s] || !il_vg[s])
 			die("malloc", 0);
 	}
-	nest_il(STACK_DEPTH);
+	nest(STACK_DEPTH, interleave_blocks);
 	double *ratio = malloc(sizeof(double) * (size_t)il_blocks), *added = malloc(sizeof(double) * (size_t)il_blocks);
 	if (!ratio || !added)
 		die("malloc", 0);
@@ -424,13 +410,11 @@ int main(int argc, char **argv)
 	/* Under vramguard the total is the quota: proof that its exports are the ones called. */
 	printf("info cuMemGetInfo_v2 total %.1f GiB\n", tot / 1073741824.0);
 
-	nest(STACK_DEPTH);
+	nest(STACK_DEPTH, all_rounds);
 
 	for (int a = 0; a < NAPI; a++) {
 		for (int s = 0; use[a] && s < nsizes; s++) {
-			qsort(us[a][s], nrounds, sizeof(double), cmp_double);
-			double med = nrounds % 2 ? us[a][s][nrounds / 2] :
-				(us[a][s][nrounds / 2 - 1] + us[a][s][nrounds / 2]) / 2;
+			double med = median_of(us[a][s], nrounds);     /* sorted: [0] is the best round */
 			printf("figure %s:%s %.4f %.4f\n", api_row[a], labels[s], med, us[a][s][0]);
 		}
 	}

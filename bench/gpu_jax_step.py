@@ -12,20 +12,15 @@ Exit status 3 with a "skip REASON" line when jax or its GPU backend is missing.
 """
 import os
 import sys
-import time
+
+from gpu_steps import start, time_steps
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 os.environ.setdefault("JAX_PLATFORMS", "cuda")
 
 
-def preloaded():
-    with open("/proc/self/maps") as f:
-        return "libvramguard" in f.read()
-
-
 def main():
-    warmup, steps = (int(a) for a in sys.argv[1:3]) if len(sys.argv) >= 3 else (30, 300)
-    print(f"preload {int(preloaded())}", flush=True)
+    warmup, steps = start()
     try:
         import jax
         import jax.numpy as jnp
@@ -63,17 +58,12 @@ def main():
         return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads), loss
 
     step = jax.jit(step, donate_argnums=0)
-    for _ in range(warmup):
-        params, loss = step(params, x, y)
-    jax.block_until_ready((params, loss))
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter_ns()
-        params, loss = step(params, x, y)
-        jax.block_until_ready((params, loss))
-        times.append(time.perf_counter_ns() - t0)
-    times.sort()
-    print(f"figure jax-mlp-step {times[len(times) // 2] / 1e6:.4f} {times[0] / 1e6:.4f}", flush=True)
+    state = [params, None]          # the parameters are donated: each step hands back the ones to use next
+
+    def one_step():
+        state[0], state[1] = step(state[0], x, y)
+
+    time_steps("jax-mlp-step", one_step, lambda: jax.block_until_ready(tuple(state)), warmup, steps)
     return 0
 
 

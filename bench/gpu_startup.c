@@ -19,23 +19,13 @@
 #define PREFIX "startup-drv:"
 #endif
 
+#include "gpu_bench.h"
+
 static long long now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int preloaded(void)
-{
-	char line[4096];
-	int found = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	while (f && !found && fgets(line, sizeof line, f))
-		found = strstr(line, "libvramguard") != NULL;
-	if (f)
-		fclose(f);
-	return found;
 }
 
 int main(int argc, char **argv)

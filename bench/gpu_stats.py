@@ -1,9 +1,8 @@
 """gpu_stats.py: the launcher and the arithmetic of bench/run_gpu.sh (standard library only).
 
-  gpu_stats.py launch [--cpu=N] [VAR=VALUE...] -- PROG [ARGS...]
+  gpu_stats.py launch [VAR=VALUE...] -- PROG [ARGS...]
       fork; in the child, read CLOCK_MONOTONIC (ns) and execve PROG with it as argv[1], the VARs added to the
-      environment of PROG only (so the launcher itself is never preloaded), pinned to CPU N if given. Exits
-      with PROG's status.
+      environment of PROG only (so the launcher itself is never preloaded). Exits with PROG's status.
   gpu_stats.py table --unit U --rule RULE [--targets REGEX] BASE_LABEL=FILE LABEL=FILE...
       one row per figure (and per further FILE): the per-process values of each side, their median and range,
       compared with the first FILE (the side without the preload).
@@ -42,21 +41,16 @@ import time
 
 def launch(args):
     if "--" not in args:
-        sys.exit("usage: gpu_stats.py launch [--cpu=N] [VAR=VALUE...] -- PROG [ARGS...]")
+        sys.exit("usage: gpu_stats.py launch [VAR=VALUE...] -- PROG [ARGS...]")
     i = args.index("--")
-    env, cpu = dict(os.environ), None
+    env = dict(os.environ)
     for a in args[:i]:
         k, _, v = a.partition("=")
-        if k == "--cpu":
-            cpu = int(v)
-        else:
-            env[k] = v
+        env[k] = v
     argv = args[i + 1:]
     pid = os.fork()
     if pid == 0:
         try:
-            if cpu is not None:
-                os.sched_setaffinity(0, {cpu})
             t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
             os.execve(argv[0], [argv[0], str(t0)] + argv[1:], env)
         except BaseException as e:  # noqa: B902 - the child must never return into the parent's code
@@ -74,6 +68,7 @@ class Side:
     def __init__(self, label, path):
         self.label, self.path = label, path
         self.values, self.mins, self.pairs, self.order = {}, {}, {}, []
+        self.il, self.il_order = {}, []     # "interleave" lines (gpu_alloc_cost interleave), by row
         self.procs, self.failed, self.skipped, self.preload, self.info = 0, [], [], [], []
         try:
             with open(path) as f:
@@ -99,6 +94,11 @@ class Side:
             elif f[0] == "info":
                 if line[5:] not in self.info:
                     self.info.append(line[5:])
+            elif f[0] == "interleave" and len(f) == 10:
+                if f[1] not in self.il:
+                    self.il_order.append(f[1])
+                    self.il[f[1]] = []
+                self.il[f[1]].append([float(x) for x in f[2:8]] + [int(f[8]), int(f[9])])
             elif f[0] == "figure" and len(f) >= 3:
                 name = f[1]
                 if name not in self.values:
@@ -236,43 +236,25 @@ def raw(args):
 def interleave(args):
     if len(args) != 3 or args[0] != "--target":
         sys.exit("usage: gpu_stats.py interleave --target X FILE")
-    limit, path = float(args[1]), args[2]
-    rows, order, procs, failed, skipped = {}, [], 0, 0, []
-    try:
-        with open(path) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        f = line.split()
-        if f[:2] == ["proc", "ok"]:
-            procs += 1
-        elif f[:2] == ["proc", "skip"]:
-            skipped.append(" ".join(f[2:]))
-        elif f[:1] == ["proc"]:
-            failed += 1
-        elif f[:1] == ["interleave"] and len(f) == 10:
-            if f[1] not in rows:
-                order.append(f[1])
-                rows[f[1]] = []
-            rows[f[1]].append([float(x) for x in f[2:8]] + [int(f[8]), int(f[9])])
-    if not order:
-        print(f"skipped: {skipped[0]}" if skipped else f"no data ({failed} process(es) failed; see the failures)")
+    limit, side = float(args[1]), Side("interleave", args[2])
+    if not side.il_order:
+        print(f"skipped: {side.skipped[0]}" if side.skipped
+              else f"no data ({len(side.failed)} process(es) failed; see the failures)")
         return 0
     hdr = ("row", "n", "real µs (min..max)", "with µs (min..max)", "ratio", "95% (min lo..max hi)", "added µs",
            "slower", "target", "verdict")
     fmt = "{:<40} {:>3} {:>21} {:>21} {:>7} {:>21} {:>9} {:>12} {:>7}  {}"
     print(fmt.format(*hdr).rstrip())
-    for name in order:
-        v = rows[name]
+    for name in side.il_order:
+        v = side.il[name]
         ratio = statistics.median(x[2] for x in v)
         slower, blocks = sum(x[6] for x in v), sum(x[7] for x in v)
         print(fmt.format(name, len(v), cell([x[0] for x in v]), cell([x[1] for x in v]), f"{ratio:.4f}",
                          f"{min(x[3] for x in v):.4f}..{max(x[4] for x in v):.4f}",
                          num(statistics.median(x[5] for x in v)), f"{slower}/{blocks}", f"<={limit}",
                          "PASS" if ratio <= limit else "MISS").rstrip())
-    if failed:
-        print(f"note: {failed} process(es) failed (see the failures at the end)")
+    if side.failed:
+        print(f"note: {len(side.failed)} process(es) failed (see the failures at the end)")
     return 0
 
 

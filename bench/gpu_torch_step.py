@@ -11,17 +11,12 @@ Prints "preload 0|1", "info ...", and "figure torch-MODEL-step MEDIAN_MS MIN_MS"
 Exit status 3 with a "skip REASON" line when torch or a CUDA device is missing.
 """
 import sys
-import time
 
-
-def preloaded():
-    with open("/proc/self/maps") as f:
-        return "libvramguard" in f.read()
+from gpu_steps import start, time_steps
 
 
 def main():
-    warmup, steps = (int(a) for a in sys.argv[1:3]) if len(sys.argv) >= 3 else (30, 300)
-    print(f"preload {int(preloaded())}", flush=True)
+    warmup, steps = start()
     try:
         import torch
         import torch.nn as nn
@@ -44,17 +39,7 @@ def main():
             F.cross_entropy(model(x), y).backward()
             opt.step()
 
-        for _ in range(warmup):
-            step()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(steps):
-            t0 = time.perf_counter_ns()
-            step()
-            torch.cuda.synchronize()
-            times.append(time.perf_counter_ns() - t0)
-        times.sort()
-        print(f"figure torch-{name}-step {times[len(times) // 2] / 1e6:.4f} {times[0] / 1e6:.4f}", flush=True)
+        time_steps(f"torch-{name}-step", step, torch.cuda.synchronize, warmup, steps)
 
     torch.manual_seed(0)
     mlp = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
