@@ -978,35 +978,34 @@ static int vg_load_shared(struct vg_config *cfg, const struct vg_option *opt, vg
 }
 
 /* The region's budget stays text (it is stored in the region and resolved per GPU there); parse it here only to
- * refuse a bad one early with the usual message. */
+ * refuse a bad one early with the usual message. Without VRAMGUARD_SHARED_LIMITS the budget is the text of
+ * NVIDIA_GPU_MEMORY_LIMITS (already checked: it loads first), and only where there is a region to give it to: a
+ * process without one keeps any NVIDIA_GPU_MEMORY_LIMITS it could use before, however long. */
 static int vg_load_shared_limits(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
-	const char *name = opt->name, *v = get(name), *t;
+	static const struct vg_option fallback = { .name = "NVIDIA_GPU_MEMORY_LIMITS" };
+	const struct vg_option *from = opt;
+	const char *v, *t;
 	size_t n;
 	struct vg_limits l;
 	struct vg_buf b;
 
-	if (!v || !*v) {
-		name = "NVIDIA_GPU_MEMORY_LIMITS";      /* already validated: it loads first */
-		v = get(name);
+	if (!vg_get_trimmed(opt, get, &v, &t, &n)) {
+		from = &fallback;
+		if (!cfg->shared_path[0] || !vg_get_trimmed(from, get, &v, &t, &n))
+			return 0;
 	}
-	if (!v)
-		return 0;
-	t = v;
-	n = strlen(v);
-	vg_trim(&t, &n);
-	if (n == 0)
-		return 0;
 	if (n >= sizeof(cfg->shared_spec)) {
-		vg_err_head(&b, cfg, name, v);
+		vg_err_head(&b, cfg, from->name, v);
 		vg_buf_str(&b, "too long for a shared region's budget (at most 255 bytes)");
 		return -EINVAL;
 	}
-	if (vg_parse_limits_ex(name, v, VG_MIB, 1, VG_LIMITS_EXAMPLES, &l, cfg->error, sizeof(cfg->error)))
+	if (from == opt &&
+	    vg_parse_limits_ex(opt->name, v, VG_MIB, 1, VG_LIMITS_EXAMPLES, &l, cfg->error, sizeof(cfg->error)))
 		return -EINVAL;
 	memcpy(cfg->shared_spec, t, n);
 	cfg->shared_spec[n] = '\0';
-	cfg->shared_spec_source = name == opt->name ? "VRAMGUARD_SHARED_LIMITS" : "NVIDIA_GPU_MEMORY_LIMITS";
+	cfg->shared_spec_source = from->name;
 	return 0;
 }
 

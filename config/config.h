@@ -71,7 +71,7 @@ struct vg_config {
 	int stream_check;               /* enum vg_stream_check */
 	char shm_dir[VG_SHM_DIR_MAX];   /* VRAMGUARD_SHM_DIR: where named regions and control segments live */
 	char shared_path[VG_SHARED_PATH_MAX]; /* VRAMGUARD_SHARED resolved to a file; "" = no shared region */
-	char shared_name[VG_SPEC_MAX];  /* VRAMGUARD_SHARED as written (NAME or PATH) */
+	char shared_name[VG_SHARED_PATH_MAX]; /* VRAMGUARD_SHARED as written (NAME or PATH) */
 	char shared_spec[VG_SPEC_MAX];  /* the region's budget as text: VRAMGUARD_SHARED_LIMITS, else
 					 * NVIDIA_GPU_MEMORY_LIMITS, else "" (no budget) */
 	const char *shared_spec_source; /* the variable shared_spec came from, or NULL */

@@ -1066,6 +1066,37 @@ static void test_report_random(void)
 	CHECK(accepted > 0);
 }
 
+/* A shared region's budget is text of at most 255 bytes; NVIDIA_GPU_MEMORY_LIMITS is that text only where there is
+ * a region: a longer list stays valid for a process without one. */
+static void test_load_shared(void)
+{
+	char lim[1024] = "8G";
+	for (int i = 0; i < 7; i++) {                   /* 7 UUID keys: over 255 bytes */
+		size_t n = strlen(lim);
+		snprintf(lim + n, sizeof(lim) - n, ",GPU-%08d-0000-0000-0000-000000000000:%dG", i, i + 1);
+	}
+	CHECK(strlen(lim) > 255);
+	const char *plain[] = { "NVIDIA_GPU_MEMORY_LIMITS", lim, NULL };
+	CHECK(load(plain) == 0 && C.valid && C.shared_spec[0] == '\0');
+	const char *shared[] = { "NVIDIA_GPU_MEMORY_LIMITS", lim, "VRAMGUARD_SHARED", "team", NULL };
+	CHECK(load(shared) != 0 && !C.valid);
+	CHECK(strstr(C.error, "invalid NVIDIA_GPU_MEMORY_LIMITS") && strstr(C.error, "too long for a shared region"));
+	const char *own[] = { "NVIDIA_GPU_MEMORY_LIMITS", lim, "VRAMGUARD_SHARED", "team", "VRAMGUARD_SHARED_LIMITS",
+			      " 20G ", NULL };
+	CHECK(load(own) == 0 && C.valid);
+	CHECK(strcmp(C.shared_spec, "20G") == 0 && strcmp(C.shared_spec_source, "VRAMGUARD_SHARED_LIMITS") == 0);
+	const char *fallback[] = { "NVIDIA_GPU_MEMORY_LIMITS", " 8G ", "VRAMGUARD_SHARED", "team", NULL };
+	CHECK(load(fallback) == 0 && C.valid);
+	CHECK(strcmp(C.shared_spec, "8G") == 0 && strcmp(C.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0);
+	const char *bad[] = { "VRAMGUARD_SHARED_LIMITS", "4XB", NULL };  /* checked even without a region */
+	CHECK(load(bad) != 0 && strstr(C.error, "invalid VRAMGUARD_SHARED_LIMITS"));
+	char path[600] = "/";                           /* an absolute path up to 511 bytes names a region */
+	memset(path + 1, 'a', 400);
+	path[401] = '\0';
+	const char *longpath[] = { "VRAMGUARD_SHARED", path, NULL };
+	CHECK(load(longpath) == 0 && C.valid && strcmp(C.shared_name, path) == 0);
+}
+
 int main(void)
 {
 	test_size_units();
@@ -1085,6 +1116,7 @@ int main(void)
 	test_load_report();
 	test_report_expand();
 	test_load_format_stream();
+	test_load_shared();
 	test_options_table();
 	test_format_bytes();
 	test_random_strings();
