@@ -78,12 +78,10 @@ static inline _Atomic uint64_t *vg_peak_of(struct vg_counters *q)
 	return __builtin_expect(p == NULL, 1) ? &q->peak : p;
 }
 
-/* The shared budget, if the process's region has one (a control segment only shows usage: the quota's own counters
- * live there once placed, see vg_quota_place). */
+/* The shared budget the process charges, or NULL. */
 static inline struct vg_region *vg_budget_region(void)
 {
-	struct vg_region *r = atomic_load_explicit(&vg_quota_region, memory_order_acquire);
-	return r && r->kind == VG_REGION_SHARED ? r : NULL;
+	return atomic_load_explicit(&vg_quota_region, memory_order_acquire);
 }
 
 void vg_quota_place(int dev, _Atomic uint64_t *used, _Atomic uint64_t *peak)
@@ -91,10 +89,14 @@ void vg_quota_place(int dev, _Atomic uint64_t *used, _Atomic uint64_t *peak)
 	if (!vg_quota_tracked(dev) || !used || !peak)
 		return;
 	struct vg_counters *q = &vg_quota[dev];
-	atomic_store(used, atomic_load(vg_used_of(q)));
-	atomic_store(peak, atomic_load(vg_peak_of(q)));
+	/* Publish first, then move what the old place holds, so that a charge or release racing with the move lands
+	 * in one place or the other and is never lost. */
+	atomic_store(used, 0);
+	atomic_store(peak, 0);
 	atomic_store_explicit(&q->peakp, peak, memory_order_release);
 	atomic_store_explicit(&q->usedp, used, memory_order_release);
+	atomic_fetch_add(used, atomic_exchange(&q->used, 0));
+	vg_atomic_max(peak, atomic_load(&q->peak));
 }
 
 /* Small-allocation credit. The quota's counter is one cache line that every allocating thread writes: two threads
@@ -135,18 +137,17 @@ static inline _Atomic uint64_t *vg_my_credit(int dev)
 	return sh != VG_QUOTA_SHARED_SHARD ? &sh->dev[dev].credit : NULL;
 }
 
-/* This thread's credit for a request of bytes, or NULL where credit does not apply (a large request, a thread on
- * the shared shard, a shared budget). */
-static inline _Atomic uint64_t *vg_credit_of(int dev, uint64_t bytes)
+/* The credit that serves a request of bytes: this thread's (mine), unless the request is large or the process
+ * charges a shared budget r. */
+static inline _Atomic uint64_t *vg_credit_for(_Atomic uint64_t *mine, uint64_t bytes, const struct vg_region *r)
 {
-	return bytes > VG_CREDIT_SMALL || vg_budget_region() ? NULL : vg_my_credit(dev);
+	return bytes > VG_CREDIT_SMALL || r ? NULL : mine;
 }
 
 /* The peak: the counter less this thread's own credit (exact for one allocating thread; with several, an upper
  * bound by the others' credits), kept whenever it grows. */
-static inline void vg_peak_note(struct vg_counters *q, int dev, uint64_t counter)
+static inline void vg_peak_note(struct vg_counters *q, _Atomic uint64_t *mine, uint64_t counter)
 {
-	_Atomic uint64_t *mine = vg_my_credit(dev);
 	uint64_t c = mine ? atomic_load_explicit(mine, memory_order_relaxed) : 0;
 	vg_atomic_max(vg_peak_of(q), counter > c ? counter - c : 0);
 }
@@ -165,7 +166,8 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 	uint64_t limit = atomic_load_explicit(&q->limit, memory_order_relaxed);
 	_Atomic uint64_t *usedp = vg_used_of(q);
 	uint64_t used = atomic_load_explicit(usedp, memory_order_relaxed);
-	_Atomic uint64_t *credit = vg_credit_of(dev, bytes);
+	struct vg_region *r = vg_budget_region();
+	_Atomic uint64_t *mine = vg_my_credit(dev), *credit = vg_credit_for(mine, bytes, r);
 	if (credit && (limit == VG_NO_LIMIT || used <= limit)) {
 		uint64_t have = atomic_load_explicit(credit, memory_order_relaxed);
 		if (have >= bytes && atomic_compare_exchange_strong_explicit(credit, &have, have - bytes,
@@ -212,7 +214,6 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 			break;
 		}
 	}
-	struct vg_region *r = vg_budget_region();
 	if (r) {
 		uint64_t ru = 0, rl = 0;
 		int rc = vg_region_reserve(r, dev, bytes, &ru, &rl);
@@ -223,7 +224,7 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now)
 			return rc == -ENOSPC ? -EDQUOT : rc;
 		}
 	}
-	vg_peak_note(q, dev, used);
+	vg_peak_note(q, mine, used);
 	return 0;
 }
 
@@ -232,7 +233,7 @@ void vg_quota_force(int dev, uint64_t bytes)
 	if (!vg_quota_tracked(dev))
 		return;
 	uint64_t now = atomic_fetch_add(vg_used_of(&vg_quota[dev]), bytes) + bytes;
-	vg_peak_note(&vg_quota[dev], dev, now);
+	vg_peak_note(&vg_quota[dev], vg_my_credit(dev), now);
 	struct vg_region *r = vg_budget_region();
 	if (r)
 		vg_region_force(r, dev, bytes);
@@ -242,7 +243,8 @@ void vg_quota_release(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
-	_Atomic uint64_t *credit = vg_credit_of(dev, bytes);
+	struct vg_region *r = vg_budget_region();
+	_Atomic uint64_t *credit = vg_credit_for(vg_my_credit(dev), bytes, r);
 	if (credit) {
 		uint64_t now = atomic_fetch_add_explicit(credit, bytes, memory_order_relaxed) + bytes;
 		if (now > 2 * VG_CREDIT_CHUNK) {
@@ -253,7 +255,6 @@ void vg_quota_release(int dev, uint64_t bytes)
 		return;
 	}
 	vg_quota_release_local(dev, bytes);
-	struct vg_region *r = vg_budget_region();
 	if (r)
 		vg_region_release(r, dev, bytes);
 }

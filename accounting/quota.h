@@ -33,8 +33,9 @@ struct vg_quota_stats {
 
 extern struct vg_counters vg_quota[VG_MAX_DEVICES];
 
-/* The region this process charges besides its own counters (a shared budget, or its control segment that only
- * shows usage), or NULL. Set once by the interposer after joining; NULL again in a forked child. */
+/* The shared region whose budget this process charges besides its own counters, or NULL. Set once by the
+ * interposer after joining; NULL again in a forked child. (A control segment is not set here: it has no budget,
+ * and the quota's own counters are placed in it, see vg_quota_place.) */
 struct vg_region;
 extern struct vg_region *_Atomic vg_quota_region;
 

@@ -113,7 +113,8 @@ int vg_shared_attach(void)
 	} else {
 		return 0;
 	}
-	vg_quota_region = &vg_self;
+	if (vg_self.kind == VG_REGION_SHARED)
+		vg_quota_region = &vg_self;     /* a control segment has no budget: the quota counts in it (place) */
 	atomic_store_explicit(&vg_self_ready, 1, memory_order_release);
 	return 0;
 }

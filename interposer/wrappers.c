@@ -851,9 +851,9 @@ VG_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	rc = VG_REAL_CALL(cuDeviceTotalMem_v2, bytes, dev);
 	if (m == VG_MODE_ACTIVE && rc == CUDA_SUCCESS && bytes) {
 		const struct vg_device_info *di = vg_device_info((int)dev);
-		uint64_t ravail, rlim;
-		if (di && di->limit < *bytes)
-			*bytes = (size_t)di->limit;
+		uint64_t ravail, rlim, lim = di ? atomic_load(&di->limit) : VG_NO_LIMIT;  /* `limit set` may change it */
+		if (lim < *bytes)
+			*bytes = (size_t)lim;
 		if (di && vg_shared_region() && vg_region_avail(vg_shared_region(), (int)dev, &ravail, &rlim) &&
 		    rlim < *bytes)
 			*bytes = (size_t)rlim;

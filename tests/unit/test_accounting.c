@@ -60,7 +60,7 @@ static void test_place(void)
 	CHECK_EQ_U64(atomic_load(&used), 450 * MiB);
 	struct vg_quota_stats st;
 	CHECK(vg_quota_stats(4, &st) && st.used == 450 * MiB && st.peak == 900 * MiB);
-	CHECK_EQ_U64(atomic_load(&vg_quota[4].used), 300 * MiB);       /* the old place is left alone */
+	CHECK_EQ_U64(atomic_load(&vg_quota[4].used), 0);               /* the old place was emptied into the new */
 	vg_quota_reset_usage();
 	CHECK_EQ_U64(vg_quota_used(4), 0);
 	CHECK_EQ_U64(atomic_load(&used), 450 * MiB);                   /* a fork child does not write the parent's */
