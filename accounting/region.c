@@ -918,7 +918,7 @@ void vg_region_note_report(struct vg_region *r, uint64_t realtime_ns)
 
 /* ---- live limits ---- */
 
-static int vg_spec_check(const char *spec, struct vg_limits *l, char *err, size_t errlen)
+int vg_region_spec_check(const char *spec, struct vg_limits *l, char *err, size_t errlen)
 {
 	if (!spec || strlen(spec) >= VG_REGION_SPEC_MAX) {
 		vg_err(err, errlen, "limit spec too long (at most %d bytes)", VG_REGION_SPEC_MAX - 1);
@@ -941,7 +941,7 @@ static int vg_spec_check(const char *spec, struct vg_limits *l, char *err, size_
 int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t errlen)
 {
 	struct vg_limits l;
-	int rc = vg_spec_check(spec, &l, err, errlen);
+	int rc = vg_region_spec_check(spec, &l, err, errlen);
 	if (rc)
 		return rc;
 	if (!r->h || !r->writable || r->kind != VG_REGION_SHARED) {
@@ -994,7 +994,7 @@ int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t 
 			     size_t errlen)
 {
 	struct vg_limits l;
-	int rc = vg_spec_check(spec, &l, err, errlen);
+	int rc = vg_region_spec_check(spec, &l, err, errlen);
 	if (rc)
 		return rc;
 	if (!r->h || !r->writable || slot < 0 || (uint32_t)slot >= r->nslots) {

@@ -174,6 +174,10 @@ void vg_region_note_report(struct vg_region *r, uint64_t realtime_ns);
 /* Reclaim the slots of dead processes (same PID namespace only). Returns how many; takes the lock. */
 int vg_region_reclaim(struct vg_region *r);
 
+/* A limit spec as `vramguard limit set` takes it (NVIDIA_GPU_MEMORY_LIMITS syntax, not blank, under
+ * VG_REGION_SPEC_MAX bytes), parsed into *l. 0, or -EINVAL with the reason in err. */
+struct vg_limits;
+int vg_region_spec_check(const char *spec, struct vg_limits *l, char *err, size_t errlen);
 /* Live limits. Region-wide (`limit set --shared`): spec applies to every registered device (a bare size to all, a
  * key "i:" to the GPUs whose recorded ordinal -- that of the process that registered them -- is i, a UUID key to
  * that GPU) and becomes the spec for GPUs registered later. Per process (`limit set --pid`): spec is stored in the

@@ -56,20 +56,11 @@ static int limit_usage(const char *fmt, const char *arg)
 	return 2;
 }
 
-/* The spec is checked with the library's own parser before anything is written. */
+/* The spec is checked by the library's own rule (vg_region_spec_check) before anything is written. */
 static int limit_spec_check(const char *spec, struct vg_limits *l)
 {
 	char e[VG_ERR_MAX];
-	size_t n = strlen(spec);
-	if (n == 0)
-		return limit_fail(2, "invalid limit '': empty (expected e.g. 4096, 4G, 50%%, unlimited, 0:4G,1:2G)");
-	if (n >= VG_REGION_SPEC_MAX)
-		return limit_fail(2, "invalid limit '%.40s...': too long (at most %d bytes)", spec, VG_REGION_SPEC_MAX - 1);
-	if (vg_parse_limits("limit", spec, (uint64_t)1 << 20, l, e, sizeof(e)) != 0) {
-		fprintf(stderr, "%s\n", e);
-		return 2;
-	}
-	return 0;
+	return vg_region_spec_check(spec, l, e, sizeof(e)) != 0 ? limit_fail(2, "%s", e) : 0;
 }
 
 static int limit_pid_arg(const char *s, int32_t *pid)
@@ -167,7 +158,7 @@ static int limit_set_shared(const char *dir, const char *name, const char *spec,
 		vg_limits_for(l, v->ordinal, strncmp(uuid, "ordinal:", 8) ? uuid : NULL, v->total, NULL, &said);
 		named += said;
 		uint64_t lim = atomic_load(&v->limit), used = atomic_load(&v->used);
-		if (lim != VG_REGION_NONE && used > lim) {
+		if (said && lim != VG_REGION_NONE && used > lim) {       /* GPUs the spec does not name keep theirs */
 			char g[64], a[32], b[32];
 			vg_strbuf_printf(&over, "; %s has %s in use, over the new %s: new allocations there are denied "
 					 "until usage drops", vg_dev_label(v, g, sizeof(g)), vg_format_bytes(used, a, sizeof(a)),

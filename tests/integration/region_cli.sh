@@ -232,6 +232,8 @@ ls "$RSD"/vramguard.proc.* >/dev/null 2>&1 && bad "  a control segment is left" 
 
 cli "limit set: an invalid SPEC" 2 '^$' "${RENV[@]}" -- $VG limit set 4XB --shared job
 expect_err "  quotes the token" "^vramguard: error: invalid limit '4XB': unknown unit 'XB' \\(expected e.g. "
+cli "limit set: a blank SPEC is invalid too" 2 '^$' "${RENV[@]}" -- $VG limit set ' ' --shared job
+expect_err "  says so" '^vramguard: error: empty limit \(expected e.g. '
 cli "limit set: no such process" 1 '^$' "${RENV[@]}" -- $VG limit set 1G --pid 999999999
 expect_err "  says so" '^vramguard: error: no process 999999999$'
 sleep 30 &
