@@ -484,7 +484,7 @@ static void show_region_json(const struct vg_scan_region *sr, int32_t only_pid, 
 		if (!vg_slot_read(&sr->r, k, &v) || (only_pid && v.pid != only_pid))
 			continue;
 		vg_strbuf_printf(b, "%s{\"pid\": %d, \"command\": ", sep, (int)v.pid);
-		vg_cj_str(b, v.cmd, sizeof(v.cmd));
+		vg_json_str(b, v.cmd, sizeof(v.cmd));
 		vg_strbuf_printf(b, ", \"alive\": %s, \"slot\": %u, \"denied\": %llu, ", v.alive ? "true" : "false", k,
 				 (unsigned long long)v.denied);
 		vg_cj_request(b, &v);
@@ -599,7 +599,7 @@ static int limit_show(int argc, char **argv)
 	struct vg_strbuf b = { 0 };
 	if (json) {
 		vg_strbuf_str(&b, "{\"schema\": \"vramguard.limits/1\", \"dir\": ");
-		vg_cj_str(&b, dir, sizeof(dir));
+		vg_json_str(&b, dir, sizeof(dir));
 		vg_strbuf_str(&b, ", \"regions\": [");
 		for (size_t i = 0; i < s.n; i++) {
 			if (i)

@@ -139,8 +139,6 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 			return false;
 		v->pid = s->pid;
 		v->start = s->start;
-		v->pidns = s->pidns;
-		v->uid = s->uid;
 		v->bound = atomic_load(&s->bound);
 		VG_CLI_FIELD(v->cmd, s->cmd);
 		for (int d = 0; d < VG_REGION_DEVS; d++) {
@@ -355,61 +353,6 @@ void vg_scan_notes(const struct vg_scan *s, struct vg_strbuf *out, const char *p
 
 /* ---- JSON ---- */
 
-static size_t vg_utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t k;
-	if (c >= 0xc2 && c <= 0xdf)
-		k = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		k = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		k = 4;
-	else
-		return 0;
-	if (k > n)
-		return 0;
-	for (size_t i = 1; i < k; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) || (c == 0xf0 && s[1] < 0x90) ||
-	    (c == 0xf4 && s[1] >= 0x90))
-		return 0;               /* overlong, surrogate, beyond U+10FFFF */
-	return k;
-}
-
-void vg_cj_str(struct vg_strbuf *b, const char *str, size_t max)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = strnlen(str, max), i = 0, run = 0, k;
-	vg_strbuf_add(b, "\"", 1);
-	while (i < n) {
-		unsigned char c = s[i];
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-			i++;
-			continue;
-		}
-		if (c >= 0x80 && (k = vg_utf8_len(s + i, n - i)) != 0) {
-			i += k;
-			continue;
-		}
-		vg_strbuf_add(b, str + run, i - run);
-		if (c == '"' || c == '\\')
-			vg_strbuf_printf(b, "\\%c", c);
-		else if (c == '\n')
-			vg_strbuf_add(b, "\\n", 2);
-		else if (c == '\t')
-			vg_strbuf_add(b, "\\t", 2);
-		else if (c < 0x80)
-			vg_strbuf_printf(b, "\\u%04x", c);
-		else
-			vg_strbuf_add(b, "\\ufffd", 6);
-		run = ++i;
-	}
-	vg_strbuf_add(b, str + run, n - run);
-	vg_strbuf_add(b, "\"", 1);
-}
-
 void vg_cj_size(struct vg_strbuf *b, uint64_t v)
 {
 	if (v == VG_REGION_NONE)
@@ -423,7 +366,7 @@ void vg_cj_dev_open(struct vg_strbuf *b, const char *sep, const struct vg_region
 	const struct vg_region_dev *v = &r->h->dev[d];
 	char uuid[VG_REGION_UUID_MAX];
 	vg_strbuf_printf(b, "%s{\"index\": %d, \"uuid\": ", sep, d);
-	vg_cj_str(b, VG_CLI_FIELD(uuid, v->uuid), sizeof(uuid));
+	vg_json_str(b, VG_CLI_FIELD(uuid, v->uuid), sizeof(uuid));
 	vg_strbuf_printf(b, ", \"ordinal\": %d", (int)v->ordinal);
 }
 
@@ -431,7 +374,7 @@ void vg_cj_request(struct vg_strbuf *b, const struct vg_slot_view *v)
 {
 	vg_strbuf_str(b, "\"requested_limit\": ");
 	if (v->limit_spec[0])
-		vg_cj_str(b, v->limit_spec, sizeof(v->limit_spec));
+		vg_json_str(b, v->limit_spec, sizeof(v->limit_spec));
 	else
 		vg_strbuf_str(b, "null");
 	vg_strbuf_printf(b, ", \"applied\": %s", v->pending ? "false" : "true");
@@ -443,9 +386,9 @@ static void top_cj_label_path(struct vg_strbuf *b, const struct vg_scan_region *
 	if (sr->control)
 		vg_strbuf_str(b, "null");
 	else
-		vg_cj_str(b, sr->label, sizeof(sr->label));
+		vg_json_str(b, sr->label, sizeof(sr->label));
 	vg_strbuf_str(b, ", \"path\": ");
-	vg_cj_str(b, sr->r.path, sizeof(sr->r.path));
+	vg_json_str(b, sr->r.path, sizeof(sr->r.path));
 }
 
 void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
@@ -455,9 +398,9 @@ void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
 	top_cj_label_path(b, sr);
 	char spec[VG_REGION_SPEC_MAX];
 	vg_strbuf_str(b, ", \"created_spec\": ");
-	vg_cj_str(b, VG_CLI_FIELD(spec, h->created_spec), sizeof(spec));
+	vg_json_str(b, VG_CLI_FIELD(spec, h->created_spec), sizeof(spec));
 	vg_strbuf_str(b, ", \"spec\": ");
-	vg_cj_str(b, VG_CLI_FIELD(spec, h->spec), sizeof(spec));
+	vg_json_str(b, VG_CLI_FIELD(spec, h->spec), sizeof(spec));
 	vg_strbuf_printf(b, ", \"writable\": %s, \"reclaimed\": %llu, \"devices\": [", sr->r.writable ? "true" : "false",
 			 (unsigned long long)atomic_load(&h->reclaimed));
 	const char *sep = "";
@@ -797,7 +740,7 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 {
 	vg_strbuf_printf(b, "{\"schema\": \"vramguard.top/1\", \"time_ns\": %llu, \"dir\": ",
 			 (unsigned long long)sn->now_ns);
-	vg_cj_str(b, o->dir, sizeof(o->dir));
+	vg_json_str(b, o->dir, sizeof(o->dir));
 	vg_strbuf_str(b, ", \"regions\": [");
 	const char *sep = "";
 	for (size_t i = 0; i < sn->scan.n; i++) {
@@ -817,7 +760,7 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 			if (!vg_slot_read(&sr->r, k, &v))
 				continue;
 			vg_strbuf_printf(b, "%s{\"pid\": %d, \"command\": ", sep, (int)v.pid);
-			vg_cj_str(b, v.cmd, sizeof(v.cmd));
+			vg_json_str(b, v.cmd, sizeof(v.cmd));
 			vg_strbuf_printf(b, ", \"alive\": %s, \"region\": ", v.alive ? "true" : "false");
 			top_cj_label_path(b, sr);
 			vg_strbuf_printf(b, ", \"slot\": %u, \"denied\": %llu, \"last_report_ns\": ", k,
@@ -853,7 +796,7 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 	for (size_t g = 0; g < sn->ngpu; g++) {
 		struct top_gpu *G = &sn->gpu[g];
 		vg_strbuf_printf(b, "%s{\"uuid\": ", sep);
-		vg_cj_str(b, G->uuid, sizeof(G->uuid));
+		vg_json_str(b, G->uuid, sizeof(G->uuid));
 		vg_strbuf_printf(b, ", \"ordinal\": %d, \"total_bytes\": %llu, \"used_bytes\": %llu, \"processes\": %d, "
 				 "\"budgets\": [", (int)G->first->ordinal, (unsigned long long)G->first->total,
 				 (unsigned long long)G->used, G->procs);
@@ -861,7 +804,7 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 		struct top_budget bu;
 		for (size_t at = 0; top_budget_next(sn, G, &at, &bu);) {
 			vg_strbuf_printf(b, "%s{\"region\": ", bsep);
-			vg_cj_str(b, bu.sr->label, sizeof(bu.sr->label));
+			vg_json_str(b, bu.sr->label, sizeof(bu.sr->label));
 			vg_strbuf_printf(b, ", \"limit_bytes\": %llu, \"used_bytes\": %llu}",
 					 (unsigned long long)bu.limit, (unsigned long long)bu.used);
 			bsep = ", ";

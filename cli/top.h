@@ -30,8 +30,7 @@ int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen)
 struct vg_slot_view {
 	int32_t pid;
 	bool alive;                     /* pid with this start time still runs (or is in another PID namespace) */
-	uint64_t start, pidns;
-	uint32_t uid;                   /* who joined */
+	uint64_t start;
 	uint32_t bound;                 /* bit i: the process registered region device i */
 	char cmd[VG_REGION_CMD_MAX];
 	uint64_t used[VG_REGION_DEVS], peak[VG_REGION_DEVS], quota[VG_REGION_DEVS];
@@ -99,8 +98,7 @@ const char *vg_dev_label(const struct vg_region_dev *d, char *buf, size_t len);
 /* vg_format_bytes, or "unlimited" for VG_REGION_NONE. */
 const char *vg_cli_size(uint64_t v, char *buf, size_t len);
 
-/* JSON output: a string (escaped, invalid UTF-8 replaced), a size in bytes or null for VG_REGION_NONE. */
-void vg_cj_str(struct vg_strbuf *b, const char *s, size_t max);
+/* JSON output (strings: vg_json_str, report/report.h): a size in bytes or null for VG_REGION_NONE. */
 void vg_cj_size(struct vg_strbuf *b, uint64_t v);
 /* The start of region device d's JSON object, left open for the caller's members: sep, then {"index": d,
  * "uuid": "...", "ordinal": N */

@@ -568,7 +568,7 @@ static size_t vg_utf8_seq(const unsigned char *s, size_t n)
 
 /* A JSON string. Module paths and symbols are bytes from the file system and the ELF tables: whatever is not
  * well-formed UTF-8 becomes U+FFFD, so the document always parses. */
-static void vg_json_str(struct vg_strbuf *b, const char *str, size_t max)
+void vg_json_str(struct vg_strbuf *b, const char *str, size_t max)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t n = strnlen(str, max), i = 0, run = 0;

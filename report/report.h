@@ -26,6 +26,9 @@ void vg_strbuf_spaces(struct vg_strbuf *b, size_t n);
  * characters escaped (\n, \t, \xNN), so no path or command line can start a line of its own; vg_text_width counts
  * terminal columns (UTF-8 continuation bytes take none); vg_text_pad appends s padded to width columns. */
 void vg_text_str(struct vg_strbuf *b, const char *s, size_t max);
+/* A JSON string of at most max bytes of s, quoted and escaped; bytes that are not well-formed UTF-8 become U+FFFD
+ * (used by the report and by `vramguard top` / `limit show`). */
+void vg_json_str(struct vg_strbuf *b, const char *s, size_t max);
 size_t vg_text_width(const char *s, size_t n);
 void vg_text_pad(struct vg_strbuf *b, const char *s, size_t width);
 
