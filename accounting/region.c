@@ -1050,6 +1050,19 @@ bool vg_region_pending_limit(struct vg_region *r, char *spec, size_t len)
 	return mine && spec[0] != '\0';
 }
 
+void vg_region_spec_copy(struct vg_region *r, char *spec, size_t len)
+{
+	if (len == 0)
+		return;
+	spec[0] = '\0';
+	if (!r || !r->h)
+		return;
+	bool locked = vg_region_lock(r) == 0;
+	vg_copy_str(spec, len < sizeof(r->h->spec) ? len : sizeof(r->h->spec), r->h->spec);
+	if (locked)
+		vg_region_unlock(r);
+}
+
 bool vg_region_limit_changed(struct vg_region *r)
 {
 	if (!r || !r->h)

@@ -193,6 +193,9 @@ bool vg_region_poll(const struct vg_region *r);
 bool vg_region_pending_limit(struct vg_region *r, char *spec, size_t len);
 /* Has the region-wide limit changed since we last looked? (Each process logs the change once.) */
 bool vg_region_limit_changed(struct vg_region *r);
+/* The region-wide limit spec in force, copied under the lock (`limit set --shared` rewrites it under the lock; a
+ * copy taken without it could be half old, half new). If the lock cannot be had, a bounded copy without it. */
+void vg_region_spec_copy(struct vg_region *r, char *spec, size_t len);
 
 /* Is the process in slot alive (same PID and start time, not a zombie; another PID namespace counts as alive)? */
 bool vg_region_slot_alive(const struct vg_region *r, int slot);

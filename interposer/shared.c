@@ -56,9 +56,12 @@ int vg_shared_attach(void)
 {
 	char err[VG_ERR_MAX], cmd[VG_REGION_CMD_MAX];
 	pid_t pid = getpid();
-	uint64_t start = vg_proc_start(pid);
+	uint64_t start = 0;
 	bool created = false;
-	vg_proc_cmdline(0, true, cmd, sizeof(cmd));
+	if (vg_cfg.shared_path[0] || vg_cfg.control == VG_CONTROL_ON) {
+		start = vg_proc_start(pid);     /* who we are, for the slot: two reads of /proc, only where there is one */
+		vg_proc_cmdline(0, true, cmd, sizeof(cmd));
+	}
 	if (vg_cfg.shared_path[0]) {
 		/* The user asked for a shared budget: if it cannot be had, fail closed. */
 		const char *name = vg_cfg.shared_name;
@@ -69,11 +72,11 @@ int vg_shared_attach(void)
 			       "(see docs/quota.md, \"Shared regions\")", name, err);
 			return -1;
 		}
-		/* Copies: another member may rewrite the file at any time (region.h). */
+		/* Copies: another member may rewrite the budget at any time (region.h); the creation spec never changes. */
 		char in_force[VG_REGION_SPEC_MAX], created_with[VG_REGION_SPEC_MAX];
-		memcpy(in_force, vg_self.h->spec, sizeof(in_force));
+		vg_region_spec_copy(&vg_self, in_force, sizeof(in_force));
 		memcpy(created_with, vg_self.h->created_spec, sizeof(created_with));
-		in_force[sizeof(in_force) - 1] = created_with[sizeof(created_with) - 1] = '\0';
+		created_with[sizeof(created_with) - 1] = '\0';
 		bool follow = vg_cfg.shared_spec_source &&
 			      strcmp(vg_cfg.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0 &&
 			      strcmp(created_with, vg_cfg.shared_spec) == 0;
@@ -131,8 +134,11 @@ void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limi
 	if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
 		vg_log(VG_LOG_WARN, "shared region '%s' already has %d GPUs: GPU %d is not counted in it (only in this "
 		       "process's own quota)", vg_cfg.shared_name, VG_REGION_DEVS, dev);
-	else if (idx < 0 && idx != -ENOSPC)
+	else if (idx < 0 && idx != -ENOSPC && r->kind == VG_REGION_SHARED)
 		vg_log(VG_LOG_WARN, "shared region '%s': cannot register GPU %d: %s", vg_cfg.shared_name, dev, strerror(-idx));
+	else if (idx < 0 && idx != -ENOSPC)
+		vg_log(VG_LOG_WARN, "control segment %s: cannot register GPU %d: %s (`vramguard top` will not show its "
+		       "usage; the quota holds)", r->path, dev, strerror(-idx));
 	else if (idx >= 0 && r->kind == VG_REGION_SHARED) {
 		uint64_t lim = atomic_load(&r->h->dev[idx].limit);
 		if (lim != VG_REGION_NONE) {
@@ -168,8 +174,7 @@ void vg_shared_poll(bool may_reclaim)
 						lim == VG_REGION_NONE ? "unlimited" : vg_format_bytes(lim, a, sizeof(a)));
 		}
 		char spec2[VG_REGION_SPEC_MAX];
-		memcpy(spec2, r->h->spec, sizeof(spec2));
-		spec2[sizeof(spec2) - 1] = '\0';
+		vg_region_spec_copy(r, spec2, sizeof(spec2));
 		bool follows = atomic_load(&vg_self_follow) && spec2[0] && vg_device_apply_limit_spec(spec2, true) >= 0;
 		vg_log(VG_LOG_WARN, "shared region '%s': budget changed to '%s' by `vramguard limit set`%s%s%s",
 		       vg_cfg.shared_name, spec2, line[0] ? ": " : "", line,
