@@ -43,17 +43,28 @@ static bool vg_room(void *vp, size_t n, size_t *cap, size_t elem, size_t first, 
 
 /* ---- allocations ---- */
 
+/* Each site's live allocations, counted in the same walk (a free does not touch its site). */
+struct vg_site_live {
+	uint64_t count, bytes;
+};
+
 struct vg_alloc_list {
 	struct vg_report_alloc *v;
 	size_t n, cap;
 	uint64_t live;
 	int failed;
+	struct vg_site_live *sites;     /* indexed by site id, nsites entries (sites made during the walk: none) */
+	uint32_t nsites;
 };
 
 static void vg_collect_alloc(const struct vg_alloc *r, void *arg)
 {
 	struct vg_alloc_list *l = arg;
 	l->live++;
+	if (r->site && r->site->id < l->nsites) {
+		l->sites[r->site->id].count++;
+		l->sites[r->site->id].bytes += r->bytes;
+	}
 	if (!vg_room(&l->v, l->n, &l->cap, sizeof(l->v[0]), 1024, &l->failed))
 		return;
 	struct vg_report_alloc *a = &l->v[l->n++];
@@ -74,10 +85,6 @@ static int vg_cmp_alloc(const void *a, const void *b)
 }
 
 /* ---- sites ---- */
-
-struct vg_site_live {
-	uint64_t count, bytes;
-};
 
 struct vg_site_list {
 	struct vg_site **v;
@@ -243,21 +250,17 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 
 	/* Largest live allocations. */
 	struct vg_alloc_list al = { 0 };
+	uint32_t nlive = vg_sites_count() + 1;
+	struct vg_site_live *live = calloc(nlive, sizeof(*live));
+	if (!live) {
+		al.failed = 1;
+		nlive = 0;
+	}
+	al.sites = live;
+	al.nsites = nlive;
 	vg_table_foreach(&vg_ptrs, vg_collect_alloc, &al);
 	vg_table_foreach(&vg_arrays, vg_collect_alloc, &al);
 	vg_table_foreach(&vg_vmm, vg_collect_alloc, &al);
-	/* Each site's live allocations, from the same walk (a free does not touch its site). */
-	uint32_t nlive = vg_sites_count() + 1;
-	struct vg_site_live *live = calloc(nlive, sizeof(*live));
-	if (!live)
-		al.failed = 1;
-	for (size_t i = 0; live && i < al.n; i++)
-		if (al.v[i].site < nlive) {
-			live[al.v[i].site].count++;
-			live[al.v[i].site].bytes += al.v[i].bytes;
-		}
-	if (!live)
-		nlive = 0;
 	if (al.n)
 		qsort(al.v, al.n, sizeof(al.v[0]), vg_cmp_alloc);
 	r->allocs_live = al.live;
