@@ -2,6 +2,7 @@
  * together; the driver call happens after the reserve and a failure rolls it back. */
 #include <errno.h>
 
+#include "accounting/atomic.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
 
@@ -56,14 +57,6 @@ static inline void vg_shard_add(const struct vg_quota_shard *sh, _Atomic uint64_
 		atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v, memory_order_relaxed);
 	else
 		atomic_fetch_add_explicit(p, v, memory_order_relaxed);
-}
-
-static void vg_atomic_max(_Atomic uint64_t *p, uint64_t v)
-{
-	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
-	while (v > cur && !atomic_compare_exchange_weak_explicit(p, &cur, v, memory_order_relaxed,
-								 memory_order_relaxed))
-		;
 }
 
 static inline _Atomic uint64_t *vg_used_of(struct vg_counters *q)
@@ -261,14 +254,7 @@ void vg_quota_release(int dev, uint64_t bytes)
 
 static void vg_quota_release_local(int dev, uint64_t bytes)
 {
-	/* Never wrap below zero, even if a caller's bookkeeping were wrong. */
-	_Atomic uint64_t *usedp = vg_used_of(&vg_quota[dev]);
-	uint64_t used = atomic_load_explicit(usedp, memory_order_relaxed);
-	uint64_t next;
-	do {
-		next = used >= bytes ? used - bytes : 0;
-	} while (!atomic_compare_exchange_weak_explicit(usedp, &used, next, memory_order_acq_rel,
-							memory_order_relaxed));
+	vg_atomic_sub_sat(vg_used_of(&vg_quota[dev]), bytes);
 }
 
 void vg_quota_note_alloc(int dev, uint64_t bytes)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accounting/atomic.h"
 #include "accounting/region.h"
 #include "config/config.h"
 
@@ -254,14 +255,8 @@ static void vg_region_repair(struct vg_region_hdr *h, uint32_t nslots)
 
 static void vg_apply_debt(struct vg_region *r);
 
-/* *p -= v, not below 0. The totals change under the lock, but vg_region_force adds to them without it when the lock
- * cannot be had: read-modify-write operations keep such an add from being lost. */
-static void vg_sub_sat(_Atomic uint64_t *p, uint64_t v)
-{
-	uint64_t cur = atomic_load(p);
-	while (!atomic_compare_exchange_weak(p, &cur, cur >= v ? cur - v : 0))
-		;
-}
+/* The totals change under the lock, but vg_region_force adds to them without it when the lock cannot be had:
+ * they are changed with read-modify-write operations (vg_atomic_sub_sat, vg_atomic_max) so that no add is lost. */
 
 static uint64_t vg_mono_ns(void)
 {
@@ -562,7 +557,7 @@ static void vg_slot_clear(struct vg_region *r, uint32_t i)
 	struct vg_region_slot *s = &h->slot[i];
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		uint64_t u = atomic_load(&s->used[d]);
-		vg_sub_sat(&h->dev[d].used, u);
+		vg_atomic_sub_sat(&h->dev[d].used, u);
 		atomic_store(&s->used[d], 0);
 		atomic_store(&s->peak[d], 0);
 		atomic_store(&s->quota[d], VG_REGION_NONE);
@@ -758,13 +753,6 @@ bool vg_region_control_counters(struct vg_region *r, int dev, _Atomic uint64_t *
 	return true;
 }
 
-static void vg_max_store(_Atomic uint64_t *p, uint64_t v)
-{
-	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
-	while (v > cur && !atomic_compare_exchange_weak(p, &cur, v))
-		;
-}
-
 /* Under the lock: take back releases that could not get it earlier. */
 static void vg_apply_debt(struct vg_region *r)
 {
@@ -780,7 +768,7 @@ static void vg_apply_debt(struct vg_region *r)
 		/* Never more than we were charged: the rest of the total is other processes' shares. */
 		uint64_t su = atomic_load(&s->used[d]), take = su < b ? su : b;
 		atomic_fetch_sub(&s->used[d], take);
-		vg_sub_sat(&r->h->dev[d].used, take);
+		vg_atomic_sub_sat(&r->h->dev[d].used, take);
 	}
 }
 
@@ -790,9 +778,9 @@ static void vg_charge_locked(struct vg_region *r, int slot, int idx, uint64_t by
 	struct vg_region_dev *v = &r->h->dev[idx];
 	struct vg_region_slot *s = &r->h->slot[slot];
 	uint64_t du = atomic_fetch_add(&v->used, bytes) + bytes;   /* an add, not a store: see vg_region_force */
-	vg_max_store(&v->peak, du);
+	vg_atomic_max(&v->peak, du);
 	uint64_t su = atomic_fetch_add(&s->used[idx], bytes) + bytes;
-	vg_max_store(&s->peak[idx], su);
+	vg_atomic_max(&s->peak[idx], su);
 }
 
 /* The region device of CUDA ordinal dev, and our slot (read once: *slot), or -1. */
@@ -807,7 +795,7 @@ static int vg_region_idx(struct vg_region *r, int dev, int *slot)
 static void vg_control_charge(struct vg_region *r, int slot, int idx, uint64_t bytes)
 {
 	struct vg_region_slot *s = &r->h->slot[slot];
-	vg_max_store(&s->peak[idx], atomic_fetch_add(&s->used[idx], bytes) + bytes);
+	vg_atomic_max(&s->peak[idx], atomic_fetch_add(&s->used[idx], bytes) + bytes);
 }
 
 int vg_region_reserve(struct vg_region *r, int dev, uint64_t bytes, uint64_t *used, uint64_t *limit)
@@ -879,7 +867,7 @@ void vg_region_release(struct vg_region *r, int dev, uint64_t bytes)
 	if (idx < 0)
 		return;
 	if (r->kind == VG_REGION_CONTROL) {
-		vg_sub_sat(&r->h->slot[slot].used[idx], bytes);
+		vg_atomic_sub_sat(&r->h->slot[slot].used[idx], bytes);
 		return;
 	}
 	atomic_fetch_add(&r->debt[idx], bytes);
