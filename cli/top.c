@@ -102,14 +102,42 @@ const char *vg_dev_label(const struct vg_region_dev *d, char *buf, size_t len)
 	return buf;
 }
 
+/* VRAMGUARD_SHM_DIR and VRAMGUARD_SHARED are read by the library's own loader (trimmed, checked, defaulted as the
+ * jobs read them), so that the command looks where the jobs look; vg_cli_env_dir stands in for VRAMGUARD_SHM_DIR
+ * where --dir gave one. */
+static const char *vg_cli_env_dir;
+static bool vg_cli_env_dir_set;
+
+static const char *vg_cli_getenv(const char *name)
+{
+	if (strcmp(name, "VRAMGUARD_SHM_DIR") == 0)
+		return vg_cli_env_dir_set ? vg_cli_env_dir : getenv(name);
+	return strcmp(name, "VRAMGUARD_SHARED") == 0 ? getenv(name) : NULL;
+}
+
+/* The library's reading of those two variables; NULL with the message in err if it refuses them. */
+static const struct vg_config *vg_cli_env(const char *dir, char *err, size_t errlen)
+{
+	static struct vg_config cfg;
+	vg_cli_env_dir = dir;
+	vg_cli_env_dir_set = dir != NULL;
+	if (vg_config_load(&cfg, vg_cli_getenv) != 0) {
+		const char *e = cfg.error, *head = "vramguard: error: ";
+		snprintf(err, errlen, "%s", strncmp(e, head, strlen(head)) == 0 ? e + strlen(head) : e);
+		return NULL;
+	}
+	return &cfg;
+}
+
 int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen)
 {
 	const char *what = "--dir", *v = opt;
 	if (!v) {
-		v = getenv("VRAMGUARD_SHM_DIR");
+		const struct vg_config *cfg = vg_cli_env(NULL, err, errlen);
+		if (!cfg)
+			return -EINVAL;
+		v = cfg->shm_dir;
 		what = "VRAMGUARD_SHM_DIR";
-		if (!v || !*v)
-			v = VG_REGION_DIR;
 	}
 	size_t n = strlen(v);
 	while (n > 1 && v[n - 1] == '/')
@@ -932,13 +960,15 @@ static int top_parse(int argc, char **argv, struct top_opts *o)
 			fprintf(stderr, "vramguard: error: top: invalid --shared '%s': %s\n", o->names[i], err);
 			return 2;
 		}
-	const char *env = getenv("VRAMGUARD_SHARED");
-	if (env && *env) {
-		if (vg_region_path(o->dir, env, path, sizeof(path), err, sizeof(err)) != 0) {
-			fprintf(stderr, "vramguard: error: invalid VRAMGUARD_SHARED '%s': %s\n", env, err);
-			return 2;
-		}
-		o->names[o->nnames++] = (char *)env;
+	static char env_name[VG_SHARED_PATH_MAX];      /* VRAMGUARD_SHARED, trimmed and checked as the jobs read it */
+	const struct vg_config *cfg = vg_cli_env(o->dir, err, sizeof(err));
+	if (!cfg) {
+		fprintf(stderr, "vramguard: error: %s\n", err);
+		return 2;
+	}
+	if (cfg->shared_name[0]) {
+		snprintf(env_name, sizeof(env_name), "%s", cfg->shared_name);
+		o->names[o->nnames++] = env_name;
 	}
 	return -1;
 }

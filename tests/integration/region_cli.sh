@@ -129,6 +129,11 @@ cli "help top documents its options" 0 '--interval SECONDS' -- $VG help top
 cli "help limit documents set and show" 0 '^usage: vramguard limit set SPEC' -- $VG help limit
 cli "--help lists top and limit" 0 'vramguard limit show' -- $VG --help
 cli "top: an empty directory" 0 "^no process under vramguard in $RSD\$" "${RENV[@]}" -- $VG top --once
+# The variables are read as the library reads them (trimmed), so the command looks where the jobs look.
+cli "top: VRAMGUARD_SHM_DIR with blanks around it is the same directory" 0 "^no process under vramguard in $RSD\$" \
+	VRAMGUARD_SHM_DIR=" $RSD " VRAMGUARD_SHARED= -- $VG top --once
+cli "top: VRAMGUARD_SHARED with a trailing blank names the region" 0 "vramguard\.team does not exist" \
+	"${RENV[@]}" VRAMGUARD_SHARED="team " -- $VG top --once
 
 "$RTOOL" create "$RSD/vramguard.job" job 8G >/dev/null
 member "$RSD/a.out" join "$RSD/vramguard.job" dev=0 uuid=$UA total=16G quota=4G used=1G peak=2G denied=1 report=5 hold=1
