@@ -267,9 +267,10 @@ static uint64_t vg_mono_ns(void)
  * a stopped member must not cost every cuMemFree of the others two seconds. */
 #define VG_REGION_STUCK_NS 5000000000ull
 
-static int vg_region_trylock(struct vg_region *r)
+/* After pthread_mutex_trylock/timedlock returned rc: repair what a dead holder left, apply the releases kept as
+ * debt. 0 with the lock held, or the error. */
+static int vg_region_locked(struct vg_region *r, int rc)
 {
-	int rc = pthread_mutex_trylock(&r->h->lock);
 	if (rc == EOWNERDEAD) {
 		vg_region_repair(r->h, r->nslots);
 		pthread_mutex_consistent(&r->h->lock);
@@ -281,8 +282,18 @@ static int vg_region_trylock(struct vg_region *r)
 	return 0;
 }
 
+static int vg_region_trylock(struct vg_region *r)
+{
+	return vg_region_locked(r, pthread_mutex_trylock(&r->h->lock));
+}
+
+/* The lock, waiting at most VG_REGION_LOCK_TIMEOUT_MS (then -ETIMEDOUT, and releases only try it for a while). A
+ * free lock is taken without reading the clock. */
 static int vg_region_lock(struct vg_region *r)
 {
+	int rc = pthread_mutex_trylock(&r->h->lock);
+	if (rc != EBUSY)
+		return vg_region_locked(r, rc);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += VG_REGION_LOCK_TIMEOUT_MS / 1000;
@@ -291,22 +302,12 @@ static int vg_region_lock(struct vg_region *r)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	int rc;
 	do
 		rc = pthread_mutex_timedlock(&r->h->lock, &ts);
 	while (rc == EINTR);
-	if (rc == EOWNERDEAD) {
-		vg_region_repair(r->h, r->nslots);
-		pthread_mutex_consistent(&r->h->lock);
-		rc = 0;
-	}
-	if (rc != 0) {
-		if (rc == ETIMEDOUT)
-			atomic_store(&r->stuck_until_ns, vg_mono_ns() + VG_REGION_STUCK_NS);
-		return rc == ETIMEDOUT ? -ETIMEDOUT : -rc;
-	}
-	vg_apply_debt(r);
-	return 0;
+	if (rc == ETIMEDOUT)
+		atomic_store(&r->stuck_until_ns, vg_mono_ns() + VG_REGION_STUCK_NS);
+	return vg_region_locked(r, rc);
 }
 
 static void vg_region_unlock(struct vg_region *r)
@@ -871,8 +872,11 @@ void vg_region_release(struct vg_region *r, int dev, uint64_t bytes)
 		return;
 	}
 	atomic_fetch_add(&r->debt[idx], bytes);
-	bool stuck = atomic_load_explicit(&r->stuck_until_ns, memory_order_relaxed) > vg_mono_ns();
-	if ((stuck ? vg_region_trylock(r) : vg_region_lock(r)) == 0)   /* applies the debt */
+	/* Taking the lock applies the debt. While the lock is known stuck, a release only tries it. */
+	int rc = vg_region_trylock(r);
+	if (rc == -EBUSY && atomic_load_explicit(&r->stuck_until_ns, memory_order_relaxed) <= vg_mono_ns())
+		rc = vg_region_lock(r);
+	if (rc == 0)
 		vg_region_unlock(r);
 }
 
