@@ -470,9 +470,12 @@ static struct CUctx_st *find_ctx(CUcontext c)
 }
 
 /* current context of this thread, binding device 0's primary lazily (FAKECUDA_AUTOCTX) */
+/* This thread has not touched a context yet and gets device 0's primary on first use (FAKECUDA_AUTOCTX). */
+static int autoctx_pending(void) { return t_depth == 0 && !t_touched && g_autoctx; }
+
 static struct CUctx_st *cur_ctx(void)
 {
-    if (t_depth == 0 && !t_touched && g_autoctx) {
+    if (autoctx_pending()) {
         struct CUctx_st *p = &g_dev[0].primary;
         if (!g_auto_retained) { g_auto_retained = 1; p->refcount++; }
         t_stack[t_depth++] = p;
@@ -1008,7 +1011,7 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     /* The context stack is per thread: like the real driver, reading it takes no lock (only the first touch of
      * the automatic context changes shared state). */
-    if (t_depth > 0 || t_touched || !g_autoctx) {
+    if (!autoctx_pending()) {
         *pctx = t_depth ? t_stack[t_depth - 1] : NULL;
         return CUDA_SUCCESS;
     }

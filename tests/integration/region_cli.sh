@@ -13,18 +13,18 @@ UB=GPU-bbbbbbbb-1111-2222-3333-444444444444
 MEMBERS=()
 MEMBER_AS=()    # a command to run region_tool through (setpriv ...: as another user)
 
+wait_for() { # FILE REGEX: up to 5 s
+	for _ in $(seq 200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done
+	return 1
+}
 member() { # OUTFILE ARGS...: start region_tool, wait for "ready"; its pid in $MEMBER
 	local out=$1
 	shift
 	"${MEMBER_AS[@]}" "$RTOOL" "$@" >"$out" 2>>"$LOG" &
 	MEMBER=$!
 	MEMBERS+=("$MEMBER")
-	for _ in $(seq 200); do grep -q '^ready' "$out" 2>/dev/null && return 0; sleep 0.025; done
+	wait_for "$out" '^ready' && return 0
 	bad "region_tool $1 did not get ready" "$(cat "$out")"
-}
-wait_for() { # FILE REGEX: up to 5 s
-	for _ in $(seq 200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done
-	return 1
 }
 reap() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 

@@ -283,7 +283,7 @@ for mode in shared control; do
 		shp_json "  top: one slot for the process, the old image's 40 MiB released" members exec "${SHP_PID[ex]}" 0
 	else
 		shp_json "  top: one slot for the process, the old image's 40 MiB released" proc "${SHP_PID[ex]}" 0
-		n=$(ls "$SHD"/vramguard.proc."${SHP_PID[ex]}".* 2>/dev/null | wc -l)
+		n=$(segs "${SHP_PID[ex]}")
 		[ "$n" -eq 1 ] && ok "  one control segment" || bad "  $n control segments for the process"
 	fi
 	shp_expect "  the whole 100 MiB can be allocated again" ex "alloc 100" '^= alloc 0 held 104857600$'
