@@ -19,7 +19,7 @@ LIB := $(BUILD)/libvramguard.so
 HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 CLI := $(BUILD)/vramguard
-CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c report/json_read.c report/report.c config/config.c \
+CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c cli/region.c report/json_read.c report/report.c config/config.c \
 	accounting/region.c
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -120,6 +120,10 @@ INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(T)/%)
 $(T)/region_tool: tests/integration/region_tool.c accounting/region.c accounting/region.h config/config.c config/config.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c accounting/region.c config/config.c
+# Pokes at a region file through its layout only (a lock held by a stopped member, a poisoned total).
+$(T)/region_poke: tests/integration/region_poke.c accounting/region.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_poke.c
 $(T)/dl_%: tests/integration/dl_%.c tests/integration/itest.h
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
 $(T)/nocuda: tests/integration/nocuda.c tests/integration/itest.h

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,8 @@
 #define VG_REGION_MAX_FILE ((size_t)16 << 20)
 
 _Static_assert(sizeof(struct vg_region_slot) % 8 == 0, "slot size");
+_Static_assert(sizeof(struct vg_region_hdr) + (size_t)VG_REGION_SLOTS_MAX * sizeof(struct vg_region_slot) <=
+		       VG_REGION_MAX_FILE, "the largest region fits the size an opener accepts");
 _Static_assert(VG_MAX_DEVICES == 64, "devmap covers the tracked ordinals");
 
 static void vg_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -133,6 +136,12 @@ static int vg_fstat(int fd, struct stat *st)
 	return (int)syscall(SYS_fstat, fd, st);
 }
 
+/* lstat(2) likewise (newfstatat: x86-64 and aarch64 both have it). */
+static int vg_lstat(const char *path, struct stat *st)
+{
+	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
 int vg_region_control_path(const char *dir, pid_t pid, uint64_t start, char *out, size_t len)
 {
 	int n = snprintf(out, len, "%s/%sproc.%d.%llu", dir && *dir ? dir : VG_REGION_DIR, VG_REGION_PREFIX, (int)pid,
@@ -140,23 +149,89 @@ int vg_region_control_path(const char *dir, pid_t pid, uint64_t start, char *out
 	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
-/* The process in slot s is gone: no such PID, another process under that PID, or a zombie (its GPU memory was freed
- * when it exited). Slots of another PID namespace cannot be judged from here and count as alive. */
-static bool vg_slot_dead(const struct vg_region_slot *s, uint64_t pidns)
+/* Our slot, read once. exit() runs vg_region_leave in a destructor while the process's other threads may still
+ * allocate and free: leave gives the slot up under the lock, so a charge re-reads it under the lock (and uses that
+ * one value) rather than charge a slot that is free again, or index slot[-1]. */
+static int vg_my_slot(const struct vg_region *r)
 {
-	if (s->pidns && pidns && s->pidns != pidns)
-		return false;
+	return __atomic_load_n(&r->slot, __ATOMIC_ACQUIRE);
+}
+
+static void vg_set_my_slot(struct vg_region *r, int slot)
+{
+	__atomic_store_n(&r->slot, slot, __ATOMIC_RELEASE);
+}
+
+/* ---- liveness locks ---- */
+
+/* The byte a member locks for as long as it lives: the first byte of its slot. */
+static off_t vg_slot_off(uint32_t i)
+{
+	return (off_t)(offsetof(struct vg_region_hdr, slot) + (size_t)i * sizeof(struct vg_region_slot));
+}
+
+/* An open-file-description lock (F_OFD_SETLK: Linux 3.15) on slot i's byte: F_WRLCK or F_UNLCK. 0 or -errno
+ * (-EAGAIN: someone else holds it; -EINVAL: no OFD locks here). It lives as long as the open file description: our
+ * descriptor *and our mapping* (mmap holds a reference). So closing another descriptor of the file (a second handle,
+ * the application reading the file) does not drop it, death and exec do (the mapping goes, the descriptor is
+ * close-on-exec), and a forked child, which inherits both, must unmap and close them at once (vg_region_close in
+ * interposer/shared.c's fork handler) or it would keep a dead parent looking alive. */
+static int vg_live_lock(int fd, uint32_t i, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = vg_slot_off(i), .l_len = 1, .l_pid = 0 };
+	if (fd < 0)
+		return -EBADF;
+	while (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+		if (errno != EINTR)
+			return errno == EACCES ? -EAGAIN : -errno;
+	}
+	return 0;
+}
+
+/* Does anyone else (another descriptor, of any process) hold slot i's byte? 1 yes, 0 no, -1 cannot tell. */
+static int vg_live_held(int fd, uint32_t i)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = vg_slot_off(i), .l_len = 1, .l_pid = 0 };
+	if (fd < 0)
+		return -1;
+	while (fcntl(fd, F_OFD_GETLK, &fl) != 0)
+		if (errno != EINTR)
+			return -1;
+	return fl.l_type != F_UNLCK;
+}
+
+/* The process in slot i. Its liveness lock is the answer wherever the member runs (our own handle's lock would not
+ * show: that slot is never asked about). Slots without a lock are judged by PID and start time: gone, another process
+ * under that PID, or a zombie (its GPU memory was freed when it exited); without a lock, a slot of another PID
+ * namespace cannot be judged from here. */
+static int vg_slot_life_of(const struct vg_region *r, uint32_t i, uint64_t pidns)
+{
+	const struct vg_region_slot *s = &r->h->slot[i];
+	if (atomic_load(&s->state) != VG_SLOT_ACTIVE)
+		return VG_LIFE_DEAD;
+	bool same_ns = !s->pidns || !pidns || s->pidns == pidns;
+	if (s->live_lock && (int)i != vg_my_slot(r)) {
+		int held = vg_live_held(r->fd, i);
+		if (held >= 0)
+			return held ? VG_LIFE_ALIVE : VG_LIFE_DEAD;
+	}
+	if (!same_ns)
+		return VG_LIFE_UNVERIFIABLE;
 	int zombie = 0;
 	uint64_t start = vg_proc_stat(s->pid, &zombie);
-	return start == 0 || start != s->start || zombie;
+	return start == 0 || start != s->start || zombie ? VG_LIFE_DEAD : VG_LIFE_ALIVE;
+}
+
+int vg_region_slot_life(const struct vg_region *r, int slot)
+{
+	if (!r->h || slot < 0 || (uint32_t)slot >= r->nslots)
+		return VG_LIFE_DEAD;
+	return vg_slot_life_of(r, (uint32_t)slot, vg_proc_pidns());
 }
 
 bool vg_region_slot_alive(const struct vg_region *r, int slot)
 {
-	if (!r->h || slot < 0 || (uint32_t)slot >= r->nslots)
-		return false;
-	const struct vg_region_slot *s = &r->h->slot[slot];
-	return atomic_load(&s->state) == VG_SLOT_ACTIVE && !vg_slot_dead(s, vg_proc_pidns());
+	return vg_region_slot_life(r, slot) != VG_LIFE_DEAD;
 }
 
 /* ---- validation ---- */
@@ -193,8 +268,12 @@ int vg_region_check(const void *map, size_t size, char *err, size_t errlen)
 		vg_err(err, errlen, "corrupt region: kind %u", h->kind);
 		return -EINVAL;
 	}
-	if (h->nslots < 1 || h->nslots > VG_REGION_SLOTS || (h->kind == VG_REGION_CONTROL && h->nslots != 1)) {
+	if (h->nslots < 1 || h->nslots > VG_REGION_SLOTS_MAX || (h->kind == VG_REGION_CONTROL && h->nslots != 1)) {
 		vg_err(err, errlen, "corrupt region: %u slots", h->nslots);
+		return -EINVAL;
+	}
+	if ((h->flags & ~(uint32_t)VG_REGION_PERSISTENT) || (h->kind == VG_REGION_CONTROL && h->flags)) {
+		vg_err(err, errlen, "corrupt region: flags %#x", h->flags);
 		return -EINVAL;
 	}
 	if (h->file_size != vg_region_size(h->nslots) || size != h->file_size) {
@@ -217,26 +296,13 @@ int vg_region_check(const void *map, size_t size, char *err, size_t errlen)
 	for (uint32_t i = 0; i < h->nslots; i++) {
 		const struct vg_region_slot *s = &h->slot[i];
 		uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
-		if (st > VG_SLOT_ACTIVE || !vg_terminated(s->cmd, sizeof(s->cmd)) ||
+		if (st > VG_SLOT_ACTIVE || !vg_terminated(s->cmd, sizeof(s->cmd)) || s->live_lock > 1 ||
 		    !vg_terminated(s->limit_spec, sizeof(s->limit_spec)) || (st == VG_SLOT_ACTIVE && s->pid <= 0)) {
 			vg_err(err, errlen, "corrupt region: slot %u", i);
 			return -EINVAL;
 		}
 	}
 	return 0;
-}
-
-/* Our slot, read once. exit() runs vg_region_leave in a destructor while the process's other threads may still
- * allocate and free: leave gives the slot up under the lock, so a charge re-reads it under the lock (and uses that
- * one value) rather than charge a slot that is free again, or index slot[-1]. */
-static int vg_my_slot(const struct vg_region *r)
-{
-	return __atomic_load_n(&r->slot, __ATOMIC_ACQUIRE);
-}
-
-static void vg_set_my_slot(struct vg_region *r, int slot)
-{
-	__atomic_store_n(&r->slot, slot, __ATOMIC_RELEASE);
 }
 
 /* ---- lock ---- */
@@ -339,14 +405,24 @@ static void vg_copy_str(char *dst, size_t n, const char *src)
 	dst[l] = '\0';
 }
 
-/* Make the file complete under a temporary name, then link it into place: nobody sees a half-made region. */
-static int vg_region_create(const char *path, int kind, unsigned mode, const char *name, const char *spec,
-			    char *err, size_t errlen)
+/* Make the file complete under a temporary name, then link it into place: nobody sees a half-made region. 0,
+ * -EEXIST (someone else made it first; err untouched), or -errno with err. */
+static int vg_region_create(const char *path, const struct vg_region_make *m, char *err, size_t errlen)
 {
 	char tmp[600];
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) : 1;
-	uint32_t nslots = kind == VG_REGION_CONTROL ? 1 : VG_REGION_SLOTS;
+	uint32_t nslots = m->kind == VG_REGION_CONTROL ? 1 : m->nslots ? m->nslots : VG_REGION_SLOTS_DEFAULT;
+	unsigned mode = m->mode;
+	if (m->kind != VG_REGION_SHARED && m->kind != VG_REGION_CONTROL) {
+		vg_err(err, errlen, "cannot create %s: no region kind given", path);
+		return -EINVAL;
+	}
+	if (nslots > VG_REGION_SLOTS_MAX) {
+		vg_err(err, errlen, "cannot create %s with %u process slots (at most %d)", path, nslots,
+		       VG_REGION_SLOTS_MAX);
+		return -EINVAL;
+	}
 	size_t size = vg_region_size(nslots);
 	if (mode & 0002) {
 		vg_err(err, errlen, "cannot create %s with mode %04o: every user could write it (use 0600 or 0660)", path,
@@ -385,7 +461,7 @@ static int vg_region_create(const char *path, int kind, unsigned mode, const cha
 	memset(map, 0, size);
 	struct vg_region_hdr *h = map;
 	h->version = VG_REGION_VERSION;
-	h->kind = (uint32_t)kind;
+	h->kind = (uint32_t)m->kind;
 	h->hdr_size = sizeof(struct vg_region_hdr);
 	h->slot_size = sizeof(struct vg_region_slot);
 	h->dev_size = sizeof(struct vg_region_dev);
@@ -393,12 +469,13 @@ static int vg_region_create(const char *path, int kind, unsigned mode, const cha
 	h->nslots = nslots;
 	h->ndevs = VG_REGION_DEVS;
 	h->file_size = size;
+	h->flags = m->kind == VG_REGION_SHARED ? m->flags & VG_REGION_PERSISTENT : 0;
 	h->created_ns = vg_now_ns(CLOCK_REALTIME);
 	h->creator_pid = (int32_t)getpid();
 	h->creator_uid = (uint32_t)geteuid();
-	vg_copy_str(h->name, sizeof(h->name), name);
-	vg_copy_str(h->created_spec, sizeof(h->created_spec), spec);
-	vg_copy_str(h->spec, sizeof(h->spec), spec);
+	vg_copy_str(h->name, sizeof(h->name), m->name);
+	vg_copy_str(h->created_spec, sizeof(h->created_spec), m->spec);
+	vg_copy_str(h->spec, sizeof(h->spec), m->spec);
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		h->dev[d].ordinal = -1;
 		atomic_store(&h->dev[d].limit, VG_REGION_NONE);
@@ -424,16 +501,37 @@ out:
 	return -e;
 }
 
-/* Whose region may we trust? Ours, root's, or our group's when the file is group-writable; never a file others can
- * write. */
-static int vg_region_trust(const struct stat *st, const char *path, bool writable, char *err, size_t errlen)
+int vg_region_create_new(const char *path, const struct vg_region_make *make, char *err, size_t errlen)
+{
+	int rc = vg_region_create(path, make, err, errlen);
+	if (rc == -EEXIST)
+		vg_err(err, errlen, "%s already exists", path);
+	return rc;
+}
+
+static bool vg_in_group(gid_t gid)
+{
+	if (gid == getegid())
+		return true;
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* Whose file may we use, and for what? See enum vg_region_access. Checked on the opened descriptor's stat, never
+ * on the path (which may have changed since). */
+static int vg_region_trust(const struct stat *st, const char *path, int access, int kind, unsigned want_mode,
+			   char *err, size_t errlen)
 {
 	if (!S_ISREG(st->st_mode)) {
 		vg_err(err, errlen, "%s is not a regular file", path);
 		return -EINVAL;
 	}
 	/* Reading (top, limit show) trusts nothing but the validated layout. */
-	if (!writable)
+	if (access == VG_OPEN_READ)
 		return 0;
 	/* Anyone could have written a world-writable file: not even root uses one. */
 	if (st->st_mode & 0002) {
@@ -442,38 +540,109 @@ static int vg_region_trust(const struct stat *st, const char *path, bool writabl
 		return -EPERM;
 	}
 	uid_t me = geteuid();
-	if (me == 0 || st->st_uid == me || st->st_uid == 0)
-		return 0;               /* root administers every user's regions */
-	if ((st->st_mode & 0060) == 0060) {
-		if (st->st_gid == getegid())
-			return 0;
-		gid_t groups[256];
-		int n = getgroups(256, groups);
-		for (int i = 0; i < n; i++)
-			if (groups[i] == st->st_gid)
-				return 0;
+	unsigned uid = (unsigned)st->st_uid, perm = (unsigned)(st->st_mode & 07777);
+	bool group_rw = (st->st_mode & 0060) == 0060 && vg_in_group(st->st_gid);
+	if (access == VG_OPEN_ADMIN) {
+		if (me == 0 || st->st_uid == me || st->st_uid == 0 || group_rw)
+			return 0;       /* root administers every user's regions */
+		vg_err(err, errlen, "%s belongs to uid %u (mode %04o) and is not shared with this user's groups: "
+		       "refusing it", path, uid, perm);
+		return -EPERM;
 	}
-	vg_err(err, errlen, "%s belongs to uid %u and is not shared with this user's groups: refusing it", path,
-	       (unsigned)st->st_uid);
+	if (kind == VG_REGION_CONTROL) {
+		/* Our own segment, which we create 0600: a file of someone else, or one others may write, was planted. */
+		if (st->st_uid == me && !(st->st_mode & 0022))
+			return 0;
+		vg_err(err, errlen, "%s is not this process's own control segment (it belongs to uid %u, mode %04o; "
+		       "this process runs as uid %u): refusing it", path, uid, perm, (unsigned)me);
+		return -EPERM;
+	}
+	if (st->st_uid == me || st->st_uid == 0)
+		return 0;
+	if ((want_mode & 0060) && group_rw)
+		return 0;
+	if (!(want_mode & 0060))
+		vg_err(err, errlen, "%s belongs to uid %u (mode %04o), not to this user (uid %u): refusing to join it; "
+		       "another user's region is joined only with VRAMGUARD_SHARED_MODE=0660 on both sides, by members of "
+		       "the file's group (or use a region name of your own)", path, uid, perm, (unsigned)me);
+	else
+		vg_err(err, errlen, "%s belongs to uid %u (mode %04o, group %u), not to this user (uid %u), and is not "
+		       "writable by a group this process is in: refusing to join it", path, uid, perm,
+		       (unsigned)st->st_gid, (unsigned)me);
 	return -EPERM;
 }
 
-int vg_region_open(struct vg_region *r, const char *path, bool create, bool writable, int kind, unsigned mode,
-		   const char *name, const char *spec, bool *created, char *err, size_t errlen)
+/* Where a region should not live: a network file system cannot keep a mapped file coherent between hosts (nor the
+ * lock in it); a disk-backed one works but is slow and keeps a crashed job's file across reboots. "" in memory. */
+static int vg_region_fs_check(int fd, char *note, size_t len)
+{
+	struct statfs sf;
+	note[0] = '\0';
+	if (fstatfs(fd, &sf) != 0)
+		return 0;
+	unsigned long t = (unsigned long)sf.f_type;
+	switch (t) {
+	case 0x01021994:        /* tmpfs */
+	case 0x858458f6:        /* ramfs */
+		return 0;
+	case 0x6969:            /* NFS */
+	case 0xff534d42:        /* CIFS */
+	case 0xfe534d42:        /* SMB2 */
+	case 0x517b:            /* SMB */
+	case 0x564c:            /* NCP */
+	case 0x00c36400:        /* Ceph */
+	case 0x47504653:        /* GPFS */
+	case 0x0bd00bd0:        /* Lustre */
+		snprintf(note, len, "it is on a network file system (type %#lx), where processes on different hosts "
+			 "would not see one region: use a memory-backed directory such as /dev/shm", t);
+		return -EREMOTE;
+	}
+	const char *name = t == 0xef53 ? "ext2/3/4" : t == 0x58465342 ? "xfs" : t == 0x9123683e ? "btrfs" :
+			   t == 0x794c7630 ? "overlayfs" : t == 0x65735546 ? "fuse" : NULL;
+	if (name)
+		snprintf(note, len, "it is on a disk-backed file system (%s), not in memory: it works, but a crashed "
+			 "job's file outlives reboots; /dev/shm or a tmpfs is the place for regions", name);
+	else
+		snprintf(note, len, "it is on a file system of type %#lx, not tmpfs: it works if every member sees the "
+			 "same file, but /dev/shm or a tmpfs is the place for regions", t);
+	return 0;
+}
+
+/* Why open(2) refused path (EACCES): whose file it is, from lstat (for the message only). */
+static void vg_open_denied(const char *path, int e, char *err, size_t errlen)
+{
+	struct stat st;
+	if (e == EACCES && vg_lstat(path, &st) == 0)
+		vg_err(err, errlen, "cannot open %s: %s (it belongs to uid %u, mode %04o; this process runs as uid %u): "
+		       "another user's region; use a name of your own, or have its owner or root remove it", path,
+		       strerror(e), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+	else if (e == ELOOP)
+		vg_err(err, errlen, "%s is a symbolic link: refusing it", path);
+	else
+		vg_err(err, errlen, "cannot open %s: %s", path, strerror(e));
+}
+
+int vg_region_open(struct vg_region *r, const char *path, int access, int kind, const struct vg_region_make *make,
+		   bool *created, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
+	r->fd = -1;
 	r->slot = -1;
 	memset(r->devmap, -1, sizeof(r->devmap));
+	for (int d = 0; d < VG_REGION_DEVS; d++)
+		atomic_store(&r->own_quota[d], VG_REGION_NONE);
 	if (created)
 		*created = false;
 	if (strlen(path) >= sizeof(r->path)) {
 		vg_err(err, errlen, "region path too long");
 		return -ENAMETOOLONG;
 	}
+	bool writable = access != VG_OPEN_READ, create = access == VG_OPEN_JOIN && make;
+	unsigned want_mode = make ? make->mode : 0;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+		int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0 && errno == ENOENT && create) {
-			int rc = vg_region_create(path, kind, mode, name, spec, err, errlen);
+			int rc = vg_region_create(path, make, err, errlen);
 			if (rc == 0 && created)
 				*created = true;
 			if (rc != 0 && rc != -EEXIST)
@@ -482,10 +651,7 @@ int vg_region_open(struct vg_region *r, const char *path, bool create, bool writ
 		}
 		if (fd < 0) {
 			int e = errno;
-			if (e == ELOOP)
-				vg_err(err, errlen, "%s is a symbolic link: refusing it", path);
-			else
-				vg_err(err, errlen, "cannot open %s: %s", path, strerror(e));
+			vg_open_denied(path, e, err, errlen);
 			if (created)
 				*created = false;
 			return -e;
@@ -497,11 +663,15 @@ int vg_region_open(struct vg_region *r, const char *path, bool create, bool writ
 			vg_err(err, errlen, "cannot stat %s: %s", path, strerror(e));
 			return -e;
 		}
-		int rc = vg_region_trust(&st, path, writable, err, errlen);
+		int rc = vg_region_trust(&st, path, access, kind, want_mode, err, errlen);
 		if (rc == 0 && ((size_t)st.st_size < sizeof(struct vg_region_hdr) ||
 				(size_t)st.st_size > VG_REGION_MAX_FILE)) {
 			vg_err(err, errlen, "%s: not a vramguard region (size %lld bytes)", path, (long long)st.st_size);
 			rc = -EINVAL;
+		}
+		if (rc == 0 && writable && vg_region_fs_check(fd, r->fs_note, sizeof(r->fs_note)) != 0) {
+			vg_err(err, errlen, "refusing %s: %s", path, r->fs_note);
+			rc = -EREMOTE;
 		}
 		if (rc) {
 			close(fd);
@@ -509,9 +679,9 @@ int vg_region_open(struct vg_region *r, const char *path, bool create, bool writ
 		}
 		size_t size = (size_t)st.st_size;
 		void *map = mmap(NULL, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
-		close(fd);
 		if (map == MAP_FAILED) {
 			int e = errno;
+			close(fd);
 			vg_err(err, errlen, "cannot map %s: %s", path, strerror(e));
 			return -e;
 		}
@@ -525,12 +695,17 @@ int vg_region_open(struct vg_region *r, const char *path, bool create, bool writ
 		}
 		if (rc) {
 			munmap(map, size);
+			close(fd);
 			vg_err(err, errlen, "refusing %s: %s", path, why);
 			return rc;
 		}
 		r->h = map;
 		r->size = size;
+		r->fd = fd;
+		r->fdev = (uint64_t)st.st_dev;
+		r->fino = (uint64_t)st.st_ino;
 		r->kind = (int)r->h->kind;
+		r->access = access;
 		r->nslots = r->h->nslots;
 		r->writable = writable;
 		r->owner = getpid();
@@ -546,7 +721,10 @@ void vg_region_close(struct vg_region *r)
 {
 	if (r->h)
 		munmap(r->h, r->size);
+	if (r->fd >= 0)
+		close(r->fd);   /* drops our liveness lock, if we still hold one */
 	r->h = NULL;
+	r->fd = -1;
 	r->slot = -1;
 }
 
@@ -569,6 +747,7 @@ static void vg_slot_clear(struct vg_region *r, uint32_t i)
 	 * active slot whose pid reads 0 would make it refuse the region as corrupt. The state says the slot is free. */
 	s->cmd[0] = '\0';
 	s->limit_spec[0] = '\0';
+	s->live_lock = 0;
 	atomic_store(&s->bound, 0);
 	atomic_store(&s->applied_seq, atomic_load(&s->limit_seq));
 	atomic_store(&s->state, VG_SLOT_FREE);
@@ -581,10 +760,9 @@ static int vg_reclaim_locked(struct vg_region *r)
 	uint64_t ns = vg_proc_pidns();
 	int n = 0, mine = vg_my_slot(r);
 	for (uint32_t i = 0; i < r->nslots; i++) {
-		struct vg_region_slot *s = &r->h->slot[i];
-		if ((int)i == mine || atomic_load(&s->state) != VG_SLOT_ACTIVE)
+		if ((int)i == mine || atomic_load(&r->h->slot[i].state) != VG_SLOT_ACTIVE)
 			continue;
-		if (vg_slot_dead(s, ns)) {
+		if (vg_slot_life_of(r, i, ns) == VG_LIFE_DEAD) {
 			vg_slot_clear(r, i);
 			n++;
 		}
@@ -603,7 +781,107 @@ int vg_region_reclaim(struct vg_region *r)
 	return n;
 }
 
-int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd, char *err, size_t errlen)
+/* Under the lock: active slots (alive or unverifiable; the dead are reclaimed first by the callers). */
+static int vg_members_locked(const struct vg_region *r)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < r->nslots; i++)
+		n += atomic_load(&r->h->slot[i].state) == VG_SLOT_ACTIVE;
+	return n;
+}
+
+/* Under the lock: mark the region removed, then unlink its name if the name still is this file (someone may have
+ * removed it and made a new one meanwhile: that one is not ours to remove). */
+static void vg_remove_locked(struct vg_region *r)
+{
+	struct stat st;
+	atomic_store(&r->h->removed, 1);
+	if (vg_lstat(r->path, &st) == 0 && (uint64_t)st.st_dev == r->fdev && (uint64_t)st.st_ino == r->fino)
+		unlink(r->path);
+}
+
+/* Under the lock: is slot still this process's (not evicted and given to another)? */
+static bool vg_slot_mine(const struct vg_region *r, int slot)
+{
+	const struct vg_region_slot *s = &r->h->slot[slot];
+	return atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)r->member && s->start == r->self_start;
+}
+
+/* Under the lock: claim a free slot for pid/start and take its liveness lock (a free slot whose byte is still
+ * locked belongs to an evicted process that runs on: skipped). The slot's bound bits follow our device map, for a
+ * process joining again after an eviction. 0 or -ENOSPC. */
+static int vg_claim_locked(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd)
+{
+	int got = -1, lk = -1;
+	bool self = pid == getpid();    /* only a process itself can hold its lock (tests join for others) */
+	for (uint32_t i = 0; i < r->nslots && got < 0; i++) {
+		if (atomic_load(&r->h->slot[i].state) != VG_SLOT_FREE)
+			continue;
+		lk = self ? vg_live_lock(r->fd, i, F_WRLCK) : vg_live_held(r->fd, i) == 1 ? -EAGAIN : -EPERM;
+		if (lk != -EAGAIN)
+			got = (int)i;
+	}
+	if (got < 0)
+		return -ENOSPC;
+	struct vg_region_slot *s = &r->h->slot[got];
+	s->pid = (int32_t)pid;
+	s->start = start;
+	s->pidns = vg_proc_pidns();
+	s->uid = (uint32_t)geteuid();
+	s->joined_ns = vg_now_ns(CLOCK_REALTIME);
+	s->live_lock = lk == 0;
+	vg_copy_str(s->cmd, sizeof(s->cmd), cmd);
+	uint32_t bound = 0;
+	for (int d = 0; d < VG_MAX_DEVICES; d++)
+		if (r->devmap[d] >= 0)
+			bound |= 1u << r->devmap[d];
+	atomic_store(&s->bound, bound);
+	for (int d = 0; d < VG_REGION_DEVS; d++)
+		atomic_store(&s->quota[d], atomic_load(&r->own_quota[d]));
+	r->seen_slot_seq = atomic_load(&s->limit_seq);
+	atomic_store(&s->state, VG_SLOT_ACTIVE);
+	atomic_fetch_add(&r->h->generation, 1);
+	atomic_fetch_add(&r->h->joins, 1);
+	r->owner = getpid();
+	r->member = pid;
+	r->self_start = start;
+	vg_set_my_slot(r, got);
+	return 0;
+}
+
+/* Under the lock, with no member left: a region whose members have all exited starts from nothing. A persistent one
+ * keeps its budget; any other one that had members takes spec (NULL: keeps its own) as if it were new. */
+static void vg_start_over_locked(struct vg_region *r, const char *spec)
+{
+	struct vg_region_hdr *h = r->h;
+	bool renew = !(h->flags & VG_REGION_PERSISTENT) && atomic_load(&h->joins) > 0 && h->kind == VG_REGION_SHARED;
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_region_dev *v = &h->dev[d];
+		atomic_store(&v->used, 0);
+		atomic_store(&v->peak, 0);
+		atomic_store(&v->denied, 0);
+		if (renew) {
+			/* The GPUs register again, with limits resolved from the new spec. */
+			memset(v->uuid, 0, sizeof(v->uuid));
+			v->ordinal = -1;
+			v->total = 0;
+			atomic_store(&v->limit, VG_REGION_NONE);
+		}
+	}
+	if (!renew)
+		return;
+	if (spec) {
+		vg_copy_str(h->created_spec, sizeof(h->created_spec), spec);
+		vg_copy_str(h->spec, sizeof(h->spec), spec);
+	}
+	h->created_ns = vg_now_ns(CLOCK_REALTIME);
+	h->creator_pid = (int32_t)getpid();
+	h->creator_uid = (uint32_t)geteuid();
+	r->started_over = true;
+}
+
+int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd, const char *spec, char *err,
+		   size_t errlen)
 {
 	if (!r->h || !r->writable)
 		return -EBADF;
@@ -613,36 +891,30 @@ int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *c
 		       r->path, strerror(-rc));
 		return rc;
 	}
+	if (atomic_load(&r->h->removed)) {
+		vg_region_unlock(r);
+		vg_err(err, errlen, "%s was removed while this process was joining it", r->path);
+		return -ESTALE;
+	}
 	vg_reclaim_locked(r);
 	/* A slot with our own PID and start time is this process before an exec: its memory went with the old image. */
+	uint64_t ns = vg_proc_pidns();
 	for (uint32_t i = 0; i < r->nslots; i++) {
 		struct vg_region_slot *s = &r->h->slot[i];
-		if (atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)pid && s->start == start)
+		if (atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)pid && s->start == start &&
+		    (!s->pidns || !ns || s->pidns == ns))
 			vg_slot_clear(r, i);
 	}
-	int got = -1;
-	for (uint32_t i = 0; i < r->nslots && got < 0; i++)
-		if (atomic_load(&r->h->slot[i].state) == VG_SLOT_FREE)
-			got = (int)i;
-	if (got < 0) {
+	r->started_over = false;
+	if (vg_members_locked(r) == 0)
+		vg_start_over_locked(r, spec);
+	if (vg_claim_locked(r, pid, start, cmd) != 0) {
 		vg_region_unlock(r);
-		vg_err(err, errlen, "%s is full: %u processes have joined it and all are alive", r->path, r->nslots);
+		vg_err(err, errlen, "%s is full: %u processes have joined it and all are alive (a region's process slots "
+		       "are set when it is made: `vramguard region create NAME --slots N`, or VRAMGUARD_SHARED_SLOTS for the "
+		       "process that creates it)", r->path, r->nslots);
 		return -ENOSPC;
 	}
-	struct vg_region_slot *s = &r->h->slot[got];
-	s->pid = (int32_t)pid;
-	s->start = start;
-	s->pidns = vg_proc_pidns();
-	s->uid = (uint32_t)geteuid();
-	s->joined_ns = vg_now_ns(CLOCK_REALTIME);
-	vg_copy_str(s->cmd, sizeof(s->cmd), cmd);
-	for (int d = 0; d < VG_REGION_DEVS; d++)
-		atomic_store(&s->quota[d], VG_REGION_NONE);
-	r->seen_slot_seq = atomic_load(&s->limit_seq);
-	atomic_store(&s->state, VG_SLOT_ACTIVE);
-	atomic_fetch_add(&r->h->generation, 1);
-	r->owner = getpid();
-	vg_set_my_slot(r, got);
 	vg_region_unlock(r);
 	return 0;
 }
@@ -655,11 +927,116 @@ void vg_region_leave(struct vg_region *r)
 	if (vg_region_lock(r) == 0) {
 		/* Under the lock: no charge of another thread lands in the slot once it is cleared (see vg_my_slot). */
 		vg_set_my_slot(r, -1);
-		vg_slot_clear(r, (uint32_t)slot);
+		if (vg_slot_mine(r, slot))
+			vg_slot_clear(r, (uint32_t)slot);
+		vg_live_lock(r->fd, (uint32_t)slot, F_UNLCK);
+		if (r->kind == VG_REGION_CONTROL ||
+		    (!(r->h->flags & VG_REGION_PERSISTENT) && (vg_reclaim_locked(r), vg_members_locked(r) == 0)))
+			vg_remove_locked(r);
 		vg_region_unlock(r);
 		return;
 	}
 	vg_set_my_slot(r, -1);  /* the lock is stuck: the slot is reclaimed once this process is gone */
+}
+
+int vg_region_remove(struct vg_region *r, bool force, int *members, char *err, size_t errlen)
+{
+	if (members)
+		*members = 0;
+	if (!r->h || r->access != VG_OPEN_ADMIN) {
+		vg_err(err, errlen, "%s is not open for changes", r->path);
+		return -EBADF;
+	}
+	int rc = vg_region_lock(r);
+	if (rc) {
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		return rc;
+	}
+	vg_reclaim_locked(r);
+	int n = vg_members_locked(r);
+	if (members)
+		*members = n;
+	if (n && !force) {
+		vg_region_unlock(r);
+		vg_err(err, errlen, "%s has %d live member%s", r->path, n, n == 1 ? "" : "s");
+		return -EBUSY;
+	}
+	vg_remove_locked(r);
+	vg_region_unlock(r);
+	return 0;
+}
+
+int vg_region_clean(struct vg_region *r, uint64_t min_age_ns, bool *removed)
+{
+	*removed = false;
+	if (!r->h || r->access != VG_OPEN_ADMIN || vg_region_lock(r) != 0)
+		return 0;
+	int n = 0;
+	if (!atomic_load(&r->h->removed)) {
+		n = vg_reclaim_locked(r);
+		uint64_t age = vg_now_ns(CLOCK_REALTIME) - r->h->created_ns;
+		if (!(r->h->flags & VG_REGION_PERSISTENT) && vg_members_locked(r) == 0 &&
+		    (atomic_load(&r->h->joins) > 0 || age >= min_age_ns)) {
+			vg_remove_locked(r);
+			*removed = true;
+		}
+	}
+	vg_region_unlock(r);
+	return n;
+}
+
+int vg_region_reset(struct vg_region *r, char *err, size_t errlen)
+{
+	if (!r->h || r->access != VG_OPEN_ADMIN) {
+		vg_err(err, errlen, "%s is not open for changes", r->path);
+		return -EBADF;
+	}
+	int rc = vg_region_lock(r);
+	if (rc) {
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		return rc;
+	}
+	vg_reclaim_locked(r);
+	vg_region_repair(r->h, r->nslots);
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		atomic_store(&r->h->dev[d].peak, atomic_load(&r->h->dev[d].used));
+		atomic_store(&r->h->dev[d].denied, 0);
+	}
+	vg_region_unlock(r);
+	return 0;
+}
+
+int vg_region_evict(struct vg_region *r, int slot, pid_t pid, uint64_t start, bool force,
+		    uint64_t freed[VG_REGION_DEVS], char *err, size_t errlen)
+{
+	memset(freed, 0, VG_REGION_DEVS * sizeof(freed[0]));
+	if (!r->h || r->access != VG_OPEN_ADMIN || r->kind != VG_REGION_SHARED || slot < 0 ||
+	    (uint32_t)slot >= r->nslots) {
+		vg_err(err, errlen, "no such process slot in %s", r->path);
+		return -EINVAL;
+	}
+	int rc = vg_region_lock(r);
+	if (rc) {
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		return rc;
+	}
+	struct vg_region_slot *s = &r->h->slot[slot];
+	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
+		vg_region_unlock(r);
+		vg_err(err, errlen, "process %d left %s meanwhile", (int)pid, r->path);
+		return -ESRCH;
+	}
+	if (!force && vg_slot_life_of(r, (uint32_t)slot, vg_proc_pidns()) == VG_LIFE_ALIVE) {
+		vg_region_unlock(r);
+		vg_err(err, errlen, "process %d is alive (it holds its liveness lock)", (int)pid);
+		return -EBUSY;
+	}
+	for (int d = 0; d < VG_REGION_DEVS; d++)
+		freed[d] = atomic_load(&s->used[d]);
+	vg_slot_clear(r, (uint32_t)slot);
+	atomic_fetch_add(&r->h->evicted, 1);
+	vg_region_unlock(r);
+	return 0;
 }
 
 int vg_region_find_pid(struct vg_region *r, pid_t pid)
@@ -667,12 +1044,18 @@ int vg_region_find_pid(struct vg_region *r, pid_t pid)
 	if (!r->h)
 		return -1;
 	uint64_t ns = vg_proc_pidns();
+	int other = -1;
 	for (uint32_t i = 0; i < r->nslots; i++) {
 		struct vg_region_slot *s = &r->h->slot[i];
-		if (atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)pid && !vg_slot_dead(s, ns))
+		if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid ||
+		    vg_slot_life_of(r, i, ns) == VG_LIFE_DEAD)
+			continue;
+		if (!s->pidns || !ns || s->pidns == ns)
 			return (int)i;
+		if (other < 0)
+			other = (int)i;
 	}
-	return -1;
+	return other;
 }
 
 /* ---- devices and limits ---- */
@@ -741,6 +1124,7 @@ void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit)
 	int slot = vg_my_slot(r);
 	if (!r->h || slot < 0 || dev < 0 || dev >= VG_MAX_DEVICES || r->devmap[dev] < 0)
 		return;
+	atomic_store(&r->own_quota[r->devmap[dev]], own_limit);
 	atomic_store(&r->h->slot[slot].quota[r->devmap[dev]], own_limit);
 }
 
@@ -761,16 +1145,46 @@ static void vg_apply_debt(struct vg_region *r)
 	if (slot < 0)
 		return;
 	struct vg_region_slot *s = &r->h->slot[slot];
+	bool mine = vg_slot_mine(r, slot);
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		uint64_t b = atomic_load_explicit(&r->debt[d], memory_order_relaxed);
 		if (!b)
 			continue;
 		b = atomic_exchange(&r->debt[d], 0);
+		if (!mine)
+			continue;       /* evicted: what the slot held was released with it */
 		/* Never more than we were charged: the rest of the total is other processes' shares. */
 		uint64_t su = atomic_load(&s->used[d]), take = su < b ? su : b;
 		atomic_fetch_sub(&s->used[d], take);
 		vg_atomic_sub_sat(&r->h->dev[d].used, take);
 	}
+}
+
+/* Under the lock: our slot was taken from us (`vramguard region evict --force`), and what it held released with
+ * it. Give up its liveness byte and join again. Our slot now, or -1 if the region is full. */
+static int vg_rejoin_locked(struct vg_region *r, int old)
+{
+	char cmd[VG_REGION_CMD_MAX];
+	vg_live_lock(r->fd, (uint32_t)old, F_UNLCK);
+	vg_set_my_slot(r, -1);
+	for (int d = 0; d < VG_REGION_DEVS; d++)
+		atomic_store(&r->debt[d], 0);
+	vg_proc_cmdline(0, true, cmd, sizeof(cmd));
+	if (vg_claim_locked(r, r->member, r->self_start, cmd) != 0)
+		return -1;
+	atomic_fetch_add(&r->rejoined, 1);
+	return vg_my_slot(r);
+}
+
+/* Under the lock: our slot (joined again if it was taken from us), -1 if we left it (exiting), -EUSERS if it was
+ * taken from us and the region is full now. */
+static int vg_slot_locked(struct vg_region *r)
+{
+	int slot = vg_my_slot(r);
+	if (slot < 0 || vg_slot_mine(r, slot))
+		return slot;
+	slot = vg_rejoin_locked(r, slot);
+	return slot >= 0 ? slot : -EUSERS;
 }
 
 /* Under the lock; slot read under it too. */
@@ -811,9 +1225,10 @@ int vg_region_reserve(struct vg_region *r, int dev, uint64_t bytes, uint64_t *us
 	int rc = vg_region_lock(r);
 	if (rc)
 		return rc;
-	if ((slot = vg_my_slot(r)) < 0) {
+	if ((slot = vg_slot_locked(r)) < 0) {
 		vg_region_unlock(r);
-		return 0;               /* left the region meanwhile (exiting): nothing to charge */
+		/* Left the region meanwhile (exiting): nothing to charge. Evicted with the region full: not countable. */
+		return slot == -EUSERS ? -EUSERS : 0;
 	}
 	struct vg_region_dev *v = &r->h->dev[idx];
 	for (int pass = 0; pass < 2; pass++) {
@@ -847,7 +1262,7 @@ void vg_region_force(struct vg_region *r, int dev, uint64_t bytes)
 		return;
 	}
 	if (vg_region_lock(r) == 0) {
-		if ((slot = vg_my_slot(r)) >= 0)
+		if ((slot = vg_slot_locked(r)) >= 0)
 			vg_charge_locked(r, slot, idx, bytes);
 		vg_region_unlock(r);
 		return;
@@ -858,7 +1273,8 @@ void vg_region_force(struct vg_region *r, int dev, uint64_t bytes)
 		;
 	if (d < bytes) {
 		atomic_fetch_add(&r->h->dev[idx].used, bytes - d);
-		atomic_fetch_add(&r->h->slot[slot].used[idx], bytes - d);
+		if (vg_slot_mine(r, slot))      /* without the lock: at worst the slot's own figure misses it */
+			atomic_fetch_add(&r->h->slot[slot].used[idx], bytes - d);
 	}
 }
 

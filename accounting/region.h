@@ -25,9 +25,10 @@
 #include <sys/types.h>
 
 #define VG_REGION_MAGIC 0x3147524d41525647ull   /* "GVRAMRG1" little-endian: bytes "GVRAMRG1" */
-#define VG_REGION_VERSION 1
+#define VG_REGION_VERSION 2             /* 2: slot count per region, liveness locks, lifecycle flags */
 #define VG_REGION_DEVS 16               /* physical GPUs per region */
-#define VG_REGION_SLOTS 128             /* processes per shared region */
+#define VG_REGION_SLOTS_DEFAULT 1024    /* processes per shared region unless its creator asks otherwise */
+#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 12.7 MiB file) */
 #define VG_REGION_SPEC_MAX 256          /* a limit spec as text, NUL included */
 #define VG_REGION_NAME_MAX 64           /* NAME in VRAMGUARD_SHARED=NAME: [A-Za-z0-9._-], not starting with '.' */
 #define VG_REGION_CMD_MAX 80            /* command line shown by `top`, truncated */
@@ -36,9 +37,21 @@
 #define VG_REGION_PREFIX "vramguard."   /* /dev/shm/vramguard.NAME, /dev/shm/vramguard.proc.PID.START */
 #define VG_REGION_LOCK_TIMEOUT_MS 2000  /* a lock held longer (a stopped process) fails the call, never hangs it */
 #define VG_REGION_NONE UINT64_MAX       /* no limit */
+#define VG_REGION_FS_NOTE_MAX 200       /* what vg_region_open says about a file system that is not in memory */
 
 enum vg_region_kind { VG_REGION_SHARED = 1, VG_REGION_CONTROL = 2 };
 enum vg_slot_state { VG_SLOT_FREE = 0, VG_SLOT_ACTIVE = 1 };
+enum vg_region_flags { VG_REGION_PERSISTENT = 1 };      /* made by `vramguard region create`: outlives its members */
+/* Whether the process in a slot still runs (vg_region_slot_life). */
+enum vg_slot_life { VG_LIFE_ALIVE = 0, VG_LIFE_DEAD, VG_LIFE_UNVERIFIABLE };
+/* How vg_region_open opens a file and whom it trusts (region.c, vg_region_trust):
+ *   READ   read-only (top, limit show): only the layout is trusted, whoever owns the file;
+ *   ADMIN  read-write, never created (limit set, region rm/reset/evict, top's cleaning): the file is ours, root's or
+ *          our group's (group-writable); root administers every user's regions;
+ *   JOIN   read-write, created if missing, for a process that will join it: a shared region must be ours or root's,
+ *          or another user's only if it is group-writable, this process asked for that (make->mode 0660) and is in
+ *          the file's group -- root included; a control segment must be ours, writable by nobody else. */
+enum vg_region_access { VG_OPEN_READ = 0, VG_OPEN_ADMIN, VG_OPEN_JOIN };
 
 struct vg_region_dev {
 	char uuid[VG_REGION_UUID_MAX];  /* "" = entry unused */
@@ -59,6 +72,12 @@ struct vg_region_slot {
 	uint64_t joined_ns;             /* CLOCK_REALTIME at join */
 	uint32_t uid;
 	_Atomic uint32_t bound;         /* bit i: the process registered region device i */
+	/* 1: the member holds a write lock (fcntl F_SETLK) on the first byte of its slot for as long as it lives. The
+	 * kernel drops it when the process exits, is killed or execs (the descriptor is close-on-exec), in whatever PID
+	 * namespace it runs: anyone who shares the file can tell a dead member from a live one (F_GETLK). 0: the lock
+	 * could not be taken (a file system without POSIX locks); liveness then falls back to PID and start time. */
+	uint32_t live_lock;
+	uint32_t pad;
 	char cmd[VG_REGION_CMD_MAX];
 	/* Per region device, under the lock for a shared region (atomics so that `top` can read without it). */
 	_Atomic uint64_t used[VG_REGION_DEVS];
@@ -78,35 +97,62 @@ struct vg_region_hdr {
 	uint32_t version;
 	uint32_t kind;                  /* enum vg_region_kind */
 	uint32_t hdr_size, slot_size, dev_size, mutex_size;   /* layout checks */
-	uint32_t nslots, ndevs;
+	uint32_t nslots, ndevs;         /* nslots: chosen by the creator, 1..VG_REGION_SLOTS_MAX (1 for a control) */
 	uint64_t file_size;
+	uint32_t flags;                 /* enum vg_region_flags, fixed at creation */
+	/* Set under the lock just before the file is unlinked (last member gone, `region rm`, `top` cleaning up): a
+	 * process that opened the file but had not joined yet sees it under the lock and starts over with a new one. */
+	_Atomic uint32_t removed;
+	/* The rest changes under the lock. A region whose members have all exited starts over (its budget becomes that
+	 * of the next process that joins, its totals zero), unless it is persistent. */
 	uint64_t created_ns;
 	int32_t creator_pid;
 	uint32_t creator_uid;
 	char name[VG_REGION_NAME_MAX];
-	char created_spec[VG_REGION_SPEC_MAX];  /* the limit spec it was created with ("" = no budget) */
-	char spec[VG_REGION_SPEC_MAX];          /* the spec in force (limit set changes it), under the lock */
+	char created_spec[VG_REGION_SPEC_MAX];  /* the limit spec it was created (or last started over) with */
+	char spec[VG_REGION_SPEC_MAX];          /* the spec in force (limit set changes it) */
 	_Atomic uint32_t limit_seq;             /* bumped by every `limit set --shared` */
 	_Atomic uint32_t generation;            /* bumped when a slot is claimed or reclaimed (for `top`) */
 	_Atomic uint64_t reclaimed;             /* slots of dead processes reclaimed, ever */
+	_Atomic uint64_t joins;                 /* slots claimed, ever (0: a region nobody has joined yet) */
+	_Atomic uint64_t evicted;               /* slots freed by `vramguard region evict` */
 	pthread_mutex_t lock __attribute__((aligned(64)));  /* robust, process-shared */
 	struct vg_region_dev dev[VG_REGION_DEVS] __attribute__((aligned(64)));
 	struct vg_region_slot slot[] __attribute__((aligned(64)));
+};
+
+/* How to make a region that does not exist yet (vg_region_open with VG_OPEN_JOIN, vg_region_create_new). */
+struct vg_region_make {
+	int kind;                       /* enum vg_region_kind */
+	unsigned mode;                  /* 0600 or 0660 (0660: the file's group may join; see VG_OPEN_JOIN) */
+	const char *name;               /* shown by `top`; "" for a control segment */
+	const char *spec;               /* the budget (NVIDIA_GPU_MEMORY_LIMITS syntax), "" for none */
+	uint32_t nslots;                /* 0: VG_REGION_SLOTS_DEFAULT (a control segment always has 1) */
+	uint32_t flags;                 /* enum vg_region_flags */
 };
 
 /* A process's handle on one region. */
 struct vg_region {
 	struct vg_region_hdr *h;        /* NULL: not open */
 	size_t size;
+	int fd;                         /* kept open (close-on-exec): our liveness lock lives on it; -1 if none */
 	int slot;                       /* our slot, -1 if not joined */
 	int kind;                       /* enum vg_region_kind, validated at open */
+	int access;                     /* enum vg_region_access it was opened with */
 	uint32_t nslots;                /* validated at open; never re-read from the file */
 	pid_t owner;                    /* the process that joined (a forked child must not leave for it) */
+	pid_t member;                   /* the PID the slot was claimed for (the owner's, but in tests) */
+	uint64_t self_start;            /* its start time: a slot is ours only with that PID and this start time */
+	uint64_t fdev, fino;            /* the file opened, so that only this file is ever unlinked by name */
 	bool writable;
+	bool started_over;              /* the last join found every earlier member gone and reset the region */
 	char path[512];
+	char fs_note[VG_REGION_FS_NOTE_MAX];    /* "" or why the file system is a poor place for a region */
 	int8_t devmap[64];              /* CUDA ordinal -> region device, -1 unbound (VG_MAX_DEVICES ordinals) */
+	_Atomic uint64_t own_quota[VG_REGION_DEVS];     /* what our slot's quota[] says (for joining again) */
 	_Atomic uint32_t seen_limit_seq;        /* region limit_seq we last logged */
 	_Atomic uint32_t seen_slot_seq;         /* our slot's limit_seq we last applied */
+	_Atomic uint32_t rejoined;              /* times we found our slot taken from us (evicted) and joined again */
 	_Atomic uint64_t debt[VG_REGION_DEVS];     /* releases not yet applied (the lock timed out) */
 	_Atomic uint64_t last_reclaim_ns;          /* CLOCK_MONOTONIC of the last periodic reclaim */
 	_Atomic uint64_t stuck_until_ns;           /* releases only try the lock until then (it timed out) */
@@ -130,23 +176,30 @@ uint64_t vg_proc_pidns(void);
  * (DIR/vramguard.proc.PID.START). Returns 0 or -EINVAL with a one-line reason in err. */
 int vg_region_path(const char *dir, const char *name_or_path, char *out, size_t outlen, char *err, size_t errlen);
 
-/* Open the region at path (kind 0: whatever kind it is), creating it if it does not exist (create = true) with kind,
- * mode and the limit spec
- * (text, NVIDIA_GPU_MEMORY_LIMITS syntax; "" for no budget). Creation is exclusive and atomic; an existing file is
- * validated (vg_region_check) and refused if anything is off. writable = false opens read-only (top, show); a
- * writable open also refuses a file that is not ours or root's or shared with one of our groups (root opens any).
- * Returns 0 (*created says whether this call made it), or -errno with a one-line reason in err. */
-int vg_region_open(struct vg_region *r, const char *path, bool create, bool writable, int kind, unsigned mode,
-		   const char *name, const char *spec, bool *created, char *err, size_t errlen);
+/* Open the region at path for access (enum vg_region_access; kind 0: whatever kind it is). With VG_OPEN_JOIN a file
+ * that does not exist is made as make says (exclusive and atomic: complete under a temporary name, then linked into
+ * place), and *created says whether this call made it. An existing file is checked on the descriptor (owner, mode,
+ * type, size, then every header field) and refused if anything is off. Returns 0, or -errno with a one-line reason
+ * in err naming the file (and its owner where that is the reason). r->fs_note says when the file system is not
+ * memory-backed. */
+int vg_region_open(struct vg_region *r, const char *path, int access, int kind, const struct vg_region_make *make,
+		   bool *created, char *err, size_t errlen);
+/* Make a new region at path (never opens an existing one: -EEXIST), for `vramguard region create`. */
+int vg_region_create_new(const char *path, const struct vg_region_make *make, char *err, size_t errlen);
 void vg_region_close(struct vg_region *r);
 /* Check a mapped region of size bytes: magic, version, layout sizes, counts, file size, strings terminated, slot
  * states, device used <= plausible. 0 or -EINVAL / -EPROTO (other version) with the reason in err. */
 int vg_region_check(const void *map, size_t size, char *err, size_t errlen);
 
 /* Join: reclaim dead slots (and any slot of this same process from before an exec), then claim a free slot for
- * pid/start with cmd. 0, -ENOSPC (full, after reclaiming), -ETIMEDOUT (lock), or -errno; err says why. */
-int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd, char *err, size_t errlen);
-/* Give our slot back (normal exit). Any usage it still holds is removed from the totals. */
+ * pid/start with cmd and take its liveness lock. A region with no live member left has its totals rebuilt from
+ * nothing; if it is not persistent and had members before, it starts over with spec as its budget (spec NULL: keep
+ * it) and r->started_over is set. 0, -ENOSPC (full, after reclaiming), -ETIMEDOUT (lock), -ESTALE (the file was
+ * removed after we opened it: close and open again), or -errno; err says why. */
+int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd, const char *spec, char *err,
+		   size_t errlen);
+/* Give our slot back (normal exit). Any usage it still holds is removed from the totals. A control segment, and a
+ * shared region that is not persistent and has no member left, is removed (the file unlinked). */
 void vg_region_leave(struct vg_region *r);
 
 /* Bind CUDA ordinal dev (UUID uuid, or NULL: keyed "ordinal:N") to a region device, registering the GPU with the
@@ -171,8 +224,25 @@ bool vg_region_avail(struct vg_region *r, int dev, uint64_t *avail, uint64_t *li
 void vg_region_note_denied(struct vg_region *r);
 void vg_region_note_report(struct vg_region *r, uint64_t realtime_ns);
 
-/* Reclaim the slots of dead processes (same PID namespace only). Returns how many; takes the lock. */
+/* Reclaim the slots of dead processes (any PID namespace, through their liveness locks). Returns how many; takes
+ * the lock. */
 int vg_region_reclaim(struct vg_region *r);
+/* Remove the region (unlink its file, marked removed under the lock so that a process about to join starts over).
+ * Without force, only if no member is alive or unverifiable (-EBUSY otherwise, *members says how many); a persistent
+ * region only with force. Opened with VG_OPEN_ADMIN. 0 or -errno with err. */
+int vg_region_remove(struct vg_region *r, bool force, int *members, char *err, size_t errlen);
+/* `top`'s cleaning: reclaim exited members, then remove the region if it is not persistent and has no member left
+ * (one nobody has joined yet only once it is older than min_age_ns: its creator is on its way in). Returns how many
+ * members were reclaimed; *removed says whether the file was removed. Opened with VG_OPEN_ADMIN. */
+int vg_region_clean(struct vg_region *r, uint64_t min_age_ns, bool *removed);
+/* `vramguard region reset`: reclaim dead slots and rebuild the totals from the live slots (used = their sum, peak =
+ * used, denials 0). 0 or -errno with err. */
+int vg_region_reset(struct vg_region *r, char *err, size_t errlen);
+/* `vramguard region evict`: free slot (the caller found it, e.g. with vg_region_find_pid) if it still holds
+ * pid/start; a live member only with force (-EBUSY otherwise). freed[d] gets what was released per region device.
+ * The evicted process, if it runs, joins again at its next allocation. 0 or -errno with err. */
+int vg_region_evict(struct vg_region *r, int slot, pid_t pid, uint64_t start, bool force,
+		    uint64_t freed[VG_REGION_DEVS], char *err, size_t errlen);
 
 /* A limit spec as `vramguard limit set` takes it (NVIDIA_GPU_MEMORY_LIMITS syntax, not blank, under
  * VG_REGION_SPEC_MAX bytes), parsed into *l. 0, or -EINVAL with the reason in err. */
@@ -197,10 +267,14 @@ bool vg_region_limit_changed(struct vg_region *r);
  * copy taken without it could be half old, half new). If the lock cannot be had, a bounded copy without it. */
 void vg_region_spec_copy(struct vg_region *r, char *spec, size_t len);
 
-/* Is the process in slot alive (same PID and start time, not a zombie; another PID namespace counts as alive)? */
+/* Is the process in slot alive? Its liveness lock says so in any PID namespace; without one, PID and start time
+ * (not a zombie) in ours, and another namespace's cannot be told (VG_LIFE_UNVERIFIABLE). A free slot is DEAD. */
+int vg_region_slot_life(const struct vg_region *r, int slot);
+/* vg_region_slot_life != VG_LIFE_DEAD (the process may still hold its memory). */
 bool vg_region_slot_alive(const struct vg_region *r, int slot);
 
-/* Find the slot of a live process pid in the region, -1 if none. */
+/* Find the active slot of process pid (as this PID namespace numbers it; or a slot of another namespace with that
+ * number if no slot of ours has it) that is not dead, -1 if none. */
 int vg_region_find_pid(struct vg_region *r, pid_t pid);
 
 #endif

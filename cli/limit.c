@@ -95,7 +95,8 @@ static int limit_open_shared(const char *dir, const char *name, struct vg_region
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], who[160];
 	if (vg_region_path(dir, name, path, sizeof(path), err, sizeof(err)) != 0)
 		return limit_fail(2, "invalid --shared '%s': %s", name, err);
-	int rc = vg_region_open(r, path, false, writable, VG_REGION_SHARED, 0, NULL, NULL, NULL, err, sizeof(err));
+	int rc = vg_region_open(r, path, writable ? VG_OPEN_ADMIN : VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err,
+				sizeof(err));
 	if (rc == -ENOENT)
 		return limit_fail(1, "no shared region '%s' (%s does not exist): the first process started with "
 				  "'vramguard run --shared %s' creates it", name, path, name);
@@ -204,8 +205,8 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 	/* Its control segment is DIR/vramguard.proc.PID.START, START its start time now (a reused PID has another). */
 	char path[VG_SHARED_PATH_MAX];
 	if (vg_region_control_path(dir, pid, start, path, sizeof(path)) == 0) {
-		int rc = vg_region_open(out, path, false, want_write, VG_REGION_CONTROL, 0, NULL, NULL, NULL, err,
-					sizeof(err));
+		int rc = vg_region_open(out, path, want_write ? VG_OPEN_ADMIN : VG_OPEN_READ, VG_REGION_CONTROL, NULL, NULL,
+					err, sizeof(err));
 		if (rc == -EACCES)
 			return limit_fail(1, "permission denied: %s (the control segment of process %d) belongs to %s: run "
 					  "this as that user or root", path, (int)pid, vg_cli_owner(path, who, sizeof(who)));
@@ -241,7 +242,8 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 		}
 		*out = s.v[i].r;
 		*slot = k;
-		s.v[i].r.h = NULL;      /* handed over */
+		s.v[i].r.h = NULL;      /* handed over, with its descriptor */
+		s.v[i].r.fd = -1;
 		vg_scan_close(&s);
 		return 0;
 	}
@@ -440,7 +442,7 @@ static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, 
 			continue;
 		char pid[16], cmd[VG_REGION_CMD_MAX + 16], q[32], used[32], peak[32], req[VG_REGION_SPEC_MAX + 16];
 		snprintf(pid, sizeof(pid), "%d", (int)v.pid);
-		snprintf(cmd, sizeof(cmd), "%s%.32s%s", v.alive ? "" : "(exited) ", v.cmd, strlen(v.cmd) > 32 ? "..." : "");
+		snprintf(cmd, sizeof(cmd), "%s%.32s%s", vg_life_tag(v.life), v.cmd, strlen(v.cmd) > 32 ? "..." : "");
 		/* Only a request the process has not applied yet: once applied, OWN QUOTA shows it. */
 		if (v.pending && v.limit_spec[0]) {
 			snprintf(req, sizeof(req), "%s (%s)", v.limit_spec, v.alive ? "pending" : "never applied");
@@ -485,7 +487,8 @@ static void show_region_json(const struct vg_scan_region *sr, int32_t only_pid, 
 			continue;
 		vg_strbuf_printf(b, "%s{\"pid\": %d, \"command\": ", sep, (int)v.pid);
 		vg_json_str(b, v.cmd, sizeof(v.cmd));
-		vg_strbuf_printf(b, ", \"alive\": %s, \"slot\": %u, \"denied\": %llu, ", v.alive ? "true" : "false", k,
+		vg_strbuf_printf(b, ", \"alive\": %s, \"state\": \"%s\", \"slot\": %u, \"denied\": %llu, ",
+				 v.life == VG_LIFE_ALIVE ? "true" : v.alive ? "null" : "false", vg_life_name(v.life), k,
 				 (unsigned long long)v.denied);
 		vg_cj_request(b, &v);
 		vg_strbuf_printf(b, ", \"requests\": %u, \"devices\": [", v.limit_seq);

@@ -185,8 +185,19 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 			break;
 	}
 	/* region.h's judgement, for the process we copied (the slot may hold another one by now). */
-	v->alive = vg_region_slot_alive(r, (int)i) && s->pid == v->pid && s->start == v->start;
+	v->life = s->pid == v->pid && s->start == v->start ? vg_region_slot_life(r, (int)i) : VG_LIFE_DEAD;
+	v->alive = v->life != VG_LIFE_DEAD;
 	return true;
+}
+
+const char *vg_life_name(int life)
+{
+	return life == VG_LIFE_ALIVE ? "alive" : life == VG_LIFE_UNVERIFIABLE ? "unverifiable" : "exited";
+}
+
+const char *vg_life_tag(int life)
+{
+	return life == VG_LIFE_ALIVE ? "" : life == VG_LIFE_UNVERIFIABLE ? "(unverifiable) " : "(exited) ";
 }
 
 bool vg_slot_uses(const struct vg_region *r, const struct vg_slot_view *v, int d)
@@ -196,7 +207,7 @@ bool vg_slot_uses(const struct vg_region *r, const struct vg_slot_view *v, int d
 
 /* ---- finding and opening regions ---- */
 
-static void vg_scan_add(struct vg_scan *s, const char *path, const char *fname, bool named, int flags)
+static void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags)
 {
 	struct stat st;
 	char who[160], err[VG_CLI_WHY_MAX];
@@ -218,13 +229,13 @@ static void vg_scan_add(struct vg_scan *s, const char *path, const char *fname, 
 	/* Writable where region.h trusts the file (-EPERM: it does not, e.g. every user can write it), else read-only:
 	 * reading trusts nothing but the validated layout. */
 	struct vg_region r;
-	int rc = vg_region_open(&r, path, false, true, 0, 0, NULL, NULL, NULL, err, sizeof(err));
-	bool untrusted = rc == -EPERM;
+	int rc = vg_region_open(&r, path, VG_OPEN_ADMIN, 0, NULL, NULL, err, sizeof(err));
+	bool untrusted = rc == -EPERM || rc == -EREMOTE;
 	char werr[VG_CLI_WHY_MAX] = "";
 	if (untrusted)
 		snprintf(werr, sizeof(werr), "%s", err);
-	if (rc == -EACCES || rc == -EROFS || rc == -EPERM)
-		rc = vg_region_open(&r, path, false, false, 0, 0, NULL, NULL, NULL, err, sizeof(err));
+	if (rc == -EACCES || rc == -EROFS || untrusted)
+		rc = vg_region_open(&r, path, VG_OPEN_READ, 0, NULL, NULL, err, sizeof(err));
 	if (rc == 0 && untrusted) {
 		if (st.st_mode & 0002)
 			vg_why(&s->untrusted, s->untrusted_why, "%s is writable by every user, mode %04o", path,
@@ -247,33 +258,22 @@ static void vg_scan_add(struct vg_scan *s, const char *path, const char *fname, 
 		return;
 
 	bool control = r.kind == VG_REGION_CONTROL;
-	if (control && (flags & VG_SCAN_CLEAN)) {
-		/* A control segment whose process is gone (SIGKILL: no destructor ran) is only litter. A free slot is a
-		 * process between creating its segment and joining it, unless the file is old and the PID is gone. */
-		struct vg_slot_view v;
-		bool dead;
-		if (vg_slot_read(&r, 0, &v)) {
-			dead = !v.alive;
-		} else {
-			/* The name says whose it is: only the canonical DIR/vramguard.proc.PID.START counts. */
-			int fpid = 0;
-			unsigned long long fstart = 0;
-			char canon[VG_SHARED_PATH_MAX];
-			struct timespec now;
-			clock_gettime(CLOCK_REALTIME, &now);
-			uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-			dead = fname && sscanf(fname, VG_REGION_PREFIX "proc.%d.%llu", &fpid, &fstart) == 2 && fpid > 0 &&
-			       vg_region_control_path(s->dir, fpid, fstart, canon, sizeof(canon)) == 0 &&
-			       !strcmp(canon, path) && vg_proc_start(fpid) != fstart &&
-			       now_ns - r.h->created_ns > 10ull * 1000000000u;
-		}
-		if (dead && unlink(path) == 0) {
-			s->removed++;
+	if ((flags & VG_SCAN_CLEAN) && r.writable) {
+		/* A control segment whose process is gone (SIGKILL: no destructor ran) is only litter, and so is a region
+		 * that every member has left without removing it. One nobody has joined yet is left alone for a while:
+		 * its creator is on its way in. */
+		bool gone;
+		int n = vg_region_clean(&r, 10ull * 1000000000u, &gone);
+		if (!control)
+			s->reclaimed += n;
+		if (gone) {
+			if (control)
+				s->removed++;
+			else
+				s->removed_regions++;
 			vg_region_close(&r);
 			return;
 		}
-	} else if (!control && (flags & VG_SCAN_CLEAN) && r.writable) {
-		s->reclaimed += vg_region_reclaim(&r);
 	}
 
 	struct vg_scan_region *nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
@@ -319,7 +319,7 @@ int vg_scan_open(struct vg_scan *s, const char *dir, char *const *names, size_t 
 	for (size_t i = 0; i < nnames; i++) {
 		if (vg_region_path(dir, names[i], path, sizeof(path), err, errlen) != 0)
 			return -EINVAL;
-		vg_scan_add(s, path, NULL, true, flags);
+		vg_scan_add(s, path, true, flags);
 	}
 	if (flags & VG_SCAN_DIR) {
 		DIR *d = opendir(dir);
@@ -337,7 +337,7 @@ int vg_scan_open(struct vg_scan *s, const char *dir, char *const *names, size_t 
 				continue;
 			if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
 				continue;
-			vg_scan_add(s, path, e->d_name, false, flags);
+			vg_scan_add(s, path, false, flags);
 		}
 		if (d)
 			closedir(d);
@@ -429,8 +429,13 @@ void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
 	vg_json_str(b, VG_CLI_FIELD(spec, h->created_spec), sizeof(spec));
 	vg_strbuf_str(b, ", \"spec\": ");
 	vg_json_str(b, VG_CLI_FIELD(spec, h->spec), sizeof(spec));
-	vg_strbuf_printf(b, ", \"writable\": %s, \"reclaimed\": %llu, \"devices\": [", sr->r.writable ? "true" : "false",
-			 (unsigned long long)atomic_load(&h->reclaimed));
+	int members = 0;
+	for (uint32_t k = 0; k < sr->r.nslots; k++)
+		members += vg_region_slot_alive(&sr->r, (int)k);
+	vg_strbuf_printf(b, ", \"writable\": %s, \"persistent\": %s, \"slots\": %u, \"members\": %d, \"reclaimed\": %llu, "
+			 "\"evicted\": %llu, \"devices\": [", sr->r.writable ? "true" : "false",
+			 (h->flags & VG_REGION_PERSISTENT) ? "true" : "false", sr->r.nslots, members,
+			 (unsigned long long)atomic_load(&h->reclaimed), (unsigned long long)atomic_load(&h->evicted));
 	const char *sep = "";
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		struct vg_region_dev *v = &h->dev[d];
@@ -550,7 +555,7 @@ struct top_snap {
 	struct vg_scan scan;
 	struct top_gpu gpu[VG_REGION_DEVS * 4];
 	size_t ngpu;
-	int nproc, nexited;
+	int nproc, nexited, nunverifiable;
 	uint64_t now_ns;
 };
 
@@ -636,6 +641,8 @@ static int top_take(struct top_snap *sn, const struct top_opts *o, char *err, si
 				continue;
 			}
 			sn->nproc++;
+			if (v.life == VG_LIFE_UNVERIFIABLE && !sr->control)
+				sn->nunverifiable++;
 			for (int d = 0; d < VG_REGION_DEVS; d++) {
 				if (!vg_slot_uses(&sr->r, &v, d))
 					continue;
@@ -698,7 +705,7 @@ static void top_text(struct top_snap *sn, const struct top_opts *o, bool screen,
 			char pid[16], cmd[VG_REGION_CMD_MAX + 16], gpu[64], used[32], peak[32], quota[32], denied[24],
 				age[32];
 			snprintf(pid, sizeof(pid), "%d", (int)v.pid);
-			snprintf(cmd, sizeof(cmd), "%s%.32s%s", v.alive ? "" : "(exited) ", v.cmd,
+			snprintf(cmd, sizeof(cmd), "%s%.32s%s", vg_life_tag(v.life), v.cmd,
 				 strlen(v.cmd) > 32 ? "..." : "");
 			snprintf(denied, sizeof(denied), "%llu", (unsigned long long)v.denied);
 			top_age(sn->now_ns, v.last_report_ns, age, sizeof(age));
@@ -761,6 +768,12 @@ static void top_text(struct top_snap *sn, const struct top_opts *o, bool screen,
 				 "the next allocation of a member (or 'vramguard top' as its owner) reclaims %s\n",
 				 sn->nexited, sn->nexited == 1 ? "" : "es", sn->nexited == 1 ? "its" : "their",
 				 sn->nexited == 1 ? "it" : "them");
+	if (sn->nunverifiable)
+		vg_strbuf_printf(out, "%d process%s shown as (unverifiable): in another PID namespace and without a liveness "
+				 "lock, %s cannot be checked from here and %s counted; if %s gone, free %s share with "
+				 "'vramguard region evict NAME PID'\n", sn->nunverifiable, sn->nunverifiable == 1 ? "" : "es",
+				 sn->nunverifiable == 1 ? "it" : "they", sn->nunverifiable == 1 ? "is" : "are",
+				 sn->nunverifiable == 1 ? "it is" : "they are", sn->nunverifiable == 1 ? "its" : "their");
 	vg_scan_notes(&sn->scan, out, "note: ");
 }
 
@@ -789,7 +802,8 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 				continue;
 			vg_strbuf_printf(b, "%s{\"pid\": %d, \"command\": ", sep, (int)v.pid);
 			vg_json_str(b, v.cmd, sizeof(v.cmd));
-			vg_strbuf_printf(b, ", \"alive\": %s, \"region\": ", v.alive ? "true" : "false");
+			vg_strbuf_printf(b, ", \"alive\": %s, \"state\": \"%s\", \"region\": ",
+					 v.life == VG_LIFE_ALIVE ? "true" : v.alive ? "null" : "false", vg_life_name(v.life));
 			top_cj_label_path(b, sr);
 			vg_strbuf_printf(b, ", \"slot\": %u, \"denied\": %llu, \"last_report_ns\": ", k,
 					 (unsigned long long)v.denied);
@@ -840,9 +854,10 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 		vg_strbuf_str(b, "]}");
 		sep = ", ";
 	}
-	vg_strbuf_printf(b, "], \"exited\": %d, \"unreadable\": %d, \"skipped\": %d, \"missing\": %d, "
-			 "\"removed\": %d, \"reclaimed\": %d}\n", sn->nexited, sn->scan.denied, sn->scan.bad,
-			 sn->scan.missing, sn->scan.removed, sn->scan.reclaimed);
+	vg_strbuf_printf(b, "], \"exited\": %d, \"unverifiable\": %d, \"unreadable\": %d, \"skipped\": %d, "
+			 "\"missing\": %d, \"removed\": %d, \"removed_regions\": %d, \"reclaimed\": %d}\n", sn->nexited,
+			 sn->nunverifiable, sn->scan.denied, sn->scan.bad, sn->scan.missing, sn->scan.removed,
+			 sn->scan.removed_regions, sn->scan.reclaimed);
 }
 
 /* ---- the loop ---- */

@@ -13,10 +13,12 @@
 
 extern const char vg_usage_top[];
 extern const char vg_usage_limit[];
+extern const char vg_usage_region[];
 
 /* The commands: argv[0] is "top" / "limit". Exit status 0 done, 1 error, 2 usage. */
 int vg_cli_top(int argc, char **argv);
 int vg_cli_limit(int argc, char **argv);
+int vg_cli_region(int argc, char **argv);
 
 /* ---- shared by top and limit ---- */
 
@@ -29,7 +31,8 @@ int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen)
 /* One process's slot, copied out of a region (consistent: re-read if a slot was claimed or reclaimed meanwhile). */
 struct vg_slot_view {
 	int32_t pid;
-	bool alive;                     /* pid with this start time still runs (or is in another PID namespace) */
+	int life;                       /* enum vg_slot_life: alive, dead (exited) or unverifiable (region.h) */
+	bool alive;                     /* life != VG_LIFE_DEAD: the process may hold memory, it is counted */
 	uint64_t start;
 	uint32_t bound;                 /* bit i: the process registered region device i */
 	char cmd[VG_REGION_CMD_MAX];
@@ -39,6 +42,11 @@ struct vg_slot_view {
 	bool pending;                   /* the last one is not applied yet (its applied_seq lags limit_seq) */
 	char limit_spec[VG_REGION_SPEC_MAX];    /* the last one; "" = none */
 };
+
+/* "alive", "exited" or "unverifiable": a slot view's life, as top and limit show it. */
+const char *vg_life_name(int life);
+/* "" / "(exited) " / "(unverifiable) ": the prefix of a process's command in the tables. */
+const char *vg_life_tag(int life);
 
 /* Copy slot i; false if it is free. */
 bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v);
@@ -72,13 +80,15 @@ struct vg_scan {
 	int missing;                    /* regions named with --shared / VRAMGUARD_SHARED that do not exist */
 	char missing_why[VG_CLI_WHY_MAX];
 	int removed;                    /* control segments of exited processes removed */
+	int removed_regions;            /* shared regions whose members have all exited, removed */
 	int reclaimed;                  /* shares of exited processes reclaimed */
 	bool no_dir;                    /* the directory itself could not be read */
 	char dir_why[VG_CLI_WHY_MAX];
 };
 
 #define VG_SCAN_DIR 1           /* every vramguard.* file of the directory, not only the named ones */
-#define VG_SCAN_CLEAN 2         /* where writable: reclaim exited processes' shares, remove their control segments */
+#define VG_SCAN_CLEAN 2         /* where writable: reclaim exited processes' shares, remove their control segments
+				 * and the non-persistent regions they have all left */
 
 /* Open the regions: the named ones (NAME or PATH each, resolved in dir) and, with VG_SCAN_DIR, every region file
  * of dir (temporary files skipped). Each is opened writable where region.h allows it (ours, our group's, or any

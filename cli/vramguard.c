@@ -55,6 +55,8 @@ static const char usage_main[] =
 	"       vramguard limit set SPEC --shared NAME         change a shared region's budget while it runs\n"
 	"       vramguard limit set SPEC --pid PID             change one process's quota while it runs\n"
 	"       vramguard limit show [--shared NAME] [--json]  the limits in force\n"
+	"       vramguard region create|rm|reset|evict NAME    a shared region's life: make one that outlives its\n"
+	"                                                      jobs, remove it, rebuild its totals, evict a member\n"
 	"       vramguard help [COMMAND] | --help | --version\n"
 	"\n"
 	"vramguard enforces per-process GPU memory quotas and reports leaks for CUDA jobs (PyTorch, JAX, CuPy,\n"
@@ -130,6 +132,8 @@ static int help_for(const char *cmd)
 		fputs(vg_usage_top, stdout);
 	else if (!strcmp(cmd, "limit"))
 		fputs(vg_usage_limit, stdout);
+	else if (!strcmp(cmd, "region"))
+		fputs(vg_usage_region, stdout);
 	else
 		die(2, "unknown command '%s' (see 'vramguard --help')", cmd);
 	return 0;
@@ -806,6 +810,8 @@ int main(int argc, char **argv)
 		return vg_cli_top(argc, argv);
 	if (!strcmp(cmd, "limit"))
 		return vg_cli_limit(argc, argv);
+	if (!strcmp(cmd, "region"))
+		return vg_cli_region(argc, argv);
 	fprintf(stderr, "vramguard: error: unknown command '%s'\n%s", cmd, usage_main);
 	return 2;
 }

@@ -523,7 +523,12 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	  " budget it was made with; a different value is reported; `vramguard limit set --shared` changes it)",     \
 	  vg_load_shared_limits)                                                                                      \
 	X("VRAMGUARD_SHARED_MODE", "octal", "0600", "0600 (this user) or 0660 (this user and the file's group)",     \
-	  "Permissions of a shared region this process creates", vg_load_shared_mode)                                \
+	  "Permissions of a shared region this process creates; 0660 also lets it join a region of another user"     \
+	  " whose group it is in (made with 0660 too)", vg_load_shared_mode)                                         \
+	X("VRAMGUARD_SHARED_SLOTS", "integer", VG_STR(VG_SHARED_SLOTS_DEFAULT),                                       \
+	  "1 to " VG_STR(VG_SHARED_SLOTS_MAX) " (decimal)",                                                           \
+	  "Processes a shared region this process creates can hold at once (about 800 bytes of the file each)",      \
+	  vg_load_shared_slots)                                                                                       \
 	X("VRAMGUARD_CONTROL", "enum", "on", VG_CONTROL_VALUES,                                                       \
 	  "on: a process outside any shared region makes a control segment in VRAMGUARD_SHM_DIR so that"            \
 	  " `vramguard top` sees it and `vramguard limit set --pid` reaches it; off: none", vg_load_control)
@@ -1030,12 +1035,37 @@ static int vg_load_shared_mode(struct vg_config *cfg, const struct vg_option *op
 	return -EINVAL;
 }
 
+static int vg_load_shared_slots(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n, i;
+	unsigned long slots = 0;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
+		slots = slots * 10 + (unsigned long)(t[i] - '0');
+		if (slots > VG_SHARED_SLOTS_MAX)
+			break;
+	}
+	if (i == n && slots >= 1) {
+		cfg->shared_slots = (unsigned)slots;
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected an integer from 1 to " VG_STR(VG_SHARED_SLOTS_MAX));
+	return -EINVAL;
+}
+
 static int vg_load_control(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	return vg_load_enum(cfg, opt, get, &cfg->control);
 }
 
 _Static_assert(VG_SPEC_MAX == VG_REGION_SPEC_MAX, "a region stores the spec text");
+_Static_assert(VG_SHARED_SLOTS_DEFAULT == VG_REGION_SLOTS_DEFAULT && VG_SHARED_SLOTS_MAX == VG_REGION_SLOTS_MAX,
+	       "VRAMGUARD_SHARED_SLOTS is a region's slot count");
 _Static_assert(VG_SHARED_PATH_MAX <= sizeof(((struct vg_region *)0)->path), "a region handle holds the path");
 
 typedef int (*vg_load_fn)(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
@@ -1071,6 +1101,7 @@ static void vg_config_defaults(struct vg_config *cfg)
 	cfg->stream_check = VG_STREAM_WARN;
 	memcpy(cfg->shm_dir, VG_REGION_DIR, sizeof(VG_REGION_DIR));
 	cfg->shared_mode = 0600;
+	cfg->shared_slots = VG_SHARED_SLOTS_DEFAULT;
 	cfg->control = VG_CONTROL_ON;
 }
 

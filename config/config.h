@@ -20,6 +20,8 @@
 #define VG_REPORT_PATH_MAX 1024     /* a VRAMGUARD_REPORT template, NUL included */
 #define VG_SHM_DIR_MAX 256          /* VRAMGUARD_SHM_DIR, NUL included */
 #define VG_SHARED_PATH_MAX 512      /* the shared region's file, NUL included */
+#define VG_SHARED_SLOTS_DEFAULT 1024 /* VRAMGUARD_SHARED_SLOTS: processes per shared region (region.h's numbers) */
+#define VG_SHARED_SLOTS_MAX 16384
 #define VG_SPEC_MAX 256             /* a limit list kept as text (a region's budget), NUL included */
 
 enum vg_limit_kind {
@@ -76,6 +78,7 @@ struct vg_config {
 					 * NVIDIA_GPU_MEMORY_LIMITS, else "" (no budget) */
 	const char *shared_spec_source; /* the variable shared_spec came from, or NULL */
 	unsigned shared_mode;           /* VRAMGUARD_SHARED_MODE: 0600 or 0660 */
+	unsigned shared_slots;          /* VRAMGUARD_SHARED_SLOTS: process slots of a region this process creates */
 	int control;                    /* enum vg_control: VRAMGUARD_CONTROL */
 	int valid;                      /* 0: some variable was invalid; error[] says which */
 	char error[VG_ERR_MAX];         /* the first error, one line without trailing newline */

@@ -383,8 +383,8 @@ static void vg_atfork_child(void)
 	 * CUDA_ERROR_NOT_INITIALIZED), but if it ever does, the child starts from zero. */
 	vg_wrappers_atfork_child();
 	vg_reporter_atfork_child();
-	vg_shared_atfork_child();
-	vg_quota_reset_usage();
+	vg_quota_reset_usage();         /* first: it detaches the counters placed in the control segment... */
+	vg_shared_atfork_child();       /* ...which this unmaps */
 	pthread_mutex_init(&vg_dev_lock, NULL);
 	pthread_mutex_init(&vg_init_lock, NULL);
 	pthread_mutex_init(&vg_real_lock, NULL);

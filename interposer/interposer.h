@@ -82,6 +82,10 @@ int vg_shared_attach(void);
 struct vg_region *vg_shared_region(void);
 void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limit);
 void vg_shared_poll(bool may_reclaim);
+/* Before charging dev: 0, or why the allocation must be refused: -EINPROGRESS (the process has not joined its
+ * shared region yet, or not registered dev with it, because the region's lock timed out: retried now and at each
+ * allocation), -EPERM (joining failed for good). One load when nothing is pending. */
+int vg_shared_ready(int dev);
 void vg_shared_note_report(void);
 void vg_shared_atfork_child(void);
 

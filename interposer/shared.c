@@ -1,6 +1,8 @@
 /* The process's place in a region (accounting/region.h): the shared region VRAMGUARD_SHARED names, or else its own
  * control segment. Joined at init, left at exit; limit changes made with `vramguard limit set` are picked up here on
- * the next allocation or cuMemGetInfo and logged once. */
+ * the next allocation or cuMemGetInfo and logged once. A join or a GPU registration that cannot take the region's
+ * lock in time (another member stopped inside it) is retried at the next allocation, which is refused until then:
+ * the process runs, it is never left outside the budget. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -15,11 +17,22 @@
 
 static struct vg_region vg_self;
 static _Atomic int vg_self_ready;       /* 1 once joined (and never in a forked child) */
-static bool vg_self_unlink;             /* a control segment: remove the file when leaving */
+/* Retried at the next allocation (or cuMemGetInfo): the join itself (VG_PENDING_JOIN) and the registration of the
+ * CUDA ordinals in vg_unbound. Nonzero only on those paths; one load on every allocation. */
+#define VG_PENDING_JOIN 1
+#define VG_PENDING_BIND 2
+#define VG_PENDING_FAILED 4             /* the late join failed for good: refused for the life of the process */
+static _Atomic int vg_pending;
+static _Atomic uint64_t vg_unbound;
+static _Atomic int vg_settling;         /* one thread retries at a time; the others are refused meanwhile */
+static _Atomic uint32_t vg_retries;
+static uint64_t vg_self_start;
+static char vg_self_cmd[VG_REGION_CMD_MAX];
 /* NVIDIA_GPU_MEMORY_LIMITS alone made the region's budget (no VRAMGUARD_SHARED_LIMITS): that one setting is the
  * container's budget, so this process's own quota follows the region's when `vramguard limit set --shared` changes
  * it. Cleared by a `limit set --pid` aimed at this process, which gives it a quota of its own. */
 static _Atomic bool vg_self_follow;
+static _Atomic uint32_t vg_rejoined_seen;
 
 struct vg_region *vg_shared_region(void)
 {
@@ -29,11 +42,8 @@ struct vg_region *vg_shared_region(void)
 static void vg_shared_leave_at_exit(void)
 {
 	struct vg_region *r = vg_shared_region();
-	if (!r || r->owner != getpid())
-		return;
-	vg_region_leave(r);
-	if (vg_self_unlink)
-		unlink(r->path);
+	if (r && r->owner == getpid())
+		vg_region_leave(r);     /* and removes a control segment, or a region nobody is left in */
 }
 
 /* Destructors run after atexit handlers, and so after the driver's own teardown has freed our memory. */
@@ -42,104 +52,146 @@ __attribute__((destructor)) static void vg_shared_fini(void)
 	vg_shared_leave_at_exit();
 }
 
-/* Open (creating it if need be) and take a slot in vg_self; on failure nothing stays open. */
-static int vg_open_join(const char *path, int kind, unsigned mode, const char *name, const char *spec, pid_t pid,
-			uint64_t start, const char *cmd, bool *created, char *err, size_t errlen)
+/* Open (creating it if need be) and take a slot in vg_self. A file removed between our open and our join (its last
+ * member left, `vramguard region rm`) is opened again, which makes a new one. On -ETIMEDOUT from the join the file
+ * stays open (the join is retried later); on any other failure nothing stays open. */
+static int vg_open_join(const char *path, const struct vg_region_make *make, bool *created, char *err, size_t errlen)
 {
-	int rc = vg_region_open(&vg_self, path, true, true, kind, mode, name, spec, created, err, errlen);
-	if (rc == 0 && (rc = vg_region_join(&vg_self, pid, start, cmd, err, errlen)) != 0)
-		vg_region_close(&vg_self);
+	int rc = -ESTALE;
+	for (int attempt = 0; attempt < 4 && rc == -ESTALE; attempt++) {
+		rc = vg_region_open(&vg_self, path, VG_OPEN_JOIN, make->kind, make, created, err, errlen);
+		if (rc != 0)
+			return rc;
+		rc = vg_region_join(&vg_self, getpid(), vg_self_start, vg_self_cmd,
+				    make->kind == VG_REGION_SHARED ? make->spec : NULL, err, errlen);
+		if (rc != 0 && rc != -ETIMEDOUT)
+			vg_region_close(&vg_self);
+	}
 	return rc;
+}
+
+/* After the join: what the member should know about the region it is in. */
+static void vg_shared_joined(bool created)
+{
+	const char *name = vg_cfg.shared_name;
+	/* Copies: another member may rewrite the budget at any time (region.h). */
+	char in_force[VG_REGION_SPEC_MAX], created_with[VG_REGION_SPEC_MAX];
+	vg_region_spec_copy(&vg_self, in_force, sizeof(in_force));
+	memcpy(created_with, vg_self.h->created_spec, sizeof(created_with));
+	created_with[sizeof(created_with) - 1] = '\0';
+	bool follow = vg_cfg.shared_spec_source && strcmp(vg_cfg.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0 &&
+		      strcmp(created_with, vg_cfg.shared_spec) == 0;
+	if (vg_self.fs_note[0])
+		vg_log(VG_LOG_WARN, "shared region '%s' (%s): %s", name, vg_self.path, vg_self.fs_note);
+	if (created)
+		vg_log(VG_LOG_INFO, "created shared region '%s' (%s), budget '%s', room for %u processes", name,
+		       vg_self.path, in_force[0] ? in_force : "none", vg_self.nslots);
+	else if (vg_self.started_over)
+		vg_log(VG_LOG_INFO, "shared region '%s' (%s): every earlier member had exited; it starts over with this "
+		       "process's budget '%s'", name, vg_self.path, in_force[0] ? in_force : "none");
+	else if (strcmp(in_force, vg_cfg.shared_spec) != 0) {
+		int members = 0;
+		for (uint32_t i = 0; i < vg_self.nslots; i++)
+			members += atomic_load(&vg_self.h->slot[i].state) == VG_SLOT_ACTIVE;
+		bool persistent = vg_self.h->flags & VG_REGION_PERSISTENT;
+		char why[160];
+		if (strcmp(in_force, created_with) != 0)
+			snprintf(why, sizeof(why), "set by `vramguard limit set`; created with '%s'",
+				 created_with[0] ? created_with : "none");
+		else if (persistent)
+			snprintf(why, sizeof(why), "set by `vramguard region create`");
+		else
+			snprintf(why, sizeof(why), "set by the process that created it, pid %d", (int)vg_self.h->creator_pid);
+		if (follow && in_force[0] && vg_device_apply_limit_spec(in_force, true) >= 0)
+			vg_log(VG_LOG_INFO, "shared region '%s' has the budget '%s' in force (%s); this process's quota "
+			       "follows it, as NVIDIA_GPU_MEMORY_LIMITS made the budget", name, in_force, why);
+		else
+			vg_log(VG_LOG_WARN, "shared region '%s' has the budget '%s' in force (%s; %d member%s, this one "
+			       "included); this process's %s says '%s': the region's budget applies to the region, this "
+			       "process's own quota to itself (a region keeps its budget while it has members; change it "
+			       "with `vramguard limit set SPEC --shared %s`)", name, in_force[0] ? in_force : "none", why,
+			       members, members == 1 ? "" : "s",
+			       vg_cfg.shared_spec_source ? vg_cfg.shared_spec_source : "VRAMGUARD_SHARED_LIMITS",
+			       vg_cfg.shared_spec[0] ? vg_cfg.shared_spec : "(unset)", name);
+	}
+	atomic_store(&vg_self_follow, follow);
+	vg_quota_region = &vg_self;
+	atomic_store_explicit(&vg_self_ready, 1, memory_order_release);
 }
 
 int vg_shared_attach(void)
 {
-	char err[VG_ERR_MAX], cmd[VG_REGION_CMD_MAX];
-	pid_t pid = getpid();
-	uint64_t start = 0;
+	char err[VG_ERR_MAX];
 	bool created = false;
 	if (vg_cfg.shared_path[0] || vg_cfg.control == VG_CONTROL_ON) {
-		start = vg_proc_start(pid);     /* who we are, for the slot: two reads of /proc, only where there is one */
-		vg_proc_cmdline(0, true, cmd, sizeof(cmd));
+		pid_t pid = getpid();
+		vg_self_start = vg_proc_start(pid);     /* who we are: two reads of /proc, only where there is a region */
+		vg_proc_cmdline(0, true, vg_self_cmd, sizeof(vg_self_cmd));
 	}
 	if (vg_cfg.shared_path[0]) {
 		/* The user asked for a shared budget: if it cannot be had, fail closed. */
-		const char *name = vg_cfg.shared_name;
-		int rc = vg_open_join(vg_cfg.shared_path, VG_REGION_SHARED, vg_cfg.shared_mode, name, vg_cfg.shared_spec,
-				      pid, start, cmd, &created, err, sizeof(err));
-		if (rc != 0) {
-			vg_log(VG_LOG_ERROR, "shared region '%s': %s; every allocation is refused until this is fixed "
-			       "(see docs/quota.md, \"Shared regions\")", name, err);
-			return -1;
-		}
-		/* Copies: another member may rewrite the budget at any time (region.h); the creation spec never changes. */
-		char in_force[VG_REGION_SPEC_MAX], created_with[VG_REGION_SPEC_MAX];
-		vg_region_spec_copy(&vg_self, in_force, sizeof(in_force));
-		memcpy(created_with, vg_self.h->created_spec, sizeof(created_with));
-		created_with[sizeof(created_with) - 1] = '\0';
-		bool follow = vg_cfg.shared_spec_source &&
-			      strcmp(vg_cfg.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0 &&
-			      strcmp(created_with, vg_cfg.shared_spec) == 0;
-		if (created)
-			vg_log(VG_LOG_INFO, "created shared region '%s' (%s), budget '%s'", name, vg_self.path,
-			       in_force[0] ? in_force : "none");
-		else if (strcmp(in_force, vg_cfg.shared_spec) != 0) {
-			if (follow && in_force[0] && vg_device_apply_limit_spec(in_force, true) >= 0)
-				vg_log(VG_LOG_INFO, "shared region '%s' has the budget '%s' in force (created with '%s', "
-				       "changed by `vramguard limit set`); this process's quota follows it, as "
-				       "NVIDIA_GPU_MEMORY_LIMITS made the budget", name, in_force, created_with);
-			else
-				vg_log(VG_LOG_WARN, "shared region '%s' has the budget '%s' in force (created with '%s'); "
-				       "this process's %s says '%s': the region's budget applies to the region, this "
-				       "process's own quota to itself (change the region's with `vramguard limit set SPEC "
-				       "--shared %s`)", name, in_force[0] ? in_force : "none",
-				       created_with[0] ? created_with : "none",
-				       vg_cfg.shared_spec_source ? vg_cfg.shared_spec_source : "VRAMGUARD_SHARED_LIMITS",
-				       vg_cfg.shared_spec[0] ? vg_cfg.shared_spec : "(unset)", name);
-		}
-		atomic_store(&vg_self_follow, follow);
-		vg_self_unlink = false;
-	} else if (vg_cfg.control == VG_CONTROL_ON) {
-		char path[VG_SHARED_PATH_MAX];
-		int rc = vg_region_control_path(vg_cfg.shm_dir, pid, start, path, sizeof(path));
-		if (rc == 0)
-			rc = vg_open_join(path, VG_REGION_CONTROL, 0600, "", "", pid, start, cmd, &created, err,
-					  sizeof(err));
-		if (rc != 0) {
-			/* Only the command's view of this process is lost: quotas hold as configured. */
-			vg_log(VG_LOG_WARN, "no control segment: %s; `vramguard top` and `vramguard limit set --pid` will "
-			       "not see this process (VRAMGUARD_CONTROL=off silences this)",
-			       rc == -ENAMETOOLONG ? "VRAMGUARD_SHM_DIR is too long" : err);
+		const struct vg_region_make make = { .kind = VG_REGION_SHARED, .mode = vg_cfg.shared_mode,
+						     .name = vg_cfg.shared_name, .spec = vg_cfg.shared_spec,
+						     .nslots = vg_cfg.shared_slots };
+		int rc = vg_open_join(vg_cfg.shared_path, &make, &created, err, sizeof(err));
+		if (rc == -ETIMEDOUT) {
+			/* Not joined yet, but not shut out either: the next allocation tries again (and is refused until the
+			 * process is in the region's budget). */
+			atomic_fetch_or(&vg_pending, VG_PENDING_JOIN);
+			vg_log(VG_LOG_WARN, "shared region '%s': its lock has been held for more than %d s by another process "
+			       "(stopped? see `vramguard top`): allocations are refused until this process can join it; "
+			       "retried at each allocation", vg_cfg.shared_name, VG_REGION_LOCK_TIMEOUT_MS / 1000);
 			return 0;
 		}
-		vg_self_unlink = true;
-	} else {
+		if (rc != 0) {
+			vg_log(VG_LOG_ERROR, "shared region '%s': %s; every allocation is refused until this is fixed and the "
+			       "job restarted (see docs/quota.md, \"Shared regions\")", vg_cfg.shared_name, err);
+			return -1;
+		}
+		vg_shared_joined(created);
 		return 0;
 	}
-	if (vg_self.kind == VG_REGION_SHARED)
-		vg_quota_region = &vg_self;     /* a control segment has no budget: the quota counts in it (place) */
+	if (vg_cfg.control != VG_CONTROL_ON)
+		return 0;
+	char path[VG_SHARED_PATH_MAX];
+	const struct vg_region_make make = { .kind = VG_REGION_CONTROL, .mode = 0600, .name = "", .spec = "" };
+	int rc = vg_region_control_path(vg_cfg.shm_dir, getpid(), vg_self_start, path, sizeof(path));
+	if (rc == 0 && (rc = vg_open_join(path, &make, &created, err, sizeof(err))) == -ETIMEDOUT)
+		vg_region_close(&vg_self);
+	if (rc != 0) {
+		/* Only the command's view of this process is lost: quotas hold as configured. */
+		vg_log(VG_LOG_WARN, "no control segment: %s; `vramguard top` and `vramguard limit set --pid` will not see "
+		       "this process (VRAMGUARD_CONTROL=off silences this)",
+		       rc == -ENAMETOOLONG ? "VRAMGUARD_SHM_DIR is too long" : err);
+		return 0;
+	}
+	if (vg_self.fs_note[0])
+		vg_log(VG_LOG_INFO, "control segment %s: %s", vg_self.path, vg_self.fs_note);
+	/* A control segment has no budget: the quota counts in it (vg_quota_place), so vg_quota_region stays NULL. */
 	atomic_store_explicit(&vg_self_ready, 1, memory_order_release);
 	return 0;
 }
 
-void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limit)
+/* Register CUDA ordinal dev with region r (for `top`, and so that allocations there are charged to the budget). */
+static void vg_bind_one(struct vg_region *r, int dev, const char *uuid, uint64_t total, uint64_t own_limit)
 {
-	struct vg_region *r = vg_shared_region();
-	if (!r)
-		return;
 	int idx = vg_region_bind(r, dev, uuid, total, own_limit);
 	_Atomic uint64_t *used, *peak;
 	if (idx >= 0 && vg_region_control_counters(r, dev, &used, &peak))
 		vg_quota_place(dev, used, peak);        /* one counter for the quota and for `vramguard top` */
-	if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
+	if (idx == -ETIMEDOUT && r->kind == VG_REGION_SHARED && dev >= 0 && dev < VG_MAX_DEVICES) {
+		/* Not in the budget yet: allocations on this GPU are refused until it is (vg_shared_ready). */
+		atomic_fetch_or(&vg_unbound, 1ull << dev);
+		atomic_fetch_or(&vg_pending, VG_PENDING_BIND);
+	} else if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
 		vg_log(VG_LOG_WARN, "shared region '%s' already has %d GPUs: GPU %d is not counted in it (only in this "
 		       "process's own quota)", vg_cfg.shared_name, VG_REGION_DEVS, dev);
-	else if (idx < 0 && idx != -ENOSPC && r->kind == VG_REGION_SHARED)
+	else if (idx < 0 && r->kind == VG_REGION_SHARED)
 		vg_log(VG_LOG_WARN, "shared region '%s': cannot register GPU %d: %s", vg_cfg.shared_name, dev, strerror(-idx));
-	else if (idx < 0 && idx != -ENOSPC)
+	else if (idx < 0)
 		vg_log(VG_LOG_WARN, "control segment %s: cannot register GPU %d: %s (`vramguard top` will not show its "
 		       "usage; the quota holds)", r->path, dev, strerror(-idx));
-	else if (idx >= 0 && r->kind == VG_REGION_SHARED) {
+	else if (r->kind == VG_REGION_SHARED) {
 		uint64_t lim = atomic_load(&r->h->dev[idx].limit);
 		if (lim != VG_REGION_NONE) {
 			char a[32];
@@ -149,17 +201,118 @@ void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limi
 	}
 }
 
+void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limit)
+{
+	struct vg_region *r = vg_shared_region();
+	if (r) {
+		vg_bind_one(r, dev, uuid, total, own_limit);
+	} else if ((atomic_load(&vg_pending) & VG_PENDING_JOIN) && dev >= 0 && dev < VG_MAX_DEVICES) {
+		atomic_fetch_or(&vg_unbound, 1ull << dev);      /* registered once the join succeeds */
+		atomic_fetch_or(&vg_pending, VG_PENDING_BIND);
+	}
+}
+
+/* Register the GPUs of mask that are in use (their limits resolved) with r. */
+static void vg_shared_bind_known(struct vg_region *r, uint64_t mask)
+{
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		const struct vg_device_info *di = (mask >> d & 1) ? vg_device_info_cached(d) : NULL;
+		if (di)
+			vg_bind_one(r, d, di->uuid[0] ? di->uuid : NULL, di->total, atomic_load(&di->limit));
+	}
+}
+
+/* The slow side of vg_shared_ready: one thread retries the join and the registrations, each with the lock's usual
+ * timeout; the others are refused meanwhile rather than wait in line. */
+static int vg_shared_settle(int dev)
+{
+	int was = 0;
+	if (!atomic_compare_exchange_strong(&vg_settling, &was, 1))
+		return -EINPROGRESS;
+	int rc = 0;
+	if (atomic_load(&vg_pending) & VG_PENDING_JOIN) {
+		char err[VG_ERR_MAX];
+		const struct vg_region_make make = { .kind = VG_REGION_SHARED, .mode = vg_cfg.shared_mode,
+						     .name = vg_cfg.shared_name, .spec = vg_cfg.shared_spec,
+						     .nslots = vg_cfg.shared_slots };
+		bool created = false;
+		uint32_t n = atomic_fetch_add(&vg_retries, 1) + 1;
+		/* The file stayed open after the timeout; join it, or start over if it was removed meanwhile. */
+		rc = vg_region_join(&vg_self, getpid(), vg_self_start, vg_self_cmd, make.spec, err, sizeof(err));
+		if (rc == -ESTALE) {
+			vg_region_close(&vg_self);
+			rc = vg_open_join(vg_cfg.shared_path, &make, &created, err, sizeof(err));
+		}
+		if (rc == 0) {
+			/* The GPUs in use are registered before the region is published: no allocation is charged to the
+			 * process alone in between. One resolved meanwhile gets its vg_unbound bit (vg_shared_bind). */
+			uint64_t all = 0;
+			for (int d = 0; d < VG_MAX_DEVICES; d++)
+				if (vg_device_info_cached(d))
+					all |= 1ull << d;
+			vg_shared_bind_known(&vg_self, all);
+			vg_log(VG_LOG_WARN, "shared region '%s': joined after %u retr%s (its lock is free again); allocations "
+			       "are counted in its budget from now on", vg_cfg.shared_name, n, n == 1 ? "y" : "ies");
+			vg_shared_joined(created);
+			atomic_fetch_and(&vg_pending, ~VG_PENDING_JOIN);
+		} else if (rc != -ETIMEDOUT) {
+			/* Something else went wrong meanwhile (the file was replaced by one we refuse...): say it once; the
+			 * process stays outside the budget, refused, as a process that could not join at start would be. */
+			atomic_fetch_or(&vg_pending, VG_PENDING_FAILED);
+			atomic_fetch_and(&vg_pending, ~VG_PENDING_JOIN);
+			vg_log(VG_LOG_ERROR, "shared region '%s': %s; every allocation is refused until this is fixed and the "
+			       "job restarted", vg_cfg.shared_name, err);
+			rc = -EPERM;
+		}
+	}
+	if (rc == 0 && (atomic_load(&vg_pending) & VG_PENDING_BIND)) {
+		uint64_t mask = atomic_exchange(&vg_unbound, 0);
+		if (!(atomic_load(&vg_unbound)))
+			atomic_fetch_and(&vg_pending, ~VG_PENDING_BIND);
+		vg_shared_bind_known(&vg_self, mask);   /* those that time out again set their bit again */
+		if (dev >= 0 && dev < VG_MAX_DEVICES && (atomic_load(&vg_unbound) >> dev & 1))
+			rc = -ETIMEDOUT;
+	}
+	if (rc == -ETIMEDOUT)
+		rc = -EINPROGRESS;
+	atomic_store(&vg_settling, 0);
+	return rc;
+}
+
+int vg_shared_ready(int dev)
+{
+	int p = atomic_load_explicit(&vg_pending, memory_order_relaxed);
+	if (VG_LIKELY(p == 0))
+		return 0;
+	if (p & VG_PENDING_FAILED)
+		return -EPERM;
+	if (p == VG_PENDING_BIND && !(dev >= 0 && dev < VG_MAX_DEVICES &&
+				      (atomic_load_explicit(&vg_unbound, memory_order_relaxed) >> dev & 1)))
+		return 0;               /* another GPU's registration is pending, not this one's */
+	return vg_shared_settle(dev);
+}
+
 /* Called on the allocation path and by cuMemGetInfo: cheap when nothing changed (two loads). */
 void vg_shared_poll(bool may_reclaim)
 {
+	if (VG_UNLIKELY(may_reclaim && (atomic_load_explicit(&vg_pending, memory_order_relaxed) &
+					(VG_PENDING_JOIN | VG_PENDING_BIND))))
+		vg_shared_settle(-1);   /* cuMemGetInfo retries a pending join too */
 	struct vg_region *r = vg_shared_region();
-	if (!r || (VG_LIKELY(!vg_region_poll(r)) && !may_reclaim))
+	if (!r || (VG_LIKELY(!vg_region_poll(r)) && !may_reclaim &&
+		   VG_LIKELY(atomic_load_explicit(&r->rejoined, memory_order_relaxed) ==
+			     atomic_load_explicit(&vg_rejoined_seen, memory_order_relaxed))))
 		return;
 	char spec[VG_REGION_SPEC_MAX];
 	if (VG_UNLIKELY(vg_region_pending_limit(r, spec, sizeof(spec)))) {
 		vg_device_apply_limit_spec(spec, false);
 		atomic_store(&vg_self_follow, false);
 	}
+	uint32_t rj = atomic_load(&r->rejoined), seen = atomic_load(&vg_rejoined_seen);
+	if (VG_UNLIKELY(rj != seen) && atomic_compare_exchange_strong(&vg_rejoined_seen, &seen, rj))
+		vg_log(VG_LOG_WARN, "shared region '%s': this process was evicted from the region (`vramguard region evict "
+		       "--force`) and joined it again: the memory it held before is no longer counted in the budget",
+		       vg_cfg.shared_name);
 	if (VG_UNLIKELY(vg_region_limit_changed(r))) {
 		char line[400];
 		size_t off = 0;
@@ -207,9 +360,14 @@ void vg_shared_note_report(void)
 
 void vg_shared_atfork_child(void)
 {
-	/* The child is another process: it neither charges the parent's slot nor leaves it at exit. */
-	if (atomic_exchange(&vg_self_ready, 0)) {
+	/* The child is another process: it neither charges the parent's slot nor leaves it at exit, nor joins for it. */
+	atomic_store(&vg_pending, atomic_load(&vg_pending) & VG_PENDING_FAILED);
+	atomic_store(&vg_unbound, 0);
+	atomic_store(&vg_settling, 0);
+	if (atomic_exchange(&vg_self_ready, 0))
 		vg_quota_region = NULL;
-		vg_self.slot = -1;
-	}
+	/* Our copies of the parent's descriptor and mapping hold its liveness lock's open file description: drop them,
+	 * so that the lock dies with the parent (region.c). The quota counters placed in a control segment are
+	 * detached right after (vg_quota_reset_usage); nothing runs in between. */
+	vg_region_close(&vg_self);
 }

@@ -105,6 +105,15 @@ static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, co
 		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): the lock of shared region '%s' was held for more than "
 			     "2 s by another process (stopped? see `vramguard top`)%s",
 			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook], vg_cfg.shared_name, tail);
+	else if (why == -EINPROGRESS)
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): this process is not in shared region '%s''s budget yet: "
+			     "its lock is held by another process (stopped? see `vramguard top`); retried at the next "
+			     "allocation%s", vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
+			     vg_cfg.shared_name, tail);
+	else if (why == -EPERM)
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): this process could not join shared region '%s' (see "
+			     "the error above)%s", vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
+			     vg_cfg.shared_name, tail);
 	else if (why != -ENOSPC)
 		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): shared region '%s' could not be charged: %s (see "
 			     "`vramguard top`)%s", vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
@@ -124,7 +133,9 @@ static CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 		return CUDA_SUCCESS;    /* no device (the driver will refuse) or an ordinal we do not track */
 	vg_shared_poll(false);          /* a limit changed by `vramguard limit set` applies from this allocation */
 	uint64_t used = 0;
-	int rc = vg_quota_reserve(dev, bytes, &used);
+	int rc = vg_shared_ready(dev);
+	if (VG_LIKELY(rc == 0))
+		rc = vg_quota_reserve(dev, bytes, &used);
 	if (VG_LIKELY(rc == 0))
 		return CUDA_SUCCESS;
 	vg_quota_note_denied(dev, bytes);

@@ -394,6 +394,9 @@ source tests/integration/region_cli.sh
 echo "== shared regions under the preload: races, kill, exec, fork, live limits, hostile files"
 source tests/integration/shared_preload.sh
 
+echo "== shared state under attack: other users' files, stuck locks, poisoned regions, namespaces, capacity"
+source tests/integration/hostile.sh
+
 echo "== examples: container and Kubernetes recipes (static; no Docker engine or cluster here)"
 # The checker needs PyYAML: the first python3 on PATH if it has it, else Debian's (python3-yaml).
 PYY=python3

@@ -1,8 +1,14 @@
 /* A stand-in for processes under the preload, for the `vramguard top` / `limit` tests: makes shared regions and
  * control segments and holds a slot in one, through accounting/region.h only (no CUDA).
  *
- *   region_tool create PATH NAME SPEC [MODE]     make a shared region (SPEC "" for no budget; MODE octal, 0600)
- *   region_tool join PATH DEVICE... [OPTION...]  join the shared region at PATH, then wait for SIGTERM
+ *   region_tool create PATH NAME SPEC [MODE [persistent]]   make a shared region (SPEC "" for no budget; MODE
+ *                                                octal, 0600; persistent: it outlives its members)
+ *   region_tool join PATH DEVICE... [OPTION...]  join the shared region at PATH, then wait for SIGTERM (with
+ *                                                REGION_TOOL_MODE=0660 in the environment it joins another
+ *                                                user's group-shared region, as VRAMGUARD_SHARED_MODE=0660 does)
+ *   region_tool plant PATH PID USED              write a member by hand, as one in another PID namespace without
+ *                                                a liveness lock would look (unverifiable): PID holding USED on
+ *                                                the region's first GPU
  *   region_tool control DIR DEVICE... [OPTION...] make our control segment DIR/vramguard.proc.PID.START, the same
  *
  * DEVICE is dev=ORDINAL followed by uuid=GPU-... total=SIZE quota=SIZE|none used=SIZE peak=SIZE (sizes as 1G, 512M,
@@ -14,6 +20,7 @@
  * normal exit; SIGKILL leaves the slot behind, as a crash would. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +119,7 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 	pid_t pid = getpid();
 	char cmd[VG_REGION_CMD_MAX];
 	snprintf(cmd, sizeof(cmd), "region_tool %s", control ? "control" : "join");
-	if (vg_region_join(r, pid, vg_proc_start(pid), cmd, err, sizeof(err)) != 0)
+	if (vg_region_join(r, pid, vg_proc_start(pid), cmd, NULL, err, sizeof(err)) != 0)
 		return die("join: %s%s", err, "");
 	for (int i = 0; i <= ndev; i++) {
 		struct dev *d = &dev[i];
@@ -152,9 +159,7 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
-	vg_region_leave(r);
-	if (control)
-		unlink(r->path);
+	vg_region_leave(r);     /* and removes a control segment, or a region nobody is left in */
 	vg_region_close(r);
 	return 0;
 }
@@ -171,29 +176,64 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
 	if (argc >= 5 && !strcmp(argv[1], "create")) {
-		unsigned mode = argc > 5 ? (unsigned)strtoul(argv[5], NULL, 8) : 0600;
+		struct vg_region_make m = { .kind = VG_REGION_SHARED, .mode = argc > 5 ? (unsigned)strtoul(argv[5], NULL, 8)
+											: 0600,
+					    .name = argv[3], .spec = argv[4] };
+		if (argc > 6 && !strcmp(argv[6], "persistent"))
+			m.flags = VG_REGION_PERSISTENT;
 		bool created;
-		if (vg_region_open(&r, argv[2], true, true, VG_REGION_SHARED, mode, argv[3], argv[4], &created, err,
-				   sizeof(err)) != 0)
+		if (vg_region_open(&r, argv[2], VG_OPEN_JOIN, VG_REGION_SHARED, &m, &created, err, sizeof(err)) != 0)
 			return die("create: %s%s", err, "");
 		printf("%s\n", created ? "created" : "exists");
 		vg_region_close(&r);
 		return 0;
 	}
 	if (argc >= 3 && !strcmp(argv[1], "join")) {
-		if (vg_region_open(&r, argv[2], false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, err, sizeof(err)) != 0)
+		const char *mode = getenv("REGION_TOOL_MODE");
+		struct vg_region_make m = { .kind = VG_REGION_SHARED, .mode = mode ? (unsigned)strtoul(mode, NULL, 8) : 0600 };
+		/* m only says which mode this member asks for (the trust check); the region exists already. */
+		if (vg_region_open(&r, argv[2], VG_OPEN_JOIN, VG_REGION_SHARED, mode ? &m : NULL, NULL, err, sizeof(err)))
 			return die("open: %s%s", err, "");
 		return run_member(&r, false, argc - 3, argv + 3);
+	}
+	if (argc == 5 && !strcmp(argv[1], "plant")) {
+		if (vg_region_open(&r, argv[2], VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) != 0)
+			return die("plant: %s%s", err, "");
+		uint32_t i = 0;
+		while (i < r.nslots && atomic_load(&r.h->slot[i].state) != VG_SLOT_FREE)
+			i++;
+		if (i == r.nslots || !r.h->dev[0].uuid[0])
+			return die("plant: no free slot or no GPU registered in %s%s", argv[2], "");
+		struct vg_region_slot *s = &r.h->slot[i];
+		uint64_t used = size_arg(argv[4]);
+		s->pid = atoi(argv[3]);
+		s->start = 1;
+		s->pidns = 1;           /* no real namespace has inode 1: another namespace, whatever ours is */
+		s->live_lock = 0;
+		snprintf(s->cmd, sizeof(s->cmd), "planted");
+		for (int d = 0; d < VG_REGION_DEVS; d++)
+			atomic_store(&s->quota[d], VG_REGION_NONE);
+		atomic_store(&s->used[0], used);
+		atomic_store(&s->peak[0], used);
+		atomic_store(&s->bound, 1u);
+		atomic_fetch_add(&r.h->dev[0].used, used);
+		atomic_store(&s->state, VG_SLOT_ACTIVE);
+		atomic_fetch_add(&r.h->joins, 1);
+		printf("planted %s in slot %u\n", argv[3], i);
+		vg_region_close(&r);
+		return 0;
 	}
 	if (argc >= 3 && !strcmp(argv[1], "control")) {
 		char path[VG_SHARED_PATH_MAX];
 		pid_t pid = getpid();
 		if (vg_region_control_path(argv[2], pid, vg_proc_start(pid), path, sizeof(path)) != 0)
 			return die("control: %s%s", "directory name too long", "");
-		if (vg_region_open(&r, path, true, true, VG_REGION_CONTROL, 0600, "", "", NULL, err, sizeof(err)) != 0)
+		const struct vg_region_make m = { .kind = VG_REGION_CONTROL, .mode = 0600, .name = "", .spec = "" };
+		if (vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_CONTROL, &m, NULL, err, sizeof(err)) != 0)
 			return die("control: %s%s", err, "");
 		return run_member(&r, true, argc - 3, argv + 3);
 	}
-	fprintf(stderr, "usage: region_tool create PATH NAME SPEC [MODE] | join PATH DEVICE... | control DIR DEVICE...\n");
+	fprintf(stderr, "usage: region_tool create PATH NAME SPEC [MODE [persistent]] | join PATH DEVICE... | plant PATH "
+		"PID USED | control DIR DEVICE...\n");
 	return 2;
 }

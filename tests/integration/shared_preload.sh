@@ -5,167 +5,9 @@
 # Everything in a private VRAMGUARD_SHM_DIR; about 7 s on 2 cores. Uses run.sh's ok, bad and $T $LIB $SP $LOG $VG
 # (and $FORKENV).
 
-SA=$PWD/$T/shared_alloc
-SHD=$(mktemp -d /tmp/vg-shp.XXXXXX)
-MIB=$((1 << 20))
-declare -A SHP_JOB SHP_FD SHP_N SHP_PID
-SHP_R=
-SHP_FE=${FORKENV:-}     # TSan: forking needs its deadlock detector off (run.sh says why)
-
-# shp_spawn NAME [VAR=value...]: start shared_alloc under the preload with its stdin on the FIFO $SHD/NAME.in; its
-# stdout in NAME.out, its stderr in NAME.err; its pid in ${SHP_PID[NAME]}. SHP_VIA_SLEEP=1: as the child of a
-# process that never waits for it (so that it stays a zombie when killed).
-shp_spawn() {
-	local n=$1 fd f
-	shift
-	mkfifo "$SHD/$n.in"
-	local cmd=(env -u NVIDIA_GPU_MEMORY_LIMITS -u CUDA_DEVICE_MEMORY_LIMIT -u VRAMGUARD_SHARED
-		-u VRAMGUARD_SHARED_LIMITS -u VRAMGUARD_SHARED_MODE -u VRAMGUARD_CONTROL -u VRAMGUARD_LOG -u FAKECUDA_DEVICES
-		-u FAKECUDA_UUID_BASE -u FAKECUDA_FORK_OK -u FAKECUDA_FAIL
-		LD_LIBRARY_PATH="$PWD/$T" LD_PRELOAD="$SP$LIB" VRAMGUARD_SHM_DIR="$SHD" VRAMGUARD_REPORT=off "$@")
-	(
-		for f in "${SHP_FD[@]}"; do eval "exec $f>&-"; done     # the other processes' FIFOs: theirs alone
-		if [ "${SHP_VIA_SLEEP:-}" = 1 ]; then
-			exec sh -c 'exec 3<&0; "$@" <&3 3<&- & exec sleep 60 <&-' sh "${cmd[@]}" "$SA" repl
-		fi
-		exec "${cmd[@]}" "$SA" repl
-	) <"$SHD/$n.in" >"$SHD/$n.out" 2>"$SHD/$n.err" &
-	SHP_JOB[$n]=$!
-	exec {fd}>"$SHD/$n.in"
-	SHP_FD[$n]=$fd
-	SHP_N[$n]=0
-	shp_send "$n" pid
-	SHP_PID[$n]=${SHP_R#= pid }
-}
-# shp_post NAME CMD...: send a command without waiting for its answer. A subshell writes it: a process that died
-# must not take the suite down with SIGPIPE.
-shp_post() {
-	local n=$1
-	shift
-	(trap '' PIPE; printf '%s\n' "$*" >&"${SHP_FD[$n]}") 2>/dev/null
-	SHP_N[$n]=$((SHP_N[$n] + 1))
-}
-# shp_wait NAME: the answer to the last command posted, in $SHP_R (empty after 10 s).
-shp_wait() {
-	local n=$1 i
-	for i in $(seq 1000); do
-		SHP_R=$(grep '^= ' "$SHD/$n.out" | sed -n "${SHP_N[$n]}p")
-		[ -n "$SHP_R" ] && return 0
-		sleep 0.01
-	done
-	echo "== shared_preload: no answer from $n to command ${SHP_N[$n]}" >>"$LOG"
-	return 1
-}
-shp_send() { shp_post "$@"; shp_wait "$1"; }
-# shp_expect CHECK NAME CMD REGEX: send CMD, the answer must match REGEX.
-shp_expect() {
-	local what=$1 n=$2 cmd=$3 re=$4
-	shp_send "$n" "$cmd"
-	if grep -Eq -- "$re" <<<"$SHP_R"; then ok "$what"; else bad "$what" "$n: '$cmd' -> '$SHP_R', want /$re/"; fi
-}
-# shp_end NAME...: normal exit (the process leaves its region), or SIGKILL if it does not answer.
-shp_end() {
-	local n
-	for n in "$@"; do
-		[ -n "${SHP_FD[$n]:-}" ] || continue
-		shp_send "$n" exit || kill -9 "${SHP_JOB[$n]}" 2>/dev/null
-		eval "exec ${SHP_FD[$n]}>&-"
-		wait "${SHP_JOB[$n]}" 2>/dev/null
-		cat "$SHD/$n.err" >>"$LOG"
-		unset "SHP_FD[$n]"
-	done
-}
-shp_kill() { # NAME: SIGKILL (the job itself: with SHP_VIA_SLEEP the caller kills SHP_PID)
-	local n=$1
-	{ kill -9 "${SHP_JOB[$n]}"; wait "${SHP_JOB[$n]}"; } 2>/dev/null      # no "Killed" notice from bash
-	eval "exec ${SHP_FD[$n]}>&-"
-	unset "SHP_FD[$n]"
-}
-shp_lines() { grep -Ec -- "$2" "$SHD/$1.err"; } # NAME REGEX: matching lines on its stderr
-shp_top() { # the JSON of `vramguard top --once --json` in $SHP_TOP
-	SHP_TOP=$(env -u LD_PRELOAD -u VRAMGUARD_SHARED VRAMGUARD_SHM_DIR="$SHD" timeout 30 "$VG" top --once --json 2>>"$LOG")
-	echo "== top: $SHP_TOP" >>"$LOG"
-}
-shp_limit() { # vramguard limit set ARGS... (exit status returned, output in the log)
-	env -u LD_PRELOAD -u VRAMGUARD_SHARED VRAMGUARD_SHM_DIR="$SHD" timeout 30 "$VG" limit set "$@" >>"$LOG" 2>&1
-}
-# Checks on top's JSON (python3's json keeps 64-bit integers exact): one "ok - "/"not ok - " line each.
-SHPY=$(cat <<'PY'
-import json, sys
-doc = json.loads(sys.argv[2])
-mode, a = sys.argv[1], sys.argv[3:]
-out = []
-def check(cond, what):
-    out.append(("ok - " if cond else "not ok - ") + what)
-procs = {p["pid"]: p for p in doc["processes"]}
-def region(name):
-    r = [x for x in doc["regions"] if x["name"] == name]
-    return r[0] if len(r) == 1 else None
-def used(p):
-    return sum(d["used_bytes"] for d in p["devices"])
-if mode == "members":                   # NAME PIDS(,) USED_BYTES [KEY=VALUE...]: exactly those members, their sum
-    name, want, total = a[0], {int(x) for x in a[1].split(",") if x}, int(a[2])
-    members = {pid: p for pid, p in procs.items() if p["region"] == name}
-    check(set(members) == want, "region %s: members %s (got %s)" % (name, sorted(want), sorted(members)))
-    r = region(name)
-    rused = sum(d["used_bytes"] for d in r["devices"]) if r else -1
-    msum = sum(used(p) for p in members.values())
-    check(rused == total, "region %s: %d bytes in use (got %d)" % (name, total, rused))
-    check(msum == rused, "its members' used_bytes add up to the region's (%d, %d)" % (msum, rused))
-    b = [x for t in doc["totals"] for x in t["budgets"] if x["region"] == name]
-    check(sum(x["used_bytes"] for x in b) == rused, "the totals' budget of %s says the same" % name)
-    for kv in a[3:]:                    # region.KEY=VALUE or KEY=VALUE (top level)
-        k, v = kv.split("=", 1)
-        got = (r or {}).get(k[7:]) if k.startswith("region.") else doc.get(k)
-        check(str(got) == v, "%s = %s (got %s)" % (k, v, got))
-elif mode in ("proc", "once"):          # PID [USED_BYTES]: listed exactly once (with that usage)
-    n = sum(1 for x in doc["processes"] if x["pid"] == int(a[0]))
-    check(n == 1, "process %s listed once (%d times)" % (a[0], n))
-    if mode == "proc":
-        got = used(procs[int(a[0])]) if n else None
-        check(got == int(a[1]), "process %s: %s bytes in use (got %s)" % (a[0], a[1], got))
-elif mode == "absent":                  # PID: not listed
-    check(int(a[0]) not in procs, "process %s not listed" % a[0])
-elif mode == "range":                   # NAME KEY MIN MAX: the region's device 0 KEY (used_bytes, peak_bytes)
-    r = region(a[0])
-    v = r["devices"][0][a[1]] if r and r["devices"] else None
-    check(v is not None and int(a[2]) <= v <= int(a[3]), "region %s: %s %s in [%s, %s]" % (a[0], a[1], v, a[2], a[3]))
-elif mode == "gpus":                    # UUID USED_BYTES PROCESSES: one physical GPU's total
-    t = [x for x in doc["totals"] if x["uuid"] == a[0]]
-    got = (t[0]["used_bytes"], t[0]["processes"]) if len(t) == 1 else None
-    check(got == (int(a[1]), int(a[2])), "GPU %s: %s bytes by %s processes (got %s)" % (a[0][:12], a[1], a[2], got))
-print("\n".join(out))
-sys.exit(1 if any(x.startswith("not ok") for x in out) else 0)
-PY
-)
-shp_json() { # CHECK MODE ARGS...: the checks above on $SHP_TOP, as one check
-	local what=$1 out
-	shift
-	out=$(python3 -c "$SHPY" "$1" "$SHP_TOP" "${@:2}" 2>&1)
-	if [ $? -eq 0 ]; then ok "$what"; else bad "$what" "$(grep -v '^ok' <<<"$out" | head -3)"; fi
-}
-shp_region_check() { # CHECK NAME REGEX: a process naming region NAME (a file set up by the caller) refuses it
-	local what=$1 name=$2 re=$3
-	shp_spawn "ref-$name" VRAMGUARD_SHARED="$name"
-	shp_send "ref-$name" init
-	local ri=$SHP_R
-	shp_send "ref-$name" "alloc 1"
-	local ra=$SHP_R
-	shp_send "ref-$name" used
-	local ru=$SHP_R
-	shp_end "ref-$name"
-	local nerr
-	nerr=$(shp_lines "ref-$name" '^vramguard: error: ')
-	if [ "$ri" = "= init 800" ] && [ "$ra" = "= alloc 800 held 0" ] && [ "$ru" = "= used 0 0" ] && [ "$nerr" -eq 1 ] &&
-		grep -Eq -- "^vramguard: error: shared region '$name': .*$re" "$SHD/ref-$name.err" &&
-		grep -q '^= exit$' "$SHD/ref-$name.out"; then
-		ok "$what"
-	else
-		bad "$what" "init '$ri', alloc '$ra', $ru, $nerr error lines: $(head -c 300 "$SHD/ref-$name.err")"
-	fi
-}
-segs() { ls "$SHD"/vramguard.proc."$1".* 2>/dev/null | wc -l; } # PID: its control segments
-G1=GPU-00000001-0000-0000-0000-000000000001
+source tests/integration/shp_lib.sh
+# In memory, where regions belong (elsewhere the library warns that the file system is not memory-backed).
+SHD=$(shp_dir shp)
 
 # Six processes race for a 100 MiB budget, allocating random 1-7 MiB and never freeing.
 RACE=(r1 r2 r3 r4 r5 r6)
@@ -234,8 +76,9 @@ m=$(stat -c %a "$SHD/vramguard.race")
 [ "$m" = 600 ] && ok "the region file was created with mode 0600" || bad "the region file has mode $m"
 shp_end "${RACE[@]}"
 shp_top
-shp_json "after a normal exit every member has left (none reclaimed) and the region holds nothing" members race "" 0 \
-	reclaimed=0 region.reclaimed=0
+shp_json "after a normal exit every member has left (none reclaimed)" noregion race reclaimed=0
+[ ! -e "$SHD/vramguard.race" ] && ok "  and the last one to leave removed the region's file" ||
+	bad "  the region's file is left after its last member exited" "$(ls -l "$SHD")"
 
 # SIGKILL reclaim. A holds 60 of 100 MiB; B is denied 60, A is killed, B gets it on its next try. A is the
 # child of a process that does not wait for it: it stays a zombie, which counts as dead.
@@ -268,7 +111,8 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 	bad "  B's cuMemGetInfo_v2 after C was killed: '$SHP_R' after $ms ms"
 shp_end kb
 
-# exec keeps one slot; the share of the image before exec is released when the new image joins.
+# exec: the old image's share goes with it (exec dropped its liveness lock), before the new image uses CUDA; the new
+# image joins again as one slot.
 for mode in shared control; do
 	if [ $mode = shared ]; then shp_spawn ex VRAMGUARD_SHARED=exec VRAMGUARD_SHARED_LIMITS=100M
 	else shp_spawn ex NVIDIA_GPU_MEMORY_LIMITS=100M; fi
@@ -276,7 +120,13 @@ for mode in shared control; do
 	shp_send ex "alloc 40"
 	shp_expect "exec ($mode): the new image answers" ex exec '^= exec$'
 	shp_top
-	shp_json "  before it uses CUDA, top lists it once" once "${SHP_PID[ex]}"
+	shp_json "  before it uses CUDA again, top no longer counts the old image" absent "${SHP_PID[ex]}"
+	if [ $mode = shared ]; then
+		shp_json "  and its region, which had no other member, is gone" noregion exec
+	else
+		n=$(segs "${SHP_PID[ex]}")
+		[ "$n" -eq 0 ] && ok "  and its control segment is gone" || bad "  $n control segments left"
+	fi
 	shp_expect "  it initialises CUDA" ex init '^= init 0$'
 	shp_top
 	if [ $mode = shared ]; then
@@ -398,19 +248,44 @@ shp_send my init
 shp_expect "  cuMemGetInfo_v2 total is the region's 100 MiB" my info '^= info 0 104857600 104857600$'
 shp_expect "  101 MiB are denied" my "alloc 101" '^= alloc 2 held 0$'
 shp_expect "  100 MiB are not" my "alloc 100" '^= alloc 0 held 104857600$'
-shp_end mx my
+shp_end my
 # Without VRAMGUARD_SHARED_LIMITS, the process's NVIDIA_GPU_MEMORY_LIMITS is its setting: named in the warning.
 shp_spawn mz VRAMGUARD_SHARED=mism NVIDIA_GPU_MEMORY_LIMITS=2G
 shp_send mz init
 [ "$(shp_lines mz "budget '100M' in force .*NVIDIA_GPU_MEMORY_LIMITS says '2G'")" -eq 1 ] &&
 	ok "  the warning names NVIDIA_GPU_MEMORY_LIMITS when that is where the setting came from" ||
 	bad "  the warning without VRAMGUARD_SHARED_LIMITS" "$(cat "$SHD/mz.err")"
-shp_end mz
+shp_end mz mx
+# Lifecycle: the last member's exit removed the region, so the next job's budget is the one that applies (before,
+# a later job with VRAMGUARD_SHARED_LIMITS=300M ran silently under the old 100M).
+[ ! -e "$SHD/vramguard.mism" ] && ok "lifecycle: the region is removed when its last member exits" ||
+	bad "lifecycle: the region's file is left after its last member exited"
+shp_spawn n1 VRAMGUARD_SHARED=mism VRAMGUARD_SHARED_LIMITS=300M
+shp_send n1 init
+shp_expect "  the next job makes it again with its own 300M budget" n1 "alloc 250" '^= alloc 0 held 262144000$'
+[ "$(shp_lines n1 'warning')" -eq 0 ] && ok "  and is told nothing about an old budget" || bad "  n1 warned" "$(cat "$SHD/n1.err")"
+# Members killed with -9 never leave: the next one to join finds none alive and starts the region over.
+shp_kill n1
+[ -e "$SHD/vramguard.mism" ] && ok "  a member killed with -9 leaves the file behind" || bad "  the file vanished"
+shp_spawn n2 VRAMGUARD_SHARED=mism VRAMGUARD_SHARED_LIMITS=40M VRAMGUARD_LOG=info
+shp_send n2 init
+shp_expect "  the next job starts it over with its own 40M budget" n2 "alloc 41" '^= alloc 2 held 0$'
+shp_expect "  and all 40M of it are free" n2 "alloc 40" '^= alloc 0 held 41943040$'
+[ "$(shp_lines n2 "shared region 'mism' .*every earlier member had exited; it starts over with this process's budget '40M'")" -eq 1 ] &&
+	[ "$(shp_lines n2 'warning')" -eq 0 ] && ok "  one info line says it started over" || bad "  n2's lines" "$(cat "$SHD/n2.err")"
+shp_end n2
 
 # Region files that must be refused; the process fails closed (cuInit and cuMemAlloc_v2: NOT_PERMITTED, 800).
-shp_spawn mk VRAMGUARD_SHARED=good VRAMGUARD_SHARED_LIMITS=100M
+# The good one is persistent (`vramguard region create`): it outlives its member, whose budget it keeps.
+env -u LD_PRELOAD "$VG" region create good --limit 100M --dir "$SHD" >>"$LOG" 2>&1 && ok "region create good --limit 100M" ||
+	bad "region create good failed"
+shp_spawn mk VRAMGUARD_SHARED=good VRAMGUARD_SHARED_LIMITS=50M
 shp_send mk init
+shp_expect "  a member of a persistent region gets its budget, not its own setting" mk "alloc 60" '^= alloc 0 '
+[ "$(shp_lines mk "budget '100M' in force \(set by .vramguard region create.; 1 member, this one included\)")" -eq 1 ] &&
+	ok "  one line says which budget applies and why" || bad "  the line about the budget" "$(cat "$SHD/mk.err")"
 shp_end mk
+[ -f "$SHD/vramguard.good" ] && ok "  the region outlives its last member" || bad "  the persistent region was removed"
 for bad_kind in magic truncated size0 world symlink dangling dir fifo control; do
 	f=$SHD/vramguard.$bad_kind
 	case $bad_kind in
@@ -558,8 +433,8 @@ for mode in shared control; do
 		bad "exit() under 4 allocating threads ($mode): $fine of 4 runs clean" "$(head -3 "$SHD/xr.err")"
 done
 shp_top
-shp_json "  the region holds nothing and has no member; nothing was reclaimed: each left" members exitrace "" 0 \
-	reclaimed=0 region.reclaimed=0 removed=0
+shp_json "  nothing was reclaimed: each left, the last one removing the region" noregion exitrace reclaimed=0 removed=0
+[ ! -e "$SHD/vramguard.exitrace" ] && ok "  its file is gone" || bad "  the region's file is left"
 
 # Where the directory is missing: a shared region fails closed; a control segment is only a warning.
 shp_spawn nd VRAMGUARD_SHM_DIR="$SHD/missing" VRAMGUARD_SHARED=job
@@ -580,9 +455,9 @@ mkdir "$SHD/abs"
 shp_spawn ab VRAMGUARD_SHARED="$SHD/abs/team" VRAMGUARD_SHARED_MODE=0660 VRAMGUARD_SHARED_LIMITS=10M
 shp_send ab init
 shp_expect "VRAMGUARD_SHARED=/absolute/path: the budget holds" ab "alloc 11" '^= alloc 2 held 0$'
-shp_end ab
 m=$(stat -c %a "$SHD/abs/team" 2>/dev/null)
 [ "$m" = 660 ] && ok "  the region file has mode 0660 (VRAMGUARD_SHARED_MODE)" || bad "  mode '$m', want 660"
+shp_end ab
 
 # Whatever is left, and nothing else under the directory.
 for n in "${!SHP_FD[@]}"; do shp_kill "$n"; done

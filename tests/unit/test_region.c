@@ -28,6 +28,12 @@
 #define UUID_C "GPU-00000000-0000-0000-0000-00000000000c"
 
 static char tdir[256];
+
+/* How vg_region_open makes a region that does not exist yet. */
+#define MAKE(k, m, n, s) (&(struct vg_region_make){ .kind = (k), .mode = (m), .name = (n), .spec = (s) })
+/* The same, persistent (it outlives its members, as `vramguard region create` makes it). */
+#define MAKE_P(k, m, n, s)                                                                                            \
+	(&(struct vg_region_make){ .kind = (k), .mode = (m), .name = (n), .spec = (s), .flags = VG_REGION_PERSISTENT })
 static char err[VG_ERR_MAX];
 
 /* ---- helpers ---- */
@@ -40,20 +46,27 @@ static void tpath(char *out, const char *name)
 static int open_shared(struct vg_region *r, const char *path, const char *spec, bool *created)
 {
 	err[0] = '\0';
-	return vg_region_open(r, path, true, true, VG_REGION_SHARED, 0600, "test", spec, created, err, sizeof(err));
+	return vg_region_open(r, path, VG_OPEN_JOIN, VG_REGION_SHARED, MAKE(VG_REGION_SHARED, 0600, "test", spec),
+			     created, err, sizeof(err));
 }
 
-/* An existing region of any kind, for writing, never created. */
+/* An existing region of any kind, for writing, never created: to join it, or to administer it. */
 static int attach(struct vg_region *r, const char *path)
 {
 	err[0] = '\0';
-	return vg_region_open(r, path, false, true, 0, 0, NULL, NULL, NULL, err, sizeof(err));
+	return vg_region_open(r, path, VG_OPEN_JOIN, 0, NULL, NULL, err, sizeof(err));
+}
+
+static int admin(struct vg_region *r, const char *path)
+{
+	err[0] = '\0';
+	return vg_region_open(r, path, VG_OPEN_ADMIN, 0, NULL, NULL, err, sizeof(err));
 }
 
 static int join_self(struct vg_region *r)
 {
 	err[0] = '\0';
-	return vg_region_join(r, getpid(), vg_proc_start(getpid()), "test_region", err, sizeof(err));
+	return vg_region_join(r, getpid(), vg_proc_start(getpid()), "test_region", NULL, err, sizeof(err));
 }
 
 /* Open, join and bind CUDA ordinal 0 to uuid: the region device index, or a negative number. */
@@ -251,7 +264,7 @@ static int attach_as_user(const char *path, bool writable)
 		close(fd[0]);
 		if (setgroups(0, NULL) != 0 || setgid(USER_GID) != 0 || setuid(USER_UID) != 0)
 			_exit(255);
-		int rc = vg_region_open(&r, path, false, writable, 0, 0, NULL, NULL, NULL, err, sizeof(err));
+		int rc = vg_region_open(&r, path, writable ? VG_OPEN_ADMIN : VG_OPEN_READ, 0, NULL, NULL, err, sizeof(err));
 		if (write(fd[1], err, strlen(err) + 1) < 0)
 			_exit(254);
 		_exit(-rc);
@@ -350,13 +363,12 @@ static void test_create_open(void)
 	bool created = false;
 
 	tpath(path, "vramguard.one");
-	CHECK(vg_region_open(&r, path, false, true, VG_REGION_SHARED, 0600, "one", "", &created, err, sizeof(err)) ==
-	      -ENOENT);
+	CHECK(vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, &created, err, sizeof(err)) == -ENOENT);
 	CHECK_CONTAINS(err, path);
 	CHECK(open_shared(&r, path, "1000", &created) == 0);
 	CHECK(created);
-	CHECK(r.h != NULL && r.kind == VG_REGION_SHARED && r.nslots == VG_REGION_SLOTS && r.slot == -1);
-	CHECK_EQ_U64(r.size, sizeof(struct vg_region_hdr) + VG_REGION_SLOTS * sizeof(struct vg_region_slot));
+	CHECK(r.h != NULL && r.kind == VG_REGION_SHARED && r.nslots == VG_REGION_SLOTS_DEFAULT && r.slot == -1);
+	CHECK_EQ_U64(r.size, sizeof(struct vg_region_hdr) + VG_REGION_SLOTS_DEFAULT * sizeof(struct vg_region_slot));
 	CHECK_STR(r.h->name, "test");
 	CHECK_STR(r.h->spec, "1000");
 	CHECK_STR(r.h->created_spec, "1000");
@@ -374,25 +386,28 @@ static void test_create_open(void)
 	struct stat st;
 	mode_t old = umask(0077);
 	tpath(other, "vramguard.m660");
-	CHECK(vg_region_open(&r2, other, true, true, VG_REGION_SHARED, 0660, "m", "", &created, err, sizeof(err)) == 0);
+	CHECK(vg_region_open(&r2, other, VG_OPEN_JOIN, VG_REGION_SHARED, MAKE(VG_REGION_SHARED, 0660, "m", ""),
+			     &created, err, sizeof(err)) == 0);
 	CHECK(stat(other, &st) == 0 && (st.st_mode & 07777) == 0660);
 	vg_region_close(&r2);
 	umask(0);
 	tpath(other, "vramguard.m600");
-	CHECK(vg_region_open(&r2, other, true, true, VG_REGION_SHARED, 0600, "m", "", &created, err, sizeof(err)) == 0);
+	CHECK(vg_region_open(&r2, other, VG_OPEN_JOIN, VG_REGION_SHARED, MAKE(VG_REGION_SHARED, 0600, "m", ""),
+			     &created, err, sizeof(err)) == 0);
 	CHECK(stat(other, &st) == 0 && (st.st_mode & 07777) == 0600);
 	vg_region_close(&r2);
 	/* A mode that lets every user write is refused up front, not made and then refused by ourselves. */
 	tpath(other, "vramguard.m666");
-	CHECK(vg_region_open(&r2, other, true, true, VG_REGION_SHARED, 0666, "m", "", &created, err, sizeof(err)) < 0);
+	CHECK(vg_region_open(&r2, other, VG_OPEN_JOIN, VG_REGION_SHARED, MAKE(VG_REGION_SHARED, 0666, "m", ""),
+			     &created, err, sizeof(err)) < 0);
 	CHECK_CONTAINS(err, "0666");
 	CHECK(access(other, F_OK) != 0);
 	umask(old);
 
 	/* Read-only: readable, but no joining. */
-	CHECK(vg_region_open(&r2, path, false, false, VG_REGION_SHARED, 0, NULL, NULL, NULL, err, sizeof(err)) == 0);
+	CHECK(vg_region_open(&r2, path, VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) == 0);
 	CHECK(!r2.writable);
-	CHECK(vg_region_join(&r2, getpid(), vg_proc_start(getpid()), "x", err, sizeof(err)) == -EBADF);
+	CHECK(vg_region_join(&r2, getpid(), vg_proc_start(getpid()), "x", NULL, err, sizeof(err)) == -EBADF);
 	CHECK(vg_region_reclaim(&r2) == 0);
 	vg_region_close(&r2);
 
@@ -434,14 +449,18 @@ static void test_create_open(void)
 		CHECK(chown(other, 4242, USER_GID) == 0);
 		chmod(other, 0660);
 		CHECK(attach_as_user(other, true) == 0);
-		/* Root opens anyone's (vramguard top, limit set). */
+		/* Root administers anyone's (vramguard top, limit set), but joins another user's only as a member of
+		 * its group that asked for group sharing (VRAMGUARD_SHARED_MODE=0660). */
 		chmod(other, 0600);
-		CHECK(attach(&r2, other) == 0);
+		CHECK(admin(&r2, other) == 0);
 		vg_region_close(&r2);
+		CHECK(attach(&r2, other) == -EPERM);
+		CHECK_CONTAINS(err, "belongs to uid 4242");
+		CHECK_CONTAINS(err, "refusing to join it");
 		CHECK(chmod(tdir, 0700) == 0);
 	}
 	chmod(other, 0600);
-	CHECK(attach(&r2, other) == 0);                 /* the copy itself is fine */
+	CHECK(admin(&r2, other) == 0);                  /* the copy itself is fine */
 	vg_region_close(&r2);
 	unlink(other);
 
@@ -480,13 +499,15 @@ static void test_create_open(void)
 	/* Kinds do not mix. */
 	char ctl[512];
 	tpath(ctl, "vramguard.proc.1.2");
-	CHECK(vg_region_open(&r2, ctl, true, true, VG_REGION_CONTROL, 0600, "", "", &created, err, sizeof(err)) == 0);
+	CHECK(vg_region_open(&r2, ctl, VG_OPEN_JOIN, VG_REGION_CONTROL, MAKE(VG_REGION_CONTROL, 0600, "", ""),
+			     &created, err, sizeof(err)) == 0);
 	CHECK(created && r2.kind == VG_REGION_CONTROL && r2.nslots == 1);
 	vg_region_close(&r2);
 	CHECK(open_shared(&r2, ctl, "", &created) == -EINVAL);
 	CHECK_CONTAINS(err, "control segment");
 	CHECK(r2.h == NULL);
-	CHECK(vg_region_open(&r2, path, true, true, VG_REGION_CONTROL, 0600, "", "", &created, err, sizeof(err)) ==
+	CHECK(vg_region_open(&r2, path, VG_OPEN_JOIN, VG_REGION_CONTROL, MAKE(VG_REGION_CONTROL, 0600, "", ""),
+			     &created, err, sizeof(err)) ==
 	      -EINVAL);
 	CHECK_CONTAINS(err, "not a control segment");
 	CHECK(attach(&r2, ctl) == 0 && r2.kind == VG_REGION_CONTROL);   /* kind 0: whatever it is */
@@ -494,7 +515,9 @@ static void test_create_open(void)
 	vg_region_close(&r);
 }
 
-/* Concurrent creators: exactly one makes the file, everyone gets a valid region, no temporary file is left. */
+/* Concurrent creators: exactly one makes the file, everyone gets a valid region, no temporary file is left. The
+ * region is persistent, so that the last one to leave does not remove it for the next to make it again (that race
+ * is test_lifecycle_race's). */
 static void test_create_race(void)
 {
 	enum { PROCS = 8, ROUNDS = 12 };
@@ -514,15 +537,15 @@ static void test_create_race(void)
 				struct vg_region r;
 				bool created = false;
 				char e[VG_ERR_MAX];
-				int rc = vg_region_open(&r, path, true, true, VG_REGION_SHARED, 0600, "race", "1G",
-							&created, e, sizeof(e));
+				int rc = vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_SHARED, MAKE_P(VG_REGION_SHARED, 0600, "race", "1G"),
+						     &created, e, sizeof(e));
 				if (rc != 0) {
 					fprintf(stderr, "creator: %s\n", e);
 					_exit(10);
 				}
 				if (vg_region_check(r.h, r.size, e, sizeof(e)) != 0 || strcmp(r.h->spec, "1G") != 0)
 					_exit(11);
-				if (vg_region_join(&r, getpid(), vg_proc_start(getpid()), "race", e, sizeof(e)) != 0)
+				if (vg_region_join(&r, getpid(), vg_proc_start(getpid()), "race", NULL, e, sizeof(e)) != 0)
 					_exit(12);
 				vg_region_leave(&r);
 				_exit(created ? 1 : 0);
@@ -601,16 +624,19 @@ static void test_corruption(void)
 	CHECK(corrupt(HDR(name), "test", 5) == 0);
 	uint64_t magic = 0x1122334455667788ull;
 	EXPECT_REFUSED(corrupt(HDR(magic), &magic, 8), -EINVAL, "bad magic");
-	EXPECT_REFUSED(corrupt_u32(HDR(version), 2), -EPROTO, "version 2");
+	EXPECT_REFUSED(corrupt_u32(HDR(version), 3), -EPROTO, "version 3");
+	EXPECT_REFUSED(corrupt_u32(HDR(version), 1), -EPROTO, "version 1");
 	EXPECT_REFUSED(corrupt_u32(HDR(hdr_size), sizeof(struct vg_region_hdr) + 8), -EPROTO, "layout");
 	EXPECT_REFUSED(corrupt_u32(HDR(slot_size), sizeof(struct vg_region_slot) - 8), -EPROTO, "layout");
 	EXPECT_REFUSED(corrupt_u32(HDR(dev_size), 1), -EPROTO, "layout");
 	EXPECT_REFUSED(corrupt_u32(HDR(mutex_size), 48), -EPROTO, "layout");
 	EXPECT_REFUSED(corrupt_u32(HDR(ndevs), 8), -EPROTO, "layout");
 	EXPECT_REFUSED(corrupt_u32(HDR(kind), 7), -EINVAL, "kind 7");
-	EXPECT_REFUSED(corrupt_u32(HDR(kind), VG_REGION_CONTROL), -EINVAL, "128 slots");   /* a control has 1 */
+	EXPECT_REFUSED(corrupt_u32(HDR(kind), VG_REGION_CONTROL), -EINVAL, "1024 slots");  /* a control has 1 */
 	EXPECT_REFUSED(corrupt_u32(HDR(nslots), 0), -EINVAL, "0 slots");
-	EXPECT_REFUSED(corrupt_u32(HDR(nslots), VG_REGION_SLOTS + 1), -EINVAL, "129 slots");
+	EXPECT_REFUSED(corrupt_u32(HDR(nslots), VG_REGION_SLOTS_MAX + 1), -EINVAL, "16385 slots");
+	EXPECT_REFUSED(corrupt_u32(HDR(flags), 2), -EINVAL, "flags");
+	EXPECT_REFUSED(corrupt_u32(SLOT(3, live_lock), 2), -EINVAL, "slot 3");
 	EXPECT_REFUSED(corrupt_u32(HDR(nslots), 64), -EINVAL, "size");      /* file_size no longer matches */
 	uint64_t fsz = r.size + 64;
 	EXPECT_REFUSED(corrupt(HDR(file_size), &fsz, 8), -EINVAL, "size");
@@ -639,7 +665,8 @@ static void test_corruption(void)
 	EXPECT_REFUSED(corrupt_u32(SLOT(r.slot, pid), 0), -EINVAL, "slot 0");
 	EXPECT_REFUSED(corrupt_u32(SLOT(r.slot, pid), (uint32_t)-5), -EINVAL, "slot 0");
 	/* The last slot's last byte: the whole file is checked. */
-	EXPECT_REFUSED(corrupt(SLOT(VG_REGION_SLOTS - 1, limit_spec), fill, VG_REGION_SPEC_MAX), -EINVAL, "slot 127");
+	EXPECT_REFUSED(corrupt(SLOT(VG_REGION_SLOTS_DEFAULT - 1, limit_spec), fill, VG_REGION_SPEC_MAX), -EINVAL,
+		       "slot 1023");
 
 	/* vg_region_check on memory directly. */
 	char *buf = unit_xcalloc(1, r.size);
@@ -662,9 +689,9 @@ static int charge_child(const char *path, unsigned seed, int iters, int gofd)
 {
 	struct vg_region r;
 	char e[VG_ERR_MAX];
-	if (vg_region_open(&r, path, false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, e, sizeof(e)) != 0)
+	if (vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)) != 0)
 		return 100;
-	if (vg_region_join(&r, getpid(), vg_proc_start(getpid()), "charge", e, sizeof(e)) != 0)
+	if (vg_region_join(&r, getpid(), vg_proc_start(getpid()), "charge", NULL, e, sizeof(e)) != 0)
 		return 101;
 	int idx = vg_region_bind(&r, 0, UUID_A, 80 * GiB, VG_REGION_NONE);
 	if (idx < 0)
@@ -765,8 +792,8 @@ static void test_charging_hold(void)
 			char e[VG_ERR_MAX];
 			uint64_t got = 0;
 			unsigned seed = 104729u * (unsigned)(k + 1);
-			if (vg_region_open(&c, path, false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, e, sizeof(e)) ||
-			    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "hold", e, sizeof(e)) ||
+			if (vg_region_open(&c, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)) ||
+			    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "hold", NULL, e, sizeof(e)) ||
 			    vg_region_bind(&c, 0, UUID_B, 80 * GiB, VG_REGION_NONE) < 0)
 				_exit(100);
 			read_byte(go[0]);
@@ -826,8 +853,8 @@ static pid_t holder(const char *path, uint64_t mb, int fd)
 	if (p == 0) {
 		struct vg_region c;
 		char e[VG_ERR_MAX];
-		if (vg_region_open(&c, path, false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, e, sizeof(e)) ||
-		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "holder", e, sizeof(e)) ||
+		if (vg_region_open(&c, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)) ||
+		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "holder", NULL, e, sizeof(e)) ||
 		    vg_region_bind(&c, 0, UUID_C, 80 * GiB, VG_REGION_NONE) < 0 ||
 		    vg_region_reserve(&c, 0, mb * MiB, NULL, NULL) != 0)
 			write_byte(fd, 'x');
@@ -895,8 +922,8 @@ static void test_sigkill(void)
 		struct vg_region c;
 		char e[VG_ERR_MAX];
 		pthread_t t;
-		if (vg_region_open(&c, path, false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, e, sizeof(e)) ||
-		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "threads", e, sizeof(e)) ||
+		if (vg_region_open(&c, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)) ||
+		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "threads", NULL, e, sizeof(e)) ||
 		    vg_region_bind(&c, 0, UUID_C, 80 * GiB, VG_REGION_NONE) < 0 ||
 		    vg_region_reserve(&c, 0, 300 * MiB, NULL, NULL) != 0 ||
 		    pthread_create(&t, NULL, thread_pause, NULL) != 0)
@@ -969,21 +996,22 @@ static void test_pid_reuse(void)
 	CHECK(vg_region_reclaim(&r) == 1);
 	CHECK_EQ_U64(dev_used(&r, idx), 10 * MiB);
 
-	/* exec keeps PID and start time: joining again replaces the slot of the old image, and its usage goes. */
+	/* exec keeps PID and start time: joining again replaces the slot of the old image, and its usage goes. The
+	 * exec unmapped the old image's region and closed its descriptor (close-on-exec): its liveness lock is gone. */
 	struct vg_region r2;
-	CHECK(attach(&r2, path) == 0);
 	int old = r.slot;
-	CHECK(vg_region_join(&r2, me, start, "after exec", err, sizeof(err)) == 0);
-	CHECK(atomic_load(&r.h->slot[old].state) == VG_SLOT_ACTIVE);    /* r2 took the first free slot: the old one */
-	CHECK(r2.slot == old);
-	CHECK_EQ_U64(atomic_load(&r.h->slot[old].used[idx]), 0);
-	CHECK_EQ_U64(dev_used(&r, idx), 0);
-	CHECK_STR(r.h->slot[old].cmd, "after exec");
-	CHECK(slot_count(&r, VG_SLOT_ACTIVE) == 1);
+	vg_region_close(&r);
+	CHECK(attach(&r2, path) == 0);
+	CHECK(vg_region_join(&r2, me, start, "after exec", NULL, err, sizeof(err)) == 0);
+	CHECK(r2.slot == old);                          /* the first free slot: the old one */
+	CHECK_EQ_U64(atomic_load(&r2.h->slot[old].used[idx]), 0);
+	CHECK_EQ_U64(dev_used(&r2, idx), 0);
+	CHECK_STR(r2.h->slot[old].cmd, "after exec");
+	CHECK(slot_count(&r2, VG_SLOT_ACTIVE) == 1);
 	vg_region_leave(&r2);
+	CHECK(slot_count(&r2, VG_SLOT_ACTIVE) == 0);
+	CHECK(access(path, F_OK) != 0);                 /* its last member left: the region is removed */
 	vg_region_close(&r2);
-	CHECK(slot_count(&r, VG_SLOT_ACTIVE) == 0);
-	vg_region_close(&r);                            /* r's slot went with the "old image" */
 }
 
 /* ---- 7. the lock's owner dies inside the critical section ---- */
@@ -1006,8 +1034,8 @@ static void test_owner_death(void)
 	if (kid == 0) {
 		struct vg_region c;
 		char e[VG_ERR_MAX];
-		if (vg_region_open(&c, path, false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, e, sizeof(e)) ||
-		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "dies", e, sizeof(e)) ||
+		if (vg_region_open(&c, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)) ||
+		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "dies", NULL, e, sizeof(e)) ||
 		    vg_region_bind(&c, 0, UUID_A, 80 * GiB, VG_REGION_NONE) != idx ||
 		    vg_region_reserve(&c, 0, 200 * MiB, NULL, NULL) != 0 || pthread_mutex_lock(&c.h->lock) != 0)
 			_exit(1);
@@ -1052,7 +1080,7 @@ static void *timeout_thread(void *arg)
 		vg_region_force(c->r, 0, 5 * MiB);
 		break;
 	case 3:
-		c->rc = vg_region_join(c->r, getpid(), vg_proc_start(getpid()), "late", c->err, sizeof(c->err));
+		c->rc = vg_region_join(c->r, getpid(), vg_proc_start(getpid()), "late", NULL, c->err, sizeof(c->err));
 		break;
 	}
 	return NULL;
@@ -1136,6 +1164,9 @@ static void test_live_limits(void)
 	struct vg_region r, r2;
 	uint64_t used, limit, avail;
 	tpath(path, "vramguard.limits");
+	CHECK(vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_SHARED, MAKE_P(VG_REGION_SHARED, 0600, "limits", "1000"),
+			     NULL, err, sizeof(err)) == 0);       /* persistent: it is joined again after its last leave */
+	vg_region_close(&r);
 	int a = setup(&r, path, "1000", UUID_A);
 	int b = vg_region_bind(&r, 1, UUID_B, 80 * GiB, 4 * GiB);
 	CHECK(a == 0 && b == 1);
@@ -1239,7 +1270,7 @@ static void test_live_limits(void)
 	pid_t me = getpid();
 	uint64_t start = vg_proc_start(me);
 	struct vg_region ro;
-	CHECK(vg_region_open(&ro, path, false, false, VG_REGION_SHARED, 0, NULL, NULL, NULL, err, sizeof(err)) == 0);
+	CHECK(vg_region_open(&ro, path, VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) == 0);
 	CHECK(vg_region_set_limit(&ro, "1G", err, sizeof(err)) == -EBADF);
 	CHECK(vg_region_set_slot_limit(&ro, r.slot, me, start, "1G", err, sizeof(err)) < 0);
 	vg_region_close(&ro);
@@ -1263,7 +1294,7 @@ static void test_live_limits(void)
 	CHECK(vg_region_set_slot_limit(&r2, r.slot, me, start, "lots", err, sizeof(err)) == -EINVAL);
 	CHECK_CONTAINS(err, "lots");
 	CHECK(vg_region_set_slot_limit(&r2, -1, me, start, "1G", err, sizeof(err)) == -EINVAL);
-	CHECK(vg_region_set_slot_limit(&r2, VG_REGION_SLOTS, me, start, "1G", err, sizeof(err)) == -EINVAL);
+	CHECK(vg_region_set_slot_limit(&r2, VG_REGION_SLOTS_DEFAULT, me, start, "1G", err, sizeof(err)) == -EINVAL);
 	/* The slot must still hold that process. */
 	CHECK(vg_region_set_slot_limit(&r2, r.slot, me, start + 1, "1G", err, sizeof(err)) == -ESRCH);
 	CHECK_CONTAINS(err, "left");
@@ -1281,7 +1312,7 @@ static void test_live_limits(void)
 	CHECK(!vg_region_pending_limit(&r, spec, sizeof(spec)));
 	vg_region_leave(&r);
 	CHECK(!vg_region_slot_alive(&r2, -1));
-	CHECK(!vg_region_slot_alive(&r2, VG_REGION_SLOTS));
+	CHECK(!vg_region_slot_alive(&r2, VG_REGION_SLOTS_DEFAULT));
 	vg_region_close(&r2);
 	vg_region_close(&r);
 }
@@ -1301,22 +1332,22 @@ static void test_full(void)
 		kids[k] = sleeper();
 		starts[k] = vg_proc_start(kids[k]);
 	}
-	for (int i = 0; i < VG_REGION_SLOTS; i++)
+	for (int i = 0; i < VG_REGION_SLOTS_DEFAULT; i++)
 		put_slot(&r, i, kids[i % SLEEPERS], starts[i % SLEEPERS], ns, -1, 0);
 	CHECK(join_self(&r) == -ENOSPC);
 	CHECK_CONTAINS(err, "is full");
 	CHECK_CONTAINS(err, path);
 	CHECK(r.slot == -1);
-	CHECK(slot_count(&r, VG_SLOT_ACTIVE) == VG_REGION_SLOTS);
+	CHECK(slot_count(&r, VG_SLOT_ACTIVE) == VG_REGION_SLOTS_DEFAULT);
 	uint64_t before = atomic_load(&r.h->reclaimed);
 	kill_wait(kids[1]);
 	CHECK(join_self(&r) == 0);                      /* reclaims the dead one's slots first */
-	CHECK_EQ_U64(atomic_load(&r.h->reclaimed), before + (VG_REGION_SLOTS + 1) / SLEEPERS);
+	CHECK_EQ_U64(atomic_load(&r.h->reclaimed), before + (VG_REGION_SLOTS_DEFAULT + 1) / SLEEPERS);
 	CHECK(r.slot == 1);
 	vg_region_leave(&r);
 	kill_wait(kids[0]);
 	kill_wait(kids[2]);
-	CHECK(vg_region_reclaim(&r) == VG_REGION_SLOTS - (VG_REGION_SLOTS + 1) / SLEEPERS);
+	CHECK(vg_region_reclaim(&r) == VG_REGION_SLOTS_DEFAULT - (VG_REGION_SLOTS_DEFAULT + 1) / SLEEPERS);
 	CHECK(slot_count(&r, VG_SLOT_ACTIVE) == 0);
 	vg_region_close(&r);
 }
@@ -1331,12 +1362,13 @@ static void test_control(void)
 	uint64_t avail, limit;
 	snprintf(path, sizeof(path), "%s/vramguard.proc.%d.%llu", tdir, (int)getpid(),
 		 (unsigned long long)vg_proc_start(getpid()));
-	CHECK(vg_region_open(&r, path, true, true, VG_REGION_CONTROL, 0600, "", "", &created, err, sizeof(err)) == 0);
+	CHECK(vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_CONTROL, MAKE(VG_REGION_CONTROL, 0600, "", ""),
+			     &created, err, sizeof(err)) == 0);
 	CHECK(created && r.nslots == 1);
 	CHECK(vg_region_bind(&r, 0, UUID_A, 80 * GiB, 4 * GiB) == -EINVAL);    /* not joined yet */
 	CHECK(join_self(&r) == 0 && r.slot == 0);
 	pid_t kid = sleeper();
-	CHECK(vg_region_join(&r, kid, vg_proc_start(kid), "other", err, sizeof(err)) == -ENOSPC);
+	CHECK(vg_region_join(&r, kid, vg_proc_start(kid), "other", NULL, err, sizeof(err)) == -ENOSPC);
 	kill_wait(kid);
 	CHECK(r.slot == 0);
 	CHECK(vg_region_bind(&r, 0, UUID_A, 80 * GiB, 4 * GiB) == 0);
@@ -1407,7 +1439,7 @@ static void test_details(void)
 	/* Releasing more than this process was charged takes nothing from the others' shares. */
 	pid_t kid = sleeper();
 	CHECK(attach(&r2, path) == 0);
-	CHECK(vg_region_join(&r2, kid, vg_proc_start(kid), "other", err, sizeof(err)) == 0);
+	CHECK(vg_region_join(&r2, kid, vg_proc_start(kid), "other", NULL, err, sizeof(err)) == 0);
 	CHECK(vg_region_bind(&r2, 3, UUID_A, 80 * GiB, VG_REGION_NONE) == idx);
 	CHECK(r.h->dev[idx].ordinal == 0);              /* the first registrant's ordinal stays */
 	CHECK(vg_region_reserve(&r2, 3, 60 * MiB, NULL, NULL) == 0);
@@ -1455,6 +1487,7 @@ static void test_open_while_leaving(void)
 	struct vg_region r;
 	tpath(path, "vramguard.churn");
 	CHECK(open_shared(&r, path, "1000", NULL) == 0);
+	CHECK(join_self(&r) == 0);      /* a member that stays: the others' leaving never removes the region */
 	int stop[2];
 	xpipe(stop);
 	pid_t kid = xfork();
@@ -1463,11 +1496,11 @@ static void test_open_while_leaving(void)
 		char e[VG_ERR_MAX];
 		close(stop[1]);
 		fcntl(stop[0], F_SETFL, O_NONBLOCK);
-		if (vg_region_open(&c, path, false, true, VG_REGION_SHARED, 0, NULL, NULL, NULL, e, sizeof(e)))
+		if (vg_region_open(&c, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)))
 			_exit(1);
 		char ch;
 		while (read(stop[0], &ch, 1) < 0 && errno == EAGAIN) {
-			if (vg_region_join(&c, getpid(), vg_proc_start(getpid()), "churn", e, sizeof(e)))
+			if (vg_region_join(&c, getpid(), vg_proc_start(getpid()), "churn", NULL, e, sizeof(e)))
 				_exit(2);
 			vg_region_leave(&c);
 		}

@@ -1,0 +1,386 @@
+/* `vramguard region create|rm|reset|evict`: an operator's hand on the life of shared regions (accounting/region.h).
+ * A region made by a job lives as long as it has members; `create` makes one that outlives them (a budget set up
+ * before the jobs start), `rm` removes one, `reset` rebuilds its totals from its live members, and `evict` frees the
+ * share of a member that cannot be checked (another PID namespace without a liveness lock) or is known gone. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/top.h"
+#include "config/config.h"
+
+const char vg_usage_region[] =
+	"usage: vramguard region create NAME|PATH [--limit SPEC] [--mode 0600|0660] [--slots N] [--dir DIR]\n"
+	"       vramguard region rm NAME|PATH [--force] [--dir DIR]\n"
+	"       vramguard region reset NAME|PATH [--dir DIR]\n"
+	"       vramguard region evict NAME|PATH PID [--force] [--dir DIR]\n"
+	"\n"
+	"A shared region (VRAMGUARD_SHARED) is made by the first job that names it, takes that job's budget, and is\n"
+	"removed when its last member exits; if every member has died without leaving, the next job to join starts\n"
+	"it over with its own budget.\n"
+	"  create   make a persistent region before the jobs start: it keeps its budget (SPEC, written as\n"
+	"           NVIDIA_GPU_MEMORY_LIMITS: 8G, 0:4G,1:2G, 50%; none: usage only) while jobs come and go, until\n"
+	"           'region rm'. --mode 0660 lets the file's group join (they set VRAMGUARD_SHARED_MODE=0660 too);\n"
+	"           --slots N is how many processes it holds at once (default 1024, at most 16384; ~800 bytes each)\n"
+	"  rm       remove a region; one with live members only with --force (they go on counting in the removed\n"
+	"           file while new jobs make a new one)\n"
+	"  reset    reclaim exited members and rebuild the totals from the live ones (peak = in use, denials 0)\n"
+	"  evict    free the share of process PID (as 'vramguard top' lists it): a member shown as unverifiable,\n"
+	"           or one you know is gone; a member known alive only with --force (it joins again at its next\n"
+	"           allocation, and what it held before is no longer counted)\n"
+	"  -d, --dir DIR   where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
+	"\n"
+	"Exit status 1 if the region or process is not found or may not be changed, 2 for a usage error.\n";
+
+static int region_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int region_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("vramguard: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return code;
+}
+
+static int region_usage(const char *fmt, const char *arg)
+{
+	fputs("vramguard: error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", vg_usage_region);
+	return 2;
+}
+
+struct region_args {
+	const char *name, *limit, *pid;
+	char dir[VG_CLI_DIR_MAX];
+	unsigned mode, slots;
+	bool force;
+};
+
+/* Options and operands of every subcommand; what a subcommand does not take is refused by its caller. */
+static int region_parse(int argc, char **argv, const char *sub, int operands, struct region_args *a)
+{
+	static const struct option opts[] = {
+		{ "limit", required_argument, NULL, 'l' }, { "mode", required_argument, NULL, 'm' },
+		{ "slots", required_argument, NULL, 'n' }, { "force", no_argument, NULL, 'f' },
+		{ "dir", required_argument, NULL, 'd' },   { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL, *slots = NULL, *mode = NULL;
+	memset(a, 0, sizeof(*a));
+	a->mode = 0600;
+	int c;
+	optind = 1;
+	opterr = 0;
+	/* "-": operands come back in order as code 1, options may follow them; ":" reports a missing value. */
+	while ((c = getopt_long(argc, argv, "-:l:m:n:fd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (!a->name)
+				a->name = optarg;
+			else if (!a->pid && operands > 1)
+				a->pid = optarg;
+			else
+				return region_usage("region: unexpected argument '%.100s'", optarg);
+			break;
+		case 'l': a->limit = optarg; break;
+		case 'm': mode = optarg; break;
+		case 'n': slots = optarg; break;
+		case 'f': a->force = true; break;
+		case 'd': dir = optarg; break;
+		case 'h': fputs(vg_usage_region, stdout); return 1;
+		default: {
+			const char *bad = argv[optind - 1];
+			if (operands > 1 && a->name && !a->pid && bad[0] == '-' && bad[1] >= '0' && bad[1] <= '9')
+				return region_usage("region evict: invalid PID '%.20s' (expected a process id, as 'vramguard "
+						    "top' lists it)", bad);
+			if (c == ':')
+				return region_usage("region: option '%.40s' needs a value", bad);
+			return region_usage("region: unknown option '%.100s'", bad);
+		}
+		}
+	}
+	if (!a->name || (operands > 1 && !a->pid))
+		return region_usage(operands > 1 ? "region %s: expected NAME|PATH and PID" : "region %s: expected NAME|PATH",
+				    sub);
+	if (mode) {
+		if (!strcmp(mode, "0600") || !strcmp(mode, "600"))
+			a->mode = 0600;
+		else if (!strcmp(mode, "0660") || !strcmp(mode, "660"))
+			a->mode = 0660;
+		else
+			return region_usage("region: invalid --mode '%.20s' (expected 0600 or 0660)", mode);
+	}
+	a->slots = 0;
+	if (slots) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(slots, &end, 10);
+		if (errno || *end || !*slots || slots[0] == '-' || v < 1 || v > VG_REGION_SLOTS_MAX)
+			return region_usage("region: invalid --slots '%.20s' (expected 1 to " "16384)", slots);
+		a->slots = (unsigned)v;
+	}
+	char err[VG_CLI_WHY_MAX];
+	if (vg_cli_dir(dir, a->dir, sizeof(a->dir), err, sizeof(err)) != 0)
+		return region_fail(2, "%s", err);
+	return 0;
+}
+
+/* NAME or PATH to the file; 0 or the exit status. */
+static int region_path(const struct region_args *a, char *path, size_t len)
+{
+	char err[VG_CLI_WHY_MAX];
+	if (vg_region_path(a->dir, a->name, path, len, err, sizeof(err)) != 0)
+		return region_fail(2, "invalid region '%.100s': %s", a->name, err);
+	return 0;
+}
+
+/* Open an existing shared region for changes; 0 or the exit status after saying why. */
+static int region_open(const struct region_args *a, const char *path, struct vg_region *r)
+{
+	char err[VG_CLI_WHY_MAX], who[160];
+	int rc = vg_region_open(r, path, VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err));
+	if (rc == -ENOENT)
+		return region_fail(1, "no shared region '%.100s' (%s does not exist)", a->name, path);
+	if (rc == -EACCES)
+		return region_fail(1, "permission denied: %s belongs to %s: run this as that user or root", path,
+				   vg_cli_owner(path, who, sizeof(who)));
+	if (rc)
+		return region_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
+	return 0;
+}
+
+static const char *region_label(const struct vg_region *r, const char *fallback, char *buf, size_t len)
+{
+	char name[VG_REGION_NAME_MAX];
+	VG_CLI_FIELD(name, r->h->name);
+	snprintf(buf, len, "%.100s", name[0] && name[0] != '/' ? name : fallback);
+	return buf;
+}
+
+static int region_create(int argc, char **argv)
+{
+	struct region_args a;
+	int rc = region_parse(argc, argv, "create", 1, &a);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (a.force || a.pid)
+		return region_usage("region create: --force is not an option of create%s", "");
+	const char *spec = a.limit && strcmp(a.limit, "none") ? a.limit : "";
+	char err[VG_CLI_WHY_MAX], path[VG_SHARED_PATH_MAX];
+	struct vg_limits l;
+	if (spec[0] && vg_region_spec_check(spec, &l, err, sizeof(err)) != 0)
+		return region_fail(2, "%s", err);
+	if ((rc = region_path(&a, path, sizeof(path))) != 0)
+		return rc;
+	const char *base = strrchr(a.name, '/') ? strrchr(a.name, '/') + 1 : a.name;
+	const struct vg_region_make make = { .kind = VG_REGION_SHARED, .mode = a.mode, .name = a.name[0] == '/' ? base
+											       : a.name,
+					     .spec = spec, .nslots = a.slots, .flags = VG_REGION_PERSISTENT };
+	rc = vg_region_create_new(path, &make, err, sizeof(err));
+	if (rc == -EEXIST) {
+		struct vg_region r;
+		char in_force[VG_REGION_SPEC_MAX] = "?";
+		bool persistent = false;
+		if (vg_region_open(&r, path, VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) == 0) {
+			VG_CLI_FIELD(in_force, r.h->spec);
+			persistent = r.h->flags & VG_REGION_PERSISTENT;
+			vg_region_close(&r);
+		}
+		return region_fail(1, "shared region '%.100s' already exists (%s, %s, budget '%s'): change its budget with "
+				   "'vramguard limit set SPEC --shared %.100s', or remove it first with 'vramguard region rm "
+				   "%.100s'", a.name, path, persistent ? "persistent" : "made by a job", in_force[0] ? in_force
+				   : "none", a.name, a.name);
+	}
+	if (rc)
+		return region_fail(1, "shared region '%.100s': %s", a.name, err);
+	unsigned slots = a.slots ? a.slots : VG_REGION_SLOTS_DEFAULT;
+	printf("vramguard: created persistent shared region '%.100s' (%s): budget '%s', room for %u processes, mode "
+	       "%04o; it stays until 'vramguard region rm %.100s'\n", a.name, path, spec[0] ? spec : "none", slots,
+	       a.mode, a.name);
+	return 0;
+}
+
+/* The live members of r, as "4242 (python train.py), 4250 (...)": for messages. */
+static void region_members(struct vg_region *r, struct vg_strbuf *out)
+{
+	int n = 0;
+	for (uint32_t k = 0; k < r->nslots; k++) {
+		struct vg_slot_view v;
+		if (!vg_slot_read(r, k, &v) || !v.alive)
+			continue;
+		if (n++ < 8)
+			vg_strbuf_printf(out, "%s%d (%.40s%s)", n > 1 ? ", " : "", (int)v.pid, v.cmd,
+					 v.life == VG_LIFE_UNVERIFIABLE ? ", unverifiable" : "");
+	}
+	if (n > 8)
+		vg_strbuf_printf(out, " and %d more", n - 8);
+	vg_strbuf_add(out, "", 1);
+}
+
+static int region_rm(int argc, char **argv)
+{
+	struct region_args a;
+	int rc = region_parse(argc, argv, "rm", 1, &a);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (a.limit || a.slots || a.mode != 0600)
+		return region_usage("region rm: takes only --force and --dir%s", "");
+	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128], spec[VG_REGION_SPEC_MAX];
+	struct vg_region r;
+	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
+		return rc;
+	region_label(&r, a.name, label, sizeof(label));
+	VG_CLI_FIELD(spec, r.h->spec);
+	struct vg_strbuf who = { 0 };
+	region_members(&r, &who);
+	bool persistent = r.h->flags & VG_REGION_PERSISTENT;
+	int members = 0;
+	rc = vg_region_remove(&r, a.force, &members, err, sizeof(err));
+	vg_region_close(&r);
+	if (rc == -EBUSY) {
+		rc = region_fail(1, "shared region '%s' has %d live member%s: %s; removing it would split the budget (they "
+				 "go on counting in the removed file while new jobs make a new one): stop them first, or "
+				 "pass --force", label, members, members == 1 ? "" : "s", who.data ? who.data : "");
+	} else if (rc) {
+		rc = region_fail(1, "shared region '%s': %s", label, err);
+	} else {
+		printf("vramguard: removed %sshared region '%s' (%s), budget '%s'%s%s%s\n", persistent ? "persistent " : "",
+		       label, path, spec[0] ? spec : "none", members ? "; its members go on in the removed file: " : "",
+		       members ? who.data : "", members ? "" : "; it had no member");
+	}
+	vg_strbuf_free(&who);
+	return rc;
+}
+
+static int region_reset(int argc, char **argv)
+{
+	struct region_args a;
+	int rc = region_parse(argc, argv, "reset", 1, &a);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (a.limit || a.slots || a.mode != 0600 || a.force)
+		return region_usage("region reset: takes only --dir%s", "");
+	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
+	struct vg_region r;
+	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
+		return rc;
+	region_label(&r, a.name, label, sizeof(label));
+	uint64_t before[VG_REGION_DEVS], reclaimed = atomic_load(&r.h->reclaimed);
+	for (int d = 0; d < VG_REGION_DEVS; d++)
+		before[d] = atomic_load(&r.h->dev[d].used);
+	if ((rc = vg_region_reset(&r, err, sizeof(err))) != 0) {
+		vg_region_close(&r);
+		return region_fail(1, "shared region '%s': %s", label, err);
+	}
+	int members = 0;
+	for (uint32_t k = 0; k < r.nslots; k++)
+		members += vg_region_slot_alive(&r, (int)k);
+	printf("vramguard: reset shared region '%s' (%s): %d member%s", label, path, members, members == 1 ? "" : "s");
+	uint64_t n = atomic_load(&r.h->reclaimed) - reclaimed;
+	if (n)
+		printf(", %llu exited one%s reclaimed", (unsigned long long)n, n == 1 ? "" : "s");
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_region_dev *v = &r.h->dev[d];
+		char uuid[VG_REGION_UUID_MAX], g[64], x[32], y[32];
+		if (!VG_CLI_FIELD(uuid, v->uuid)[0])
+			continue;
+		printf("; %s: in use %s -> %s", vg_dev_label(v, g, sizeof(g)), vg_format_bytes(before[d], x, sizeof(x)),
+		       vg_format_bytes(atomic_load(&v->used), y, sizeof(y)));
+	}
+	printf(" (peaks set to what is in use, denials to 0)\n");
+	vg_region_close(&r);
+	return 0;
+}
+
+static int region_evict(int argc, char **argv)
+{
+	struct region_args a;
+	int rc = region_parse(argc, argv, "evict", 2, &a);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (a.limit || a.slots || a.mode != 0600)
+		return region_usage("region evict: takes only --force and --dir%s", "");
+	char *end;
+	errno = 0;
+	long pid = strtol(a.pid, &end, 10);
+	if (errno || *end || !*a.pid || pid <= 0 || pid > INT_MAX)
+		return region_usage("region evict: invalid PID '%.20s' (expected a process id, as 'vramguard top' lists "
+				    "it)", a.pid);
+	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
+	struct vg_region r;
+	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
+		return rc;
+	region_label(&r, a.name, label, sizeof(label));
+	int reclaimed = vg_region_reclaim(&r);
+	int slot = vg_region_find_pid(&r, (pid_t)pid);
+	struct vg_slot_view v;
+	if (slot < 0 || !vg_slot_read(&r, (uint32_t)slot, &v)) {
+		vg_region_close(&r);
+		return region_fail(1, "process %ld is not a member of shared region '%s'%s", pid, label,
+				   reclaimed ? " (exited members were just reclaimed: it may have been one of them)" : "");
+	}
+	uint64_t freed[VG_REGION_DEVS];
+	rc = vg_region_evict(&r, slot, v.pid, v.start, a.force, freed, err, sizeof(err));
+	if (rc == -EBUSY) {
+		char x[32];
+		uint64_t held = 0;
+		for (int d = 0; d < VG_REGION_DEVS; d++)
+			held += v.used[d];
+		vg_region_close(&r);
+		return region_fail(1, "process %ld (%.40s) of shared region '%s' is alive (it holds its liveness lock): "
+				   "evicting it would stop counting the %s it holds; pass --force if you know better", pid,
+				   v.cmd, label, vg_format_bytes(held, x, sizeof(x)));
+	}
+	if (rc) {
+		vg_region_close(&r);
+		return region_fail(1, "shared region '%s': %s", label, err);
+	}
+	printf("vramguard: evicted process %ld (%.40s, %s) from shared region '%s': released", pid, v.cmd,
+	       vg_life_name(v.life), label);
+	const char *sep = " ";
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_region_dev *dv = &r.h->dev[d];
+		char uuid[VG_REGION_UUID_MAX], g[64], x[32];
+		if (!freed[d] && !(v.bound >> d & 1))
+			continue;
+		if (!VG_CLI_FIELD(uuid, dv->uuid)[0])
+			continue;
+		printf("%s%s on %s", sep, vg_format_bytes(freed[d], x, sizeof(x)), vg_dev_label(dv, g, sizeof(g)));
+		sep = ", ";
+	}
+	printf("%s\n", sep[0] == ' ' ? " nothing (it held no memory)" : "");
+	vg_region_close(&r);
+	return 0;
+}
+
+int vg_cli_region(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "vramguard: error: region: expected 'create', 'rm', 'reset' or 'evict'\n%s", vg_usage_region);
+		return 2;
+	}
+	const char *sub = argv[1];
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
+		fputs(vg_usage_region, stdout);
+		return 0;
+	}
+	if (!strcmp(sub, "create"))
+		return region_create(argc - 1, argv + 1);
+	if (!strcmp(sub, "rm"))
+		return region_rm(argc - 1, argv + 1);
+	if (!strcmp(sub, "reset"))
+		return region_reset(argc - 1, argv + 1);
+	if (!strcmp(sub, "evict"))
+		return region_evict(argc - 1, argv + 1);
+	fprintf(stderr, "vramguard: error: region: unknown subcommand '%.40s' (expected create, rm, reset or evict)\n%s",
+		sub, vg_usage_region);
+	return 2;
+}

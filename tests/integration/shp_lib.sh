@@ -1,0 +1,178 @@
+# Helpers for the tests that drive processes under the preload one command at a time (shared_preload.sh,
+# hostile.sh): tests/integration/shared_alloc.c reads one command per line from a FIFO and answers one line, so
+# several of them can be made to take turns deterministically. Sourced; uses run.sh's ok, bad and $T $LIB $SP $LOG
+# $VG, and the caller's $SHD (the VRAMGUARD_SHM_DIR of the processes it starts). SHP_AS=(setpriv ...) runs the next
+# spawned process as another user.
+
+# A fresh directory for regions, in memory where there is one: shp_dir NAME.
+shp_dir() { mktemp -d "/dev/shm/vg-$1.XXXXXX" 2>/dev/null || mktemp -d "/tmp/vg-$1.XXXXXX"; }
+
+SA=$PWD/$T/shared_alloc
+MIB=$((1 << 20))
+declare -A SHP_JOB SHP_FD SHP_N SHP_PID
+SHP_AS=()
+SHP_R=
+SHP_FE=${FORKENV:-}     # TSan: forking needs its deadlock detector off (run.sh says why)
+
+# shp_spawn NAME [VAR=value...]: start shared_alloc under the preload with its stdin on the FIFO $SHD/NAME.in; its
+# stdout in NAME.out, its stderr in NAME.err; its pid in ${SHP_PID[NAME]}. SHP_VIA_SLEEP=1: as the child of a
+# process that never waits for it (so that it stays a zombie when killed).
+shp_spawn() {
+	local n=$1 fd f
+	shift
+	mkfifo "$SHD/$n.in"
+	local cmd=(env -u NVIDIA_GPU_MEMORY_LIMITS -u CUDA_DEVICE_MEMORY_LIMIT -u VRAMGUARD_SHARED
+		-u VRAMGUARD_SHARED_LIMITS -u VRAMGUARD_SHARED_MODE -u VRAMGUARD_CONTROL -u VRAMGUARD_LOG -u FAKECUDA_DEVICES
+		-u FAKECUDA_UUID_BASE -u FAKECUDA_FORK_OK -u FAKECUDA_FAIL
+		LD_LIBRARY_PATH="$PWD/$T" LD_PRELOAD="$SP$LIB" VRAMGUARD_SHM_DIR="$SHD" VRAMGUARD_REPORT=off "$@")
+	(
+		for f in "${SHP_FD[@]}"; do eval "exec $f>&-"; done     # the other processes' FIFOs: theirs alone
+		[ ${#SHP_AS[@]} -gt 0 ] && cmd=("${SHP_AS[@]}" "${cmd[@]}")
+		if [ "${SHP_VIA_SLEEP:-}" = 1 ]; then
+			exec sh -c 'exec 3<&0; "$@" <&3 3<&- & exec sleep 60 <&-' sh "${cmd[@]}" "$SA" repl
+		fi
+		exec "${cmd[@]}" "$SA" repl
+	) <"$SHD/$n.in" >"$SHD/$n.out" 2>"$SHD/$n.err" &
+	SHP_JOB[$n]=$!
+	exec {fd}>"$SHD/$n.in"
+	SHP_FD[$n]=$fd
+	SHP_N[$n]=0
+	shp_send "$n" pid
+	SHP_PID[$n]=${SHP_R#= pid }
+}
+# shp_post NAME CMD...: send a command without waiting for its answer. A subshell writes it: a process that died
+# must not take the suite down with SIGPIPE.
+shp_post() {
+	local n=$1
+	shift
+	(trap '' PIPE; printf '%s\n' "$*" >&"${SHP_FD[$n]}") 2>/dev/null
+	SHP_N[$n]=$((SHP_N[$n] + 1))
+}
+# shp_wait NAME: the answer to the last command posted, in $SHP_R (empty after 10 s).
+shp_wait() {
+	local n=$1 i
+	for i in $(seq 1000); do
+		SHP_R=$(grep '^= ' "$SHD/$n.out" | sed -n "${SHP_N[$n]}p")
+		[ -n "$SHP_R" ] && return 0
+		sleep 0.01
+	done
+	echo "== shared_preload: no answer from $n to command ${SHP_N[$n]}" >>"$LOG"
+	return 1
+}
+shp_send() { shp_post "$@"; shp_wait "$1"; }
+# shp_expect CHECK NAME CMD REGEX: send CMD, the answer must match REGEX.
+shp_expect() {
+	local what=$1 n=$2 cmd=$3 re=$4
+	shp_send "$n" "$cmd"
+	if grep -Eq -- "$re" <<<"$SHP_R"; then ok "$what"; else bad "$what" "$n: '$cmd' -> '$SHP_R', want /$re/"; fi
+}
+# shp_end NAME...: normal exit (the process leaves its region), or SIGKILL if it does not answer.
+shp_end() {
+	local n
+	for n in "$@"; do
+		[ -n "${SHP_FD[$n]:-}" ] || continue
+		shp_send "$n" exit || kill -9 "${SHP_JOB[$n]}" 2>/dev/null
+		eval "exec ${SHP_FD[$n]}>&-"
+		wait "${SHP_JOB[$n]}" 2>/dev/null
+		cat "$SHD/$n.err" >>"$LOG"
+		unset "SHP_FD[$n]"
+	done
+}
+shp_kill() { # NAME: SIGKILL (the job itself: with SHP_VIA_SLEEP the caller kills SHP_PID)
+	local n=$1
+	{ kill -9 "${SHP_JOB[$n]}"; wait "${SHP_JOB[$n]}"; } 2>/dev/null      # no "Killed" notice from bash
+	eval "exec ${SHP_FD[$n]}>&-"
+	unset "SHP_FD[$n]"
+}
+shp_lines() { grep -Ec -- "$2" "$SHD/$1.err"; } # NAME REGEX: matching lines on its stderr
+shp_top() { # the JSON of `vramguard top --once --json` in $SHP_TOP
+	SHP_TOP=$(env -u LD_PRELOAD -u VRAMGUARD_SHARED VRAMGUARD_SHM_DIR="$SHD" timeout 30 "$VG" top --once --json 2>>"$LOG")
+	echo "== top: $SHP_TOP" >>"$LOG"
+}
+shp_limit() { # vramguard limit set ARGS... (exit status returned, output in the log)
+	env -u LD_PRELOAD -u VRAMGUARD_SHARED VRAMGUARD_SHM_DIR="$SHD" timeout 30 "$VG" limit set "$@" >>"$LOG" 2>&1
+}
+# Checks on top's JSON (python3's json keeps 64-bit integers exact): one "ok - "/"not ok - " line each.
+SHPY=$(cat <<'PY'
+import json, sys
+doc = json.loads(sys.argv[2])
+mode, a = sys.argv[1], sys.argv[3:]
+out = []
+def check(cond, what):
+    out.append(("ok - " if cond else "not ok - ") + what)
+procs = {p["pid"]: p for p in doc["processes"]}
+def region(name):
+    r = [x for x in doc["regions"] if x["name"] == name]
+    return r[0] if len(r) == 1 else None
+def used(p):
+    return sum(d["used_bytes"] for d in p["devices"])
+if mode == "members":                   # NAME PIDS(,) USED_BYTES [KEY=VALUE...]: exactly those members, their sum
+    name, want, total = a[0], {int(x) for x in a[1].split(",") if x}, int(a[2])
+    members = {pid: p for pid, p in procs.items() if p["region"] == name}
+    check(set(members) == want, "region %s: members %s (got %s)" % (name, sorted(want), sorted(members)))
+    r = region(name)
+    rused = sum(d["used_bytes"] for d in r["devices"]) if r else -1
+    msum = sum(used(p) for p in members.values())
+    check(rused == total, "region %s: %d bytes in use (got %d)" % (name, total, rused))
+    check(msum == rused, "its members' used_bytes add up to the region's (%d, %d)" % (msum, rused))
+    b = [x for t in doc["totals"] for x in t["budgets"] if x["region"] == name]
+    check(sum(x["used_bytes"] for x in b) == rused, "the totals' budget of %s says the same" % name)
+    for kv in a[3:]:                    # region.KEY=VALUE or KEY=VALUE (top level)
+        k, v = kv.split("=", 1)
+        got = (r or {}).get(k[7:]) if k.startswith("region.") else doc.get(k)
+        check(str(got) == v, "%s = %s (got %s)" % (k, v, got))
+elif mode in ("proc", "once"):          # PID [USED_BYTES]: listed exactly once (with that usage)
+    n = sum(1 for x in doc["processes"] if x["pid"] == int(a[0]))
+    check(n == 1, "process %s listed once (%d times)" % (a[0], n))
+    if mode == "proc":
+        got = used(procs[int(a[0])]) if n else None
+        check(got == int(a[1]), "process %s: %s bytes in use (got %s)" % (a[0], a[1], got))
+elif mode == "absent":                  # PID: not listed
+    check(int(a[0]) not in procs, "process %s not listed" % a[0])
+elif mode == "noregion":                # NAME [KEY=VALUE...]: the region is not listed (removed); top-level values
+    check(region(a[0]) is None and not any(p["region"] == a[0] for p in doc["processes"]),
+          "region %s and its members not listed" % a[0])
+    for kv in a[1:]:
+        k, v = kv.split("=", 1)
+        check(str(doc.get(k)) == v, "%s = %s (got %s)" % (k, v, doc.get(k)))
+elif mode == "range":                   # NAME KEY MIN MAX: the region's device 0 KEY (used_bytes, peak_bytes)
+    r = region(a[0])
+    v = r["devices"][0][a[1]] if r and r["devices"] else None
+    check(v is not None and int(a[2]) <= v <= int(a[3]), "region %s: %s %s in [%s, %s]" % (a[0], a[1], v, a[2], a[3]))
+elif mode == "gpus":                    # UUID USED_BYTES PROCESSES: one physical GPU's total
+    t = [x for x in doc["totals"] if x["uuid"] == a[0]]
+    got = (t[0]["used_bytes"], t[0]["processes"]) if len(t) == 1 else None
+    check(got == (int(a[1]), int(a[2])), "GPU %s: %s bytes by %s processes (got %s)" % (a[0][:12], a[1], a[2], got))
+print("\n".join(out))
+sys.exit(1 if any(x.startswith("not ok") for x in out) else 0)
+PY
+)
+shp_json() { # CHECK MODE ARGS...: the checks above on $SHP_TOP, as one check
+	local what=$1 out
+	shift
+	out=$(python3 -c "$SHPY" "$1" "$SHP_TOP" "${@:2}" 2>&1)
+	if [ $? -eq 0 ]; then ok "$what"; else bad "$what" "$(grep -v '^ok' <<<"$out" | head -3)"; fi
+}
+shp_region_check() { # CHECK NAME REGEX: a process naming region NAME (a file set up by the caller) refuses it
+	local what=$1 name=$2 re=$3
+	shp_spawn "ref-$name" VRAMGUARD_SHARED="$name"
+	shp_send "ref-$name" init
+	local ri=$SHP_R
+	shp_send "ref-$name" "alloc 1"
+	local ra=$SHP_R
+	shp_send "ref-$name" used
+	local ru=$SHP_R
+	shp_end "ref-$name"
+	local nerr
+	nerr=$(shp_lines "ref-$name" '^vramguard: error: ')
+	if [ "$ri" = "= init 800" ] && [ "$ra" = "= alloc 800 held 0" ] && [ "$ru" = "= used 0 0" ] && [ "$nerr" -eq 1 ] &&
+		grep -Eq -- "^vramguard: error: shared region '$name': .*$re" "$SHD/ref-$name.err" &&
+		grep -q '^= exit$' "$SHD/ref-$name.out"; then
+		ok "$what"
+	else
+		bad "$what" "init '$ri', alloc '$ra', $ru, $nerr error lines: $(head -c 300 "$SHD/ref-$name.err")"
+	fi
+}
+segs() { ls "$SHD"/vramguard.proc."$1".* 2>/dev/null | wc -l; } # PID: its control segments
+G1=GPU-00000001-0000-0000-0000-000000000001
+
