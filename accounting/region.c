@@ -639,7 +639,9 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 	}
 	bool writable = access != VG_OPEN_READ, create = access == VG_OPEN_JOIN && make;
 	unsigned want_mode = make ? make->mode : 0;
-	for (int attempt = 0; attempt < 3; attempt++) {
+	/* Each turn that finds the file gone right after someone else made it means that its last member left in
+	 * between (short jobs coming and going): try again, a bounded number of times. */
+	for (int attempt = 0; attempt < 32; attempt++) {
 		int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0 && errno == ENOENT && create) {
 			int rc = vg_region_create(path, make, err, errlen);

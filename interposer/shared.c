@@ -58,7 +58,7 @@ __attribute__((destructor)) static void vg_shared_fini(void)
 static int vg_open_join(const char *path, const struct vg_region_make *make, bool *created, char *err, size_t errlen)
 {
 	int rc = -ESTALE;
-	for (int attempt = 0; attempt < 4 && rc == -ESTALE; attempt++) {
+	for (int attempt = 0; attempt < 16 && rc == -ESTALE; attempt++) {
 		rc = vg_region_open(&vg_self, path, VG_OPEN_JOIN, make->kind, make, created, err, errlen);
 		if (rc != 0)
 			return rc;

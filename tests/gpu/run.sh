@@ -516,10 +516,12 @@ wait_line() { # wait_line FILE REGEX: the first match, after waiting up to T s
 shared_checks() {
 	if [ "${VG_SKIP_TORCH:-}" = 1 ] || ! "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>>"$LOG"; then
 		result SKIP shared_region "torch with CUDA not importable"
+		result SKIP region_lifecycle "torch with CUDA not importable"
 		result SKIP live_limit "torch with CUDA not importable"
 		return
 	fi
-	local R=vgtest$$ D=$BUILD/shm why="" a b
+	local R=vgtest$$ D why="" a b
+	D=$(mktemp -d /dev/shm/vramguard-gpu.XXXXXX 2>/dev/null || echo "$BUILD/shm")     # regions belong in memory
 	mkdir -p "$D"
 	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
 		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
@@ -586,6 +588,38 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 		result FAIL shared_region "$why; $(tail -c 300 "$BUILD/b.e" | tr '\n' ' ')"
 	fi
 
+	# region_lifecycle: B was the region's last member, so its exit removed the file; the next job makes the region
+	# again with its own budget (3G), not the 10G the old one had in force (before, it ran silently under 10G).
+	why=""
+	local left_after_b=no left_after_c=no cn=""
+	[ -e "$D/vramguard.$R" ] && left_after_b=yes
+	printf '\n===== region_lifecycle\n' >>"$LOG"
+	timeout -k 5 "$T" env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=12G VRAMGUARD_SHARED_LIMITS=3G \
+		VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R VRAMGUARD_LOG=info VRAMGUARD_REPORT=off \
+		"$PY" -u "$HERE/shared_torch.py" once >"$BUILD/d.o" 2>"$BUILD/d.e" </dev/null
+	local drc=$?
+	{ cat "$BUILD/d.o"; echo "--- stderr:"; cat "$BUILD/d.e"; echo "--- exit $drc"; } >>"$LOG"
+	[ -e "$D/vramguard.$R" ] && left_after_c=yes
+	cn=$(sed -n 's/^took \([0-9]*\) GiB until.*/\1/p' "$BUILD/d.o")
+	local created_line
+	created_line=$(grep -m1 "created shared region '$R' .*budget '3G'" "$BUILD/d.e" | cut -c1-200)
+	if [ "$left_after_b" = yes ]; then
+		why="the region's file was left after its last member (B) exited"
+	elif [ "$cn" != 3 ]; then
+		why="the next job took '${cn}' GiB with VRAMGUARD_SHARED_LIMITS=3G (own quota 12G), want 3"
+	elif [ -z "$created_line" ]; then
+		why="the next job did not say it created the region with its budget"
+	elif [ "$left_after_c" = yes ]; then
+		why="the region's file was left after the next job exited"
+	elif [ "$drc" -ne 0 ]; then
+		why="exit $drc"
+	fi
+	if [ -z "$why" ]; then
+		result PASS region_lifecycle "after B (the last member) exited the region's file was gone; the next job took $cn GiB under its own VRAMGUARD_SHARED_LIMITS=3G (not the old 10G in force) ($(sed -n 's/^took [0-9]* GiB until OutOfMemoryError; //p' "$BUILD/d.o")); logged: '$created_line'; gone again after it exited"
+	else
+		result FAIL region_lifecycle "$why; $(tail -c 300 "$BUILD/d.e" | tr '\n' ' ')"
+	fi
+
 	# live_limit
 	why=""
 	local env_c=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=2G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_REPORT=off)
@@ -633,6 +667,7 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 	else
 		result FAIL live_limit "$why; $(tail -c 300 "$BUILD/c.e" | tr '\n' ' ')"
 	fi
+	rm -rf "$D"
 }
 shared_checks
 

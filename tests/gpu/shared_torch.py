@@ -1,6 +1,7 @@
 """For run.sh's shared_region and live_limit checks: a PyTorch process that takes GPU memory in 1 GiB tensors.
 
   shared_torch.py hold N READY GO    take N GiB, print it, create READY, wait for GO, exit
+  shared_torch.py once               take 1 GiB tensors until torch.OutOfMemoryError, print the count, exit
   shared_torch.py fill READY GO [GO2 fill|lower]
                                      take 1 GiB tensors until torch.OutOfMemoryError, print the count, create READY,
                                      wait for GO, then take more until OutOfMemoryError again and print that count;
@@ -58,7 +59,11 @@ def wait_for(path, seconds=90):
 role = sys.argv[1]
 torch.cuda.init()
 print(f"ready pid={os.getpid()} {info()}", flush=True)
-if role == "hold":
+if role == "once":
+    n = take()
+    print(f"took {n} GiB until OutOfMemoryError; {info()}", flush=True)
+    print(f"figures: took {n} GiB", flush=True)
+elif role == "hold":
     n = take(int(sys.argv[2]))
     print(f"took {n} GiB; {info()}", flush=True)
     open(sys.argv[3], "w").close()

@@ -250,6 +250,23 @@ shp_send q3 "alloc 1"
 shp_end q1 q2 q3
 rm -f "$HD"/big.*
 
+# ---- where a region lives: a file system that is not in memory works, and the member is told ----
+fst=$(stat -f -c %T /tmp 2>/dev/null)
+if [ -n "$fst" ] && [ "$fst" != tmpfs ] && [ "$fst" != ramfs ]; then
+	SHD=$(mktemp -d /tmp/vg-disk.XXXXXX)
+	shp_spawn fs1 VRAMGUARD_SHARED=disk VRAMGUARD_SHARED_LIMITS=10M
+	shp_expect "a region on /tmp ($fst): the job runs" fs1 init '^= init 0$'
+	shp_expect "  the budget holds" fs1 "alloc 11" '^= alloc 2 held 0$'
+	[ "$(shp_lines fs1 "^vramguard: warning: shared region 'disk' \\($SHD/vramguard\\.disk\\): it is on a (disk-backed file system|file system of type)")" -eq 1 ] &&
+		[ "$(shp_lines fs1 'warning')" -eq 1 ] && ok "  one warning names the file system and where regions belong" ||
+		bad "  the file system warning" "$(cat "$SHD/fs1.err")"
+	shp_end fs1
+	rm -rf "$SHD"
+	SHD=$HD
+else
+	skip "a region on a disk-backed file system" "/tmp is $fst here"
+fi
+
 for n in "${!SHP_FD[@]}"; do shp_kill "$n"; done
 left=$(cd "$HD" && ls -A | grep -v -E '\.(in|out|err)$')
 [ -z "$left" ] && ok "hostile: nothing left under the directory (regions, control segments, temporary files)" ||

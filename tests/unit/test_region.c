@@ -740,6 +740,7 @@ static void test_charging(void)
 	struct vg_region r;
 	tpath(path, "vramguard.charge");
 	CHECK(open_shared(&r, path, UUID_A ":1000", NULL) == 0);
+	CHECK(join_self(&r) == 0);      /* a member throughout: a child that leaves early does not remove the region */
 	int go[2];
 	xpipe(go);
 	pid_t kids[CHARGE_KIDS];
@@ -766,7 +767,8 @@ static void test_charging(void)
 	CHECK(atomic_load(&r.h->dev[0].peak) <= 1000 * MiB);
 	CHECK(atomic_load(&r.h->dev[0].peak) > 900 * MiB);     /* the budget was really contended */
 	CHECK(atomic_load(&r.h->dev[0].denied) > 0);
-	CHECK(slot_count(&r, VG_SLOT_ACTIVE) == 0);
+	CHECK(slot_count(&r, VG_SLOT_ACTIVE) == 1);     /* ours */
+	vg_region_leave(&r);
 	vg_region_close(&r);
 }
 
@@ -1530,6 +1532,251 @@ static void test_open_while_leaving(void)
 	vg_region_close(&r);
 }
 
+/* ---- 13. lifecycle: liveness locks, removal, starting over, slot counts, eviction ---- */
+
+/* A child that joins path and waits: 'j' once joined (its liveness lock taken), dies on SIGKILL. */
+static pid_t member_child(const char *path, int *ready_fd)
+{
+	int fd[2];
+	xpipe(fd);
+	pid_t p = xfork();
+	if (p == 0) {
+		struct vg_region c;
+		char e[VG_ERR_MAX];
+		close(fd[0]);
+		if (vg_region_open(&c, path, VG_OPEN_JOIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)) ||
+		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "member", NULL, e, sizeof(e)))
+			_exit(1);
+		write_byte(fd[1], 'j');
+		for (;;)
+			pause();
+	}
+	close(fd[1]);
+	*ready_fd = fd[0];
+	return p;
+}
+
+static void test_lifecycle(void)
+{
+	char path[512];
+	struct vg_region r, a;
+	uint64_t freed[VG_REGION_DEVS];
+
+	/* A member's liveness lock: alive while it runs, dead the moment it is killed, whatever its PID namespace
+	 * says (a slot written as another namespace's is judged by its lock, not left alone). */
+	tpath(path, "vramguard.life");
+	CHECK(setup(&r, path, "100M", UUID_A) == 0);
+	int rfd;
+	pid_t kid = member_child(path, &rfd);
+	CHECK(read_byte(rfd) == 'j');
+	int ks = vg_region_find_pid(&r, kid);
+	CHECK(ks >= 0 && r.h->slot[ks].live_lock == 1);
+	r.h->slot[ks].pidns = vg_proc_pidns() + 1;       /* as if it ran in another PID namespace */
+	CHECK(vg_region_slot_life(&r, ks) == VG_LIFE_ALIVE);
+	CHECK(vg_region_reclaim(&r) == 0);
+	kill_wait(kid);
+	close(rfd);
+	CHECK(vg_region_slot_life(&r, ks) == VG_LIFE_DEAD);
+	CHECK(vg_region_reclaim(&r) == 1);
+	/* Without a lock, another namespace's slot cannot be judged: unverifiable, never reclaimed, evictable. */
+	int i = free_slot(&r);
+	put_slot(&r, i, 4242, 1, vg_proc_pidns() + 1, 0, 30 * MiB);
+	CHECK(vg_region_slot_life(&r, i) == VG_LIFE_UNVERIFIABLE);
+	CHECK(vg_region_slot_alive(&r, i));
+	CHECK(vg_region_reclaim(&r) == 0);
+	CHECK(vg_region_find_pid(&r, 4242) == i);
+	CHECK(admin(&a, path) == 0);
+	CHECK(vg_region_evict(&a, i, 4242, 2, false, freed, err, sizeof(err)) == -ESRCH);   /* not that process */
+	CHECK(vg_region_evict(&a, i, 4242, 1, false, freed, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(freed[0], 30 * MiB);
+	CHECK_EQ_U64(dev_used(&r, 0), 0);
+	CHECK_EQ_U64(atomic_load(&r.h->evicted), 1);
+	/* A live member is evicted only with force; it joins again at its next charge, its old share gone. */
+	CHECK(vg_region_reserve(&r, 0, 10 * MiB, NULL, NULL) == 0);
+	CHECK(vg_region_evict(&a, r.slot, getpid(), r.self_start, false, freed, err, sizeof(err)) == -EBUSY);
+	CHECK_CONTAINS(err, "alive");
+	int before = r.slot;
+	CHECK(vg_region_evict(&a, r.slot, getpid(), r.self_start, true, freed, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(freed[0], 10 * MiB);
+	vg_region_release(&r, 0, 10 * MiB);              /* a free of what the evicted slot held: not taken again */
+	CHECK_EQ_U64(dev_used(&r, 0), 0);
+	CHECK(vg_region_reserve(&r, 0, 5 * MiB, NULL, NULL) == 0);
+	CHECK(r.slot >= 0 && atomic_load(&r.h->slot[r.slot].state) == VG_SLOT_ACTIVE);
+	CHECK(r.slot == before || atomic_load(&r.h->slot[before].state) == VG_SLOT_FREE);
+	CHECK_EQ_U64(atomic_load(&r.rejoined), 1);
+	CHECK_EQ_U64(atomic_load(&r.h->slot[r.slot].used[0]), 5 * MiB);
+	CHECK(atomic_load(&r.h->slot[r.slot].bound) == 1u);      /* its GPU stays registered */
+	CHECK_EQ_U64(dev_used(&r, 0), 5 * MiB);
+	/* remove: refused while a member lives, unless forced; reset rebuilds the totals from the members. */
+	int members = -1;
+	atomic_store(&r.h->dev[0].used, 1ull << 62);     /* poisoned */
+	CHECK(vg_region_reset(&a, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(dev_used(&r, 0), 5 * MiB);
+	CHECK_EQ_U64(atomic_load(&r.h->dev[0].peak), 5 * MiB);
+	CHECK(vg_region_remove(&a, false, &members, err, sizeof(err)) == -EBUSY && members == 1);
+	CHECK(access(path, F_OK) == 0);
+	/* The last member leaving removes a region that is not persistent. */
+	vg_region_leave(&r);
+	CHECK(access(path, F_OK) != 0);
+	CHECK(atomic_load(&r.h->removed) == 1);
+	/* A process that opened the file before it went, joins after: told to start over (-ESTALE). */
+	CHECK(join_self(&a) == -ESTALE);
+	CHECK_CONTAINS(err, "removed");
+	vg_region_close(&a);
+	vg_region_close(&r);
+
+	/* A region whose members all died starts over with the next joiner's budget; a persistent one keeps its own,
+	 * its totals from zero. */
+	tpath(path, "vramguard.over");
+	CHECK(setup(&r, path, "100M", UUID_A) == 0);
+	kid = member_child(path, &rfd);
+	CHECK(read_byte(rfd) == 'j');
+	vg_region_leave(&r);                            /* the child is left */
+	CHECK(access(path, F_OK) == 0);
+	atomic_store(&r.h->dev[0].used, 77 * MiB);      /* what the child "held" */
+	kill_wait(kid);
+	close(rfd);
+	CHECK(attach(&a, path) == 0);
+	CHECK(vg_region_join(&a, getpid(), vg_proc_start(getpid()), "next", "40M", err, sizeof(err)) == 0);
+	CHECK(a.started_over);
+	CHECK_STR(a.h->spec, "40M");
+	CHECK_STR(a.h->created_spec, "40M");
+	CHECK_EQ_U64(dev_used(&a, 0), 0);
+	CHECK(a.h->dev[0].uuid[0] == '\0');             /* GPUs register again, with the new budget */
+	CHECK(vg_region_bind(&a, 0, UUID_A, 80 * GiB, VG_REGION_NONE) == 0);
+	CHECK_EQ_U64(atomic_load(&a.h->dev[0].limit), 40 * MiB);
+	vg_region_leave(&a);
+	vg_region_close(&a);
+	vg_region_close(&r);
+	tpath(path, "vramguard.keep");
+	const struct vg_region_make keep = { .kind = VG_REGION_SHARED, .mode = 0600, .name = "keep", .spec = "100M",
+					     .nslots = 3, .flags = VG_REGION_PERSISTENT };
+	CHECK(vg_region_create_new(path, &keep, err, sizeof(err)) == 0);
+	CHECK(vg_region_create_new(path, &keep, err, sizeof(err)) == -EEXIST);
+	CHECK_CONTAINS(err, "already exists");
+	CHECK(attach(&r, path) == 0 && r.nslots == 3);
+	CHECK_EQ_U64(r.size, sizeof(struct vg_region_hdr) + 3 * sizeof(struct vg_region_slot));
+	kid = member_child(path, &rfd);
+	CHECK(read_byte(rfd) == 'j');
+	CHECK(attach(&a, path) == 0);
+	CHECK(vg_region_join(&a, getpid(), vg_proc_start(getpid()), "next", "40M", err, sizeof(err)) == 0);
+	atomic_store(&a.h->dev[0].used, 77 * MiB);
+	vg_region_leave(&a);
+	vg_region_close(&a);
+	kill_wait(kid);
+	close(rfd);
+	CHECK(access(path, F_OK) == 0);                 /* persistent: not removed by its last member */
+	CHECK(join_self(&r) == 0);
+	CHECK(!r.started_over);
+	CHECK_STR(r.h->spec, "100M");                   /* its own budget */
+	CHECK_EQ_U64(dev_used(&r, 0), 0);               /* totals from nothing */
+	/* Three slots: a fourth member is refused, saying how to get more. */
+	pid_t k2[2];
+	int f2[2];
+	for (int k = 0; k < 2; k++) {
+		k2[k] = member_child(path, &f2[k]);
+		CHECK(read_byte(f2[k]) == 'j');
+	}
+	CHECK(attach(&a, path) == 0);
+	pid_t k3 = sleeper();
+	CHECK(vg_region_join(&a, k3, vg_proc_start(k3), "fourth", NULL, err, sizeof(err)) == -ENOSPC);
+	CHECK_CONTAINS(err, "3 processes have joined it");
+	CHECK_CONTAINS(err, "VRAMGUARD_SHARED_SLOTS");
+	vg_region_close(&a);
+	kill_wait(k3);
+	for (int k = 0; k < 2; k++) {
+		kill_wait(k2[k]);
+		close(f2[k]);
+	}
+	vg_region_leave(&r);
+	CHECK(admin(&a, path) == 0);
+	CHECK(vg_region_remove(&a, false, &members, err, sizeof(err)) == 0 && members == 0);
+	CHECK(access(path, F_OK) != 0);
+	vg_region_close(&a);
+	vg_region_close(&r);
+	const struct vg_region_make huge = { .kind = VG_REGION_SHARED, .mode = 0600, .name = "huge", .spec = "",
+					     .nslots = VG_REGION_SLOTS_MAX + 1 };
+	CHECK(vg_region_create_new(path, &huge, err, sizeof(err)) == -EINVAL);
+	CHECK_CONTAINS(err, "at most 16384");
+}
+
+/* Processes that make, join and leave one region over and over, as short jobs do: the last to leave removes it, a
+ * process that opened it just before retries (-ESTALE) and makes a new one. Nobody fails, every charge lands in a
+ * region its member is in, and nothing is left at the end. */
+static void test_lifecycle_race(void)
+{
+	enum { PROCS = 6, ITERS = 60 };
+	char path[512];
+	tpath(path, "vramguard.churnlife");
+	pid_t kids[PROCS];
+	for (int k = 0; k < PROCS; k++) {
+		kids[k] = xfork();
+		if (kids[k] == 0) {
+			char e[VG_ERR_MAX];
+			int restarts = 0;
+			for (int it = 0; it < ITERS; it++) {
+				struct vg_region c;
+				int rc = -ESTALE;
+				for (int a = 0; a < 16 && rc == -ESTALE; a++) {     /* as interposer/shared.c */
+					if (vg_region_open(&c, path, VG_OPEN_JOIN, VG_REGION_SHARED,
+							   MAKE(VG_REGION_SHARED, 0600, "churnlife", "1G"), NULL, e, sizeof(e)))
+						_exit(10);
+					rc = vg_region_join(&c, getpid(), vg_proc_start(getpid()), "job", "1G", e, sizeof(e));
+					if (rc == -ESTALE) {
+						restarts++;
+						vg_region_close(&c);
+					}
+				}
+				if (rc)
+					_exit(11);
+				if (vg_region_bind(&c, 0, UUID_A, 80 * GiB, VG_REGION_NONE) < 0 ||
+				    vg_region_reserve(&c, 0, MiB, NULL, NULL) != 0)
+					_exit(12);
+				if (atomic_load(&c.h->removed))
+					_exit(13);      /* a member's region is never removed under it */
+				vg_region_release(&c, 0, MiB);
+				vg_region_leave(&c);
+				vg_region_close(&c);
+			}
+			_exit(restarts > 200 ? 14 : 0);
+		}
+	}
+	int fails = 0;
+	for (int k = 0; k < PROCS; k++) {
+		int st = wait_child(kids[k]);
+		if (st != 0) {
+			fails++;
+			fprintf(stderr, "lifecycle race: process %d exited %d\n", k, st);
+		}
+	}
+	CHECK(fails == 0);
+	CHECK(access(path, F_OK) != 0);                 /* the last one out removed it */
+	CHECK(count_tmp_files() == 0);
+}
+
+/* A control segment must be this process's own: one planted by another user, or writable by others, is refused. */
+static void test_control_trust(void)
+{
+	char path[512];
+	struct vg_region r;
+	const struct vg_region_make ctl = { .kind = VG_REGION_CONTROL, .mode = 0600, .name = "", .spec = "" };
+	tpath(path, "vramguard.proc.1.1");
+	CHECK(vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_CONTROL, &ctl, NULL, err, sizeof(err)) == 0);
+	vg_region_close(&r);
+	chmod(path, 0620);
+	CHECK(vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_CONTROL, &ctl, NULL, err, sizeof(err)) == -EPERM);
+	CHECK_CONTAINS(err, "not this process's own control segment");
+	chmod(path, 0600);
+	if (geteuid() == 0) {
+		CHECK(chown(path, 4242, 4242) == 0);
+		CHECK(vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_CONTROL, &ctl, NULL, err, sizeof(err)) == -EPERM);
+		CHECK_CONTAINS(err, "belongs to uid 4242");
+		CHECK(admin(&r, path) == 0);            /* root administers it (limit set --pid, top) */
+		vg_region_close(&r);
+	}
+	unlink(path);
+}
+
 static void test_proc(void)
 {
 	CHECK(vg_proc_start(getpid()) > 0);
@@ -1589,6 +1836,9 @@ int main(void)
 	test_control();
 	test_details();
 	test_open_while_leaving();
+	test_lifecycle();
+	test_lifecycle_race();
+	test_control_trust();
 	rm_tree();
 	return UNIT_DONE();
 }
