@@ -156,7 +156,7 @@ enum vg_mode vg_init(void)
 	mode = atomic_load(&vg_mode_now);
 	if (mode == VG_MODE_UNINIT) {
 		atomic_store(&vg_mode_now, VG_MODE_INITIALIZING);
-		vg_config_load(&vg_cfg, vg_getenv);
+		vg_config_load(&vg_cfg, vg_getenv, 0);
 		vg_log_level = vg_cfg.log_level;
 		if (!vg_is_first_copy()) {
 			mode = VG_MODE_PASSIVE;
