@@ -1,6 +1,7 @@
 /* The process's place in a region (accounting/region.h): the shared region VRAMGUARD_SHARED names, or else its own
- * control segment. Joined at init, left at exit; limit changes made with `vramguard limit set` are picked up here on
- * the next allocation or cuMemGetInfo and logged once. */
+ * control segment; neither in a setuid program (the loader ignores the variables that name them there and turns
+ * VRAMGUARD_CONTROL off). Joined at init, left at exit; limit changes made with `vramguard limit set` are picked up
+ * here on the next allocation or cuMemGetInfo and logged once. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
