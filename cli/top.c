@@ -121,7 +121,7 @@ static const struct vg_config *vg_cli_env(const char *dir, char *err, size_t err
 	static struct vg_config cfg;
 	vg_cli_env_dir = dir;
 	vg_cli_env_dir_set = dir != NULL;
-	if (vg_config_load(&cfg, vg_cli_getenv) != 0) {
+	if (vg_config_load(&cfg, vg_cli_getenv, 0) != 0) {
 		const char *e = cfg.error, *head = "vramguard: error: ";
 		snprintf(err, errlen, "%s", strncmp(e, head, strlen(head)) == 0 ? e + strlen(head) : e);
 		return NULL;

@@ -174,6 +174,8 @@ static int find_library(char *out, size_t len)
 	return -1;
 }
 
+/* The command reads its environment as an ordinary process would (vg_config_load's secure = 0): it is not meant to
+ * be installed setuid, and `run` checks the variables the way the job will read them when it is not either. */
 static const char *env_get(const char *name)
 {
 	return getenv(name);
@@ -230,7 +232,7 @@ static int cmd_run(int argc, char **argv)
 	if (optind >= argc)
 		usage_error(usage_run, "run: no command given%s", "");
 	struct vg_config cfg;
-	if (vg_config_load(&cfg, env_get) != 0) {
+	if (vg_config_load(&cfg, env_get, 0) != 0) {
 		fprintf(stderr, "%s\n", cfg.error);
 		return 2;
 	}
@@ -533,7 +535,7 @@ static int cmd_dump(int argc, char **argv)
 	if (!target_env)
 		die(1, "cannot read the environment of process %d: %s", pid, strerror(errno));
 	struct vg_config cfg;
-	if (vg_config_load(&cfg, target_getenv) != 0)
+	if (vg_config_load(&cfg, target_getenv, 0) != 0)
 		die(1, "process %d has an invalid vramguard configuration: %s", pid, cfg.error);
 	if (cfg.signal == 0)
 		die(1, "process %d has reports on signal turned off (VRAMGUARD_SIGNAL=off)", pid);
@@ -673,7 +675,7 @@ static int cmd_check(int argc, char **argv)
 		printf("library:  not found next to this command or in its ../lib\n");
 
 	struct vg_config cfg;
-	int cfg_rc = vg_config_load(&cfg, env_get);
+	int cfg_rc = vg_config_load(&cfg, env_get, 0);
 	printf("configuration (from the environment):\n");
 	for (size_t i = 0; i < vg_options_count; i++) {
 		const struct vg_option *o = &vg_options[i];

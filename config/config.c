@@ -464,7 +464,13 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
  * One X-macro row per variable: the public table (docs, --help) and the loader's handlers come from the same rows,
  * so a variable cannot be documented without being parsed or parsed without being documented. Enum rows are parsed
  * from their own "values" text ("off, error, ..."): the n-th word maps to enum value n. To add a variable: one row
- * here, one vg_load_* function below. */
+ * here, one vg_load_* function below, and a decision for secure mode.
+ * Secure mode (AT_SECURE: setuid/setgid, file capabilities): the environment is a less privileged user's, and
+ * anything created on its say-so is created with the program's privileges. A row that names a file, a directory
+ * or a file mode is VG_IGNORED(value) there: its own loader reads the safe value instead, so the safe values are
+ * parsed like any other and the docs show them. Limits stay VG_READ: they only restrict the process. */
+#define VG_READ NULL
+#define VG_IGNORED(value) value
 #define VG_LOG_VALUES "off, error, warn, info, debug"
 #define VG_MANAGED_VALUES "count, ignore"
 #define VG_FORMAT_VALUES "text, json"
@@ -479,61 +485,67 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	X("NVIDIA_GPU_MEMORY_LIMITS", "limits", "unlimited",                                                          \
 	  "`SIZE`, `N%`, `unlimited`, or a list `[KEY:]VALUE,...` with KEY an ordinal, `GPU-<uuid>` or `MIG-<id>`"    \
 	  " (`=` works for `:`); bare number = MiB; units K, M, G, T (binary), B",                                   \
-	  "Per-process VRAM quota per device; a value without a key applies to every device", vg_load_limits)        \
+	  "Per-process VRAM quota per device; a value without a key applies to every device",                          \
+	  VG_READ, vg_load_limits)                                                                                    \
 	X("CUDA_DEVICE_MEMORY_LIMIT", "limits", "unlimited",                                                          \
 	  "as NVIDIA_GPU_MEMORY_LIMITS, but a bare number is in bytes (as in HAMi-core)",                             \
 	  "HAMi-core compatible quota for every device; used where NVIDIA_GPU_MEMORY_LIMITS says nothing",            \
-	  vg_load_hami)                                                                                               \
+	  VG_READ, vg_load_hami)                                                                                      \
 	X("CUDA_DEVICE_MEMORY_LIMIT_<i>", "size", "unlimited",                                                        \
 	  "one `SIZE`, `N%` or `unlimited`; bare number = bytes; i = 0..63",                                          \
-	  "HAMi-core compatible quota for device ordinal i; beats CUDA_DEVICE_MEMORY_LIMIT", vg_load_hami_indexed)    \
-	X("VRAMGUARD_LOG", "enum", "warn", VG_LOG_VALUES, "Which messages vramguard writes to stderr", vg_load_log)       \
+	  "HAMi-core compatible quota for device ordinal i; beats CUDA_DEVICE_MEMORY_LIMIT",                          \
+	  VG_READ, vg_load_hami_indexed)                                                                              \
+	X("VRAMGUARD_LOG", "enum", "warn", VG_LOG_VALUES, "Which messages vramguard writes to stderr",                \
+	  VG_READ, vg_load_log)                                                                                       \
 	X("VRAMGUARD_MANAGED", "enum", "count", VG_MANAGED_VALUES,                                                     \
-	  "Whether cuMemAllocManaged allocations count against the quota", vg_load_managed)                             \
+	  "Whether cuMemAllocManaged allocations count against the quota", VG_READ, vg_load_managed)                  \
 	X("VRAMGUARD_BACKTRACE", "integer", VG_STR(VG_BACKTRACE_DEFAULT),                                            \
 	  "0 to " VG_STR(VG_BACKTRACE_MAX) " (decimal); 0 disables call-site capture",                              \
-	  "Stack frames recorded per call site (allocations, stream creation) for reports", vg_load_backtrace)       \
+	  "Stack frames recorded per call site (allocations, stream creation) for reports",                           \
+	  VG_READ, vg_load_backtrace)                                                                                 \
 	X("VRAMGUARD_SIGNAL", "signal", "USR1",                                                                       \
 	  VG_SIGNAL_WORDS "; `SIG` prefix optional, any case; N from 0 to SIGRTMAX-SIGRTMIN",                        \
 	  "Signal that asks a running process for a report; only taken over if it still has its default disposition",\
-	  vg_load_signal)                                                                                             \
+	  VG_READ, vg_load_signal)                                                                                    \
 	X("VRAMGUARD_REPORT", "path", "stderr",                                                                       \
 	  "`stderr`, `off`, or a file path template: `%p` pid, `%n` report number, `%r` reason (exit, signal),"     \
 	  " `%h` host name, `%%` a literal %; at most 1023 bytes",                                                    \
 	  "Where reports go (at exit and on VRAMGUARD_SIGNAL); files are created exclusively, never overwritten,"    \
-	  " symlinks not followed", vg_load_report)                                                                  \
-	X("VRAMGUARD_REPORT_FORMAT", "enum", "text", VG_FORMAT_VALUES, "Format of reports", vg_load_report_format)   \
+	  " symlinks not followed", VG_IGNORED("stderr"), vg_load_report)                                             \
+	X("VRAMGUARD_REPORT_FORMAT", "enum", "text", VG_FORMAT_VALUES, "Format of reports",                           \
+	  VG_READ, vg_load_report_format)                                                                             \
 	X("VRAMGUARD_REPORT_MODE", "octal", "0600", "an octal file mode from 0 to 0777, e.g. 0600, 0640, 0644",        \
 	  "Permissions of report files (before the umask); reports name the job's code and command line",           \
-	  vg_load_report_mode)                                                                                        \
+	  VG_IGNORED(""), vg_load_report_mode)                                                                        \
 	X("VRAMGUARD_STREAM_CHECK", "enum", "warn", VG_STREAM_VALUES,                                                 \
 	  "A stream destroyed with work still queued: warn (rate-limited, both call sites, listed in the report),"   \
-	  " sync (wait for it to finish, and say so) or off", vg_load_stream_check)                                   \
+	  " sync (wait for it to finish, and say so) or off", VG_READ, vg_load_stream_check)                          \
 	X("VRAMGUARD_SHM_DIR", "path", VG_REGION_DIR, "an absolute directory path, at most 255 bytes",                \
 	  "Where named shared regions and control segments live (a memory-backed file system: /dev/shm, or a"        \
-	  " Kubernetes `emptyDir: {medium: Memory}`)", vg_load_shm_dir)                                               \
+	  " Kubernetes `emptyDir: {medium: Memory}`)", VG_IGNORED(""), vg_load_shm_dir)                               \
 	X("VRAMGUARD_SHARED", "name", "(none)",                                                                       \
 	  "a NAME (`A-Z a-z 0-9 . _ -`, at most 63, not starting with `.` or `proc.`: file"                        \
 	  " VRAMGUARD_SHM_DIR/vramguard.NAME) or an absolute PATH",                                                  \
 	  "Processes naming the same region share one VRAM budget per GPU, on top of their own quota; the tighter"   \
-	  " of the two applies", vg_load_shared)                                                                      \
+	  " of the two applies", VG_IGNORED(""), vg_load_shared)                                                      \
 	X("VRAMGUARD_SHARED_LIMITS", "limits", "NVIDIA_GPU_MEMORY_LIMITS",                                           \
 	  "as NVIDIA_GPU_MEMORY_LIMITS; ordinal keys mean the ordinal of the process that first used the GPU",       \
 	  "The shared region's budget per GPU, used when this process creates the region (a region keeps the"       \
 	  " budget it was made with; a different value is reported; `vramguard limit set --shared` changes it)",     \
-	  vg_load_shared_limits)                                                                                      \
+	  VG_IGNORED(""), vg_load_shared_limits)                                                                      \
 	X("VRAMGUARD_SHARED_MODE", "octal", "0600", "0600 (this user) or 0660 (this user and the file's group)",     \
 	  "Permissions of a shared region this process creates; 0660 also lets it join a region of another user"     \
-	  " whose group it is in (made with 0660 too)", vg_load_shared_mode)                                         \
+	  " whose group it is in (made with 0660 too)", VG_IGNORED(""), vg_load_shared_mode)                         \
 	X("VRAMGUARD_SHARED_SLOTS", "integer", VG_STR(VG_SHARED_SLOTS_DEFAULT),                                       \
 	  "1 to " VG_STR(VG_SHARED_SLOTS_MAX) " (decimal)",                                                           \
 	  "Processes a shared region this process creates can hold at once (about 800 bytes of the file each)",      \
-	  vg_load_shared_slots)                                                                                       \
+	  VG_IGNORED(""), vg_load_shared_slots)                                                                       \
 	X("VRAMGUARD_CONTROL", "enum", "on", VG_CONTROL_VALUES,                                                       \
 	  "on: a process outside any shared region makes a control segment in VRAMGUARD_SHM_DIR so that"            \
-	  " `vramguard top` sees it and `vramguard limit set --pid` reaches it; off: none", vg_load_control)
+	  " `vramguard top` sees it and `vramguard limit set --pid` reaches it; off: none",                           \
+	  VG_IGNORED("off"), vg_load_control)
 
-#define VG_OPTION_ROW(name, type, dflt, values, doc, load) { name, type, dflt, values, doc },
+#define VG_OPTION_ROW(name, type, dflt, values, doc, secure, load) { name, type, dflt, values, doc, secure },
 const struct vg_option vg_options[] = { VG_OPTIONS(VG_OPTION_ROW) };
 const size_t vg_options_count = sizeof(vg_options) / sizeof(vg_options[0]);
 
@@ -1069,7 +1081,7 @@ _Static_assert(VG_SHARED_SLOTS_DEFAULT == VG_REGION_SLOTS_DEFAULT && VG_SHARED_S
 _Static_assert(VG_SHARED_PATH_MAX <= sizeof(((struct vg_region *)0)->path), "a region handle holds the path");
 
 typedef int (*vg_load_fn)(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
-#define VG_OPTION_LOADER(name, type, dflt, values, doc, load) load,
+#define VG_OPTION_LOADER(name, type, dflt, values, doc, secure, load) load,
 static const vg_load_fn vg_option_loaders[] = { VG_OPTIONS(VG_OPTION_LOADER) };
 
 /* The enum word lists above must match the C enums the rest of the tree switches on. */
@@ -1086,9 +1098,27 @@ static const char *vg_libc_getenv(const char *name)
 	return getenv(name);
 }
 
-/* Every field's default; the table's "Default" column says the same in words. */
-static void vg_config_defaults(struct vg_config *cfg)
+/* The environment of a secure-mode process as the rows it ignores see it: each reads its own safe value from the
+ * table, and nothing else (a loader that looks at another variable, as VRAMGUARD_SHARED_LIMITS does, finds it
+ * unset). */
+static const char *vg_secure_getenv(const char *name)
 {
+	size_t i;
+
+	for (i = 0; i < vg_options_count; i++)
+		if (vg_options[i].secure && strcmp(vg_options[i].name, name) == 0)
+			return vg_options[i].secure;
+	return NULL;
+}
+
+_Static_assert(sizeof(vg_options) / sizeof(vg_options[0]) <= 64, "vg_config.secure_ignored has one bit per row");
+
+/* Every field's default; the table's "Default" column says the same in words. In secure mode, the rows it ignores
+ * hold their safe values from the start (the table's "Secure mode" column). */
+static void vg_config_defaults(struct vg_config *cfg, int secure)
+{
+	size_t i;
+
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->log_level = VG_LOG_WARN;
 	cfg->managed = VG_MANAGED_COUNT;
@@ -1103,31 +1133,74 @@ static void vg_config_defaults(struct vg_config *cfg)
 	cfg->shared_mode = 0600;
 	cfg->shared_slots = VG_SHARED_SLOTS_DEFAULT;
 	cfg->control = VG_CONTROL_ON;
+	cfg->secure = secure != 0;
+	for (i = 0; cfg->secure && i < vg_options_count; i++)
+		if (vg_options[i].secure) /* valid values (test_config): this cannot fail */
+			(void)vg_option_loaders[i](cfg, &vg_options[i], vg_secure_getenv);
 }
 
-int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name))
+int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name), int secure)
 {
 	size_t i;
 
-	vg_config_defaults(cfg);
+	vg_config_defaults(cfg, secure);
 	cfg->valid = 1;
 	if (!getenv_fn)
 		getenv_fn = vg_libc_getenv;
+	/* Secure mode: the rows it ignores are not parsed (a value that would be invalid cannot fail the process
+	 * either); only whether each was set is kept, for the one line the library prints, before anything can fail. */
+	for (i = 0; secure && i < vg_options_count; i++) {
+		const char *v, *t;
+		size_t n;
+
+		if (vg_options[i].secure && vg_get_trimmed(&vg_options[i], getenv_fn, &v, &t, &n))
+			cfg->secure_ignored |= (uint64_t)1 << i;
+	}
 	/* Variables are read by name, never by walking environ: unknown VRAMGUARD_* names are simply not looked at,
 	 * so a newer launcher's variables do not break an older library. */
 	for (i = 0; i < vg_options_count; i++) {
+		if (secure && vg_options[i].secure)
+			continue;
 		if (vg_option_loaders[i](cfg, &vg_options[i], getenv_fn)) {
 			char msg[VG_ERR_MAX];
+			uint64_t ignored = cfg->secure_ignored;
 
 			memcpy(msg, cfg->error, sizeof(msg));
 			msg[VG_ERR_MAX - 1] = '\0';
-			vg_config_defaults(cfg); /* fail closed: no half-parsed limits */
+			vg_config_defaults(cfg, secure); /* fail closed: no half-parsed limits */
 			cfg->valid = 0;
 			memcpy(cfg->error, msg, sizeof(msg));
+			cfg->secure_ignored = ignored;
 			return -EINVAL;
 		}
 	}
 	return 0;
+}
+
+int vg_config_secure_note(const struct vg_config *cfg, char *out, size_t len)
+{
+	struct vg_buf b;
+	size_t i, named = 0;
+
+	vg_buf_init(&b, out, len);
+	if (!cfg->secure)
+		return VG_LOG_OFF;
+	vg_buf_str(&b, "this program runs with elevated privileges (setuid/setgid or capabilities): ");
+	for (i = 0; i < vg_options_count; i++) {
+		if (!(cfg->secure_ignored >> i & 1))
+			continue;
+		if (named++)
+			vg_buf_str(&b, ", ");
+		vg_buf_str(&b, vg_options[i].name);
+	}
+	if (!named) {
+		/* Nothing the user asked for was dropped; the one difference to see is that `vramguard top` and
+		 * `vramguard limit set --pid` do not reach this process. */
+		vg_buf_str(&b, "no control segment");
+		return VG_LOG_INFO;
+	}
+	vg_buf_str(&b, " ignored: no shared region, no control segment, reports go to stderr");
+	return VG_LOG_WARN;
 }
 
 /* ---- resolving a device's limit ---- */
@@ -1284,8 +1357,8 @@ void vg_options_write_markdown(FILE *f)
 {
 	size_t i;
 
-	fputs("| Variable | Type | Default | Values | Description |\n", f);
-	fputs("|---|---|---|---|---|\n", f);
+	fputs("| Variable | Type | Default | Values | Description | Secure mode |\n", f);
+	fputs("|---|---|---|---|---|---|\n", f);
 	for (i = 0; i < vg_options_count; i++) {
 		const struct vg_option *o = &vg_options[i];
 
@@ -1294,6 +1367,12 @@ void vg_options_write_markdown(FILE *f)
 		vg_md_cell(f, o->dflt);
 		vg_md_cell(f, o->values);
 		vg_md_cell(f, o->doc);
+		if (!o->secure)
+			fputs(" read |", f);
+		else if (!o->secure[0])
+			fputs(" ignored |", f);
+		else
+			fprintf(f, " ignored: `%s` |", o->secure);
 		fputc('\n', f);
 	}
 }

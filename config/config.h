@@ -80,6 +80,8 @@ struct vg_config {
 	unsigned shared_mode;           /* VRAMGUARD_SHARED_MODE: 0600 or 0660 */
 	unsigned shared_slots;          /* VRAMGUARD_SHARED_SLOTS: process slots of a region this process creates */
 	int control;                    /* enum vg_control: VRAMGUARD_CONTROL */
+	int secure;                     /* loaded for a secure-mode process: the rows that name files were not read */
+	uint64_t secure_ignored;        /* bit i: vg_options[i] was set (not blank) and ignored in secure mode */
 	int valid;                      /* 0: some variable was invalid; error[] says which */
 	char error[VG_ERR_MAX];         /* the first error, one line without trailing newline */
 };
@@ -96,10 +98,20 @@ int vg_parse_size(const char *s, uint64_t default_unit, uint64_t *out, char *err
 int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, struct vg_limits *out, char *err,
 		    size_t errlen);
 
-/* Read every option from the environment through getenv_fn (tests pass their own), validate, fill *cfg.
- * Always returns with cfg usable: on error cfg->valid = 0 and cfg->error holds the first message
- * ("vramguard: error: ..."). Returns 0 or -EINVAL. */
-int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name));
+/* Read every option from the environment through getenv_fn (tests pass their own; NULL: getenv), validate, fill
+ * *cfg. Always returns with cfg usable: on error cfg->valid = 0 and cfg->error holds the first message
+ * ("vramguard: error: ..."). Returns 0 or -EINVAL.
+ * secure: the process runs with elevated privileges (the library passes getauxval(AT_SECURE)). Its environment
+ * belongs to a less privileged user, so the rows whose vg_option.secure is set (files, directories, file modes) are
+ * not read: each takes that safe value, whatever it was set to (an invalid value fails nothing), and
+ * cfg->secure_ignored records which of them were set. Every other row, the limits first, is read as usual. */
+int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name), int secure);
+
+/* The one line a secure-mode process prints about it, without "vramguard: <level>: ", into out (always
+ * terminated, cut to fit). Returns the level to print it at: VG_LOG_WARN when some ignored variable was set (the
+ * line names exactly those), VG_LOG_INFO when none was (it says there is no control segment), VG_LOG_OFF with out
+ * empty when cfg was not loaded in secure mode. */
+int vg_config_secure_note(const struct vg_config *cfg, char *out, size_t len);
 
 /* The effective limit for one device. total is the device's memory in bytes (for percentages); uuid may be NULL.
  * Precedence: NVIDIA_GPU_MEMORY_LIMITS keyed entry (ordinal or uuid), its bare default, then
@@ -127,6 +139,9 @@ struct vg_option {
 	const char *dflt;               /* default, as the docs show it */
 	const char *values;             /* accepted values / syntax, one line */
 	const char *doc;                /* one line */
+	const char *secure;             /* NULL: read in secure mode too. Else the row names a file, a directory or a
+					 * file mode and is ignored in secure mode, where it reads as this value
+					 * ("" = its default) */
 };
 extern const struct vg_option vg_options[];
 extern const size_t vg_options_count;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "interposer/interposer.h"
@@ -156,7 +157,9 @@ enum vg_mode vg_init(void)
 	mode = atomic_load(&vg_mode_now);
 	if (mode == VG_MODE_UNINIT) {
 		atomic_store(&vg_mode_now, VG_MODE_INITIALIZING);
-		vg_config_load(&vg_cfg, vg_getenv);
+		/* AT_SECURE (setuid/setgid, file capabilities): the environment is a less privileged user's; the
+		 * loader ignores the variables that name files, directories or modes (config.c, the options table). */
+		vg_config_load(&vg_cfg, vg_getenv, getauxval(AT_SECURE) != 0);
 		vg_log_level = vg_cfg.log_level;
 		if (!vg_is_first_copy()) {
 			mode = VG_MODE_PASSIVE;
@@ -164,6 +167,10 @@ enum vg_mode vg_init(void)
 			       (int)getpid());
 		} else {
 			vg_wrappers_init();
+			char note[VG_ERR_MAX];
+			int level = vg_config_secure_note(&vg_cfg, note, sizeof(note));
+			if (level != VG_LOG_OFF)
+				vg_log(level, "%s", note);
 			if (!vg_cfg.valid) {
 				/* The message is already complete; print it even if VRAMGUARD_LOG=off was what failed. */
 				int saved = vg_log_level;

@@ -1,6 +1,7 @@
 /* When reports are written: at exit (an atexit handler registered at the first CUDA use, so it runs while the
  * driver is still alive) and on a signal (the handler only writes one byte to a pipe; a thread started with every
- * signal blocked builds and writes the report). Where they go: stderr, nowhere, or a file created exclusively. */
+ * signal blocked builds and writes the report). Where they go: stderr, nowhere, or a file created exclusively
+ * (never in a setuid program: the loader does not read VRAMGUARD_REPORT there, see the options table). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +10,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "interposer/interposer.h"
@@ -229,13 +229,6 @@ static void vg_signal_start(void)
 
 void vg_reporter_start(void)
 {
-	/* setuid/setgid (AT_SECURE): the environment belongs to the user who started the program, the files would
-	 * be created with the program's privileges. Never write a file on their behalf: reports go to stderr. */
-	if (getauxval(AT_SECURE) && vg_cfg.report_dest == VG_REPORT_PATH) {
-		vg_cfg.report_dest = VG_REPORT_STDERR;
-		vg_log(VG_LOG_WARN, "this program runs setuid/setgid: VRAMGUARD_REPORT='%s' is ignored, reports go to "
-		       "stderr", vg_cfg.report_path);
-	}
 	if (vg_cfg.report_dest == VG_REPORT_OFF)
 		return;
 	vg_report_pid = (int)getpid();

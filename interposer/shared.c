@@ -1,8 +1,9 @@
 /* The process's place in a region (accounting/region.h): the shared region VRAMGUARD_SHARED names, or else its own
- * control segment. Joined at init, left at exit; limit changes made with `vramguard limit set` are picked up here on
- * the next allocation or cuMemGetInfo and logged once. A join or a GPU registration that cannot take the region's
- * lock in time (another member stopped inside it) is retried at the next allocation, which is refused until then:
- * the process runs, it is never left outside the budget. */
+ * control segment; neither in a setuid program (the loader ignores the variables that name them there and turns
+ * VRAMGUARD_CONTROL off). Joined at init, left at exit; limit changes made with `vramguard limit set` are picked up
+ * here on the next allocation or cuMemGetInfo and logged once. A join or a GPU registration that cannot take the
+ * region's lock in time (another member stopped inside it) is retried at the next allocation, which is refused until
+ * then: the process runs, it is never left outside the budget. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>

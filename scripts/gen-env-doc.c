@@ -54,14 +54,46 @@ static const char intro[] =
 	"0:4G,1:2G)\n"
 	"```\n"
 	"\n"
-	"Unknown variables starting with `VRAMGUARD_` are ignored, so a newer launcher can run an older library.\n"
+	"Unknown variables starting with `VRAMGUARD_` are ignored, so a newer launcher can run an older library, and so\n"
+	"are, in a setuid program, those that name files (next section): their values are not parsed there at all.\n"
+	"\n"
+	"## Setuid programs (secure mode)\n"
+	"\n"
+	"A program that runs with more privileges than the user who started it (setuid or setgid, file capabilities:\n"
+	"the kernel sets `AT_SECURE`) gets its environment from that user, and whatever vramguard created on the\n"
+	"environment's say-so would be created with the program's privileges. glibc already ignores `LD_PRELOAD` there;\n"
+	"vramguard still reaches such a program through `/etc/ld.so.preload` or a `dlopen`. In that case the variables\n"
+	"that name files, directories or file modes are ignored (the \"Secure mode\" column below):\n"
+	"\n";
+
+static const char secure_rest[] =
+	"\n"
+	"They take their safe values instead: no shared region, no control segment (`VRAMGUARD_CONTROL` is `off`, so\n"
+	"`vramguard top` and `vramguard limit set --pid` do not see the process), reports go to stderr. An ignored\n"
+	"variable is not parsed either: an invalid value does not fail the process closed. Every other variable is read\n"
+	"as usual, the quota first: it only restricts the process. At the first CUDA call, one line says so: a warning\n"
+	"naming exactly the ignored variables that were set, e.g.\n"
+	"\n"
+	"```\n"
+	"vramguard: warning: this program runs with elevated privileges (setuid/setgid or capabilities): VRAMGUARD_SHARED, "
+	"VRAMGUARD_SHARED_MODE ignored: no shared region, no control segment, reports go to stderr\n"
+	"```\n"
+	"\n"
+	"or, when none was set, an `info` line that only says there is no control segment.\n"
 	"\n"
 	"## Reference\n"
 	"\n";
 
 int main(void)
 {
+	size_t i, n = 0;
+
 	fputs(intro, stdout);
+	for (i = 0; i < vg_options_count; i++)
+		if (vg_options[i].secure)
+			printf("%s`%s`", n++ ? ", " : "", vg_options[i].name);
+	fputs(".\n", stdout);
+	fputs(secure_rest, stdout);
 	fputs("<!-- BEGIN OPTIONS TABLE -->\n", stdout);
 	vg_options_write_markdown(stdout);
 	fputs("<!-- END OPTIONS TABLE -->\n", stdout);

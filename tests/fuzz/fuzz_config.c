@@ -289,7 +289,17 @@ static void fuzz_env(const uint8_t *data, size_t size)
 		}
 		i += n + 1;
 	}
-	rc = vg_config_load(cfg, fake_getenv);
+	/* Secure mode reads less and never fails more: the same environment loads there if it loads at all, with the
+	 * safe values in place, and fails there only with the same message. */
+	rc = vg_config_load(cfg, fake_getenv, 1);
+	VG_FUZZ_CHECK(rc == 0 || rc == -EINVAL);
+	VG_FUZZ_CHECK(cfg->secure && cfg->report_dest == VG_REPORT_STDERR && cfg->control == VG_CONTROL_OFF);
+	VG_FUZZ_CHECK(cfg->shared_path[0] == '\0' && cfg->shm_dir[0] == '/');
+	char secure_error[VG_ERR_MAX];
+	int secure_rc = rc;
+	memcpy(secure_error, cfg->error, sizeof(secure_error));
+	rc = vg_config_load(cfg, fake_getenv, 0);
+	VG_FUZZ_CHECK(rc == 0 ? secure_rc == 0 : secure_rc == 0 || strcmp(secure_error, cfg->error) == 0);
 	VG_FUZZ_CHECK(!env_unknown_name);
 	VG_FUZZ_CHECK(rc == 0 || rc == -EINVAL);
 	VG_FUZZ_CHECK((rc == 0) == (cfg->valid == 1));

@@ -55,7 +55,7 @@ static void check_loader(const char *tmpl, int ref_ok)
 	int rc;
 
 	fake_report = tmpl;
-	rc = vg_config_load(&cfg, fake_getenv);
+	rc = vg_config_load(&cfg, fake_getenv, 0);
 	while (n && strchr(" \t\n\r\v\f", t[0])) {
 		t++;
 		n--;

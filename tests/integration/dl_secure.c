@@ -1,11 +1,17 @@
-/* Secure mode: run setuid (AT_SECURE) with VRAMGUARD_REPORT pointing at a file. glibc ignores LD_PRELOAD for such
- * programs, so the library arrives the way /etc/ld.so.preload would bring it: loaded by path (argv[2]) after the
- * driver (argv[1], the test double, by absolute path since LD_LIBRARY_PATH is ignored too). The report must go to
- * stderr, never to the file. */
+/* Secure mode: a probe that tests/run.sh runs setuid-root (AT_SECURE) as nobody, and not setuid as a control, with
+ * variables naming files (VRAMGUARD_REPORT, VRAMGUARD_SHARED, VRAMGUARD_SHM_DIR, ...). glibc ignores LD_PRELOAD for
+ * such programs, so the library arrives the way /etc/ld.so.preload would bring it: loaded by path (argv[2]) after
+ * the driver (argv[1], the test double, by absolute path since LD_LIBRARY_PATH is ignored too). The probe only
+ * reports what happened; run.sh decides what should have: an allocation within the quota, one over it (the quota
+ * must still hold), and the control segments of this pid found while it runs (argv[3..]: directories to look in),
+ * since a control segment is removed at exit. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include <cudaTypedefs.h>
 
@@ -22,9 +28,21 @@ int main(int argc, char **argv)
 	}
 	PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(vg, "cuInit");
 	PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)dlsym(vg, "cuMemAlloc_v2");
-	CUdeviceptr p;
+	CUdeviceptr p, q;
 	int rc = init ? (int)init(0) : -1;
 	int rc2 = alloc ? (int)alloc(&p, 1 << 20) : -1;
-	printf("cuInit %d, cuMemAlloc_v2 %d\n", rc, rc2);
+	int rc3 = alloc ? (int)alloc(&q, (size_t)8 << 30) : -1; /* run.sh sets a 4 GiB quota on a 16 GiB device */
+	printf("cuInit %d, cuMemAlloc_v2 %d, over quota %d\n", rc, rc2, rc3);
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "vramguard.proc.%d.", (int)getpid());
+	for (int i = 3; i < argc; i++) {
+		DIR *d = opendir(argv[i]);
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+				printf("control segment: %s/%s\n", argv[i], e->d_name);
+		if (d)
+			closedir(d);
+	}
 	return rc == 0 && rc2 == 0 ? 0 : 1;
 }

@@ -86,7 +86,7 @@ static struct vg_config C;
 static int load(const char *const *env)
 {
 	fake_env = env;
-	return vg_config_load(&C, fake_getenv);
+	return vg_config_load(&C, fake_getenv, 0);
 }
 
 /* Load with one variable set. */
@@ -415,7 +415,7 @@ static void test_load_defaults(void)
 	CHECK(report_defaults(&C));
 	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 80 * GiB, &src), UINT64_MAX);
 	CHECK(src == NULL);
-	CHECK(vg_config_load(&C, NULL) == 0 || C.valid == 0); /* real getenv: must not crash */
+	CHECK(vg_config_load(&C, NULL, 0) == 0 || C.valid == 0); /* real getenv: must not crash */
 }
 
 static void test_load_hami(void)
@@ -882,6 +882,115 @@ static void test_load_format_stream(void)
 
 /* ---- options table and docs ---- */
 
+/* The index of a row of the options table, or -1. */
+static int option_index(const char *name)
+{
+	for (size_t i = 0; i < vg_options_count; i++)
+		if (strcmp(vg_options[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static uint64_t option_bit(const char *name)
+{
+	int i = option_index(name);
+	return i < 0 ? 0 : (uint64_t)1 << i;
+}
+
+/* Secure mode (a setuid/setgid or capable process): the rows that name files, directories or file modes are not
+ * read; they take their safe values, and cfg records which of them were set. Everything else, limits first, is read
+ * as usual. */
+static void test_load_secure(void)
+{
+	static const char *const ignored[] = { "VRAMGUARD_REPORT", "VRAMGUARD_REPORT_MODE", "VRAMGUARD_SHM_DIR",
+					       "VRAMGUARD_SHARED", "VRAMGUARD_SHARED_LIMITS", "VRAMGUARD_SHARED_MODE",
+					       "VRAMGUARD_CONTROL" };
+	char note[VG_ERR_MAX];
+	size_t i, n = 0;
+
+	for (i = 0; i < vg_options_count; i++) {         /* the table says which: exactly these seven */
+		int want = 0;
+		for (size_t j = 0; j < sizeof(ignored) / sizeof(ignored[0]); j++)
+			want |= strcmp(vg_options[i].name, ignored[j]) == 0;
+		if ((vg_options[i].secure != NULL) != want)
+			fprintf(stderr, "row %s: secure mode says %s\n", vg_options[i].name,
+				vg_options[i].secure ? "ignored" : "read");
+		n += (vg_options[i].secure != NULL) == want;
+	}
+	CHECK_EQ_U64(n, vg_options_count);
+
+	const char *env[] = { "NVIDIA_GPU_MEMORY_LIMITS", "4G", "CUDA_DEVICE_MEMORY_LIMIT_1", "1G",
+			      "VRAMGUARD_SHARED", "/root-only/x", "VRAMGUARD_SHARED_MODE", "0660",
+			      "VRAMGUARD_LOG", "info", "VRAMGUARD_REPORT_FORMAT", "json", "VRAMGUARD_SIGNAL", "USR2", NULL };
+	fake_env = env;
+	CHECK(vg_config_load(&C, fake_getenv, 0) == 0 && C.valid && !C.secure && C.secure_ignored == 0);
+	CHECK_STR(C.shared_path, "/root-only/x");               /* not secure: read */
+	CHECK(C.shared_mode == 0660 && C.control == VG_CONTROL_ON);
+	CHECK(vg_config_secure_note(&C, note, sizeof(note)) == VG_LOG_OFF && note[0] == '\0');
+
+	CHECK(vg_config_load(&C, fake_getenv, 1) == 0 && C.valid && C.secure);
+	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 16 * GiB, NULL), 4 * GiB); /* limits still apply */
+	C.limits.dflt.kind = VG_LIMIT_UNSET;
+	CHECK_EQ_U64(vg_config_limit_for(&C, 1, NULL, 16 * GiB, NULL), 1 * GiB);
+	CHECK(C.log_level == VG_LOG_INFO && C.report_format == VG_FORMAT_JSON && C.signal == SIGUSR2);
+	CHECK(C.shared_path[0] == '\0' && C.shared_name[0] == '\0' && C.shared_spec[0] == '\0');
+	CHECK(C.shared_mode == 0600 && C.control == VG_CONTROL_OFF && C.report_dest == VG_REPORT_STDERR);
+	CHECK(C.report_mode == 0600);
+	CHECK_STR(C.shm_dir, "/dev/shm");
+	CHECK_EQ_U64(C.secure_ignored, option_bit("VRAMGUARD_SHARED") | option_bit("VRAMGUARD_SHARED_MODE"));
+	CHECK(vg_config_secure_note(&C, note, sizeof(note)) == VG_LOG_WARN);
+	CHECK_STR(note, "this program runs with elevated privileges (setuid/setgid or capabilities): VRAMGUARD_SHARED, "
+			"VRAMGUARD_SHARED_MODE ignored: no shared region, no control segment, reports go to stderr");
+
+	/* Nothing set: the safe values all the same, and the note only says there is no control segment. */
+	CHECK(load1("VRAMGUARD_LOG", "warn") == 0);
+	CHECK(vg_config_load(&C, fake_getenv, 1) == 0 && C.valid && C.control == VG_CONTROL_OFF);
+	CHECK(C.secure_ignored == 0);
+	CHECK(vg_config_secure_note(&C, note, sizeof(note)) == VG_LOG_INFO);
+	CHECK_STR(note, "this program runs with elevated privileges (setuid/setgid or capabilities): "
+			"no control segment");
+
+	/* Ignored means not parsed: invalid values fail nothing, and are named like any other. An empty value is
+	 * unset, as everywhere. */
+	const char *bad[] = { "VRAMGUARD_REPORT", "%q", "VRAMGUARD_REPORT_MODE", "9", "VRAMGUARD_SHM_DIR", "relative",
+			      "VRAMGUARD_SHARED", "no/such", "VRAMGUARD_SHARED_LIMITS", "4XB", "VRAMGUARD_SHARED_MODE",
+			      "0777", "VRAMGUARD_CONTROL", " ", NULL };
+	fake_env = bad;
+	CHECK(vg_config_load(&C, fake_getenv, 0) == -EINVAL && !C.valid);
+	CHECK(vg_config_load(&C, fake_getenv, 1) == 0 && C.valid && C.error[0] == '\0');
+	CHECK(C.control == VG_CONTROL_OFF && C.shared_path[0] == '\0' && C.report_dest == VG_REPORT_STDERR);
+	CHECK_EQ_U64(C.secure_ignored, option_bit("VRAMGUARD_REPORT") | option_bit("VRAMGUARD_REPORT_MODE") |
+			option_bit("VRAMGUARD_SHM_DIR") | option_bit("VRAMGUARD_SHARED") |
+			option_bit("VRAMGUARD_SHARED_LIMITS") | option_bit("VRAMGUARD_SHARED_MODE"));
+	CHECK(vg_config_secure_note(&C, note, sizeof(note)) == VG_LOG_WARN);
+	CHECK_CONTAINS(note, ": VRAMGUARD_REPORT, VRAMGUARD_REPORT_MODE, VRAMGUARD_SHM_DIR, VRAMGUARD_SHARED, "
+			     "VRAMGUARD_SHARED_LIMITS, VRAMGUARD_SHARED_MODE ignored: ");
+
+	/* VRAMGUARD_REPORT=off is ignored too (stderr is the one destination that creates no file), and
+	 * NVIDIA_GPU_MEMORY_LIMITS does not become a region's budget without a region. */
+	const char *off[] = { "VRAMGUARD_REPORT", "off", "VRAMGUARD_CONTROL", "on", "NVIDIA_GPU_MEMORY_LIMITS", "2G",
+			      "VRAMGUARD_SHARED", "team", NULL };
+	fake_env = off;
+	CHECK(vg_config_load(&C, fake_getenv, 1) == 0 && C.report_dest == VG_REPORT_STDERR);
+	CHECK(C.control == VG_CONTROL_OFF && C.shared_spec[0] == '\0' && C.shared_spec_source == NULL);
+	CHECK_EQ_U64(C.secure_ignored, option_bit("VRAMGUARD_REPORT") | option_bit("VRAMGUARD_CONTROL") |
+			option_bit("VRAMGUARD_SHARED"));
+
+	/* A variable that is read still fails closed, and the failed load keeps the secure values and the record. */
+	const char *limit[] = { "NVIDIA_GPU_MEMORY_LIMITS", "4XB", "VRAMGUARD_SHARED", "team", NULL };
+	fake_env = limit;
+	CHECK(vg_config_load(&C, fake_getenv, 1) == -EINVAL && !C.valid);
+	CHECK_CONTAINS(C.error, "invalid NVIDIA_GPU_MEMORY_LIMITS '4XB'");
+	CHECK(C.secure && C.control == VG_CONTROL_OFF && C.secure_ignored == option_bit("VRAMGUARD_SHARED"));
+	CHECK(vg_config_secure_note(&C, note, sizeof(note)) == VG_LOG_WARN);
+
+	/* A short buffer gets a cut, terminated line. */
+	fake_env = bad;
+	CHECK(vg_config_load(&C, fake_getenv, 1) == 0);
+	CHECK(vg_config_secure_note(&C, note, 20) == VG_LOG_WARN && strlen(note) == 19);
+	fake_env = NULL;
+}
+
 static void test_options_table(void)
 {
 	static const char *const want[] = { "NVIDIA_GPU_MEMORY_LIMITS", "CUDA_DEVICE_MEMORY_LIMIT",
@@ -939,7 +1048,9 @@ static void test_options_table(void)
 		vg_options_write_markdown(f);
 		fclose(f);
 	}
-	CHECK(strncmp(md, "| Variable | Type | Default | Values | Description |\n|---|", 57) == 0);
+	CHECK(strncmp(md, "| Variable | Type | Default | Values | Description | Secure mode |\n|---|", 71) == 0);
+	CHECK_CONTAINS(md, "| read |\n| `CUDA_DEVICE_MEMORY_LIMIT` |");
+	CHECK_CONTAINS(md, "| ignored: `off` |\n");      /* VRAMGUARD_CONTROL, the last row */
 	CHECK_CONTAINS(md, "| `VRAMGUARD_LOG` | enum | warn | off, error, warn, info, debug |");
 	CHECK_CONTAINS(md, "`CUDA_DEVICE_MEMORY_LIMIT_<i>`");
 	CHECK_CONTAINS(md, "| `VRAMGUARD_STREAM_CHECK` | enum | warn | warn, sync, off |");
@@ -1117,6 +1228,7 @@ int main(void)
 	test_report_expand();
 	test_load_format_stream();
 	test_load_shared();
+	test_load_secure();
 	test_options_table();
 	test_format_bytes();
 	test_random_strings();

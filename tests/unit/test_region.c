@@ -341,15 +341,15 @@ static void test_paths(void)
 	static struct vg_config cfg;
 	const char *env1[] = { "VRAMGUARD_SHARED", "team/a", NULL };
 	fake_env = env1;
-	CHECK(vg_config_load(&cfg, fake_getenv) == -EINVAL);
+	CHECK(vg_config_load(&cfg, fake_getenv, 0) == -EINVAL);
 	CHECK_CONTAINS(cfg.error, "VRAMGUARD_SHARED 'team/a'");
 	const char *env2[] = { "VRAMGUARD_SHARED", "proc.1.2", NULL };
 	fake_env = env2;
-	CHECK(vg_config_load(&cfg, fake_getenv) == -EINVAL);
+	CHECK(vg_config_load(&cfg, fake_getenv, 0) == -EINVAL);
 	CHECK_CONTAINS(cfg.error, "'proc.1.2'");
 	const char *env3[] = { "VRAMGUARD_SHARED", "team-a", "VRAMGUARD_SHM_DIR", "/run/vg", NULL };
 	fake_env = env3;
-	CHECK(vg_config_load(&cfg, fake_getenv) == 0);
+	CHECK(vg_config_load(&cfg, fake_getenv, 0) == 0);
 	CHECK_STR(cfg.shared_path, "/run/vg/vramguard.team-a");
 	fake_env = NULL;
 }
