@@ -3,14 +3,17 @@
  * such programs, so the library arrives the way /etc/ld.so.preload would bring it: loaded by path (argv[2]) after
  * the driver (argv[1], the test double, by absolute path since LD_LIBRARY_PATH is ignored too). The probe only
  * reports what happened; run.sh decides what should have: an allocation within the quota, one over it (the quota
- * must still hold), and the control segments of this pid found while it runs (argv[3..]: directories to look in),
- * since a control segment is removed at exit. */
+ * must still hold), the control segments of this pid found while it runs (argv[3..]: directories to look in),
+ * since a control segment is removed at exit, and likewise the mode of the file an absolute VRAMGUARD_SHARED names
+ * (a region is removed when its last member exits). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cudaTypedefs.h>
@@ -33,6 +36,10 @@ int main(int argc, char **argv)
 	int rc2 = alloc ? (int)alloc(&p, 1 << 20) : -1;
 	int rc3 = alloc ? (int)alloc(&q, (size_t)8 << 30) : -1; /* run.sh sets a 4 GiB quota on a 16 GiB device */
 	printf("cuInit %d, cuMemAlloc_v2 %d, over quota %d\n", rc, rc2, rc3);
+	const char *shared = getenv("VRAMGUARD_SHARED");
+	struct stat st;
+	if (shared && shared[0] == '/' && stat(shared, &st) == 0)
+		printf("shared region file: mode %o\n", (unsigned)(st.st_mode & 07777));
 	char prefix[64];
 	snprintf(prefix, sizeof(prefix), "vramguard.proc.%d.", (int)getpid());
 	for (int i = 3; i < argc; i++) {
