@@ -38,10 +38,13 @@ const char vg_usage_top[] =
 	"                           always included)\n"
 	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
 	"\n"
-	"The share of a process that died without leaving (SIGKILL) is reclaimed where the region is writable, and\n"
-	"its control segment removed; elsewhere it is shown as (exited) and left out of the totals. Region files\n"
-	"that cannot be opened (another user's; root sees every user's) are counted on one line; a region file that\n"
-	"every user can write is shown read-only.\n";
+	"The share of a process that died without leaving (SIGKILL), in any PID namespace, is reclaimed where the\n"
+	"region is writable, its control segment removed, and a region that all its members have left removed\n"
+	"(not one made with 'vramguard region create'); elsewhere it is shown as (exited) and left out of the totals.\n"
+	"A member of another PID namespace that holds no liveness lock cannot be checked: it is shown as\n"
+	"(unverifiable) and counted ('vramguard region evict' frees it). Region files that cannot be opened (another\n"
+	"user's; root sees every user's) are counted on one line; a region file that every user can write is shown\n"
+	"read-only.\n";
 
 /* ---- small helpers ---- */
 
