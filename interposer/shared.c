@@ -135,13 +135,19 @@ int vg_shared_attach(void)
 						     .name = vg_cfg.shared_name, .spec = vg_cfg.shared_spec,
 						     .nslots = vg_cfg.shared_slots };
 		int rc = vg_open_join(vg_cfg.shared_path, &make, &created, err, sizeof(err));
-		if (rc == -ETIMEDOUT) {
+		if (rc == -ETIMEDOUT || rc == -ESTALE) {
 			/* Not joined yet, but not shut out either: the next allocation tries again (and is refused until the
-			 * process is in the region's budget). */
+			 * process is in the region's budget). -ESTALE: the file was removed under us every time we tried
+			 * (jobs coming and going faster than we could join). */
 			atomic_fetch_or(&vg_pending, VG_PENDING_JOIN);
-			vg_log(VG_LOG_WARN, "shared region '%s': its lock has been held for more than %d s by another process "
-			       "(stopped? see `vramguard top`): allocations are refused until this process can join it; "
-			       "retried at each allocation", vg_cfg.shared_name, VG_REGION_LOCK_TIMEOUT_MS / 1000);
+			if (rc == -ETIMEDOUT)
+				vg_log(VG_LOG_WARN, "shared region '%s': its lock has been held for more than %d s by another "
+				       "process (stopped? see `vramguard top`): allocations are refused until this process can "
+				       "join it; retried at each allocation", vg_cfg.shared_name, VG_REGION_LOCK_TIMEOUT_MS / 1000);
+			else
+				vg_log(VG_LOG_WARN, "shared region '%s': %s, each of 16 times this process tried to join it: "
+				       "allocations are refused until it can; retried at each allocation", vg_cfg.shared_name,
+				       err);
 			return 0;
 		}
 		if (rc != 0) {
@@ -238,8 +244,9 @@ static int vg_shared_settle(int dev)
 						     .nslots = vg_cfg.shared_slots };
 		bool created = false;
 		uint32_t n = atomic_fetch_add(&vg_retries, 1) + 1;
-		/* The file stayed open after the timeout; join it, or start over if it was removed meanwhile. */
-		rc = vg_region_join(&vg_self, getpid(), vg_self_start, vg_self_cmd, make.spec, err, sizeof(err));
+		/* The file stayed open after a timeout: join it, or open it again if it was removed meanwhile. */
+		rc = vg_self.h ? vg_region_join(&vg_self, getpid(), vg_self_start, vg_self_cmd, make.spec, err, sizeof(err))
+			       : -ESTALE;
 		if (rc == -ESTALE) {
 			vg_region_close(&vg_self);
 			rc = vg_open_join(vg_cfg.shared_path, &make, &created, err, sizeof(err));
@@ -256,7 +263,7 @@ static int vg_shared_settle(int dev)
 			       "are counted in its budget from now on", vg_cfg.shared_name, n, n == 1 ? "y" : "ies");
 			vg_shared_joined(created);
 			atomic_fetch_and(&vg_pending, ~VG_PENDING_JOIN);
-		} else if (rc != -ETIMEDOUT) {
+		} else if (rc != -ETIMEDOUT && rc != -ESTALE) {
 			/* Something else went wrong meanwhile (the file was replaced by one we refuse...): say it once; the
 			 * process stays outside the budget, refused, as a process that could not join at start would be. */
 			atomic_fetch_or(&vg_pending, VG_PENDING_FAILED);
@@ -274,7 +281,7 @@ static int vg_shared_settle(int dev)
 		if (dev >= 0 && dev < VG_MAX_DEVICES && (atomic_load(&vg_unbound) >> dev & 1))
 			rc = -ETIMEDOUT;
 	}
-	if (rc == -ETIMEDOUT)
+	if (rc == -ETIMEDOUT || rc == -ESTALE)
 		rc = -EINPROGRESS;
 	atomic_store(&vg_settling, 0);
 	return rc;
