@@ -25,7 +25,8 @@ static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
 /* Create path exclusively and write data to it: an existing file or a symlink (planted or not) is never written
  * through. The report is written under a temporary name beside it and published with link(2), which also never
  * replaces an existing name: readers (`vramguard dump`) never see a partial report, and a report that cannot be
- * written whole (full disk) leaves nothing behind. Returns 0 or -errno; *what says which step failed. */
+ * written whole (full disk) leaves nothing behind. Past RLIMIT_FSIZE the writes fail with EFBIG instead of raising
+ * SIGXFSZ in the job (vg_write_all blocks it around each write). Returns 0 or -errno; *what says which step failed. */
 static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b, const char **what)
 {
 	char tmp[4200];

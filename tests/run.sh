@@ -252,11 +252,30 @@ if [ "$(cat "$RD/target")" = target ]; then ok "  the symlink's target is untouc
 prog "an unwritable report directory" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT=/nonexistent/dir/r.json \
 	-- $L leaks
 expect_err "  one warning naming the path" 'report not written: cannot create /nonexistent/dir/r.json: No such file'
-prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_CONTROL=off \
 	VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RD/full-%p.json" -- $L fsize
 expect_err "  one warning, the partial file removed" 'report not written: .*full-[0-9]+\.json: File too large \(the partial file was removed\)'
 if ls "$RD"/full-*.json >/dev/null 2>&1; then bad "  a partial report file was left"; else
 	ok "  no partial report file left"; fi
+if ls "$RD"/full-*.vgtmp.* >/dev/null 2>&1; then bad "  a temporary report file was left"; else
+	ok "  no temporary report file left"; fi
+expect_err_lines "  exactly one line from vramguard" '^vramguard: ' 1
+# Files at their size limit with SIGXFSZ at its default disposition (it kills): vramguard's own writes never raise it.
+FX=$T/fsize_exec
+prog "stderr a file at its size limit: the job survives its denial line and text report" $PRE \
+	NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_CONTROL=off -- $FX 64 $L stderr_full
+FSD=$(mktemp -d /tmp/vg-fsize.XXXXXX)
+prog "a shared region created over RLIMIT_FSIZE fails closed" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT=off \
+	VRAMGUARD_SHARED=fsz VRAMGUARD_SHM_DIR="$FSD" -- $FX 1024 $D badconfig
+expect_err_lines "  one line from vramguard" '^vramguard: ' 1
+expect_err "  an error naming the region and the cause" "^vramguard: error: shared region 'fsz': .*File too large"
+prog "a control segment created over RLIMIT_FSIZE: one warning, the quota holds" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	VRAMGUARD_REPORT=off VRAMGUARD_SHM_DIR="$FSD" -- $FX 1024 $D quota
+expect_err_lines "  one warning naming the cause" '^vramguard: warning: no control segment: .*File too large' 1
+expect_err_lines "  and one denial, nothing else" '^vramguard: ' 2
+if [ -z "$(ls -A "$FSD")" ]; then ok "  nothing left in VRAMGUARD_SHM_DIR (no .vramguard.tmp.*)"; else
+	bad "  files left in VRAMGUARD_SHM_DIR" "$(ls -A "$FSD" | head -3)"; fi
+rm -rf "$FSD"
 
 prog "report files are created 0600 by default" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json \
 	"VRAMGUARD_REPORT=$RD/mode-default-%p.json" -- $L fsize_free
