@@ -300,14 +300,14 @@ static int vg_limits_fail(const char *var, const char *tok, size_t toklen, const
 	return -EINVAL;
 }
 
-/* "GPU-" + 8-4-4-4-12 hex digits, the form nvidia-smi -L and cuDeviceGetUuid print. */
-static int vg_is_gpu_uuid(const char *s, size_t n)
+/* 8-4-4-4-12 hex digits at s[0..n) exactly. */
+static int vg_is_uuid_body(const char *s, size_t n)
 {
 	static const int groups[] = { 8, 4, 4, 4, 12 };
-	size_t i = 4;
+	size_t i = 0;
 	int g, k;
 
-	if (n != 4 + 36 || !vg_eq_ci(s, 4, "gpu-"))
+	if (n != 36)
 		return 0;
 	for (g = 0; g < 5; g++) {
 		if (g && s[i++] != '-')
@@ -317,6 +317,38 @@ static int vg_is_gpu_uuid(const char *s, size_t n)
 				return 0;
 	}
 	return 1;
+}
+
+/* "GPU-" + 8-4-4-4-12 hex digits, the form nvidia-smi -L and cuDeviceGetUuid print. */
+static int vg_is_gpu_uuid(const char *s, size_t n)
+{
+	return n == 4 + 36 && vg_eq_ci(s, 4, "gpu-") && vg_is_uuid_body(s + 4, 36);
+}
+
+/* A MIG instance as nvidia-smi -L names it: "MIG-" + 8-4-4-4-12 hex digits (driver R470 and later), or the older
+ * "MIG-GPU-<uuid>/<GPU instance>/<compute instance>" with decimal instance ids. */
+static int vg_is_mig_id(const char *s, size_t n)
+{
+	size_t i, part;
+
+	if (n < 4 || !vg_eq_ci(s, 4, "mig-"))
+		return 0;
+	s += 4;
+	n -= 4;
+	if (vg_is_uuid_body(s, n))
+		return 1;
+	if (n < 40 + 4 || !vg_is_gpu_uuid(s, 40))
+		return 0;
+	for (i = 40, part = 0; part < 2; part++) {
+		size_t start;
+		if (i >= n || s[i++] != '/')
+			return 0;
+		for (start = i; i < n && vg_isdigit(s[i]); i++)
+			;
+		if (i == start || i - start > 5)
+			return 0;
+	}
+	return i == n;
 }
 
 /* Parse a device key into e (ordinal or uuid). Returns NULL or the reason it is invalid. */
@@ -344,13 +376,9 @@ static const char *vg_parse_key(const char *k, size_t n, struct vg_limit_entry *
 		if (!vg_is_gpu_uuid(k, n))
 			return "invalid GPU UUID (want GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)";
 	} else if (n >= 4 && vg_eq_ci(k, 4, "mig-")) {
-		if (n == 4)
-			return "empty MIG identifier";
-		for (i = 4; i < n; i++)
-			if (vg_isspace(k[i]) || k[i] == ',' || k[i] == ':' || k[i] == '=' || (unsigned char)k[i] < 0x20)
-				return "invalid character in MIG identifier";
-		if (n >= VG_UUID_MAX)
-			return "MIG identifier too long";
+		if (!vg_is_mig_id(k, n))
+			return "invalid MIG identifier (want MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx or "
+			       "MIG-GPU-<uuid>/<gi>/<ci>, as nvidia-smi -L prints)";
 	} else {
 		return "unknown device key (want an ordinal, GPU-<uuid> or MIG-<id>)";
 	}

@@ -142,7 +142,7 @@ else
 fi
 
 echo "== configuration errors fail closed"
-for bad_value in 4XB -1 0 '0:4G,0:2G' 'x:1G' '4 G' 99999999999T; do
+for bad_value in 4XB -1 0 '0:4G,0:2G' 'x:1G' '4 G' 99999999999T MIG-x:1G MIG-GPU-00000001-0000-0000-0000-000000000001/1:1G; do
 	prog "invalid NVIDIA_GPU_MEMORY_LIMITS='$bad_value'" $PRE "NVIDIA_GPU_MEMORY_LIMITS=$bad_value" -- $D badconfig
 	expect_err_lines "  one line naming the variable and the value" \
 		"^vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMITS '[^']*': .* \\(expected e\\.g\\. " 1
