@@ -21,6 +21,14 @@ static bool vg_self_unlink;             /* a control segment: remove the file wh
  * it. Cleared by a `limit set --pid` aimed at this process, which gives it a quota of its own. */
 static _Atomic bool vg_self_follow;
 
+/* VRAMGUARD_SHARED as messages quote it: 'name', or an absolute path of up to 511 bytes cut short (vg_quote). */
+static char vg_self_label[VG_QUOTE_BUF];
+
+const char *vg_shared_label(void)
+{
+	return vg_self_label;
+}
+
 struct vg_region *vg_shared_region(void)
 {
 	return atomic_load_explicit(&vg_self_ready, memory_order_acquire) ? &vg_self : NULL;
@@ -64,11 +72,11 @@ int vg_shared_attach(void)
 	}
 	if (vg_cfg.shared_path[0]) {
 		/* The user asked for a shared budget: if it cannot be had, fail closed. */
-		const char *name = vg_cfg.shared_name;
-		int rc = vg_open_join(vg_cfg.shared_path, VG_REGION_SHARED, vg_cfg.shared_mode, name, vg_cfg.shared_spec,
-				      pid, start, cmd, &created, err, sizeof(err));
+		const char *name = vg_quote(vg_cfg.shared_name, vg_self_label, sizeof(vg_self_label));
+		int rc = vg_open_join(vg_cfg.shared_path, VG_REGION_SHARED, vg_cfg.shared_mode, vg_cfg.shared_name,
+				      vg_cfg.shared_spec, pid, start, cmd, &created, err, sizeof(err));
 		if (rc != 0) {
-			vg_log(VG_LOG_ERROR, "shared region '%s': %s; every allocation is refused until this is fixed "
+			vg_log(VG_LOG_ERROR, "shared region %s: %s; every allocation is refused until this is fixed "
 			       "(see docs/quota.md, \"Shared regions\")", name, err);
 			return -1;
 		}
@@ -80,16 +88,17 @@ int vg_shared_attach(void)
 		bool follow = vg_cfg.shared_spec_source &&
 			      strcmp(vg_cfg.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0 &&
 			      strcmp(created_with, vg_cfg.shared_spec) == 0;
+		char qp[VG_QUOTE_BUF];
 		if (created)
-			vg_log(VG_LOG_INFO, "created shared region '%s' (%s), budget '%s'", name, vg_self.path,
-			       in_force[0] ? in_force : "none");
+			vg_log(VG_LOG_INFO, "created shared region %s (%s), budget '%s'", name,
+			       vg_quote(vg_self.path, qp, sizeof(qp)), in_force[0] ? in_force : "none");
 		else if (strcmp(in_force, vg_cfg.shared_spec) != 0) {
 			if (follow && in_force[0] && vg_device_apply_limit_spec(in_force, true) >= 0)
-				vg_log(VG_LOG_INFO, "shared region '%s' has the budget '%s' in force (created with '%s', "
+				vg_log(VG_LOG_INFO, "shared region %s has the budget '%s' in force (created with '%s', "
 				       "changed by `vramguard limit set`); this process's quota follows it, as "
 				       "NVIDIA_GPU_MEMORY_LIMITS made the budget", name, in_force, created_with);
 			else
-				vg_log(VG_LOG_WARN, "shared region '%s' has the budget '%s' in force (created with '%s'); "
+				vg_log(VG_LOG_WARN, "shared region %s has the budget '%s' in force (created with '%s'); "
 				       "this process's %s says '%s': the region's budget applies to the region, this "
 				       "process's own quota to itself (change the region's with `vramguard limit set SPEC "
 				       "--shared %s`)", name, in_force[0] ? in_force : "none",
@@ -132,10 +141,10 @@ void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limi
 	if (idx >= 0 && vg_region_control_counters(r, dev, &used, &peak))
 		vg_quota_place(dev, used, peak);        /* one counter for the quota and for `vramguard top` */
 	if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
-		vg_log(VG_LOG_WARN, "shared region '%s' already has %d GPUs: GPU %d is not counted in it (only in this "
-		       "process's own quota)", vg_cfg.shared_name, VG_REGION_DEVS, dev);
+		vg_log(VG_LOG_WARN, "shared region %s already has %d GPUs: GPU %d is not counted in it (only in this "
+		       "process's own quota)", vg_shared_label(), VG_REGION_DEVS, dev);
 	else if (idx < 0 && idx != -ENOSPC && r->kind == VG_REGION_SHARED)
-		vg_log(VG_LOG_WARN, "shared region '%s': cannot register GPU %d: %s", vg_cfg.shared_name, dev, strerror(-idx));
+		vg_log(VG_LOG_WARN, "shared region %s: cannot register GPU %d: %s", vg_shared_label(), dev, strerror(-idx));
 	else if (idx < 0 && idx != -ENOSPC)
 		vg_log(VG_LOG_WARN, "control segment %s: cannot register GPU %d: %s (`vramguard top` will not show its "
 		       "usage; the quota holds)", r->path, dev, strerror(-idx));
@@ -143,7 +152,7 @@ void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limi
 		uint64_t lim = atomic_load(&r->h->dev[idx].limit);
 		if (lim != VG_REGION_NONE) {
 			char a[32];
-			vg_log(VG_LOG_INFO, "GPU %d: shared region '%s' budget %s", dev, vg_cfg.shared_name,
+			vg_log(VG_LOG_INFO, "GPU %d: shared region %s budget %s", dev, vg_shared_label(),
 			       vg_format_bytes(lim, a, sizeof(a)));
 		}
 	}
@@ -176,8 +185,8 @@ void vg_shared_poll(bool may_reclaim)
 		char spec2[VG_REGION_SPEC_MAX];
 		vg_region_spec_copy(r, spec2, sizeof(spec2));
 		bool follows = atomic_load(&vg_self_follow) && spec2[0] && vg_device_apply_limit_spec(spec2, true) >= 0;
-		vg_log(VG_LOG_WARN, "shared region '%s': budget changed to '%s' by `vramguard limit set`%s%s%s",
-		       vg_cfg.shared_name, spec2, line[0] ? ": " : "", line,
+		vg_log(VG_LOG_WARN, "shared region %s: budget changed to '%s' by `vramguard limit set`%s%s%s",
+		       vg_shared_label(), spec2, line[0] ? ": " : "", line,
 		       follows ? "; this process's quota follows it (NVIDIA_GPU_MEMORY_LIMITS made the budget)" : "");
 	}
 	if (may_reclaim && r->kind == VG_REGION_SHARED) {
@@ -189,8 +198,8 @@ void vg_shared_poll(bool may_reclaim)
 		if (now - last >= 1000000000u && atomic_compare_exchange_strong(&r->last_reclaim_ns, &last, now)) {
 			int n = vg_region_reclaim(r);
 			if (n > 0)
-				vg_log(VG_LOG_INFO, "shared region '%s': reclaimed the share of %d exited process%s",
-				       vg_cfg.shared_name, n, n == 1 ? "" : "es");
+				vg_log(VG_LOG_INFO, "shared region %s: reclaimed the share of %d exited process%s",
+				       vg_shared_label(), n, n == 1 ? "" : "es");
 		}
 	}
 }

@@ -152,27 +152,35 @@ expect_err_lines "  one line naming VRAMGUARD_LOG" "^vramguard: error: invalid V
 prog "invalid HAMi CUDA_DEVICE_MEMORY_LIMIT" $PRE CUDA_DEVICE_MEMORY_LIMIT=lots -- $D badconfig
 expect_err_lines "  one line naming CUDA_DEVICE_MEMORY_LIMIT" "^vramguard: error: invalid CUDA_DEVICE_MEMORY_LIMIT 'lots'" 1
 
-# Every variable with huge, negative, overflowing, non-ASCII and garbage values: one error line naming it, and the
+# Every variable of the options table (docs/env.md) with huge, long, negative, overflowing, non-ASCII and garbage
+# values: one error line naming it, at most 300 characters however long the value (5 000 characters here), and the
 # process gets no GPU memory. (Empty means unset: checked above for NVIDIA_GPU_MEMORY_LIMITS.)
-HUGE=$(printf '9%.0s' $(seq 3000))
+HUGE=$(printf '9%.0s' $(seq 5000))
+LONGPATH=/$(printf 'a%.0s' $(seq 4999))
+VARS=$("$B/gen-env-doc" | sed -n 's/^| `\([A-Z0-9_]*\)\(<i>\)\{0,1\}`.*/\1\2/p' | sed 's/<i>$/3/')
 nbad=0
-for var in NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT CUDA_DEVICE_MEMORY_LIMIT_3 VRAMGUARD_LOG VRAMGUARD_MANAGED \
-	VRAMGUARD_BACKTRACE VRAMGUARD_SIGNAL VRAMGUARD_REPORT VRAMGUARD_REPORT_FORMAT VRAMGUARD_REPORT_MODE \
-	VRAMGUARD_STREAM_CHECK; do
-	for val in "$HUGE" "-5" "18446744073709551616" "4Gé" $'bad\x01\x7fvalue' "%q"; do
-		# a path template accepts most text: only its invalid forms apply
-		if [ $var = VRAMGUARD_REPORT ] && [ "$val" != "%q" ] && [ "$val" != "$HUGE" ]; then continue; fi
+nvars=0
+for var in $VARS; do
+	nvars=$((nvars + 1))
+	for val in "$HUGE" "$LONGPATH" "-5" "18446744073709551616" "4Gé" $'bad\x01\x7fvalue' "%q"; do
+		# a path template accepts most text, a region name some: only their invalid forms apply
+		case $var:$val in
+		VRAMGUARD_REPORT:"$HUGE" | VRAMGUARD_REPORT:"$LONGPATH" | VRAMGUARD_REPORT:%q) ;;
+		VRAMGUARD_REPORT:*) continue ;;
+		VRAMGUARD_SHARED:-5 | VRAMGUARD_SHARED:18446744073709551616) continue ;;
+		esac
 		out=$(env -u NVIDIA_GPU_MEMORY_LIMITS LD_LIBRARY_PATH="$PWD/$T" $PRE "$var=$val" timeout 60 $D badconfig 2>&1)
 		rc=$?
 		nbad=$((nbad + 1))
 		lines=$(grep -c '^vramguard: error: invalid '"$var"' ' <<<"$out")
-		width=$(grep '^vramguard: error:' <<<"$out" | awk '{ print length }' | sort -n | tail -1)
+		width=$(grep '^vramguard: ' <<<"$out" | awk '{ print length }' | sort -n | tail -1)
 		if [ "$rc" -ne 0 ] || [ "$lines" -ne 1 ] || grep -q '^not ok' <<<"$out" || [ "${width:-0}" -gt 300 ]; then
-			bad "bad input $var='${val:0:20}': rc=$rc, $lines error lines" "$(head -3 <<<"$out")"
+			bad "bad input $var='${val:0:20}': rc=$rc, $lines error lines, widest $width" "$(head -3 <<<"$out" | cut -c1-300)"
 		fi
 	done
 done
-ok "bad input: $nbad values across 11 variables each give one error line (<= 300 chars) and fail closed"
+[ "$nvars" -ge 16 ] || bad "bad input: only $nvars variables read from the options table"
+ok "bad input: $nbad values across $nvars variables each give one error line (<= 300 chars) and fail closed"
 
 echo "== processes that never touch CUDA"
 prog "no CUDA: dlsym works, libcuda not loaded, no thread" $PRE NVIDIA_GPU_MEMORY_LIMITS=4XB -- $T/nocuda
@@ -240,21 +248,37 @@ expect_err_lines "  exactly one report (the parent's)" '^vramguard: report \(exi
 echo existing >"$RD/exists.json"
 prog "an existing report file is never overwritten" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	"VRAMGUARD_REPORT=$RD/exists.json" -- $L leaks
-expect_err "  one warning, the file untouched" 'report not written: cannot create .*exists.json: File exists'
+expect_err "  one warning, the file untouched" \
+	"report not written: cannot create '[^']*/exists\\.json': File exists \\(vramguard never overwrites a file; put %p and %n in VRAMGUARD_REPORT\\)"
 if [ "$(cat "$RD/exists.json")" = existing ]; then ok "  exists.json still says 'existing'"; else
 	bad "  exists.json was changed"; fi
+# What is in the way, exactly: a directory; a file, when the template lacks only %p.
+mkdir -p "$RD/d1"
+prog "a directory where the report goes" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 "VRAMGUARD_REPORT=$RD/d%n" -- $L leaks
+expect_err_lines "  one warning: it is a directory, VRAMGUARD_REPORT must name a file" \
+	"^vramguard: warning: report not written: '[^']*/d1' is a directory \(VRAMGUARD_REPORT must name a file" 1
+expect_err_lines "  and no advice to put %p or %n in it (it has %n)" 'put %p or %n' 0
+echo existing >"$RD/e1.json"
+prog "an existing file, the template has %n but not %p" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	"VRAMGUARD_REPORT=$RD/e%n.json" -- $L leaks
+expect_err_lines "  one warning: put %p in it" \
+	"^vramguard: warning: report not written: cannot create '[^']*/e1\.json': File exists \(vramguard never overwrites a file; put %p in VRAMGUARD_REPORT\)" 1
+prog "VRAMGUARD_REPORT naming a directory (a trailing /) is refused when read" $PRE "VRAMGUARD_REPORT=$RD/" -- $D badconfig
+expect_err_lines "  one error line saying so" \
+	"^vramguard: error: invalid VRAMGUARD_REPORT '[^']*/': names a directory, not a file \(expected e\.g\. " 1
 echo target >"$RD/target" && ln -sf "$RD/target" "$RD/link.json"
 prog "a symlink in the report path is never followed" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	"VRAMGUARD_REPORT=$RD/link.json" -- $L leaks
-expect_err "  refused with one warning" 'report not written: cannot create .*link.json'
+expect_err "  refused with one warning" "report not written: '[^']*/link\\.json' is a symbolic link \\(vramguard never writes through one\\)"
 if [ "$(cat "$RD/target")" = target ]; then ok "  the symlink's target is untouched"; else
 	bad "  the symlink's target was written"; fi
 prog "an unwritable report directory" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT=/nonexistent/dir/r.json \
 	-- $L leaks
-expect_err "  one warning naming the path" 'report not written: cannot create /nonexistent/dir/r.json: No such file'
+expect_err "  one warning naming the path" "report not written: cannot create '/nonexistent/dir/r\\.json': No such file"
 prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_CONTROL=off \
 	VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RD/full-%p.json" -- $L fsize
-expect_err "  one warning, the partial file removed" 'report not written: .*full-[0-9]+\.json: File too large \(the partial file was removed\)'
+expect_err "  one warning, the partial file removed" \
+	"report not written: '[^']*/full-[0-9]+\\.json': File too large \\(the partial file was removed\\)"
 if ls "$RD"/full-*.json >/dev/null 2>&1; then bad "  a partial report file was left"; else
 	ok "  no partial report file left"; fi
 if ls "$RD"/full-*.vgtmp.* >/dev/null 2>&1; then bad "  a temporary report file was left"; else

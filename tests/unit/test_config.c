@@ -404,7 +404,8 @@ static void test_limits_messages(void)
 		big[sizeof(big) - 2] = 'X';
 		big[sizeof(big) - 1] = '\0';
 		CHECK(limits(big) == -EINVAL);
-		CHECK_CONTAINS(err, "...'");
+		CHECK_CONTAINS(err, "...9");
+		CHECK_CONTAINS(err, "9999X' (399 bytes): unknown unit 'X'"); /* the start, the end, the length */
 		CHECK_CONTAINS(err, "(expected e.g. ");
 		CHECK(strlen(err) < VG_ERR_MAX);
 	}
@@ -771,15 +772,24 @@ static void test_load_report(void)
 	CHECK(load1("VRAMGUARD_REPORT", big) == -EINVAL);
 	CHECK(C.valid == 0 && C.report_dest == VG_REPORT_STDERR);
 	CHECK(strncmp(C.error, "vramguard: error: invalid VRAMGUARD_REPORT '/aaaa", 48) == 0);
-	CHECK_CONTAINS(C.error, "...': path template too long (at most 1023 bytes) (expected e.g. stderr, off, "
+	CHECK_CONTAINS(C.error, "...aaaa");
+	CHECK_CONTAINS(C.error, "aaaa' (1024 bytes): path template too long (at most 1023 bytes) (expected e.g. stderr, off, "
 				"/tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)");
 	CHECK(strlen(C.error) < VG_ERR_MAX - 1 && !strchr(C.error, '\n'));
 	big[1020] = '%';
 	big[1021] = 'z';
 	CHECK(load1("VRAMGUARD_REPORT", big) == -EINVAL); /* the bad specifier is named before the length */
-	CHECK_CONTAINS(C.error, "': unknown specifier '%z' (expected e.g.");
+	CHECK_CONTAINS(C.error, "%zaa' (1024 bytes): unknown specifier '%z' (expected e.g.");
 	CHECK(load1("VRAMGUARD_REPORT", "/tmp/x\n%q") == -EINVAL); /* control bytes quoted as '?' */
 	CHECK_CONTAINS(C.error, "'/tmp/x?%q': unknown specifier '%q'");
+	/* a directory is not a report file: a trailing '/', "." or ".." */
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/reports/") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/reports/': names a directory, not a file "
+			   "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)");
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/r-%p/.") == -EINVAL);
+	CHECK(load1("VRAMGUARD_REPORT", "..") == -EINVAL);
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/r-%p/..x") == 0);
+	CHECK(load1("VRAMGUARD_REPORT", "r.json") == 0);
 }
 
 static void test_report_expand(void)
