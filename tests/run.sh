@@ -374,7 +374,7 @@ if diff <(printf '%s\n' "$CO") <(grep -v '^  full report: ' tests/unit/golden/re
 	ok "  identical to tests/unit/golden/report.txt (but the JSON hint line)"; else
 	bad "  differs from tests/unit/golden/report.txt" "$(diff <(printf '%s\n' "$CO") <(grep -v '^  full report: ' tests/unit/golden/report.txt) | head -5)"; fi
 cli "report: a file that is not a report" 1 '^$' -- $VG report tests/run.sh
-expect_err "  one error line naming the file" '^vramguard: error: tests/run.sh: '
+expect_err "  one error line naming the file" "^vramguard: error: 'tests/run.sh': line 1, column 1: "
 cli "diff: golden pair" 0 'vramguard: diff' -- $VG diff tests/cli/old.json tests/cli/new.json
 if diff <(printf '%s\n' "$CO") tests/cli/diff.golden.txt >/dev/null; then ok "  identical to tests/cli/diff.golden.txt"; else
 	bad "  differs from tests/cli/diff.golden.txt" "$(diff <(printf '%s\n' "$CO") tests/cli/diff.golden.txt | head -5)"; fi
@@ -430,6 +430,77 @@ if make -s install DESTDIR="$PWD/$T/inst" PREFIX=/opt/vg >/dev/null 2>&1; then o
 cli "an installed, relocated command finds its library (../lib)" 0 "^$PWD/$T/inst/opt/vg/lib/libvramguard.so\$" \
 	-- "$T/inst/opt/vg/bin/vramguard" run -- sh -c 'echo $LD_PRELOAD'
 [ -f "$T/inst/opt/vg/share/man/man1/vramguard.1" ] && ok "  the man page is installed" || bad "  no man page installed"
+
+# Messages say exactly what is wrong.
+cli "help help: the usage of help itself" 0 '^usage: vramguard help \[COMMAND\]' -- $VG help help
+cli "help of an unknown command: a usage error" 2 '^$' -- $VG help frobnicate
+expect_err "  naming it and the commands there are" \
+	"^vramguard: error: help: unknown command 'frobnicate' \(expected one of run, report, diff, dump, check, top, limit, help\)"
+cli "dump -1: an invalid PID, not an unknown option" 2 '^$' -- $VG dump -1
+expect_err "  says so" "^vramguard: error: dump: invalid PID '-1' \(expected a process id"
+cli "dump -- -1 too" 2 '^$' -- $VG dump -- -1
+expect_err "  says so" "^vramguard: error: dump: invalid PID '-1'"
+cli "limit set -1: an invalid SPEC, not an unknown option" 2 '^$' -- $VG limit set -1 --pid 1
+expect_err "  says what is wrong with it" "^vramguard: error: invalid limit '-1': a sign is not allowed \(expected e\.g\. "
+
+# Long input: a 5 000-character PATH, NAME, SPEC, PID or COMMAND wherever one is taken. Every line on stderr stays
+# within 300 characters and still names what was wrong.
+LONG=$(printf 'x%.0s' $(seq 5000))
+LONGDIR=/nonexistent/$(printf 'd%.0s' $(seq 1000))
+nlong=0
+nlongbad=0
+long_case() { # REGEX [VAR=value...] -- CMD...: stderr matches REGEX, no line of it over 300 characters
+	local re=$1 envs=() out width
+	shift
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	nlong=$((nlong + 1))
+	out=$(env -u LD_PRELOAD -u NVIDIA_GPU_MEMORY_LIMITS -u VRAMGUARD_SHARED -u VRAMGUARD_SHM_DIR "${envs[@]}" \
+		timeout 60 "$@" 2>&1 >/dev/null)
+	printf '== long input: %.300s\n%s\n' "$*" "$out" >>"$LOG"
+	width=$(awk '{ print length }' <<<"$out" | sort -n | tail -1)
+	if ! grep -Eq -- "$re" <<<"$out" || [ "${width:-0}" -gt 300 ]; then
+		nlongbad=$((nlongbad + 1))
+		bad "long input: $(cut -c1-60 <<<"$*" | tr -s x)...: widest stderr line $width, want /$re/" \
+			"$(cut -c1-200 <<<"$out" | head -3)"
+	fi
+}
+long_case "unknown command 'x+\.\.\.x+' \(5000 bytes\)" -- $VG "$LONG"
+long_case "help: unknown command 'x+\.\.\.x+' \(5000 bytes\)" -- $VG help "$LONG"
+long_case "invalid NVIDIA_GPU_MEMORY_LIMITS" -- $VG run --limit "$LONG" -- true
+long_case "invalid VRAMGUARD_REPORT '/x+" -- $VG run --report "/$LONG" -- true
+long_case "invalid VRAMGUARD_REPORT_FORMAT" -- $VG run --format "$LONG" -- true
+long_case "invalid VRAMGUARD_BACKTRACE" -- $VG run --backtrace "$LONG" -- true
+long_case "invalid VRAMGUARD_SHARED" -- $VG run --shared "$LONG" -- true
+long_case "invalid VRAMGUARD_SHARED_LIMITS" -- $VG run --shared job --shared-limit "$LONG" -- true
+long_case "cannot run '/x+\.\.\.x+' \(5001 bytes\): File name too long" -- $VG run -- "/$LONG"
+long_case "cannot read '/tmp/x+\.\.\.x+\.json' \(5010 bytes\): File name too long" -- $VG report "/tmp/$LONG.json"
+long_case "cannot read '/tmp/x+\.\.\.x+' \(5005 bytes\)" -- $VG diff "/tmp/$LONG" tests/cli/new.json
+long_case "cannot read '/tmp/x+\.\.\.x+' \(5005 bytes\)" -- $VG diff tests/cli/old.json "/tmp/$LONG"
+long_case "diff: invalid --rows 'x+\.\.\.x+' \(5000 bytes\)" -- $VG diff --rows "$LONG" a b
+long_case "dump: invalid PID 'x+\.\.\.x+' \(5000 bytes\)" -- $VG dump "$LONG"
+long_case "dump: invalid --wait 'x+\.\.\.x+' \(5000 bytes\)" -- $VG dump 1 --wait "$LONG"
+long_case "check: unexpected argument 'x+\.\.\.x+' \(5000 bytes\)" -- $VG check "$LONG"
+long_case "top: invalid --shared 'x+\.\.\.x+' \(5000 bytes\)" -- $VG top --once --shared "$LONG"
+long_case "invalid --dir '/x+\.\.\.x+' \(5001 bytes\)" -- $VG top --once --dir "/$LONG"
+long_case "top: invalid --interval 'x+\.\.\.x+' \(5000 bytes\)" -- $VG top --interval "$LONG"
+long_case "top: unexpected argument 'x+\.\.\.x+' \(5000 bytes\)" -- $VG top --once "$LONG"
+long_case "invalid VRAMGUARD_SHM_DIR '/x+" VRAMGUARD_SHM_DIR="/$LONG" -- $VG top --once
+long_case "invalid VRAMGUARD_SHARED 'x+" VRAMGUARD_SHARED="$LONG" -- $VG top --once
+long_case "limit spec too long" -- $VG limit set "$LONG" --shared job
+long_case "limit set: expected one SPEC, got 'x+\.\.\.x+' \(5000 bytes\) too" -- $VG limit set 1G "$LONG" --shared job
+long_case "invalid --shared 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit set 1G --shared "$LONG"
+long_case "invalid --shared '/x+\.\.\.x+' \(5001 bytes\)" -- $VG limit set 1G --shared "/$LONG"
+long_case "limit: invalid --pid 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit set 1G --pid "$LONG"
+long_case "invalid --dir '/x+\.\.\.x+' \(5001 bytes\)" -- $VG limit set 1G --shared job --dir "/$LONG"
+long_case "invalid --shared 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit show --shared "$LONG"
+long_case "limit show: unexpected argument 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit show "$LONG"
+long_case "limit: unknown subcommand 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit "$LONG"
+# The library's own message: a report path of 1 000 characters (valid, its directory missing).
+long_case "report not written: cannot create '/nonexistent/d+\.\.\.d+/r-[0-9]+\.json' \([0-9]+ bytes\): No such file" \
+	$FAKEENV "LD_PRELOAD=$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4096 "VRAMGUARD_REPORT=$LONGDIR/r-%p.json" -- $L leaks
+[ "$nlongbad" -eq 0 ] &&
+	ok "long input: $nlong commands and settings with a 5 000-character argument: every stderr line bounded"
 
 echo "== regions: vramguard top, limit set/show, run --shared"
 source tests/integration/region_cli.sh
