@@ -414,7 +414,7 @@ static const char *vg_parse_key(const char *k, size_t n, struct vg_limit_entry *
 			return "invalid MIG identifier (want MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx or "
 			       "MIG-GPU-<uuid>/<gi>/<ci>, as nvidia-smi -L prints)";
 	} else {
-		return "unknown device key (want an ordinal, GPU-<uuid> or MIG-<id>)";
+		return "unknown device key (want an ordinal, GPU-<uuid> or MIG-<uuid>)";
 	}
 	memcpy(e->uuid, k, n);
 	e->uuid[n] = '\0';
@@ -539,7 +539,7 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 
 #define VG_OPTIONS(X)                                                                                                 \
 	X("NVIDIA_GPU_MEMORY_LIMITS", "limits", "unlimited",                                                          \
-	  "`SIZE`, `N%`, `unlimited`, or a list `[KEY:]VALUE,...` with KEY an ordinal, `GPU-<uuid>` or `MIG-<id>`"    \
+	  "`SIZE`, `N%`, `unlimited`, or a list `[KEY:]VALUE,...` with KEY an ordinal, `GPU-<uuid>` or `MIG-<uuid>`"  \
 	  " (`=` works for `:`); bare number = MiB; units K, M, G, T (binary), B",                                   \
 	  "Per-process VRAM quota per device; a value without a key applies to every device", vg_load_limits)        \
 	X("CUDA_DEVICE_MEMORY_LIMIT", "limits", "unlimited",                                                          \
