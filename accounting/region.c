@@ -17,6 +17,7 @@
 #include "accounting/atomic.h"
 #include "accounting/region.h"
 #include "config/config.h"
+#include "config/fsguard.h"
 
 #define VG_REGION_MAX_FILE ((size_t)16 << 20)
 
@@ -448,7 +449,11 @@ static int vg_region_create(const char *path, const struct vg_region_make *m, ch
 	}
 	/* Allocate every page now: tmpfs allocates on first touch, so a full /dev/shm would otherwise show up as SIGBUS
 	 * in the memset below (inside the application), where this way it is ENOSPC here. */
-	if ((e = posix_fallocate(fd, 0, (off_t)size)) != 0) {
+	struct vg_fsguard g;
+	vg_fsguard_enter(&g);           /* past RLIMIT_FSIZE: EFBIG here, not SIGXFSZ killing the job */
+	e = posix_fallocate(fd, 0, (off_t)size);
+	vg_fsguard_leave(&g);
+	if (e != 0) {
 		vg_err(err, errlen, "cannot allocate %s (%zu bytes): %s", tmp, size, strerror(e));
 		goto out;
 	}

@@ -69,7 +69,7 @@ static int limit_pid_arg(const char *s, int32_t *pid)
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || *end || !*s || v <= 0 || v > INT_MAX)
-		return limit_usage("limit: invalid --pid '%s' (expected a process id)", s);
+		return limit_usage("limit: invalid --pid %s (expected a process id, a positive number)", vg_cli_q(s));
 	*pid = (int32_t)v;
 	return 0;
 }
@@ -94,12 +94,12 @@ static int limit_open_shared(const char *dir, const char *name, struct vg_region
 {
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], who[160];
 	if (vg_region_path(dir, name, path, sizeof(path), err, sizeof(err)) != 0)
-		return limit_fail(2, "invalid --shared '%s': %s", name, err);
+		return limit_fail(2, "invalid --shared %s: %s", vg_cli_q(name), err);
 	int rc = vg_region_open(r, path, writable ? VG_OPEN_ADMIN : VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err,
 				sizeof(err));
 	if (rc == -ENOENT)
-		return limit_fail(1, "no shared region '%s' (%s does not exist): the first process started with "
-				  "'vramguard run --shared %s' creates it", name, path, name);
+		return limit_fail(1, "no shared region %s (%s does not exist): the first process started with "
+				  "'vramguard run --shared %s' creates it", vg_cli_q(name), vg_cli_q(path), vg_cli_q(name));
 	if (rc == -EACCES)
 		return limit_fail(1, "permission denied: %s belongs to %s: run this as that user or root", path,
 				  vg_cli_owner(path, who, sizeof(who)));
@@ -200,7 +200,7 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 		if ((*slot = vg_region_find_pid(out, pid)) >= 0)
 			return 0;
 		vg_region_close(out);
-		return limit_fail(1, "process %d (%s) is not in shared region '%s'", (int)pid, cmd, shared);
+		return limit_fail(1, "process %d (%s) is not in shared region %s", (int)pid, cmd, vg_cli_q(shared));
 	}
 	/* Its control segment is DIR/vramguard.proc.PID.START, START its start time now (a reused PID has another). */
 	char path[VG_SHARED_PATH_MAX];
@@ -356,11 +356,17 @@ static int limit_set(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },    { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const valued[] = { "-s", "--shared", "-p", "--pid", "-d", "--dir", NULL };
 	const char *shared = NULL, *dirarg = NULL;
 	int32_t pid = 0;
 	int c;
+	struct vg_limits l;
+	/* "limit set -1G ...": a SPEC that is wrong, not an option getopt does not know. */
+	const char *neg = vg_cli_negative(argc, argv, valued);
+	if (neg)
+		return limit_spec_check(neg, &l) ? 2 : limit_usage("limit set: unexpected argument %s", vg_cli_q(neg));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:p:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': shared = optarg; break;
 		case 'p':
@@ -369,17 +375,16 @@ static int limit_set(int argc, char **argv)
 			break;
 		case 'd': dirarg = optarg; break;
 		case 'h': fputs(vg_usage_limit, stdout); return 0;
-		default: fputs(vg_usage_limit, stderr); return 2;
+		default: return vg_cli_bad_option("limit set", argv, c, vg_usage_limit);
 		}
 	}
 	if (argc - optind != 1)
-		return limit_usage(argc - optind ? "limit set: expected one SPEC, got '%s' too" : "limit set: no SPEC given%s",
-				   argc - optind ? argv[optind + 1] : "");
+		return limit_usage(argc - optind ? "limit set: expected one SPEC, got %s too" : "limit set: no SPEC given%s",
+				   argc - optind ? vg_cli_q(argv[optind + 1]) : "");
 	if (!shared && !pid)
 		return limit_usage("limit set: say what to change: --shared NAME (a shared region's budget) or --pid PID "
 				   "(one process's quota)%s", "");
 	const char *spec = argv[optind];
-	struct vg_limits l;
 	int rc = limit_spec_check(spec, &l);
 	if (rc)
 		return rc;
@@ -525,7 +530,7 @@ static int limit_show(int argc, char **argv)
 	if (!names)
 		return limit_fail(1, "out of memory");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:p:jd:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:p:jd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': names[nnames++] = optarg; break;
 		case 'p':
@@ -537,12 +542,12 @@ static int limit_show(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'd': dirarg = optarg; break;
 		case 'h': fputs(vg_usage_limit, stdout); free(names); return 0;
-		default: fputs(vg_usage_limit, stderr); free(names); return 2;
+		default: free(names); return vg_cli_bad_option("limit show", argv, c, vg_usage_limit);
 		}
 	}
 	if (optind < argc) {
 		free(names);
-		return limit_usage("limit show: unexpected argument '%s'", argv[optind]);
+		return limit_usage("limit show: unexpected argument %s", vg_cli_q(argv[optind]));
 	}
 	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
 	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0) {
@@ -658,7 +663,7 @@ int vg_cli_limit(int argc, char **argv)
 		return limit_set(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "show"))
 		return limit_show(argc - 1, argv + 1);
-	fprintf(stderr, "vramguard: error: limit: unknown subcommand '%s' (expected 'set' or 'show')\n%s", argv[1],
-		vg_usage_limit);
+	fprintf(stderr, "vramguard: error: limit: unknown subcommand %s (expected 'set' or 'show')\n%s",
+		vg_cli_q(argv[1]), vg_usage_limit);
 	return 2;
 }

@@ -88,7 +88,7 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 			else if (!a->pid && operands > 1)
 				a->pid = optarg;
 			else
-				return region_usage("region: unexpected argument '%.100s'", optarg);
+				return region_usage("region: unexpected argument %s", vg_cli_q(optarg));
 			break;
 		case 'l': a->limit = optarg; break;
 		case 'm': mode = optarg; break;
@@ -99,11 +99,9 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 		default: {
 			const char *bad = argv[optind - 1];
 			if (operands > 1 && a->name && !a->pid && bad[0] == '-' && bad[1] >= '0' && bad[1] <= '9')
-				return region_usage("region evict: invalid PID '%.20s' (expected a process id, as 'vramguard "
-						    "top' lists it)", bad);
-			if (c == ':')
-				return region_usage("region: option '%.40s' needs a value", bad);
-			return region_usage("region: unknown option '%.100s'", bad);
+				return region_usage("region evict: invalid PID %s (expected a process id, as 'vramguard top' "
+						    "lists it)", vg_cli_q(bad));
+			return vg_cli_bad_option("region", argv, c, vg_usage_region);
 		}
 		}
 	}
@@ -116,7 +114,7 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 		else if (!strcmp(mode, "0660") || !strcmp(mode, "660"))
 			a->mode = 0660;
 		else
-			return region_usage("region: invalid --mode '%.20s' (expected 0600 or 0660)", mode);
+			return region_usage("region: invalid --mode %s (expected 0600 or 0660)", vg_cli_q(mode));
 	}
 	a->slots = 0;
 	if (slots) {
@@ -124,7 +122,7 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 		errno = 0;
 		unsigned long v = strtoul(slots, &end, 10);
 		if (errno || *end || !*slots || slots[0] == '-' || v < 1 || v > VG_REGION_SLOTS_MAX)
-			return region_usage("region: invalid --slots '%.20s' (expected 1 to " "16384)", slots);
+			return region_usage("region: invalid --slots %s (expected 1 to 16384)", vg_cli_q(slots));
 		a->slots = (unsigned)v;
 	}
 	char err[VG_CLI_WHY_MAX];
@@ -138,7 +136,7 @@ static int region_path(const struct region_args *a, char *path, size_t len)
 {
 	char err[VG_CLI_WHY_MAX];
 	if (vg_region_path(a->dir, a->name, path, len, err, sizeof(err)) != 0)
-		return region_fail(2, "invalid region '%.100s': %s", a->name, err);
+		return region_fail(2, "invalid region %s: %s", vg_cli_q(a->name), err);
 	return 0;
 }
 
@@ -148,9 +146,9 @@ static int region_open(const struct region_args *a, const char *path, struct vg_
 	char err[VG_CLI_WHY_MAX], who[160];
 	int rc = vg_region_open(r, path, VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err));
 	if (rc == -ENOENT)
-		return region_fail(1, "no shared region '%.100s' (%s does not exist)", a->name, path);
+		return region_fail(1, "no shared region %s (%s does not exist)", vg_cli_q(a->name), vg_cli_q(path));
 	if (rc == -EACCES)
-		return region_fail(1, "permission denied: %s belongs to %s: run this as that user or root", path,
+		return region_fail(1, "permission denied: %s belongs to %s: run this as that user or root", vg_cli_q(path),
 				   vg_cli_owner(path, who, sizeof(who)));
 	if (rc)
 		return region_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
@@ -194,13 +192,13 @@ static int region_create(int argc, char **argv)
 			persistent = r.h->flags & VG_REGION_PERSISTENT;
 			vg_region_close(&r);
 		}
-		return region_fail(1, "shared region '%.100s' already exists (%s, %s, budget '%s'): change its budget with "
-				   "'vramguard limit set SPEC --shared %.100s', or remove it first with 'vramguard region rm "
-				   "%.100s'", a.name, path, persistent ? "persistent" : "made by a job", in_force[0] ? in_force
-				   : "none", a.name, a.name);
+		return region_fail(1, "shared region %s already exists (%s, %s, budget '%s'): change its budget with "
+				   "`vramguard limit set SPEC --shared %s`, or remove it first with `vramguard region rm %s`",
+				   vg_cli_q(a.name), vg_cli_q(path), persistent ? "persistent" : "made by a job",
+				   in_force[0] ? in_force : "none", vg_cli_q(a.name), vg_cli_q(a.name));
 	}
 	if (rc)
-		return region_fail(1, "shared region '%.100s': %s", a.name, err);
+		return region_fail(1, "shared region %s: %s", vg_cli_q(a.name), err);
 	unsigned slots = a.slots ? a.slots : VG_REGION_SLOTS_DEFAULT;
 	printf("vramguard: created persistent shared region '%.100s' (%s): budget '%s', room for %u processes, mode "
 	       "%04o; it stays until 'vramguard region rm %.100s'\n", a.name, path, spec[0] ? spec : "none", slots,
@@ -246,11 +244,11 @@ static int region_rm(int argc, char **argv)
 	rc = vg_region_remove(&r, a.force, &members, err, sizeof(err));
 	vg_region_close(&r);
 	if (rc == -EBUSY) {
-		rc = region_fail(1, "shared region '%s' has %d live member%s: %s; removing it would split the budget (they "
+		rc = region_fail(1, "shared region %s has %d live member%s: %s; removing it would split the budget (they "
 				 "go on counting in the removed file while new jobs make a new one): stop them first, or "
-				 "pass --force", label, members, members == 1 ? "" : "s", who.data ? who.data : "");
+				 "pass --force", vg_cli_q(label), members, members == 1 ? "" : "s", who.data ? who.data : "");
 	} else if (rc) {
-		rc = region_fail(1, "shared region '%s': %s", label, err);
+		rc = region_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	} else {
 		printf("vramguard: removed %sshared region '%s' (%s), budget '%s'%s%s%s\n", persistent ? "persistent " : "",
 		       label, path, spec[0] ? spec : "none", members ? "; its members go on in the removed file: " : "",
@@ -278,7 +276,7 @@ static int region_reset(int argc, char **argv)
 		before[d] = atomic_load(&r.h->dev[d].used);
 	if ((rc = vg_region_reset(&r, err, sizeof(err))) != 0) {
 		vg_region_close(&r);
-		return region_fail(1, "shared region '%s': %s", label, err);
+		return region_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	}
 	int members = 0;
 	for (uint32_t k = 0; k < r.nslots; k++)
@@ -312,8 +310,8 @@ static int region_evict(int argc, char **argv)
 	errno = 0;
 	long pid = strtol(a.pid, &end, 10);
 	if (errno || *end || !*a.pid || pid <= 0 || pid > INT_MAX)
-		return region_usage("region evict: invalid PID '%.20s' (expected a process id, as 'vramguard top' lists "
-				    "it)", a.pid);
+		return region_usage("region evict: invalid PID %s (expected a process id, as 'vramguard top' lists "
+				    "it)", vg_cli_q(a.pid));
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
 	struct vg_region r;
 	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
@@ -324,7 +322,7 @@ static int region_evict(int argc, char **argv)
 	struct vg_slot_view v;
 	if (slot < 0 || !vg_slot_read(&r, (uint32_t)slot, &v)) {
 		vg_region_close(&r);
-		return region_fail(1, "process %ld is not a member of shared region '%s'%s", pid, label,
+		return region_fail(1, "process %ld is not a member of shared region %s%s", pid, vg_cli_q(label),
 				   reclaimed ? " (exited members were just reclaimed: it may have been one of them)" : "");
 	}
 	uint64_t freed[VG_REGION_DEVS];
@@ -335,13 +333,13 @@ static int region_evict(int argc, char **argv)
 		for (int d = 0; d < VG_REGION_DEVS; d++)
 			held += v.used[d];
 		vg_region_close(&r);
-		return region_fail(1, "process %ld (%.40s) of shared region '%s' is alive (it holds its liveness lock): "
+		return region_fail(1, "process %ld (%s) of shared region %s is alive (it holds its liveness lock): "
 				   "evicting it would stop counting the %s it holds; pass --force if you know better", pid,
-				   v.cmd, label, vg_format_bytes(held, x, sizeof(x)));
+				   vg_cli_q(v.cmd), vg_cli_q(label), vg_format_bytes(held, x, sizeof(x)));
 	}
 	if (rc) {
 		vg_region_close(&r);
-		return region_fail(1, "shared region '%s': %s", label, err);
+		return region_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	}
 	printf("vramguard: evicted process %ld (%.40s, %s) from shared region '%s': released", pid, v.cmd,
 	       vg_life_name(v.life), label);
@@ -380,7 +378,7 @@ int vg_cli_region(int argc, char **argv)
 		return region_reset(argc - 1, argv + 1);
 	if (!strcmp(sub, "evict"))
 		return region_evict(argc - 1, argv + 1);
-	fprintf(stderr, "vramguard: error: region: unknown subcommand '%.40s' (expected create, rm, reset or evict)\n%s",
-		sub, vg_usage_region);
+	fprintf(stderr, "vramguard: error: region: unknown subcommand %s (expected create, rm, reset or evict)\n%s",
+		vg_cli_q(sub), vg_usage_region);
 	return 2;
 }

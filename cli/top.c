@@ -105,6 +105,42 @@ const char *vg_dev_label(const struct vg_region_dev *d, char *buf, size_t len)
 	return buf;
 }
 
+const char *vg_cli_q(const char *s)
+{
+	static char buf[8][VG_QUOTE_BUF];
+	static unsigned next;
+	return vg_quote(s, buf[next++ % 8], VG_QUOTE_BUF);
+}
+
+int vg_cli_bad_option(const char *cmd, char **argv, int c, const char *usage)
+{
+	char opt[3] = { '-', (char)optopt, '\0' };
+	const char *what = optopt && optopt != '?' ? opt : argv[optind - 1];
+	if (c == ':')
+		fprintf(stderr, "vramguard: error: %s: option %s needs a value\n", cmd, vg_cli_q(argv[optind - 1]));
+	else
+		fprintf(stderr, "vramguard: error: %s: unknown option %s\n", cmd, vg_cli_q(what));
+	fputs(usage, stderr);
+	return 2;
+}
+
+const char *vg_cli_negative(int argc, char **argv, const char *const *valued)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			return NULL;
+		if (a[0] == '-' && a[1] >= '0' && a[1] <= '9')
+			return a;
+		for (const char *const *v = valued; *v; v++)
+			if (!strcmp(a, *v)) {
+				i++;            /* its value, whatever it looks like */
+				break;
+			}
+	}
+	return NULL;
+}
+
 /* VRAMGUARD_SHM_DIR and VRAMGUARD_SHARED are read by the library's own loader (trimmed, checked, defaulted as the
  * jobs read them), so that the command looks where the jobs look; vg_cli_env_dir stands in for VRAMGUARD_SHM_DIR
  * where --dir gave one. */
@@ -146,8 +182,9 @@ int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen)
 	while (n > 1 && v[n - 1] == '/')
 		n--;
 	if (v[0] != '/' || n >= len || n >= VG_CLI_DIR_MAX) {
-		snprintf(err, errlen, "invalid %s '%s': %s", what, v,
-			 v[0] != '/' ? "expected an absolute directory path (e.g. /dev/shm)" : "path too long");
+		snprintf(err, errlen, "invalid %s %s: %s", what, vg_cli_q(v),
+			 v[0] != '/' ? "expected an absolute directory path (e.g. /dev/shm)"
+				     : "path too long (at most 255 bytes)");
 		return -EINVAL;
 	}
 	memcpy(out, v, n);
@@ -318,10 +355,12 @@ int vg_scan_open(struct vg_scan *s, const char *dir, char *const *names, size_t 
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
-	char path[VG_SHARED_PATH_MAX];
+	char path[VG_SHARED_PATH_MAX], why[VG_CLI_WHY_MAX];
 	for (size_t i = 0; i < nnames; i++) {
-		if (vg_region_path(dir, names[i], path, sizeof(path), err, errlen) != 0)
+		if (vg_region_path(dir, names[i], path, sizeof(path), why, sizeof(why)) != 0) {
+			snprintf(err, errlen, "invalid --shared %s: %s", vg_cli_q(names[i]), why);
 			return -EINVAL;
+		}
 		vg_scan_add(s, path, true, flags);
 	}
 	if (flags & VG_SCAN_DIR) {
@@ -940,7 +979,7 @@ static int top_parse(int argc, char **argv, struct top_opts *o)
 		return 1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "1jn:s:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":1jn:s:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case '1': o->once = true; break;
 		case 'j': o->json = true; break;
@@ -949,8 +988,8 @@ static int top_parse(int argc, char **argv, struct top_opts *o)
 			errno = 0;
 			double v = strtod(optarg, &end);
 			if (errno || *end || !*optarg || !(v >= 0.1 && v <= 86400)) {
-				fprintf(stderr, "vramguard: error: top: invalid --interval '%s' (expected seconds from 0.1 to "
-					"86400, e.g. 1 or 0.5)\n%s", optarg, vg_usage_top);
+				fprintf(stderr, "vramguard: error: top: invalid --interval %s (expected seconds from 0.1 to "
+					"86400, e.g. 1 or 0.5)\n%s", vg_cli_q(optarg), vg_usage_top);
 				return 2;
 			}
 			o->interval = v;
@@ -960,11 +999,11 @@ static int top_parse(int argc, char **argv, struct top_opts *o)
 		case 's': o->names[o->nnames++] = optarg; break;
 		case 'd': dir = optarg; break;
 		case 'h': fputs(vg_usage_top, stdout); return 0;
-		default: fputs(vg_usage_top, stderr); return 2;
+		default: return vg_cli_bad_option("top", argv, c, vg_usage_top);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "vramguard: error: top: unexpected argument '%s'\n%s", argv[optind], vg_usage_top);
+		fprintf(stderr, "vramguard: error: top: unexpected argument %s\n%s", vg_cli_q(argv[optind]), vg_usage_top);
 		return 2;
 	}
 	char err[VG_CLI_WHY_MAX];
@@ -975,7 +1014,7 @@ static int top_parse(int argc, char **argv, struct top_opts *o)
 	char path[VG_SHARED_PATH_MAX];
 	for (size_t i = 0; i < o->nnames; i++)
 		if (vg_region_path(o->dir, o->names[i], path, sizeof(path), err, sizeof(err)) != 0) {
-			fprintf(stderr, "vramguard: error: top: invalid --shared '%s': %s\n", o->names[i], err);
+			fprintf(stderr, "vramguard: error: top: invalid --shared %s: %s\n", vg_cli_q(o->names[i]), err);
 			return 2;
 		}
 	static char env_name[VG_SHARED_PATH_MAX];      /* VRAMGUARD_SHARED, trimmed and checked as the jobs read it */

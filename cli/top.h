@@ -25,6 +25,19 @@ int vg_cli_region(int argc, char **argv);
 #define VG_CLI_DIR_MAX 256
 #define VG_CLI_WHY_MAX 640
 
+/* ---- shared by every command (cli/vramguard.c too) ---- */
+
+/* Text a user gave, as a message quotes it: vg_quote into one of 8 rotating buffers (one message may quote several
+ * things), so that a line stays short whatever the argument. */
+const char *vg_cli_q(const char *s);
+/* getopt_long (opterr 0, optstring starting with ':') returned '?' or ':' for cmd: say which option and what is
+ * wrong with it, then usage. Returns 2, the exit status of a usage error. */
+int vg_cli_bad_option(const char *cmd, char **argv, int c, const char *usage);
+/* A negative number among the operands ("dump -1", "limit set -1G"), which getopt would take for an option: the
+ * first argument before "--" that starts with '-' and a digit and is not the value of one of the options in valued
+ * (NULL-terminated spellings that take a separate value, e.g. "--pid", "-p"). NULL if there is none. */
+const char *vg_cli_negative(int argc, char **argv, const char *const *valued);
+
 /* The directory: opt (--dir) if given, else VRAMGUARD_SHM_DIR, else /dev/shm. 0, or -EINVAL with the message. */
 int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen);
 

@@ -107,6 +107,12 @@ static const char usage_dump[] =
 	"the signal is not sent if the process does not catch it (it would terminate the process).\n"
 	"  -w, --wait SECONDS   how long to wait for the report (default 10)\n";
 
+static const char usage_help[] =
+	"usage: vramguard help [COMMAND]\n"
+	"\n"
+	"Print the usage of COMMAND (run, report, diff, dump, check, top, limit), or of every command. The manual page\n"
+	"vramguard(1) has the details.\n";
+
 static const char usage_check[] =
 	"usage: vramguard check\n"
 	"\n"
@@ -134,8 +140,11 @@ static int help_for(const char *cmd)
 		fputs(vg_usage_limit, stdout);
 	else if (!strcmp(cmd, "region"))
 		fputs(vg_usage_region, stdout);
+	else if (!strcmp(cmd, "help"))
+		fputs(usage_help, stdout);
 	else
-		die(2, "unknown command '%s' (see 'vramguard --help')", cmd);
+		die(2, "help: unknown command %s (expected one of run, report, diff, dump, check, top, limit, region, help)",
+		    vg_cli_q(cmd));
 	return 0;
 }
 
@@ -211,7 +220,7 @@ static int cmd_run(int argc, char **argv)
 	};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+l:r:f:b:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:l:r:f:b:s:h", opts, NULL)) != -1) {
 		const char *var = NULL;
 		switch (c) {
 		case 'l': var = "NVIDIA_GPU_MEMORY_LIMITS"; break;
@@ -224,7 +233,7 @@ static int cmd_run(int argc, char **argv)
 		case 'H': var = "VRAMGUARD_SHARED"; break;
 		case 'B': var = "VRAMGUARD_SHARED_LIMITS"; break;
 		case 'h': return help_for("run");
-		default: fputs(usage_run, stderr); return 2;
+		default: return vg_cli_bad_option("run", argv, c, usage_run);
 		}
 		if (setenv(var, optarg, 1) != 0)
 			die(1, "setenv %s: %s", var, strerror(errno));
@@ -253,7 +262,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	execvp(argv[optind], argv + optind);
 	int e = errno;
-	fprintf(stderr, "vramguard: error: cannot run '%s': %s\n", argv[optind], strerror(e));
+	fprintf(stderr, "vramguard: error: cannot run %s: %s\n", vg_cli_q(argv[optind]), strerror(e));
 	return e == ENOENT ? 127 : 126;
 }
 
@@ -265,7 +274,7 @@ static void die_report(const char *file, const char *err)
 {
 	if (!strncmp(err, "cannot read ", 12))
 		die(1, "%s", err);
-	die(1, "%s: %s", file, err);
+	die(1, "%s: %s", vg_cli_q(file), err);
 }
 
 static int cmd_report(int argc, char **argv)
@@ -301,21 +310,22 @@ static int cmd_diff(int argc, char **argv)
 	struct vg_diff_opts o = { 0, 0 };
 	int c, exit_code = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:aeh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:aeh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': {
 			char *end;
 			errno = 0;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (errno || *end || !*optarg || v == 0 || v > 100000)
-				usage_error(usage_diff, "diff: invalid --rows '%s' (expected a number from 1 to 100000)", optarg);
+				usage_error(usage_diff, "diff: invalid --rows %s (expected a number from 1 to 100000)",
+					    vg_cli_q(optarg));
 			o.max_rows = v;
 			break;
 		}
 		case 'a': o.all = 1; break;
 		case 'e': exit_code = 1; break;
 		case 'h': return help_for("diff");
-		default: fputs(usage_diff, stderr); return 2;
+		default: return vg_cli_bad_option("diff", argv, c, usage_diff);
 		}
 	}
 	if (argc - optind != 2)
@@ -495,21 +505,24 @@ static int cmd_dump(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
+	static const char *const valued[] = { "-w", "--wait", NULL };
 	double wait_s = 10;
 	int c;
+	/* "dump -1" is a PID that is wrong, not an option getopt does not know. */
+	const char *neg = vg_cli_negative(argc, argv, valued);
+	if (neg)
+		usage_error(usage_dump, "dump: invalid PID %s (expected a process id, a positive number)", vg_cli_q(neg));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "w:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":w:h", opts, NULL)) != -1) {
 		if (c == 'h')
 			return help_for("dump");
-		if (c != 'w') {
-			fputs(usage_dump, stderr);
-			return 2;
-		}
+		if (c != 'w')
+			return vg_cli_bad_option("dump", argv, c, usage_dump);
 		char *end;
 		errno = 0;
 		wait_s = strtod(optarg, &end);
 		if (errno || *end || !*optarg || !(wait_s > 0) || wait_s > 86400)
-			usage_error(usage_dump, "dump: invalid --wait '%s' (expected seconds, e.g. 10 or 0.5)", optarg);
+			usage_error(usage_dump, "dump: invalid --wait %s (expected seconds, e.g. 10 or 0.5)", vg_cli_q(optarg));
 	}
 	if (argc - optind != 1)
 		usage_error(usage_dump, "dump: expected one PID%s", "");
@@ -517,7 +530,8 @@ static int cmd_dump(int argc, char **argv)
 	errno = 0;
 	long pidl = strtol(argv[optind], &end, 10);
 	if (errno || *end || pidl <= 0 || pidl > INT_MAX)
-		usage_error(usage_dump, "dump: invalid PID '%s'", argv[optind]);
+		usage_error(usage_dump, "dump: invalid PID %s (expected a process id, a positive number)",
+			    vg_cli_q(argv[optind]));
 	int pid = (int)pidl;
 
 	char path[PATH_MAX];
@@ -536,7 +550,8 @@ static int cmd_dump(int argc, char **argv)
 		die(1, "cannot read the environment of process %d: %s", pid, strerror(errno));
 	struct vg_config cfg;
 	if (vg_config_load(&cfg, target_getenv, 0) != 0)
-		die(1, "process %d has an invalid vramguard configuration: %s", pid, cfg.error);
+		die(1, "process %d has an invalid vramguard configuration: %s", pid,
+		    cfg.error + (strncmp(cfg.error, "vramguard: error: ", 18) ? 0 : 18));
 	if (cfg.signal == 0)
 		die(1, "process %d has reports on signal turned off (VRAMGUARD_SIGNAL=off)", pid);
 	if (cfg.report_dest == VG_REPORT_OFF)
@@ -602,8 +617,8 @@ static int cmd_dump(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	free_set(&before);
-	die(1, "no new report from process %d in %s/ after %.1f s (see its stderr for a 'vramguard: warning' line)",
-	    pid, dir, wait_s);
+	die(1, "no new report from process %d in %s after %.1f s (see its stderr for a 'vramguard: warning' line)",
+	    pid, vg_cli_q(dir), wait_s);
 }
 
 /* ---- check ---- */
@@ -661,7 +676,7 @@ static int cmd_check(int argc, char **argv)
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return help_for("check");
 	if (argc > 1)
-		usage_error(usage_check, "check: unexpected argument '%s'", argv[1]);
+		usage_error(usage_check, "check: unexpected argument %s", vg_cli_q(argv[1]));
 	check_without_preload(argv);
 	unsetenv("__VRAMGUARD_CHECK_REEXEC");
 	printf("vramguard %s\n", VG_VERSION);
@@ -783,6 +798,7 @@ int main(int argc, char **argv)
 {
 	/* C++ frames in reports are shown demangled when libstdc++'s demangler is at hand; the command may load it. */
 	(void)dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
+	opterr = 0;     /* the commands say which option is wrong themselves (vg_cli_bad_option), bounded */
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return 2;
@@ -790,8 +806,11 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
 		return help_for(NULL);
-	if (!strcmp(cmd, "help"))
+	if (!strcmp(cmd, "help")) {
+		if (argc > 3)
+			usage_error(usage_help, "help: expected one COMMAND, got %s too", vg_cli_q(argv[3]));
 		return help_for(argc > 2 ? argv[2] : NULL);
+	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("vramguard %s\n", VG_VERSION);
 		return 0;
@@ -814,6 +833,6 @@ int main(int argc, char **argv)
 		return vg_cli_limit(argc, argv);
 	if (!strcmp(cmd, "region"))
 		return vg_cli_region(argc, argv);
-	fprintf(stderr, "vramguard: error: unknown command '%s'\n%s", cmd, usage_main);
+	fprintf(stderr, "vramguard: error: unknown command %s (see 'vramguard --help')\n%s", vg_cli_q(cmd), usage_main);
 	return 2;
 }

@@ -12,7 +12,8 @@
 #define VG_LIMITS_EXAMPLES "4096, 4G, 50%, 0:4G,1:2G"
 #define VG_HAMI_EXAMPLES "4g, 4096m, 0:4g"
 #define VG_HAMI_INDEXED_EXAMPLES "4g, 4096m, 50%"
-#define VG_TOKEN_MAX 80 /* longest bad token quoted in a message; the rest becomes "..." */
+#define VG_TOKEN_MAX 80 /* longest user text quoted in a message (vg_buf_quote) */
+#define VG_TOKEN_TAIL 24 /* of which its end */
 
 #define VG_KIB ((uint64_t)1 << 10)
 #define VG_MIB ((uint64_t)1 << 20)
@@ -47,17 +48,51 @@ static void vg_buf_str(struct vg_buf *b, const char *s)
 		vg_buf_char(b, *s++);
 }
 
-/* Quote user text on one line: control bytes become '?', long text is cut with "...". */
-static void vg_buf_token(struct vg_buf *b, const char *s, size_t n)
-{
-	size_t i, shown = n > VG_TOKEN_MAX ? VG_TOKEN_MAX : n;
+static void vg_buf_u64(struct vg_buf *b, uint64_t v);
 
-	for (i = 0; i < shown; i++) {
+/* User text, quoted on one line: 'text'. Control bytes become '?'; text longer than VG_TOKEN_MAX keeps its start and
+ * its end (where a path has its file name, a value its unit), cut at character boundaries, and says how long it
+ * was: 'start...end' (5000 bytes). So a message stays short whatever it is given. */
+static void vg_buf_quote(struct vg_buf *b, const char *s, size_t n)
+{
+	size_t head = n, tail = n, i;
+
+	if (n > VG_TOKEN_MAX) {
+		head = VG_TOKEN_MAX - VG_TOKEN_TAIL;
+		tail = n - VG_TOKEN_TAIL;
+		while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+			head--;
+		while (tail < n && ((unsigned char)s[tail] & 0xc0) == 0x80)
+			tail++;
+	}
+	vg_buf_char(b, '\'');
+	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
+		if (i == head) {
+			vg_buf_str(b, "...");
+			i = tail;
+			if (i == n)
+				break;
+			c = (unsigned char)s[i];
+		}
 		vg_buf_char(b, (c < 0x20 || c == 0x7f) ? '?' : (char)c);
 	}
-	if (shown < n)
-		vg_buf_str(b, "...");
+	vg_buf_char(b, '\'');
+	if (head < n) {
+		vg_buf_str(b, " (");
+		vg_buf_u64(b, (uint64_t)n);
+		vg_buf_str(b, " bytes)");
+	}
+}
+
+const char *vg_quote(const char *s, char *buf, size_t len)
+{
+	struct vg_buf b;
+
+	vg_buf_init(&b, buf, len);
+	if (s)
+		vg_buf_quote(&b, s, strlen(s));
+	return buf;
 }
 
 static void vg_buf_u64(struct vg_buf *b, uint64_t v)
@@ -131,9 +166,8 @@ static int vg_size_fail(char *err, size_t errlen, const char *reason, const char
 	vg_buf_init(&b, err, errlen);
 	vg_buf_str(&b, reason);
 	if (tok) {
-		vg_buf_str(&b, " '");
-		vg_buf_token(&b, tok, toklen);
-		vg_buf_char(&b, '\'');
+		vg_buf_char(&b, ' ');
+		vg_buf_quote(&b, tok, toklen);
 	}
 	return -EINVAL;
 }
@@ -290,9 +324,9 @@ static int vg_limits_fail(const char *var, const char *tok, size_t toklen, const
 	vg_buf_init(&b, err, errlen);
 	vg_buf_str(&b, "vramguard: error: invalid ");
 	vg_buf_str(&b, var);
-	vg_buf_str(&b, " '");
-	vg_buf_token(&b, tok, toklen);
-	vg_buf_str(&b, "': ");
+	vg_buf_char(&b, ' ');
+	vg_buf_quote(&b, tok, toklen);
+	vg_buf_str(&b, ": ");
 	vg_buf_str(&b, reason);
 	vg_buf_str(&b, " (expected e.g. ");
 	vg_buf_str(&b, examples);
@@ -300,14 +334,14 @@ static int vg_limits_fail(const char *var, const char *tok, size_t toklen, const
 	return -EINVAL;
 }
 
-/* "GPU-" + 8-4-4-4-12 hex digits, the form nvidia-smi -L and cuDeviceGetUuid print. */
-static int vg_is_gpu_uuid(const char *s, size_t n)
+/* 8-4-4-4-12 hex digits at s[0..n) exactly. */
+static int vg_is_uuid_body(const char *s, size_t n)
 {
 	static const int groups[] = { 8, 4, 4, 4, 12 };
-	size_t i = 4;
+	size_t i = 0;
 	int g, k;
 
-	if (n != 4 + 36 || !vg_eq_ci(s, 4, "gpu-"))
+	if (n != 36)
 		return 0;
 	for (g = 0; g < 5; g++) {
 		if (g && s[i++] != '-')
@@ -317,6 +351,38 @@ static int vg_is_gpu_uuid(const char *s, size_t n)
 				return 0;
 	}
 	return 1;
+}
+
+/* "GPU-" + 8-4-4-4-12 hex digits, the form nvidia-smi -L and cuDeviceGetUuid print. */
+static int vg_is_gpu_uuid(const char *s, size_t n)
+{
+	return n == 4 + 36 && vg_eq_ci(s, 4, "gpu-") && vg_is_uuid_body(s + 4, 36);
+}
+
+/* A MIG instance as nvidia-smi -L names it: "MIG-" + 8-4-4-4-12 hex digits (driver R470 and later), or the older
+ * "MIG-GPU-<uuid>/<GPU instance>/<compute instance>" with decimal instance ids. */
+static int vg_is_mig_id(const char *s, size_t n)
+{
+	size_t i, part;
+
+	if (n < 4 || !vg_eq_ci(s, 4, "mig-"))
+		return 0;
+	s += 4;
+	n -= 4;
+	if (vg_is_uuid_body(s, n))
+		return 1;
+	if (n < 40 + 4 || !vg_is_gpu_uuid(s, 40))
+		return 0;
+	for (i = 40, part = 0; part < 2; part++) {
+		size_t start;
+		if (i >= n || s[i++] != '/')
+			return 0;
+		for (start = i; i < n && vg_isdigit(s[i]); i++)
+			;
+		if (i == start || i - start > 5)
+			return 0;
+	}
+	return i == n;
 }
 
 /* Parse a device key into e (ordinal or uuid). Returns NULL or the reason it is invalid. */
@@ -344,15 +410,11 @@ static const char *vg_parse_key(const char *k, size_t n, struct vg_limit_entry *
 		if (!vg_is_gpu_uuid(k, n))
 			return "invalid GPU UUID (want GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)";
 	} else if (n >= 4 && vg_eq_ci(k, 4, "mig-")) {
-		if (n == 4)
-			return "empty MIG identifier";
-		for (i = 4; i < n; i++)
-			if (vg_isspace(k[i]) || k[i] == ',' || k[i] == ':' || k[i] == '=' || (unsigned char)k[i] < 0x20)
-				return "invalid character in MIG identifier";
-		if (n >= VG_UUID_MAX)
-			return "MIG identifier too long";
+		if (!vg_is_mig_id(k, n))
+			return "invalid MIG identifier (want MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx or "
+			       "MIG-GPU-<uuid>/<gi>/<ci>, as nvidia-smi -L prints)";
 	} else {
-		return "unknown device key (want an ordinal, GPU-<uuid> or MIG-<id>)";
+		return "unknown device key (want an ordinal, GPU-<uuid> or MIG-<uuid>)";
 	}
 	memcpy(e->uuid, k, n);
 	e->uuid[n] = '\0';
@@ -483,7 +545,7 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 
 #define VG_OPTIONS(X)                                                                                                 \
 	X("NVIDIA_GPU_MEMORY_LIMITS", "limits", "unlimited",                                                          \
-	  "`SIZE`, `N%`, `unlimited`, or a list `[KEY:]VALUE,...` with KEY an ordinal, `GPU-<uuid>` or `MIG-<id>`"    \
+	  "`SIZE`, `N%`, `unlimited`, or a list `[KEY:]VALUE,...` with KEY an ordinal, `GPU-<uuid>` or `MIG-<uuid>`"  \
 	  " (`=` works for `:`); bare number = MiB; units K, M, G, T (binary), B",                                   \
 	  "Per-process VRAM quota per device; a value without a key applies to every device",                          \
 	  VG_READ, vg_load_limits)                                                                                    \
@@ -597,9 +659,9 @@ static int vg_load_hami_indexed(struct vg_config *cfg, const struct vg_option *o
 				vg_buf_init(&b, cfg->error, sizeof(cfg->error));
 				vg_buf_str(&b, "vramguard: error: invalid ");
 				vg_buf_str(&b, var);
-				vg_buf_str(&b, " '");
-				vg_buf_token(&b, v, strlen(v));
-				vg_buf_str(&b, "': device ");
+				vg_buf_char(&b, ' ');
+				vg_buf_quote(&b, v, strlen(v));
+				vg_buf_str(&b, ": device ");
 				vg_buf_u64(&b, (uint64_t)i);
 				vg_buf_str(&b, " is also set in CUDA_DEVICE_MEMORY_LIMIT (expected e.g. "
 					       VG_HAMI_INDEXED_EXAMPLES ")");
@@ -665,9 +727,9 @@ static int vg_load_enum(struct vg_config *cfg, const struct vg_option *opt, vg_g
 	vg_buf_init(&b, cfg->error, sizeof(cfg->error));
 	vg_buf_str(&b, "vramguard: error: invalid ");
 	vg_buf_str(&b, opt->name);
-	vg_buf_str(&b, " '");
-	vg_buf_token(&b, v, strlen(v));
-	vg_buf_str(&b, "': expected one of ");
+	vg_buf_char(&b, ' ');
+	vg_buf_quote(&b, v, strlen(v));
+	vg_buf_str(&b, ": expected one of ");
 	vg_buf_str(&b, opt->values);
 	return -EINVAL;
 }
@@ -698,9 +760,9 @@ static void vg_err_head(struct vg_buf *b, struct vg_config *cfg, const char *nam
 	vg_buf_init(b, cfg->error, sizeof(cfg->error));
 	vg_buf_str(b, "vramguard: error: invalid ");
 	vg_buf_str(b, name);
-	vg_buf_str(b, " '");
-	vg_buf_token(b, v, strlen(v));
-	vg_buf_str(b, "': ");
+	vg_buf_char(b, ' ');
+	vg_buf_quote(b, v, strlen(v));
+	vg_buf_str(b, ": ");
 }
 
 /* Read a variable; *t, *n get its trimmed text. Returns 0 when unset, empty or all blank. */
@@ -857,6 +919,16 @@ static const char *vg_report_template_check(const char *t, size_t n, const char 
 	return NULL;
 }
 
+/* A path whose last component is empty, "." or "..": it can only name a directory. */
+static int vg_names_dir(const char *t, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && t[i - 1] != '/')
+		i--;
+	return i == n || vg_eq_ci(t + i, n - i, ".") || vg_eq_ci(t + i, n - i, "..");
+}
+
 static int vg_load_report(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	const char *v, *t, *reason, *bad;
@@ -876,6 +948,8 @@ static int vg_load_report(struct vg_config *cfg, const struct vg_option *opt, vg
 		return 0;
 	}
 	reason = vg_report_template_check(t, n, &bad, &badn);
+	if (!reason && vg_names_dir(t, n))
+		reason = "names a directory, not a file";
 	if (!reason && n >= sizeof(cfg->report_path))
 		reason = "path template too long (at most 1023 bytes)";
 	if (!reason) {
@@ -887,9 +961,8 @@ static int vg_load_report(struct vg_config *cfg, const struct vg_option *opt, vg
 	vg_err_head(&b, cfg, opt->name, v);
 	vg_buf_str(&b, reason);
 	if (bad) {
-		vg_buf_str(&b, " '");
-		vg_buf_token(&b, bad, badn);
-		vg_buf_char(&b, '\'');
+		vg_buf_char(&b, ' ');
+		vg_buf_quote(&b, bad, badn);
 	}
 	vg_buf_str(&b, " (expected e.g. " VG_REPORT_EXAMPLES "; specifiers %p %n %r %h %%)");
 	return -EINVAL;
@@ -917,9 +990,9 @@ int vg_region_path(const char *dir, const char *v, char *out, size_t outlen, cha
 			return -EINVAL;
 		}
 		if (v[n - 1] == '/') {
-			vg_buf_str(&e, "region path '");
-			vg_buf_token(&e, v, n);
-			vg_buf_str(&e, "' names a directory (expected a file in it, e.g. DIR/job)");
+			vg_buf_str(&e, "region path ");
+			vg_buf_quote(&e, v, n);
+			vg_buf_str(&e, " names a directory (expected a file in it, e.g. DIR/job)");
 			return -EINVAL;
 		}
 		memcpy(out, v, n + 1);

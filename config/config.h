@@ -149,6 +149,12 @@ extern const size_t vg_options_count;
 /* Write the options table as a Markdown table (docs/env.md is checked against this by the tests). */
 void vg_options_write_markdown(FILE *f);
 
+/* User text (a value, a path, an argument) as every message quotes it: 'text', control bytes as '?'; past 80 bytes
+ * its start and end, 'start...end' (5000 bytes), so that a line stays short whatever it was given. buf should have
+ * VG_QUOTE_BUF bytes. No heap, no stdio. Returns buf. */
+#define VG_QUOTE_BUF 128
+const char *vg_quote(const char *s, char *buf, size_t len);
+
 /* Format bytes for people: "4.00 GiB", "512.00 MiB", "1023 B". Returns buf. */
 const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len);
 

@@ -8,8 +8,8 @@
  *
  * It uses the runtime API (cudart), which reaches the driver through cuGetProcAddress, as most programs do.
  * The helpers are `static` (internal linkage) and named in the report without -rdynamic: vramguard reads the
- * executable's .symtab. They sit in an extern "C" block so the report shows plain names (vramguard does not
- * demangle C++ names), and are noinline and noclone so that -O2 keeps each one a frame of its own under its own
+ * executable's .symtab. They sit in an extern "C" block so that both report forms show plain names (the text form
+ * demangles C++ names, the JSON keeps them mangled), and are noinline and noclone so that -O2 keeps each one a frame of its own under its own
  * name (not inlined into main, not "leak_buffers.constprop.0").
  *
  * Build and run (from the repository root):

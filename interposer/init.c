@@ -285,9 +285,10 @@ int vg_device_apply_limit_spec(const char *spec, bool quiet)
 {
 	struct vg_limits l;
 	char err[VG_ERR_MAX];
-	if (vg_parse_limits("the limit sent by `vramguard limit set`", spec, (uint64_t)1 << 20, &l, err,
-			    sizeof(err)) != 0) {
-		vg_log_plain(VG_LOG_WARN, "%s (ignored)", err + strlen("vramguard: "));
+	/* The command checks a spec with this parser before sending it; one that fails here came from elsewhere (a
+	 * newer command's syntax, a hand-edited region). */
+	if (vg_parse_limits("limit", spec, (uint64_t)1 << 20, &l, err, sizeof(err)) != 0) {
+		vg_log(VG_LOG_WARN, "ignored a limit sent by `vramguard limit set`: %s", err + strlen("vramguard: error: "));
 		return -1;
 	}
 	pthread_mutex_lock(&vg_dev_lock);

@@ -80,6 +80,8 @@ int vg_device_apply_limit_spec(const char *spec, bool quiet);
 struct vg_region;
 int vg_shared_attach(void);
 struct vg_region *vg_shared_region(void);
+/* VRAMGUARD_SHARED as messages quote it ('name', a long path cut short); "" before vg_shared_attach. */
+const char *vg_shared_label(void);
 void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limit);
 void vg_shared_poll(bool may_reclaim);
 /* Before charging dev: 0, or why the allocation must be refused: -EINPROGRESS (the process has not joined its

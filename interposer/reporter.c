@@ -25,12 +25,13 @@ static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
 /* Create path exclusively and write data to it: an existing file or a symlink (planted or not) is never written
  * through. The report is written under a temporary name beside it and published with link(2), which also never
  * replaces an existing name: readers (`vramguard dump`) never see a partial report, and a report that cannot be
- * written whole (full disk) leaves nothing behind. Returns 0 or -errno; *what says which step failed. */
+ * written whole (full disk) leaves nothing behind. Past RLIMIT_FSIZE the writes fail with EFBIG instead of raising
+ * SIGXFSZ in the job (vg_write_all blocks it around each write). Returns 0 or -errno; *what says which step failed. */
 static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b, const char **what)
 {
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s.vgtmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
-	*what = "create";
+	*what = "tmp";
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)vg_cfg.report_mode);
 	if (fd < 0)
 		return -errno;
@@ -63,7 +64,41 @@ static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b,
 	return rc;
 }
 
-/* Write one rendered report to its destination; one warning line on any failure. */
+/* Does the template use specifier c (%p, %n...)? "%%p" is a literal. */
+static bool vg_template_has(const char *t, char c)
+{
+	for (; *t; t++)
+		if (*t == '%' && t[1] && *++t == c)
+			return true;
+	return false;
+}
+
+/* The report's name is taken: say what is in the way (q is the path, quoted). open and readlink only: stat's
+ * symbols are too new for old glibc (interposer/glibc_compat.h). */
+static void vg_report_taken(const char *path, const char *q, bool tmp)
+{
+	char c;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		vg_log(VG_LOG_WARN, "report not written: %s is a directory (VRAMGUARD_REPORT must name a file, e.g. "
+		       "DIR/vg-%%p-%%n.json)", q);
+	} else if (readlink(path, &c, 1) >= 0) {
+		vg_log(VG_LOG_WARN, "report not written: %s is a symbolic link (vramguard never writes through one)", q);
+	} else if (tmp) {
+		vg_log(VG_LOG_WARN, "report not written: its temporary file %s.vgtmp.%d.* exists, left by an earlier "
+		       "process with this PID: remove it", q, (int)getpid());
+	} else {
+		bool p = vg_template_has(vg_cfg.report_path, 'p'), n = vg_template_has(vg_cfg.report_path, 'n');
+		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s (vramguard never overwrites a file; %s)", q,
+		       strerror(EEXIST), p && n ? "it is an earlier process's with this PID: move it away, or add %h to "
+		       "VRAMGUARD_REPORT" : p ? "put %n in VRAMGUARD_REPORT" : n ? "put %p in VRAMGUARD_REPORT" :
+		       "put %p and %n in VRAMGUARD_REPORT");
+	}
+}
+
+/* Write one rendered report to its destination; one warning line on any failure. Paths and templates are quoted
+ * bounded (vg_quote): a 1 000-byte template still gives a short line. */
 static void vg_report_emit(const char *reason, uint64_t seq, const struct vg_strbuf *b)
 {
 	if (vg_cfg.report_dest == VG_REPORT_STDERR) {
@@ -71,25 +106,25 @@ static void vg_report_emit(const char *reason, uint64_t seq, const struct vg_str
 		return;
 	}
 	char host[256] = "";
-	char path[4096];
+	char path[4096], q[VG_QUOTE_BUF];
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		host[0] = '\0';
 	if (vg_report_path_expand(vg_cfg.report_path, (int)getpid(), seq, reason, host, path, sizeof(path)) != 0) {
-		vg_log(VG_LOG_WARN, "report not written: VRAMGUARD_REPORT '%s' expands to a path that is too long",
-		       vg_cfg.report_path);
+		vg_log(VG_LOG_WARN, "report not written: VRAMGUARD_REPORT %s expands to a path that is too long",
+		       vg_quote(vg_cfg.report_path, q, sizeof(q)));
 		return;
 	}
 	const char *what = "";
 	int rc = vg_publish(path, seq, b, &what);
+	vg_quote(path, q, sizeof(q));
 	if (rc == -EEXIST)
-		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s (vramguard never overwrites a file; put %%p "
-		       "or %%n in VRAMGUARD_REPORT)", path, strerror(-rc));
-	else if (rc != 0 && !strcmp(what, "create"))
-		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s", path, strerror(-rc));
+		vg_report_taken(path, q, !strcmp(what, "tmp"));
+	else if (rc != 0 && strcmp(what, "write"))
+		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s", q, strerror(-rc));
 	else if (rc != 0)
-		vg_log(VG_LOG_WARN, "report not written: %s: %s (the partial file was removed)", path, strerror(-rc));
+		vg_log(VG_LOG_WARN, "report not written: %s: %s (the partial file was removed)", q, strerror(-rc));
 	else
-		vg_log(VG_LOG_INFO, "report (%s) written to %s", reason, path);
+		vg_log(VG_LOG_INFO, "report (%s) written to %s", reason, q);
 }
 
 void vg_report_now(const char *reason)

@@ -35,6 +35,14 @@ static char vg_self_cmd[VG_REGION_CMD_MAX];
 static _Atomic bool vg_self_follow;
 static _Atomic uint32_t vg_rejoined_seen;
 
+/* VRAMGUARD_SHARED as messages quote it: 'name', or an absolute path of up to 511 bytes cut short (vg_quote). */
+static char vg_self_label[VG_QUOTE_BUF];
+
+const char *vg_shared_label(void)
+{
+	return vg_self_label;
+}
+
 struct vg_region *vg_shared_region(void)
 {
 	return atomic_load_explicit(&vg_self_ready, memory_order_acquire) ? &vg_self : NULL;
@@ -74,7 +82,7 @@ static int vg_open_join(const char *path, const struct vg_region_make *make, boo
 /* After the join: what the member should know about the region it is in. */
 static void vg_shared_joined(bool created)
 {
-	const char *name = vg_cfg.shared_name;
+	const char *name = vg_shared_label();
 	/* Copies: another member may rewrite the budget at any time (region.h). */
 	char in_force[VG_REGION_SPEC_MAX], created_with[VG_REGION_SPEC_MAX];
 	vg_region_spec_copy(&vg_self, in_force, sizeof(in_force));
@@ -82,14 +90,16 @@ static void vg_shared_joined(bool created)
 	created_with[sizeof(created_with) - 1] = '\0';
 	bool follow = vg_cfg.shared_spec_source && strcmp(vg_cfg.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0 &&
 		      strcmp(created_with, vg_cfg.shared_spec) == 0;
+	char qp[VG_QUOTE_BUF];
+	vg_quote(vg_self.path, qp, sizeof(qp));
 	if (vg_self.fs_note[0])
-		vg_log(VG_LOG_WARN, "shared region '%s' (%s): %s", name, vg_self.path, vg_self.fs_note);
+		vg_log(VG_LOG_WARN, "shared region %s (%s): %s", name, qp, vg_self.fs_note);
 	if (created)
-		vg_log(VG_LOG_INFO, "created shared region '%s' (%s), budget '%s', room for %u processes", name,
-		       vg_self.path, in_force[0] ? in_force : "none", vg_self.nslots);
+		vg_log(VG_LOG_INFO, "created shared region %s (%s), budget '%s', room for %u processes", name, qp,
+		       in_force[0] ? in_force : "none", vg_self.nslots);
 	else if (vg_self.started_over)
-		vg_log(VG_LOG_INFO, "shared region '%s' (%s): every earlier member had exited; it starts over with this "
-		       "process's budget '%s'", name, vg_self.path, in_force[0] ? in_force : "none");
+		vg_log(VG_LOG_INFO, "shared region %s (%s): every earlier member had exited; it starts over with this "
+		       "process's budget '%s'", name, qp, in_force[0] ? in_force : "none");
 	else if (strcmp(in_force, vg_cfg.shared_spec) != 0) {
 		int members = 0;
 		for (uint32_t i = 0; i < vg_self.nslots; i++)
@@ -104,10 +114,10 @@ static void vg_shared_joined(bool created)
 		else
 			snprintf(why, sizeof(why), "set by the process that created it, pid %d", (int)vg_self.h->creator_pid);
 		if (follow && in_force[0] && vg_device_apply_limit_spec(in_force, true) >= 0)
-			vg_log(VG_LOG_INFO, "shared region '%s' has the budget '%s' in force (%s); this process's quota "
+			vg_log(VG_LOG_INFO, "shared region %s has the budget '%s' in force (%s); this process's quota "
 			       "follows it, as NVIDIA_GPU_MEMORY_LIMITS made the budget", name, in_force, why);
 		else
-			vg_log(VG_LOG_WARN, "shared region '%s' has the budget '%s' in force (%s; %d member%s, this one "
+			vg_log(VG_LOG_WARN, "shared region %s has the budget '%s' in force (%s; %d member%s, this one "
 			       "included); this process's %s says '%s': the region's budget applies to the region, this "
 			       "process's own quota to itself (a region keeps its budget while it has members; change it "
 			       "with `vramguard limit set SPEC --shared %s`)", name, in_force[0] ? in_force : "none", why,
@@ -131,6 +141,7 @@ int vg_shared_attach(void)
 	}
 	if (vg_cfg.shared_path[0]) {
 		/* The user asked for a shared budget: if it cannot be had, fail closed. */
+		vg_quote(vg_cfg.shared_name, vg_self_label, sizeof(vg_self_label));
 		const struct vg_region_make make = { .kind = VG_REGION_SHARED, .mode = vg_cfg.shared_mode,
 						     .name = vg_cfg.shared_name, .spec = vg_cfg.shared_spec,
 						     .nslots = vg_cfg.shared_slots };
@@ -141,18 +152,18 @@ int vg_shared_attach(void)
 			 * (jobs coming and going faster than we could join). */
 			atomic_fetch_or(&vg_pending, VG_PENDING_JOIN);
 			if (rc == -ETIMEDOUT)
-				vg_log(VG_LOG_WARN, "shared region '%s': its lock has been held for more than %d s by another "
+				vg_log(VG_LOG_WARN, "shared region %s: its lock has been held for more than %d s by another "
 				       "process (stopped? see `vramguard top`): allocations are refused until this process can "
-				       "join it; retried at each allocation", vg_cfg.shared_name, VG_REGION_LOCK_TIMEOUT_MS / 1000);
+				       "join it; retried at each allocation", vg_shared_label(), VG_REGION_LOCK_TIMEOUT_MS / 1000);
 			else
-				vg_log(VG_LOG_WARN, "shared region '%s': %s, each of 16 times this process tried to join it: "
-				       "allocations are refused until it can; retried at each allocation", vg_cfg.shared_name,
+				vg_log(VG_LOG_WARN, "shared region %s: %s, each of 16 times this process tried to join it: "
+				       "allocations are refused until it can; retried at each allocation", vg_shared_label(),
 				       err);
 			return 0;
 		}
 		if (rc != 0) {
-			vg_log(VG_LOG_ERROR, "shared region '%s': %s; every allocation is refused until this is fixed and the "
-			       "job restarted (see docs/quota.md, \"Shared regions\")", vg_cfg.shared_name, err);
+			vg_log(VG_LOG_ERROR, "shared region %s: %s; every allocation is refused until this is fixed and the "
+			       "job restarted (see docs/quota.md, \"Shared regions\")", vg_shared_label(), err);
 			return -1;
 		}
 		vg_shared_joined(created);
@@ -172,8 +183,9 @@ int vg_shared_attach(void)
 		       rc == -ENAMETOOLONG ? "VRAMGUARD_SHM_DIR is too long" : err);
 		return 0;
 	}
+	char qp[VG_QUOTE_BUF];
 	if (vg_self.fs_note[0])
-		vg_log(VG_LOG_INFO, "control segment %s: %s", vg_self.path, vg_self.fs_note);
+		vg_log(VG_LOG_INFO, "control segment %s: %s", vg_quote(vg_self.path, qp, sizeof(qp)), vg_self.fs_note);
 	/* A control segment has no budget: the quota counts in it (vg_quota_place), so vg_quota_region stays NULL. */
 	atomic_store_explicit(&vg_self_ready, 1, memory_order_release);
 	return 0;
@@ -191,18 +203,20 @@ static void vg_bind_one(struct vg_region *r, int dev, const char *uuid, uint64_t
 		atomic_fetch_or(&vg_unbound, 1ull << dev);
 		atomic_fetch_or(&vg_pending, VG_PENDING_BIND);
 	} else if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
-		vg_log(VG_LOG_WARN, "shared region '%s' already has %d GPUs: GPU %d is not counted in it (only in this "
-		       "process's own quota)", vg_cfg.shared_name, VG_REGION_DEVS, dev);
+		vg_log(VG_LOG_WARN, "shared region %s already has %d GPUs: GPU %d is not counted in it (only in this "
+		       "process's own quota)", vg_shared_label(), VG_REGION_DEVS, dev);
 	else if (idx < 0 && r->kind == VG_REGION_SHARED)
-		vg_log(VG_LOG_WARN, "shared region '%s': cannot register GPU %d: %s", vg_cfg.shared_name, dev, strerror(-idx));
-	else if (idx < 0)
+		vg_log(VG_LOG_WARN, "shared region %s: cannot register GPU %d: %s", vg_shared_label(), dev, strerror(-idx));
+	else if (idx < 0) {
+		char qp[VG_QUOTE_BUF];
 		vg_log(VG_LOG_WARN, "control segment %s: cannot register GPU %d: %s (`vramguard top` will not show its "
-		       "usage; the quota holds)", r->path, dev, strerror(-idx));
+		       "usage; the quota holds)", vg_quote(r->path, qp, sizeof(qp)), dev, strerror(-idx));
+	}
 	else if (r->kind == VG_REGION_SHARED) {
 		uint64_t lim = atomic_load(&r->h->dev[idx].limit);
 		if (lim != VG_REGION_NONE) {
 			char a[32];
-			vg_log(VG_LOG_INFO, "GPU %d: shared region '%s' budget %s", dev, vg_cfg.shared_name,
+			vg_log(VG_LOG_INFO, "GPU %d: shared region %s budget %s", dev, vg_shared_label(),
 			       vg_format_bytes(lim, a, sizeof(a)));
 		}
 	}
@@ -259,8 +273,8 @@ static int vg_shared_settle(int dev)
 				if (vg_device_info_cached(d))
 					all |= 1ull << d;
 			vg_shared_bind_known(&vg_self, all);
-			vg_log(VG_LOG_WARN, "shared region '%s': joined after %u retr%s (its lock is free again); allocations "
-			       "are counted in its budget from now on", vg_cfg.shared_name, n, n == 1 ? "y" : "ies");
+			vg_log(VG_LOG_WARN, "shared region %s: joined after %u retr%s (its lock is free again); allocations "
+			       "are counted in its budget from now on", vg_shared_label(), n, n == 1 ? "y" : "ies");
 			vg_shared_joined(created);
 			atomic_fetch_and(&vg_pending, ~VG_PENDING_JOIN);
 		} else if (rc != -ETIMEDOUT && rc != -ESTALE) {
@@ -268,8 +282,8 @@ static int vg_shared_settle(int dev)
 			 * process stays outside the budget, refused, as a process that could not join at start would be. */
 			atomic_fetch_or(&vg_pending, VG_PENDING_FAILED);
 			atomic_fetch_and(&vg_pending, ~VG_PENDING_JOIN);
-			vg_log(VG_LOG_ERROR, "shared region '%s': %s; every allocation is refused until this is fixed and the "
-			       "job restarted", vg_cfg.shared_name, err);
+			vg_log(VG_LOG_ERROR, "shared region %s: %s; every allocation is refused until this is fixed and the "
+			       "job restarted", vg_shared_label(), err);
 			rc = -EPERM;
 		}
 	}
@@ -318,9 +332,9 @@ void vg_shared_poll(bool may_reclaim)
 	}
 	uint32_t rj = atomic_load(&r->rejoined), seen = atomic_load(&vg_rejoined_seen);
 	if (VG_UNLIKELY(rj != seen) && atomic_compare_exchange_strong(&vg_rejoined_seen, &seen, rj))
-		vg_log(VG_LOG_WARN, "shared region '%s': this process was evicted from the region (`vramguard region evict "
+		vg_log(VG_LOG_WARN, "shared region %s: this process was evicted from the region (`vramguard region evict "
 		       "--force`) and joined it again: the memory it held before is no longer counted in the budget",
-		       vg_cfg.shared_name);
+		       vg_shared_label());
 	if (VG_UNLIKELY(vg_region_limit_changed(r))) {
 		char line[400];
 		size_t off = 0;
@@ -337,8 +351,8 @@ void vg_shared_poll(bool may_reclaim)
 		char spec2[VG_REGION_SPEC_MAX];
 		vg_region_spec_copy(r, spec2, sizeof(spec2));
 		bool follows = atomic_load(&vg_self_follow) && spec2[0] && vg_device_apply_limit_spec(spec2, true) >= 0;
-		vg_log(VG_LOG_WARN, "shared region '%s': budget changed to '%s' by `vramguard limit set`%s%s%s",
-		       vg_cfg.shared_name, spec2, line[0] ? ": " : "", line,
+		vg_log(VG_LOG_WARN, "shared region %s: budget changed to '%s' by `vramguard limit set`%s%s%s",
+		       vg_shared_label(), spec2, line[0] ? ": " : "", line,
 		       follows ? "; this process's quota follows it (NVIDIA_GPU_MEMORY_LIMITS made the budget)" : "");
 	}
 	if (may_reclaim && r->kind == VG_REGION_SHARED) {
@@ -350,8 +364,8 @@ void vg_shared_poll(bool may_reclaim)
 		if (now - last >= 1000000000u && atomic_compare_exchange_strong(&r->last_reclaim_ns, &last, now)) {
 			int n = vg_region_reclaim(r);
 			if (n > 0)
-				vg_log(VG_LOG_INFO, "shared region '%s': reclaimed the share of %d exited process%s",
-				       vg_cfg.shared_name, n, n == 1 ? "" : "es");
+				vg_log(VG_LOG_INFO, "shared region %s: reclaimed the share of %d exited process%s",
+				       vg_shared_label(), n, n == 1 ? "" : "es");
 		}
 	}
 }

@@ -95,29 +95,29 @@ static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, co
 	struct vg_region *r = vg_shared_region();
 	uint64_t avail = 0, rlim = 0;
 	if (why == -EDQUOT)
-		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of the %s budget of shared region '%s' in use by "
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of the %s budget of shared region %s in use by "
 			     "its processes (VRAMGUARD_SHARED; `vramguard top` shows who holds it)%s",
 			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
 			     vg_format_bytes(used, b, sizeof(b)),
 			     r && vg_region_avail(r, dev, &avail, &rlim) ? vg_format_bytes(rlim, c, sizeof(c)) : "changed",
-			     vg_cfg.shared_name, tail);
+			     vg_shared_label(), tail);
 	else if (why == -ETIMEDOUT)
-		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): the lock of shared region '%s' was held for more than "
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): the lock of shared region %s was held for more than "
 			     "2 s by another process (stopped? see `vramguard top`)%s",
-			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook], vg_cfg.shared_name, tail);
+			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook], vg_shared_label(), tail);
 	else if (why == -EINPROGRESS)
-		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): this process is not in shared region '%s''s budget yet: "
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): this process is not in shared region %s's budget yet: "
 			     "its lock is held by another process (stopped? see `vramguard top`); retried at the next "
 			     "allocation%s", vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
-			     vg_cfg.shared_name, tail);
+			     vg_shared_label(), tail);
 	else if (why == -EPERM)
-		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): this process could not join shared region '%s' (see "
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): this process could not join shared region %s (see "
 			     "the error above)%s", vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
-			     vg_cfg.shared_name, tail);
+			     vg_shared_label(), tail);
 	else if (why != -ENOSPC)
-		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): shared region '%s' could not be charged: %s (see "
+		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): shared region %s could not be charged: %s (see "
 			     "`vramguard top`)%s", vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
-			     vg_cfg.shared_name, strerror(-why), tail);
+			     vg_shared_label(), strerror(-why), tail);
 	else
 		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of %s quota in use (%s)%s",
 			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],

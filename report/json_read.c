@@ -3,6 +3,7 @@
  * "schema" wherever it is among the top-level keys, the second reads the fields, so a syntax error is reported as
  * such and a document of another schema is refused before any of its fields is judged. */
 #include "report/json_read.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1165,7 +1166,9 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	if (err && errlen)
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+	if (err && errlen) {
+		char q[VG_QUOTE_BUF];
+		snprintf(err, errlen, "cannot read %s: %s", vg_quote(path, q, sizeof(q)), strerror(e));
+	}
 	return -e;
 }

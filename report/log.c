@@ -6,23 +6,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/fsguard.h"
 #include "report/log.h"
 
 int vg_log_level = VG_LOG_WARN;
 
 int vg_write_all(int fd, const char *buf, size_t len)
 {
+	/* stderr or a report file may be at its size limit: the write fails with EFBIG, and must not kill the job. */
+	struct vg_fsguard g;
+	int rc = 0;
+	vg_fsguard_enter(&g);
 	while (len > 0) {
 		ssize_t n = write(fd, buf, len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			rc = -errno;
+			break;
 		}
 		buf += n;
 		len -= (size_t)n;
 	}
-	return 0;
+	vg_fsguard_leave(&g);
+	return rc;
 }
 
 static void vg_vlog(const char *prefix, const char *fmt, va_list ap)

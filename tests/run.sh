@@ -142,7 +142,7 @@ else
 fi
 
 echo "== configuration errors fail closed"
-for bad_value in 4XB -1 0 '0:4G,0:2G' 'x:1G' '4 G' 99999999999T; do
+for bad_value in 4XB -1 0 '0:4G,0:2G' 'x:1G' '4 G' 99999999999T MIG-x:1G MIG-GPU-00000001-0000-0000-0000-000000000001/1:1G; do
 	prog "invalid NVIDIA_GPU_MEMORY_LIMITS='$bad_value'" $PRE "NVIDIA_GPU_MEMORY_LIMITS=$bad_value" -- $D badconfig
 	expect_err_lines "  one line naming the variable and the value" \
 		"^vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMITS '[^']*': .* \\(expected e\\.g\\. " 1
@@ -152,27 +152,35 @@ expect_err_lines "  one line naming VRAMGUARD_LOG" "^vramguard: error: invalid V
 prog "invalid HAMi CUDA_DEVICE_MEMORY_LIMIT" $PRE CUDA_DEVICE_MEMORY_LIMIT=lots -- $D badconfig
 expect_err_lines "  one line naming CUDA_DEVICE_MEMORY_LIMIT" "^vramguard: error: invalid CUDA_DEVICE_MEMORY_LIMIT 'lots'" 1
 
-# Every variable with huge, negative, overflowing, non-ASCII and garbage values: one error line naming it, and the
+# Every variable of the options table (docs/env.md) with huge, long, negative, overflowing, non-ASCII and garbage
+# values: one error line naming it, at most 300 characters however long the value (5 000 characters here), and the
 # process gets no GPU memory. (Empty means unset: checked above for NVIDIA_GPU_MEMORY_LIMITS.)
-HUGE=$(printf '9%.0s' $(seq 3000))
+HUGE=$(printf '9%.0s' $(seq 5000))
+LONGPATH=/$(printf 'a%.0s' $(seq 4999))
+VARS=$("$B/gen-env-doc" | sed -n 's/^| `\([A-Z0-9_]*\)\(<i>\)\{0,1\}`.*/\1\2/p' | sed 's/<i>$/3/')
 nbad=0
-for var in NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT CUDA_DEVICE_MEMORY_LIMIT_3 VRAMGUARD_LOG VRAMGUARD_MANAGED \
-	VRAMGUARD_BACKTRACE VRAMGUARD_SIGNAL VRAMGUARD_REPORT VRAMGUARD_REPORT_FORMAT VRAMGUARD_REPORT_MODE \
-	VRAMGUARD_STREAM_CHECK; do
-	for val in "$HUGE" "-5" "18446744073709551616" "4Gé" $'bad\x01\x7fvalue' "%q"; do
-		# a path template accepts most text: only its invalid forms apply
-		if [ $var = VRAMGUARD_REPORT ] && [ "$val" != "%q" ] && [ "$val" != "$HUGE" ]; then continue; fi
+nvars=0
+for var in $VARS; do
+	nvars=$((nvars + 1))
+	for val in "$HUGE" "$LONGPATH" "-5" "18446744073709551616" "4Gé" $'bad\x01\x7fvalue' "%q"; do
+		# a path template accepts most text, a region name some: only their invalid forms apply
+		case $var:$val in
+		VRAMGUARD_REPORT:"$HUGE" | VRAMGUARD_REPORT:"$LONGPATH" | VRAMGUARD_REPORT:%q) ;;
+		VRAMGUARD_REPORT:*) continue ;;
+		VRAMGUARD_SHARED:-5 | VRAMGUARD_SHARED:18446744073709551616) continue ;;
+		esac
 		out=$(env -u NVIDIA_GPU_MEMORY_LIMITS LD_LIBRARY_PATH="$PWD/$T" $PRE "$var=$val" timeout 60 $D badconfig 2>&1)
 		rc=$?
 		nbad=$((nbad + 1))
 		lines=$(grep -c '^vramguard: error: invalid '"$var"' ' <<<"$out")
-		width=$(grep '^vramguard: error:' <<<"$out" | awk '{ print length }' | sort -n | tail -1)
+		width=$(grep '^vramguard: ' <<<"$out" | awk '{ print length }' | sort -n | tail -1)
 		if [ "$rc" -ne 0 ] || [ "$lines" -ne 1 ] || grep -q '^not ok' <<<"$out" || [ "${width:-0}" -gt 300 ]; then
-			bad "bad input $var='${val:0:20}': rc=$rc, $lines error lines" "$(head -3 <<<"$out")"
+			bad "bad input $var='${val:0:20}': rc=$rc, $lines error lines, widest $width" "$(head -3 <<<"$out" | cut -c1-300)"
 		fi
 	done
 done
-ok "bad input: $nbad values across 11 variables each give one error line (<= 300 chars) and fail closed"
+[ "$nvars" -ge 16 ] || bad "bad input: only $nvars variables read from the options table"
+ok "bad input: $nbad values across $nvars variables each give one error line (<= 300 chars) and fail closed"
 
 echo "== processes that never touch CUDA"
 prog "no CUDA: dlsym works, libcuda not loaded, no thread" $PRE NVIDIA_GPU_MEMORY_LIMITS=4XB -- $T/nocuda
@@ -240,23 +248,58 @@ expect_err_lines "  exactly one report (the parent's)" '^vramguard: report \(exi
 echo existing >"$RD/exists.json"
 prog "an existing report file is never overwritten" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	"VRAMGUARD_REPORT=$RD/exists.json" -- $L leaks
-expect_err "  one warning, the file untouched" 'report not written: cannot create .*exists.json: File exists'
+expect_err "  one warning, the file untouched" \
+	"report not written: cannot create '[^']*/exists\\.json': File exists \\(vramguard never overwrites a file; put %p and %n in VRAMGUARD_REPORT\\)"
 if [ "$(cat "$RD/exists.json")" = existing ]; then ok "  exists.json still says 'existing'"; else
 	bad "  exists.json was changed"; fi
+# What is in the way, exactly: a directory; a file, when the template lacks only %p.
+mkdir -p "$RD/d1"
+prog "a directory where the report goes" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 "VRAMGUARD_REPORT=$RD/d%n" -- $L leaks
+expect_err_lines "  one warning: it is a directory, VRAMGUARD_REPORT must name a file" \
+	"^vramguard: warning: report not written: '[^']*/d1' is a directory \(VRAMGUARD_REPORT must name a file" 1
+expect_err_lines "  and no advice to put %p or %n in it (it has %n)" 'put %p or %n' 0
+echo existing >"$RD/e1.json"
+prog "an existing file, the template has %n but not %p" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	"VRAMGUARD_REPORT=$RD/e%n.json" -- $L leaks
+expect_err_lines "  one warning: put %p in it" \
+	"^vramguard: warning: report not written: cannot create '[^']*/e1\.json': File exists \(vramguard never overwrites a file; put %p in VRAMGUARD_REPORT\)" 1
+prog "VRAMGUARD_REPORT naming a directory (a trailing /) is refused when read" $PRE "VRAMGUARD_REPORT=$RD/" -- $D badconfig
+expect_err_lines "  one error line saying so" \
+	"^vramguard: error: invalid VRAMGUARD_REPORT '[^']*/': names a directory, not a file \(expected e\.g\. " 1
 echo target >"$RD/target" && ln -sf "$RD/target" "$RD/link.json"
 prog "a symlink in the report path is never followed" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	"VRAMGUARD_REPORT=$RD/link.json" -- $L leaks
-expect_err "  refused with one warning" 'report not written: cannot create .*link.json'
+expect_err "  refused with one warning" "report not written: '[^']*/link\\.json' is a symbolic link \\(vramguard never writes through one\\)"
 if [ "$(cat "$RD/target")" = target ]; then ok "  the symlink's target is untouched"; else
 	bad "  the symlink's target was written"; fi
 prog "an unwritable report directory" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT=/nonexistent/dir/r.json \
 	-- $L leaks
-expect_err "  one warning naming the path" 'report not written: cannot create /nonexistent/dir/r.json: No such file'
-prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+expect_err "  one warning naming the path" "report not written: cannot create '/nonexistent/dir/r\\.json': No such file"
+prog "a report larger than the space left (RLIMIT_FSIZE)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_CONTROL=off \
 	VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RD/full-%p.json" -- $L fsize
-expect_err "  one warning, the partial file removed" 'report not written: .*full-[0-9]+\.json: File too large \(the partial file was removed\)'
+expect_err "  one warning, the partial file removed" \
+	"report not written: '[^']*/full-[0-9]+\\.json': File too large \\(the partial file was removed\\)"
 if ls "$RD"/full-*.json >/dev/null 2>&1; then bad "  a partial report file was left"; else
 	ok "  no partial report file left"; fi
+if ls "$RD"/full-*.vgtmp.* >/dev/null 2>&1; then bad "  a temporary report file was left"; else
+	ok "  no temporary report file left"; fi
+expect_err_lines "  exactly one line from vramguard" '^vramguard: ' 1
+# Files at their size limit with SIGXFSZ at its default disposition (it kills): vramguard's own writes never raise it.
+FX=$T/fsize_exec
+prog "stderr a file at its size limit: the job survives its denial line and text report" $PRE \
+	NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_CONTROL=off -- $FX 64 $L stderr_full
+FSD=$(mktemp -d /tmp/vg-fsize.XXXXXX)
+prog "a shared region created over RLIMIT_FSIZE fails closed" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT=off \
+	VRAMGUARD_SHARED=fsz VRAMGUARD_SHM_DIR="$FSD" -- $FX 1024 $D badconfig
+expect_err_lines "  one line from vramguard" '^vramguard: ' 1
+expect_err "  an error naming the region and the cause" "^vramguard: error: shared region 'fsz': .*File too large"
+prog "a control segment created over RLIMIT_FSIZE: one warning, the quota holds" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	VRAMGUARD_REPORT=off VRAMGUARD_SHM_DIR="$FSD" -- $FX 1024 $D quota
+expect_err_lines "  one warning naming the cause" '^vramguard: warning: no control segment: .*File too large' 1
+expect_err_lines "  and one denial, nothing else" '^vramguard: ' 2
+if [ -z "$(ls -A "$FSD")" ]; then ok "  nothing left in VRAMGUARD_SHM_DIR (no .vramguard.tmp.*)"; else
+	bad "  files left in VRAMGUARD_SHM_DIR" "$(ls -A "$FSD" | head -3)"; fi
+rm -rf "$FSD"
 
 prog "report files are created 0600 by default" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json \
 	"VRAMGUARD_REPORT=$RD/mode-default-%p.json" -- $L fsize_free
@@ -401,7 +444,7 @@ if diff <(printf '%s\n' "$CO") <(grep -v '^  full report: ' tests/unit/golden/re
 	ok "  identical to tests/unit/golden/report.txt (but the JSON hint line)"; else
 	bad "  differs from tests/unit/golden/report.txt" "$(diff <(printf '%s\n' "$CO") <(grep -v '^  full report: ' tests/unit/golden/report.txt) | head -5)"; fi
 cli "report: a file that is not a report" 1 '^$' -- $VG report tests/run.sh
-expect_err "  one error line naming the file" '^vramguard: error: tests/run.sh: '
+expect_err "  one error line naming the file" "^vramguard: error: 'tests/run.sh': line 1, column 1: "
 cli "diff: golden pair" 0 'vramguard: diff' -- $VG diff tests/cli/old.json tests/cli/new.json
 if diff <(printf '%s\n' "$CO") tests/cli/diff.golden.txt >/dev/null; then ok "  identical to tests/cli/diff.golden.txt"; else
 	bad "  differs from tests/cli/diff.golden.txt" "$(diff <(printf '%s\n' "$CO") tests/cli/diff.golden.txt | head -5)"; fi
@@ -457,6 +500,81 @@ if make -s install DESTDIR="$PWD/$T/inst" PREFIX=/opt/vg >/dev/null 2>&1; then o
 cli "an installed, relocated command finds its library (../lib)" 0 "^$PWD/$T/inst/opt/vg/lib/libvramguard.so\$" \
 	-- "$T/inst/opt/vg/bin/vramguard" run -- sh -c 'echo $LD_PRELOAD'
 [ -f "$T/inst/opt/vg/share/man/man1/vramguard.1" ] && ok "  the man page is installed" || bad "  no man page installed"
+
+# Messages say exactly what is wrong.
+cli "help help: the usage of help itself" 0 '^usage: vramguard help \[COMMAND\]' -- $VG help help
+cli "help of an unknown command: a usage error" 2 '^$' -- $VG help frobnicate
+expect_err "  naming it and the commands there are" \
+	"^vramguard: error: help: unknown command 'frobnicate' \(expected one of run, report, diff, dump, check, top, limit, region, help\)"
+cli "dump -1: an invalid PID, not an unknown option" 2 '^$' -- $VG dump -1
+expect_err "  says so" "^vramguard: error: dump: invalid PID '-1' \(expected a process id"
+cli "dump -- -1 too" 2 '^$' -- $VG dump -- -1
+expect_err "  says so" "^vramguard: error: dump: invalid PID '-1'"
+cli "limit set -1: an invalid SPEC, not an unknown option" 2 '^$' -- $VG limit set -1 --pid 1
+expect_err "  says what is wrong with it" "^vramguard: error: invalid limit '-1': a sign is not allowed \(expected e\.g\. "
+
+# Long input: a 5 000-character PATH, NAME, SPEC, PID or COMMAND wherever one is taken. Every line on stderr stays
+# within 300 characters and still names what was wrong.
+LONG=$(printf 'x%.0s' $(seq 5000))
+LONGDIR=/nonexistent/$(printf 'd%.0s' $(seq 1000))
+nlong=0
+nlongbad=0
+long_case() { # REGEX [VAR=value...] -- CMD...: stderr matches REGEX, no line of it over 300 characters
+	local re=$1 envs=() out width
+	shift
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	nlong=$((nlong + 1))
+	out=$(env -u LD_PRELOAD -u NVIDIA_GPU_MEMORY_LIMITS -u VRAMGUARD_SHARED -u VRAMGUARD_SHM_DIR "${envs[@]}" \
+		timeout 60 "$@" 2>&1 >/dev/null)
+	printf '== long input: %.300s\n%s\n' "$*" "$out" >>"$LOG"
+	width=$(awk '{ print length }' <<<"$out" | sort -n | tail -1)
+	if ! grep -Eq -- "$re" <<<"$out" || [ "${width:-0}" -gt 300 ]; then
+		nlongbad=$((nlongbad + 1))
+		bad "long input: $(cut -c1-60 <<<"$*" | tr -s x)...: widest stderr line $width, want /$re/" \
+			"$(cut -c1-200 <<<"$out" | head -3)"
+	fi
+}
+long_case "unknown command 'x+\.\.\.x+' \(5000 bytes\)" -- $VG "$LONG"
+long_case "help: unknown command 'x+\.\.\.x+' \(5000 bytes\)" -- $VG help "$LONG"
+long_case "invalid NVIDIA_GPU_MEMORY_LIMITS" -- $VG run --limit "$LONG" -- true
+long_case "invalid VRAMGUARD_REPORT '/x+" -- $VG run --report "/$LONG" -- true
+long_case "invalid VRAMGUARD_REPORT_FORMAT" -- $VG run --format "$LONG" -- true
+long_case "invalid VRAMGUARD_BACKTRACE" -- $VG run --backtrace "$LONG" -- true
+long_case "invalid VRAMGUARD_SHARED" -- $VG run --shared "$LONG" -- true
+long_case "invalid VRAMGUARD_SHARED_LIMITS" -- $VG run --shared job --shared-limit "$LONG" -- true
+long_case "cannot run '/x+\.\.\.x+' \(5001 bytes\): File name too long" -- $VG run -- "/$LONG"
+long_case "cannot read '/tmp/x+\.\.\.x+\.json' \(5010 bytes\): File name too long" -- $VG report "/tmp/$LONG.json"
+long_case "cannot read '/tmp/x+\.\.\.x+' \(5005 bytes\)" -- $VG diff "/tmp/$LONG" tests/cli/new.json
+long_case "cannot read '/tmp/x+\.\.\.x+' \(5005 bytes\)" -- $VG diff tests/cli/old.json "/tmp/$LONG"
+long_case "diff: invalid --rows 'x+\.\.\.x+' \(5000 bytes\)" -- $VG diff --rows "$LONG" a b
+long_case "dump: invalid PID 'x+\.\.\.x+' \(5000 bytes\)" -- $VG dump "$LONG"
+long_case "dump: invalid --wait 'x+\.\.\.x+' \(5000 bytes\)" -- $VG dump 1 --wait "$LONG"
+long_case "check: unexpected argument 'x+\.\.\.x+' \(5000 bytes\)" -- $VG check "$LONG"
+long_case "top: invalid --shared 'x+\.\.\.x+' \(5000 bytes\)" -- $VG top --once --shared "$LONG"
+long_case "invalid --dir '/x+\.\.\.x+' \(5001 bytes\)" -- $VG top --once --dir "/$LONG"
+long_case "top: invalid --interval 'x+\.\.\.x+' \(5000 bytes\)" -- $VG top --interval "$LONG"
+long_case "top: unexpected argument 'x+\.\.\.x+' \(5000 bytes\)" -- $VG top --once "$LONG"
+long_case "invalid VRAMGUARD_SHM_DIR '/x+" VRAMGUARD_SHM_DIR="/$LONG" -- $VG top --once
+long_case "invalid VRAMGUARD_SHARED 'x+" VRAMGUARD_SHARED="$LONG" -- $VG top --once
+long_case "limit spec too long" -- $VG limit set "$LONG" --shared job
+long_case "limit set: expected one SPEC, got 'x+\.\.\.x+' \(5000 bytes\) too" -- $VG limit set 1G "$LONG" --shared job
+long_case "invalid --shared 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit set 1G --shared "$LONG"
+long_case "invalid --shared '/x+\.\.\.x+' \(5001 bytes\)" -- $VG limit set 1G --shared "/$LONG"
+long_case "limit: invalid --pid 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit set 1G --pid "$LONG"
+long_case "invalid --dir '/x+\.\.\.x+' \(5001 bytes\)" -- $VG limit set 1G --shared job --dir "/$LONG"
+long_case "invalid --shared 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit show --shared "$LONG"
+long_case "limit show: unexpected argument 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit show "$LONG"
+long_case "limit: unknown subcommand 'x+\.\.\.x+' \(5000 bytes\)" -- $VG limit "$LONG"
+long_case "invalid region 'x+\.\.\.x+' \(5000 bytes\)" -- $VG region create "$LONG" --limit 1G
+long_case "region: invalid --slots 'x+\.\.\.x+' \(5000 bytes\)" -- $VG region create job --slots "$LONG"
+long_case "region evict: invalid PID 'x+\.\.\.x+' \(5000 bytes\)" -- $VG region evict job "$LONG"
+long_case "region: unknown subcommand 'x+\.\.\.x+' \(5000 bytes\)" -- $VG region "$LONG"
+# The library's own message: a report path of 1 000 characters (valid, its directory missing).
+long_case "report not written: cannot create '/nonexistent/d+\.\.\.d+/r-[0-9]+\.json' \([0-9]+ bytes\): No such file" \
+	$FAKEENV "LD_PRELOAD=$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4096 "VRAMGUARD_REPORT=$LONGDIR/r-%p.json" -- $L leaks
+[ "$nlongbad" -eq 0 ] &&
+	ok "long input: $nlong commands and settings with a 5 000-character argument: every stderr line bounded"
 
 echo "== regions: vramguard top, limit set/show, run --shared"
 source tests/integration/region_cli.sh

@@ -2,7 +2,8 @@
  * 15-byte header -- flags (bit 0: reason NULL, bit 1: host NULL), pid (int32, little-endian), sequence (uint64),
  * output size (uint16 % 2048) -- then "reason\0host\0template". Properties: the result equals a simple reference
  * expansion, never writes past the output size, fails with -ENAMETOOLONG exactly when it does not fit and -EINVAL
- * exactly for a template with a bad specifier; and VRAMGUARD_REPORT takes a template exactly when it is valid. */
+ * exactly for a template with a bad specifier; and VRAMGUARD_REPORT takes a template exactly when it is valid (and
+ * does not name a directory). */
 #include "config/config.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -47,6 +48,16 @@ static const char *fake_getenv(const char *name)
 	return strcmp(name, "VRAMGUARD_REPORT") == 0 ? fake_report : NULL;
 }
 
+/* The reference for "names a directory": the last component is empty, "." or "..". */
+static int ref_names_dir(const char *t, size_t n)
+{
+	const char *last = t + n;
+	while (last > t && last[-1] != '/')
+		last--;
+	size_t k = (size_t)(t + n - last);
+	return k == 0 || (k == 1 && last[0] == '.') || (k == 2 && last[0] == '.' && last[1] == '.');
+}
+
 static void check_loader(const char *tmpl, int ref_ok)
 {
 	static struct vg_config cfg;
@@ -69,12 +80,13 @@ static void check_loader(const char *tmpl, int ref_ok)
 	if (rc == 0) {
 		VG_FUZZ_CHECK(cfg.report_dest == VG_REPORT_PATH && strlen(cfg.report_path) == n &&
 			      memcmp(cfg.report_path, t, n) == 0);
+		VG_FUZZ_CHECK(!ref_names_dir(t, n));
 		if (n == strlen(tmpl))
 			VG_FUZZ_CHECK(ref_ok);
 	} else {
 		VG_FUZZ_CHECK(strncmp(cfg.error, "vramguard: error: invalid VRAMGUARD_REPORT '", 44) == 0);
 		if (n == strlen(tmpl))
-			VG_FUZZ_CHECK(!ref_ok || n >= VG_REPORT_PATH_MAX);
+			VG_FUZZ_CHECK(!ref_ok || n >= VG_REPORT_PATH_MAX || ref_names_dir(t, n));
 	}
 }
 

@@ -141,7 +141,7 @@ shp_end p2
 	ok "region create: a persistent region, 1024 slots by default" || bad "region create" "$(cat "$HD/cr.out")"
 "${VGH[@]}" "$VG" region create team --limit 1G --dir "$HD" >>"$LOG" 2>"$HD/cr.err"
 rc=$?
-[ $rc = 1 ] && grep -q "shared region 'team' already exists ($HD/vramguard.team, persistent, budget '64M'): change its budget with 'vramguard limit set SPEC --shared team'" "$HD/cr.err" &&
+[ $rc = 1 ] && grep -q "shared region 'team' already exists ('$HD/vramguard.team', persistent, budget '64M'): change its budget with \`vramguard limit set SPEC --shared 'team'\`" "$HD/cr.err" &&
 	ok "  again: refused, saying what exists and what to do" || bad "  create over an existing one: exit $rc" "$(cat "$HD/cr.err")"
 shp_spawn t1 VRAMGUARD_SHARED=team VRAMGUARD_SHARED_LIMITS=1G
 shp_send t1 init
@@ -156,7 +156,7 @@ shp_end t1
 	grep -q "^vramguard: removed persistent shared region 'team' ($HD/vramguard.team), budget '64M'; it had no member" "$HD/rm.out" &&
 	[ ! -e "$HD/vramguard.team" ] && ok "  region rm removes it" || bad "  region rm" "$(cat "$HD/rm.out")"
 "${VGH[@]}" "$VG" region rm team --dir "$HD" >>"$LOG" 2>"$HD/rm.err"
-[ $? = 1 ] && grep -q "no shared region 'team' ($HD/vramguard.team does not exist)" "$HD/rm.err" && ok "  twice: no such region" ||
+[ $? = 1 ] && grep -q "no shared region 'team' ('$HD/vramguard.team' does not exist)" "$HD/rm.err" && ok "  twice: no such region" ||
 	bad "  region rm of nothing" "$(cat "$HD/rm.err")"
 rm -f "$HD"/*.out "$HD"/*.err
 
@@ -257,7 +257,7 @@ if [ -n "$fst" ] && [ "$fst" != tmpfs ] && [ "$fst" != ramfs ]; then
 	shp_spawn fs1 VRAMGUARD_SHARED=disk VRAMGUARD_SHARED_LIMITS=10M
 	shp_expect "a region on /tmp ($fst): the job runs" fs1 init '^= init 0$'
 	shp_expect "  the budget holds" fs1 "alloc 11" '^= alloc 2 held 0$'
-	[ "$(shp_lines fs1 "^vramguard: warning: shared region 'disk' \\($SHD/vramguard\\.disk\\): it is on a (disk-backed file system|file system of type)")" -eq 1 ] &&
+	[ "$(shp_lines fs1 "^vramguard: warning: shared region 'disk' \\('$SHD/vramguard\\.disk'\\): it is on a (disk-backed file system|file system of type)")" -eq 1 ] &&
 		[ "$(shp_lines fs1 'warning')" -eq 1 ] && ok "  one warning names the file system and where regions belong" ||
 		bad "  the file system warning" "$(cat "$SHD/fs1.err")"
 	shp_end fs1

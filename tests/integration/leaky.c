@@ -156,14 +156,38 @@ static void t_fork(void)
 	IT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child exited");
 }
 
-/* The report file cannot be written whole (RLIMIT_FSIZE, like a full disk): one warning, exit code intact. */
+/* The report file cannot be written whole (RLIMIT_FSIZE, like a full disk): one warning, exit code intact. SIGXFSZ
+ * keeps its default disposition (it kills), as in a real job: vramguard's own writes must not raise it. */
 static void t_fsize(void)
 {
-	signal(SIGXFSZ, SIG_IGN);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGXFSZ);
+	signal(SIGXFSZ, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
 	struct rlimit rl = { 1024, 1024 };     /* the JSON report (> 1.5 KB) is larger; stderr lines are not */
 	setrlimit(RLIMIT_FSIZE, &rl);
 	IT_RC(cuInit(0), CUDA_SUCCESS);
 	leak_buffers();
+}
+
+/* Run under fsize_exec with stderr a file and a limit smaller than one line: vramguard's denial line (written by this
+ * thread) and its text report at exit fail quietly instead of raising SIGXFSZ, which would kill the job. The thread's
+ * signal mask is the application's again afterwards, and no SIGXFSZ is left pending. */
+static void t_stderr_full(void)
+{
+	CUdeviceptr p;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	leak_buffers();
+	IT_RC(cuMemAlloc_v2(&p, 8 * GiB), CUDA_ERROR_OUT_OF_MEMORY);     /* a denial line on the full stderr */
+	sigset_t mask, pend;
+	pthread_sigmask(SIG_BLOCK, NULL, &mask);
+	sigpending(&pend);
+	IT_CHECK(!sigismember(&mask, SIGXFSZ), "SIGXFSZ is not left blocked in the thread that logged");
+	IT_CHECK(!sigismember(&pend, SIGXFSZ), "no SIGXFSZ is left pending");
+	struct sigaction sa;
+	sigaction(SIGXFSZ, NULL, &sa);
+	IT_CHECK(sa.sa_handler == SIG_DFL, "SIGXFSZ keeps its default disposition");
 }
 
 int main(int argc, char **argv)
@@ -182,6 +206,8 @@ int main(int argc, char **argv)
 		t_fork();
 	else if (!strcmp(t, "fsize"))
 		t_fsize();
+	else if (!strcmp(t, "stderr_full"))
+		t_stderr_full();
 	else if (!strcmp(t, "fsize_free")) {       /* the same job without the file size limit */
 		IT_RC(cuInit(0), CUDA_SUCCESS);
 		leak_buffers();

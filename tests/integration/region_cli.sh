@@ -250,7 +250,7 @@ cli "limit set: neither --shared nor --pid" 2 '^$' "${RENV[@]}" -- $VG limit set
 expect_err "  says what is missing" 'say what to change: --shared NAME .* or --pid PID'
 cli "limit set: no SPEC" 2 '^$' "${RENV[@]}" -- $VG limit set --shared job
 cli "limit set: no such shared region" 1 '^$' "${RENV[@]}" -- $VG limit set 1G --shared nosuch
-expect_err "  says which file and how it is made" "no shared region 'nosuch' \\($RSD/vramguard\\.nosuch does not exist\\)"
+expect_err "  says which file and how it is made" "no shared region 'nosuch' \\('$RSD/vramguard\\.nosuch' does not exist\\)"
 cli "limit: unknown subcommand" 2 '^$' -- $VG limit frob
 cli "top: invalid --interval" 2 '^$' -- $VG top --interval 0
 cli "top: a directory that does not exist" 1 '^$' -- $VG top --once --dir /nonexistent/vg

@@ -10,6 +10,8 @@
  *                                                a liveness lock would look (unverifiable): PID holding USED on
  *                                                the region's first GPU
  *   region_tool control DIR DEVICE... [OPTION...] make our control segment DIR/vramguard.proc.PID.START, the same
+ *   region_tool request PATH PID SPEC            write SPEC into PID's slot as a `limit set --pid` request, unchecked
+ *                                                (as a newer command with a syntax this library does not know would)
  *
  * DEVICE is dev=ORDINAL followed by uuid=GPU-... total=SIZE quota=SIZE|none used=SIZE peak=SIZE (sizes as 1G, 512M,
  * 4096B). OPTION: denied=N (allocations refused), report=SECONDS (last report that long ago), hold=1 (leave
@@ -233,7 +235,18 @@ int main(int argc, char **argv)
 			return die("control: %s%s", err, "");
 		return run_member(&r, true, argc - 3, argv + 3);
 	}
+	if (argc == 5 && !strcmp(argv[1], "request")) {
+		if (vg_region_open(&r, argv[2], VG_OPEN_ADMIN, 0, NULL, NULL, err, sizeof(err)) != 0)
+			return die("open: %s%s", err, "");
+		int slot = vg_region_find_pid(&r, (pid_t)atoi(argv[3]));
+		if (slot < 0 || strlen(argv[4]) >= VG_REGION_SPEC_MAX)
+			return die("request: no slot for pid %s%s", argv[3], "");
+		memcpy(r.h->slot[slot].limit_spec, argv[4], strlen(argv[4]) + 1);
+		atomic_fetch_add(&r.h->slot[slot].limit_seq, 1);
+		vg_region_close(&r);
+		return 0;
+	}
 	fprintf(stderr, "usage: region_tool create PATH NAME SPEC [MODE [persistent]] | join PATH DEVICE... | plant PATH "
-		"PID USED | control DIR DEVICE...\n");
+		"PID USED | control DIR DEVICE... | request PATH PID SPEC\n");
 	return 2;
 }

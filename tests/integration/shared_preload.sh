@@ -163,6 +163,13 @@ shp_expect "  below 32 MiB again: allocations work" lv "alloc 8" '^= alloc 0 hel
 shp_expect "  up to the new quota only" lv "alloc 1" '^= alloc 2 held 33554432$'
 shp_expect "  cuMemGetInfo_v2 total 32 MiB" lv info '^= info 0 0 33554432$'
 [ "$(shp_lines lv 'quota changed')" -eq 2 ] && ok "  two changes, two lines" || bad "  $(shp_lines lv 'quota changed') lines"
+# A request this library cannot parse (written unchecked, as a newer command's syntax would be): ignored, one line
+# that says what was ignored and why.
+"$PWD/$T/region_tool" request "$(ls "$SHD"/vramguard.proc."${SHP_PID[lv]}".*)" "${SHP_PID[lv]}" 4XB 2>>"$LOG"
+shp_expect "  a request it cannot parse is ignored" lv "alloc 1" '^= alloc 2 held 33554432$'
+n=$(shp_lines lv '^vramguard: warning: ignored a limit sent by `vramguard limit set`: invalid limit .4XB.: unknown unit .XB. \(expected e\.g\. ')
+[ "$n" -eq 1 ] && [ "$(shp_lines lv 'invalid the ')" -eq 0 ] && ok "  one warning naming the request and the reason" ||
+	bad "  $n warnings" "$(tail -n 2 "$SHD/lv.err")"
 shp_end lv
 
 # The same for a shared region's budget: two members, `limit set --shared`.

@@ -299,8 +299,24 @@ static void test_limits_keys(void)
 	CHECK(limits_bad("GPU-3f2a1b4c5d6e-7f80-9a1b-2c3d4e5f6a7b0:4G", "invalid GPU UUID"));
 	CHECK(limits_bad("GPU-zf2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b:4G", "invalid GPU UUID"));
 	CHECK(limits_bad("GPU-:4G", "invalid GPU UUID"));
-	CHECK(limits_bad("MIG-:4G", "empty MIG identifier"));
-	CHECK(limits_bad("MIG-a b:4G", "MIG identifier"));
+	/* MIG keys: exactly the two forms nvidia-smi -L prints (R470+, and the legacy GPU UUID/GI/CI form) */
+	CHECK(limits("mig-0B5E1B11-7C3F-5C83-9B8A-111111111111:1G") == 0);
+	CHECK(limits("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b/13/7:1G") == 0);
+	CHECK(limits_bad("MIG-:4G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-a b:4G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-x:4G", "invalid MIG identifier (want MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx or "
+				    "MIG-GPU-<uuid>/<gi>/<ci>, as nvidia-smi -L prints)"));
+	CHECK_CONTAINS(err, "'MIG-x:4G'");
+	CHECK(limits_bad("MIG-0b5e1b11-7c3f-5c83-9b8a-11111111111:1G", "invalid MIG identifier"));       /* 11 digits */
+	CHECK(limits_bad("MIG-0b5e1b11-7c3f-5c83-9b8a-1111111111111:1G", "invalid MIG identifier"));     /* 13 */
+	CHECK(limits_bad("MIG-0b5e1b11-7c3f-5c83-9b8a-11111111111g:1G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b:1G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b/1:1G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b/1/:1G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b/a/0:1G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b/1/0/2:1G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b/1/123456:1G", "invalid MIG identifier"));
+	CHECK(limits_bad("MIG-GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7/1/0:1G", "invalid MIG identifier"));
 	CHECK(limits_bad("x:1G", "unknown device key"));
 	CHECK(limits_bad("-1:1G", "unknown device key"));
 	CHECK(limits_bad("1x:1G", "not a decimal number"));
@@ -316,7 +332,8 @@ static void test_limits_keys(void)
 	CHECK(limits_bad("0:1G,1:1G,0=2G", "duplicate device key"));
 	CHECK(limits_bad("GPU-3f2a1b4c-5d6e-7f80-9a1b-2c3d4e5f6a7b:1G,gpu-3F2A1B4C-5D6E-7F80-9A1B-2C3D4E5F6A7B:2G",
 			 "duplicate device key"));
-	CHECK(limits_bad("MIG-a:1G,mig-A:2G", "duplicate device key"));
+	CHECK(limits_bad("MIG-0b5e1b11-7c3f-5c83-9b8a-11111111111a:1G,mig-0B5E1B11-7C3F-5C83-9B8A-11111111111A:2G",
+			 "duplicate device key"));
 	CHECK(limits_bad("4G,8G", "more than one default"));
 	CHECK(limits_bad("4G,0:1G,50%", "more than one default"));
 
@@ -346,9 +363,9 @@ static void test_limits_many(void)
 	CHECK(limits(buf) == 0);
 	CHECK(L.n == VG_MAX_LIMIT_ENTRIES);
 	CHECK_EQ_U64(L.e[63].limit.bytes, 64 * MiB);
-	sprintf(p, ",MIG-x:1G");
+	sprintf(p, ",MIG-0b5e1b11-7c3f-5c83-9b8a-111111111111:1G");
 	CHECK(limits_bad(buf, "too many entries"));
-	CHECK_CONTAINS(err, "'MIG-x:1G'");
+	CHECK_CONTAINS(err, "'MIG-0b5e1b11-7c3f-5c83-9b8a-111111111111:1G'");
 }
 
 /* Exact text: variable, token, reason, examples. */
@@ -387,7 +404,8 @@ static void test_limits_messages(void)
 		big[sizeof(big) - 2] = 'X';
 		big[sizeof(big) - 1] = '\0';
 		CHECK(limits(big) == -EINVAL);
-		CHECK_CONTAINS(err, "...'");
+		CHECK_CONTAINS(err, "...9");
+		CHECK_CONTAINS(err, "9999X' (399 bytes): unknown unit 'X'"); /* the start, the end, the length */
 		CHECK_CONTAINS(err, "(expected e.g. ");
 		CHECK(strlen(err) < VG_ERR_MAX);
 	}
@@ -754,15 +772,24 @@ static void test_load_report(void)
 	CHECK(load1("VRAMGUARD_REPORT", big) == -EINVAL);
 	CHECK(C.valid == 0 && C.report_dest == VG_REPORT_STDERR);
 	CHECK(strncmp(C.error, "vramguard: error: invalid VRAMGUARD_REPORT '/aaaa", 48) == 0);
-	CHECK_CONTAINS(C.error, "...': path template too long (at most 1023 bytes) (expected e.g. stderr, off, "
+	CHECK_CONTAINS(C.error, "...aaaa");
+	CHECK_CONTAINS(C.error, "aaaa' (1024 bytes): path template too long (at most 1023 bytes) (expected e.g. stderr, off, "
 				"/tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)");
 	CHECK(strlen(C.error) < VG_ERR_MAX - 1 && !strchr(C.error, '\n'));
 	big[1020] = '%';
 	big[1021] = 'z';
 	CHECK(load1("VRAMGUARD_REPORT", big) == -EINVAL); /* the bad specifier is named before the length */
-	CHECK_CONTAINS(C.error, "': unknown specifier '%z' (expected e.g.");
+	CHECK_CONTAINS(C.error, "%zaa' (1024 bytes): unknown specifier '%z' (expected e.g.");
 	CHECK(load1("VRAMGUARD_REPORT", "/tmp/x\n%q") == -EINVAL); /* control bytes quoted as '?' */
 	CHECK_CONTAINS(C.error, "'/tmp/x?%q': unknown specifier '%q'");
+	/* a directory is not a report file: a trailing '/', "." or ".." */
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/reports/") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_REPORT '/tmp/reports/': names a directory, not a file "
+			   "(expected e.g. stderr, off, /tmp/vramguard-%p-%n.json; specifiers %p %n %r %h %%)");
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/r-%p/.") == -EINVAL);
+	CHECK(load1("VRAMGUARD_REPORT", "..") == -EINVAL);
+	CHECK(load1("VRAMGUARD_REPORT", "/tmp/r-%p/..x") == 0);
+	CHECK(load1("VRAMGUARD_REPORT", "r.json") == 0);
 }
 
 static void test_report_expand(void)

@@ -232,10 +232,10 @@ static void test_read_file(void)
 	free(doc);
 
 	CHECK_EQ_U64(vg_report_read_file("/nonexistent/vg.json", &r, err, sizeof(err)), (uint64_t)-ENOENT);
-	CHECK_STR(err, "cannot read /nonexistent/vg.json: No such file or directory");
+	CHECK_STR(err, "cannot read '/nonexistent/vg.json': No such file or directory");
 	CHECK(report_is_zero(&r));
 	CHECK_EQ_U64(vg_report_read_file(GOLDEN_DIR, &r, err, sizeof(err)), (uint64_t)-EISDIR);
-	CHECK_STR(err, "cannot read " GOLDEN_DIR ": Is a directory");
+	CHECK_STR(err, "cannot read '" GOLDEN_DIR "': Is a directory");
 	CHECK_EQ_U64(vg_report_read_file(GOLDEN_DIR "report.txt", &r, err, sizeof(err)), (uint64_t)-EINVAL);
 	CHECK_STR(err, "line 1, column 1: expected '{' (a vramguard report is a JSON object)");
 	CHECK_EQ_U64(vg_report_read_file("/dev/null", &r, err, sizeof(err)), (uint64_t)-EINVAL);
