@@ -26,6 +26,10 @@ _Static_assert(sizeof(struct vg_region_hdr) + (size_t)VG_REGION_SLOTS_MAX * size
 		       VG_REGION_MAX_FILE, "the largest region fits the size an opener accepts");
 _Static_assert(VG_MAX_DEVICES == 64, "devmap covers the tracked ordinals");
 
+/* A path as messages quote it: whole up to 80 bytes, else its start and end with its length (vg_quote), so that a
+ * line stays short. The buffer lives until the end of the enclosing block. */
+#define VG_QP(p) vg_quote((p), (char[VG_QUOTE_BUF]){ 0 }, VG_QUOTE_BUF)
+
 static void vg_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void vg_err(char *err, size_t len, const char *fmt, ...)
 {
@@ -416,18 +420,18 @@ static int vg_region_create(const char *path, const struct vg_region_make *m, ch
 	uint32_t nslots = m->kind == VG_REGION_CONTROL ? 1 : m->nslots ? m->nslots : VG_REGION_SLOTS_DEFAULT;
 	unsigned mode = m->mode;
 	if (m->kind != VG_REGION_SHARED && m->kind != VG_REGION_CONTROL) {
-		vg_err(err, errlen, "cannot create %s: no region kind given", path);
+		vg_err(err, errlen, "cannot create %s: no region kind given", VG_QP(path));
 		return -EINVAL;
 	}
 	if (nslots > VG_REGION_SLOTS_MAX) {
-		vg_err(err, errlen, "cannot create %s with %u process slots (at most %d)", path, nslots,
+		vg_err(err, errlen, "cannot create %s with %u process slots (at most %d)", VG_QP(path), nslots,
 		       VG_REGION_SLOTS_MAX);
 		return -EINVAL;
 	}
 	size_t size = vg_region_size(nslots);
 	if (mode & 0002) {
-		vg_err(err, errlen, "cannot create %s with mode %04o: every user could write it (use 0600 or 0660)", path,
-		       mode & 07777);
+		vg_err(err, errlen, "cannot create %s with mode %04o: every user could write it (use 0600 or 0660)",
+		       VG_QP(path), mode & 07777);
 		return -EINVAL;
 	}
 	/* The temporary file is made in the region's directory (link(2) does not cross file systems): "." for a
@@ -437,14 +441,14 @@ static int vg_region_create(const char *path, const struct vg_region_make *m, ch
 	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0666);
 	if (fd < 0) {
 		int e = errno;
-		vg_err(err, errlen, "cannot create %s: %s", tmp, strerror(e));
+		vg_err(err, errlen, "cannot create %s: its temporary file beside it: %s", VG_QP(path), strerror(e));
 		return -e;
 	}
 	int e = 0;
 	void *map = MAP_FAILED;
 	if (fchmod(fd, mode & 0666) != 0) {
 		e = errno;
-		vg_err(err, errlen, "cannot set the mode of %s: %s", tmp, strerror(e));
+		vg_err(err, errlen, "cannot create %s: cannot set its mode: %s", VG_QP(path), strerror(e));
 		goto out;
 	}
 	/* Allocate every page now: tmpfs allocates on first touch, so a full /dev/shm would otherwise show up as SIGBUS
@@ -454,13 +458,13 @@ static int vg_region_create(const char *path, const struct vg_region_make *m, ch
 	e = posix_fallocate(fd, 0, (off_t)size);
 	vg_fsguard_leave(&g);
 	if (e != 0) {
-		vg_err(err, errlen, "cannot allocate %s (%zu bytes): %s", tmp, size, strerror(e));
+		vg_err(err, errlen, "cannot create %s: cannot allocate its %zu bytes: %s", VG_QP(path), size, strerror(e));
 		goto out;
 	}
 	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		e = errno;
-		vg_err(err, errlen, "cannot map %s: %s", tmp, strerror(e));
+		vg_err(err, errlen, "cannot create %s: cannot map it: %s", VG_QP(path), strerror(e));
 		goto out;
 	}
 	memset(map, 0, size);
@@ -496,7 +500,7 @@ static int vg_region_create(const char *path, const struct vg_region_make *m, ch
 	if (link(tmp, path) != 0) {
 		e = errno;
 		if (e != EEXIST)
-			vg_err(err, errlen, "cannot publish %s: %s", path, strerror(e));
+			vg_err(err, errlen, "cannot publish %s: %s", VG_QP(path), strerror(e));
 	}
 out:
 	if (map != MAP_FAILED)
@@ -510,7 +514,7 @@ int vg_region_create_new(const char *path, const struct vg_region_make *make, ch
 {
 	int rc = vg_region_create(path, make, err, errlen);
 	if (rc == -EEXIST)
-		vg_err(err, errlen, "%s already exists", path);
+		vg_err(err, errlen, "%s already exists", VG_QP(path));
 	return rc;
 }
 
@@ -532,7 +536,7 @@ static int vg_region_trust(const struct stat *st, const char *path, int access, 
 			   char *err, size_t errlen)
 {
 	if (!S_ISREG(st->st_mode)) {
-		vg_err(err, errlen, "%s is not a regular file", path);
+		vg_err(err, errlen, "%s is not a regular file", VG_QP(path));
 		return -EINVAL;
 	}
 	/* Reading (top, limit show) trusts nothing but the validated layout. */
@@ -541,7 +545,7 @@ static int vg_region_trust(const struct stat *st, const char *path, int access, 
 	/* Anyone could have written a world-writable file: not even root uses one. */
 	if (st->st_mode & 0002) {
 		vg_err(err, errlen, "%s is writable by every user (mode %04o): refusing it; remove it and let vramguard "
-		       "create it (VRAMGUARD_SHARED_MODE=0600 or 0660)", path, (unsigned)(st->st_mode & 07777));
+		       "create it (VRAMGUARD_SHARED_MODE=0600 or 0660)", VG_QP(path), (unsigned)(st->st_mode & 07777));
 		return -EPERM;
 	}
 	uid_t me = geteuid();
@@ -551,7 +555,7 @@ static int vg_region_trust(const struct stat *st, const char *path, int access, 
 		if (me == 0 || st->st_uid == me || st->st_uid == 0 || group_rw)
 			return 0;       /* root administers every user's regions */
 		vg_err(err, errlen, "%s belongs to uid %u (mode %04o) and is not shared with this user's groups: "
-		       "refusing it", path, uid, perm);
+		       "refusing it", VG_QP(path), uid, perm);
 		return -EPERM;
 	}
 	if (kind == VG_REGION_CONTROL) {
@@ -559,7 +563,7 @@ static int vg_region_trust(const struct stat *st, const char *path, int access, 
 		if (st->st_uid == me && !(st->st_mode & 0022))
 			return 0;
 		vg_err(err, errlen, "%s is not this process's own control segment (it belongs to uid %u, mode %04o; "
-		       "this process runs as uid %u): refusing it", path, uid, perm, (unsigned)me);
+		       "this process runs as uid %u): refusing it", VG_QP(path), uid, perm, (unsigned)me);
 		return -EPERM;
 	}
 	if (st->st_uid == me || st->st_uid == 0)
@@ -569,10 +573,10 @@ static int vg_region_trust(const struct stat *st, const char *path, int access, 
 	if (!(want_mode & 0060))
 		vg_err(err, errlen, "%s belongs to uid %u (mode %04o), not to this user (uid %u): refusing to join it; "
 		       "another user's region is joined only with VRAMGUARD_SHARED_MODE=0660 on both sides, by members of "
-		       "the file's group (or use a region name of your own)", path, uid, perm, (unsigned)me);
+		       "the file's group (or use a region name of your own)", VG_QP(path), uid, perm, (unsigned)me);
 	else
 		vg_err(err, errlen, "%s belongs to uid %u (mode %04o, group %u), not to this user (uid %u), and is not "
-		       "writable by a group this process is in: refusing to join it", path, uid, perm,
+		       "writable by a group this process is in: refusing to join it", VG_QP(path), uid, perm,
 		       (unsigned)st->st_gid, (unsigned)me);
 	return -EPERM;
 }
@@ -619,12 +623,12 @@ static void vg_open_denied(const char *path, int e, char *err, size_t errlen)
 	struct stat st;
 	if (e == EACCES && vg_lstat(path, &st) == 0)
 		vg_err(err, errlen, "cannot open %s: %s (it belongs to uid %u, mode %04o; this process runs as uid %u): "
-		       "another user's region; use a name of your own, or have its owner or root remove it", path,
+		       "another user's region; use a name of your own, or have its owner or root remove it", VG_QP(path),
 		       strerror(e), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
 	else if (e == ELOOP)
-		vg_err(err, errlen, "%s is a symbolic link: refusing it", path);
+		vg_err(err, errlen, "%s is a symbolic link: refusing it", VG_QP(path));
 	else
-		vg_err(err, errlen, "cannot open %s: %s", path, strerror(e));
+		vg_err(err, errlen, "cannot open %s: %s", VG_QP(path), strerror(e));
 }
 
 int vg_region_open(struct vg_region *r, const char *path, int access, int kind, const struct vg_region_make *make,
@@ -667,17 +671,18 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 		if (vg_fstat(fd, &st) != 0) {
 			int e = errno;
 			close(fd);
-			vg_err(err, errlen, "cannot stat %s: %s", path, strerror(e));
+			vg_err(err, errlen, "cannot stat %s: %s", VG_QP(path), strerror(e));
 			return -e;
 		}
 		int rc = vg_region_trust(&st, path, access, kind, want_mode, err, errlen);
 		if (rc == 0 && ((size_t)st.st_size < sizeof(struct vg_region_hdr) ||
 				(size_t)st.st_size > VG_REGION_MAX_FILE)) {
-			vg_err(err, errlen, "%s: not a vramguard region (size %lld bytes)", path, (long long)st.st_size);
+			vg_err(err, errlen, "%s: not a vramguard region (size %lld bytes)", VG_QP(path),
+			       (long long)st.st_size);
 			rc = -EINVAL;
 		}
 		if (rc == 0 && writable && vg_region_fs_check(fd, r->fs_note, sizeof(r->fs_note)) != 0) {
-			vg_err(err, errlen, "refusing %s: %s", path, r->fs_note);
+			vg_err(err, errlen, "refusing %s: %s", VG_QP(path), r->fs_note);
 			rc = -EREMOTE;
 		}
 		if (rc) {
@@ -689,7 +694,7 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 		if (map == MAP_FAILED) {
 			int e = errno;
 			close(fd);
-			vg_err(err, errlen, "cannot map %s: %s", path, strerror(e));
+			vg_err(err, errlen, "cannot map %s: %s", VG_QP(path), strerror(e));
 			return -e;
 		}
 		char why[200];
@@ -703,7 +708,7 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 		if (rc) {
 			munmap(map, size);
 			close(fd);
-			vg_err(err, errlen, "refusing %s: %s", path, why);
+			vg_err(err, errlen, "refusing %s: %s", VG_QP(path), why);
 			return rc;
 		}
 		r->h = map;
@@ -720,7 +725,7 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 		r->seen_limit_seq = atomic_load(&r->h->limit_seq);
 		return 0;
 	}
-	vg_err(err, errlen, "%s keeps disappearing while being opened", path);
+	vg_err(err, errlen, "%s keeps disappearing while being opened", VG_QP(path));
 	return -EAGAIN;
 }
 
@@ -895,12 +900,12 @@ int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *c
 	int rc = vg_region_lock(r);
 	if (rc) {
 		vg_err(err, errlen, "%s: the region's lock is held by a process that does not let go (stopped?): %s",
-		       r->path, strerror(-rc));
+		       VG_QP(r->path), strerror(-rc));
 		return rc;
 	}
 	if (atomic_load(&r->h->removed)) {
 		vg_region_unlock(r);
-		vg_err(err, errlen, "%s was removed while this process was joining it", r->path);
+		vg_err(err, errlen, "%s was removed while this process was joining it", VG_QP(r->path));
 		return -ESTALE;
 	}
 	vg_reclaim_locked(r);
@@ -919,7 +924,7 @@ int vg_region_join(struct vg_region *r, pid_t pid, uint64_t start, const char *c
 		vg_region_unlock(r);
 		vg_err(err, errlen, "%s is full: %u processes have joined it and all are alive (a region's process slots "
 		       "are set when it is made: `vramguard region create NAME --slots N`, or VRAMGUARD_SHARED_SLOTS for the "
-		       "process that creates it)", r->path, r->nslots);
+		       "process that creates it)", VG_QP(r->path), r->nslots);
 		return -ENOSPC;
 	}
 	vg_region_unlock(r);
@@ -951,12 +956,12 @@ int vg_region_remove(struct vg_region *r, bool force, int *members, char *err, s
 	if (members)
 		*members = 0;
 	if (!r->h || r->access != VG_OPEN_ADMIN) {
-		vg_err(err, errlen, "%s is not open for changes", r->path);
+		vg_err(err, errlen, "%s is not open for changes", VG_QP(r->path));
 		return -EBADF;
 	}
 	int rc = vg_region_lock(r);
 	if (rc) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
 		return rc;
 	}
 	vg_reclaim_locked(r);
@@ -995,12 +1000,12 @@ int vg_region_clean(struct vg_region *r, uint64_t min_age_ns, bool *removed)
 int vg_region_reset(struct vg_region *r, char *err, size_t errlen)
 {
 	if (!r->h || r->access != VG_OPEN_ADMIN) {
-		vg_err(err, errlen, "%s is not open for changes", r->path);
+		vg_err(err, errlen, "%s is not open for changes", VG_QP(r->path));
 		return -EBADF;
 	}
 	int rc = vg_region_lock(r);
 	if (rc) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
 		return rc;
 	}
 	vg_reclaim_locked(r);
@@ -1019,18 +1024,18 @@ int vg_region_evict(struct vg_region *r, int slot, pid_t pid, uint64_t start, bo
 	memset(freed, 0, VG_REGION_DEVS * sizeof(freed[0]));
 	if (!r->h || r->access != VG_OPEN_ADMIN || r->kind != VG_REGION_SHARED || slot < 0 ||
 	    (uint32_t)slot >= r->nslots) {
-		vg_err(err, errlen, "no such process slot in %s", r->path);
+		vg_err(err, errlen, "no such process slot in %s", VG_QP(r->path));
 		return -EINVAL;
 	}
 	int rc = vg_region_lock(r);
 	if (rc) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
 		return rc;
 	}
 	struct vg_region_slot *s = &r->h->slot[slot];
 	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
 		vg_region_unlock(r);
-		vg_err(err, errlen, "process %d left %s meanwhile", (int)pid, r->path);
+		vg_err(err, errlen, "process %d left %s meanwhile", (int)pid, VG_QP(r->path));
 		return -ESRCH;
 	}
 	if (!force && vg_slot_life_of(r, (uint32_t)slot, vg_proc_pidns()) == VG_LIFE_ALIVE) {
@@ -1360,11 +1365,11 @@ int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t
 	if (rc)
 		return rc;
 	if (!r->h || !r->writable || r->kind != VG_REGION_SHARED) {
-		vg_err(err, errlen, "%s is not a shared region opened for writing", r->path);
+		vg_err(err, errlen, "%s is not a shared region opened for writing", VG_QP(r->path));
 		return -EBADF;
 	}
 	if ((rc = vg_region_lock(r)) != 0) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
 		return rc;
 	}
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
@@ -1413,17 +1418,17 @@ int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t 
 	if (rc)
 		return rc;
 	if (!r->h || !r->writable || slot < 0 || (uint32_t)slot >= r->nslots) {
-		vg_err(err, errlen, "no such process slot in %s", r->path);
+		vg_err(err, errlen, "no such process slot in %s", VG_QP(r->path));
 		return -EINVAL;
 	}
 	if ((rc = vg_region_lock(r)) != 0) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", r->path, strerror(-rc));
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
 		return rc;
 	}
 	struct vg_region_slot *s = &r->h->slot[slot];
 	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
 		vg_region_unlock(r);
-		vg_err(err, errlen, "process %d left %s before the limit could be set", (int)pid, r->path);
+		vg_err(err, errlen, "process %d left %s before the limit could be set", (int)pid, VG_QP(r->path));
 		return -ESRCH;
 	}
 	vg_copy_str(s->limit_spec, sizeof(s->limit_spec), spec);

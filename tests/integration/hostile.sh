@@ -37,7 +37,7 @@ if [ $ASROOT = 1 ]; then
 	shp_spawn h2a NVIDIA_GPU_MEMORY_LIMITS=64M VRAMGUARD_SHARED=squat
 	shp_send h2a init
 	hst_refused "root does not join a region uid 65534 planted (1 TiB budget): fail closed, one line naming file and owner" \
-		h2a "vramguard\\.squat belongs to uid 65534 \\(mode 0600\\), not to this user \\(uid 0\\): refusing to join it"
+		h2a "vramguard\\.squat' belongs to uid 65534 \\(mode 0600\\), not to this user \\(uid 0\\): refusing to join it"
 	shp_end h2a
 	# The same name squatted against a third user: one line that says whose file is in the way.
 	SHP_AS=("${OTHER[@]}")
@@ -45,7 +45,7 @@ if [ $ASROOT = 1 ]; then
 	SHP_AS=()
 	shp_send h2b init
 	hst_refused "a squatted region name: the other user is told whose file it is and what to do" h2b \
-		"cannot open $HD/vramguard\\.squat: Permission denied \\(it belongs to uid 65534, mode 0600; this process runs as uid 4243\\): another user's region"
+		"cannot open '$HD/vramguard\\.squat': Permission denied \\(it belongs to uid 65534, mode 0600; this process runs as uid 4243\\): another user's region"
 	shp_end h2b
 	# Group sharing only when both sides ask for it, and only for members of the file's group.
 	"${NOBODY[@]}" "$RTOOL" create "$HD/vramguard.grp" grp 1G 0660 >>"$LOG" 2>&1
@@ -73,7 +73,7 @@ if [ $ASROOT = 1 ]; then
 	"${NOBODY[@]}" cp "$(ls "$HD"/vramguard.proc."$ppid_".*)" "$HD/vramguard.proc.$vpid.$vstart"
 	kill -TERM $ppid_; wait $ppid_ 2>/dev/null
 	shp_expect "planted control segment: the process starts (it is only a control segment)" v init '^= init 0$'
-	[ "$(shp_lines v "^vramguard: warning: no control segment: $HD/vramguard\\.proc\\.$vpid\\.$vstart is not this process's own control segment \\(it belongs to uid 65534")" -eq 1 ] &&
+	[ "$(shp_lines v "^vramguard: warning: no control segment: '$HD/vramguard\\.proc\\.$vpid\\.$vstart' is not this process's own control segment \\(it belongs to uid 65534")" -eq 1 ] &&
 		ok "  one warning: not its own control segment, whose it is" || bad "  the warning" "$(cat "$SHD/v.err")"
 	"${VGH[@]}" "${NOBODY[@]}" "$VG" limit set unlimited --pid "$vpid" --dir "$HD" >>"$LOG" 2>&1
 	rc=$?
@@ -245,7 +245,7 @@ wait "${bigs[@]}" 2>/dev/null
 [ ! -e "$HD/vramguard.big" ] && ok "  all left: the region is removed" || bad "  the region is left after its members left"
 for n in q1 q2 q3; do shp_spawn $n VRAMGUARD_SHARED=small VRAMGUARD_SHARED_SLOTS=2; shp_send $n init; done
 shp_send q3 "alloc 1"
-[ "${SHP_R}" = "= alloc 800 held 0" ] && grep -q "vramguard\\.small is full: 2 processes have joined it and all are alive (a region's process slots are set when it is made: .*VRAMGUARD_SHARED_SLOTS" "$SHD/q3.err" &&
+[ "${SHP_R}" = "= alloc 800 held 0" ] && grep -q "vramguard\\.small' is full: 2 processes have joined it and all are alive (a region's process slots are set when it is made: .*VRAMGUARD_SHARED_SLOTS" "$SHD/q3.err" &&
 	ok "  VRAMGUARD_SHARED_SLOTS=2: the third is refused with how to make a bigger region" || bad "  a full small region" "$(cat "$SHD/q3.err")"
 shp_end q1 q2 q3
 rm -f "$HD"/big.*

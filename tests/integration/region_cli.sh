@@ -321,7 +321,7 @@ PW=$MEMBER
 chmod 666 "$PD/vramguard.open"
 cli "limit set --shared: a world-writable region is refused" 1 '^$' "${PENV[@]}" -- $VG limit set 8G --shared open
 expect_err "  says why and what to do" \
-	"^vramguard: error: permission denied: $PD/vramguard\\.open is writable by every user \\(mode 0666\\): refusing it; remove it and let vramguard create it"
+	"^vramguard: error: permission denied: '$PD/vramguard\\.open' is writable by every user \\(mode 0666\\): refusing it; remove it and let vramguard create it"
 cli "limit set --pid: a member of a world-writable region is refused" 1 '^$' "${PENV[@]}" -- $VG limit set 1G --pid $PW
 expect_err "  says why" "^vramguard: error: permission denied: process $PW is in $PD/vramguard\\.open, which is writable by every user \\(mode 0666\\)"
 cli "top: a world-writable region is listed read-only" 0 "^$PW +region_tool join +GPU-aaaaaaaa \\(0\\) +1\\.00 GiB .* open\$" \
