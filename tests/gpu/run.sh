@@ -671,6 +671,133 @@ print(len(procs), used >> 20)' $R 2>>"$LOG")
 }
 shared_checks
 
+# region_stall: a PyTorch job starts while another member holds its region's lock (stopped inside it): it runs,
+# its tensor is refused with torch.OutOfMemoryError, and once the lock is free its next tensor joins the region.
+# region_pidns: a member in its own PID namespace holding 5 GiB is killed with -9; its liveness lock goes with it, so
+# the other member gets the 5 GiB without a restart.
+region_checks() {
+	if [ "${VG_SKIP_TORCH:-}" = 1 ] || ! "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>>"$LOG"; then
+		result SKIP region_stall "torch with CUDA not importable"
+		result SKIP region_pidns "torch with CUDA not importable"
+		return
+	fi
+	local POKE=${VG_POKE:-$(dirname "$VG_LIB")/tests/region_poke} D R=vgst$$ why="" a b
+	D=$(mktemp -d /dev/shm/vramguard-gpu.XXXXXX 2>/dev/null || echo "$BUILD/shm2")
+	mkdir -p "$D"
+	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
+	printf '\n===== region_stall\n' >>"$LOG"
+	if [ ! -x "$POKE" ]; then
+		result FAIL region_stall "no region_poke at $POKE (make build/tests/region_poke)"
+	else
+		timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" hold 1 "$BUILD/sa.ready" "$BUILD/sa.go" \
+			>"$BUILD/sa.o" 2>"$BUILD/sa.e" </dev/null &
+		a=$!
+		wait_line "$BUILD/sa.o" '^took' >/dev/null
+		"$POKE" lock "$D/vramguard.$R" "$BUILD/sa.release" >"$BUILD/poke.o" 2>>"$LOG" &
+		local pk=$!
+		wait_line "$BUILD/poke.o" '^locked' >/dev/null
+		timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" stall "$BUILD/sb.ready" "$BUILD/sb.go" \
+			>"$BUILD/sb.o" 2>"$BUILD/sb.e" </dev/null &
+		b=$!
+		wait_line "$BUILD/sb.o" '^while the lock was held' >/dev/null
+		touch "$BUILD/sa.release"
+		wait $pk
+		touch "$BUILD/sb.go"
+		wait_line "$BUILD/sb.o" '^after the lock was released' >/dev/null
+		local top
+		top=$(VRAMGUARD_SHM_DIR="$D" timeout 20 "$VG_CLI" top --once --json --shared $R 2>>"$LOG")
+		touch "$BUILD/sa.go"
+		wait $b
+		local brc=$?
+		wait $a
+		{ echo "--- A:"; cat "$BUILD/sa.o" "$BUILD/sa.e"; echo "--- B (exit $brc):"; cat "$BUILD/sb.o" "$BUILD/sb.e"; echo "--- top: $top"; } >>"$LOG"
+		local s1 s2 topsum
+		s1=$(sed -n 's/^while the lock was held took \([0-9]*\) GiB.*/\1/p' "$BUILD/sb.o")
+		s2=$(sed -n 's/^after the lock was released took \([0-9]*\) GiB.*/\1/p' "$BUILD/sb.o")
+		topsum=$(echo "$top" | timeout 20 "$PY" -c '
+import json, sys
+t = json.load(sys.stdin)
+procs = [p for p in t["processes"] if p.get("region") == sys.argv[1]]
+print(len(procs), sum(d["used_bytes"] for p in procs for d in p["devices"]) >> 20)' $R 2>>"$LOG")
+		if ! grep -q 'retried at each allocation' "$BUILD/sb.e"; then
+			why="B did not say it could not join yet; $(head -c 200 "$BUILD/sb.e")"
+		elif [ "$s1" != 0 ]; then
+			why="B took '$s1' GiB while the lock was held, want 0 (refused, out of memory)"
+		elif [ "$s2" != 1 ]; then
+			why="B took '$s2' GiB after the lock was released, want 1"
+		elif ! grep -q 'joined after [0-9]* retr' "$BUILD/sb.e"; then
+			why="B did not say it joined"
+		elif [ "$topsum" != "2 2048" ]; then
+			why="top saw '$topsum' (processes, MiB), want 2 processes and 2048 MiB"
+		elif [ "$brc" -ne 0 ]; then
+			why="B exit $brc"
+		fi
+		if [ -z "$why" ]; then
+			result PASS region_stall "lock held by region_poke while B started: B ran, its 1 GiB tensor -> torch.OutOfMemoryError ($(sed -n 's/^while the lock was held took 0 GiB; //p' "$BUILD/sb.o")); after release it took $s2 GiB; top: $topsum (processes, MiB); logged: '$(grep -m1 'joined after' "$BUILD/sb.e" | cut -c1-160)'"
+		else
+			result FAIL region_stall "$why"
+		fi
+	fi
+
+	why=""
+	R=vgns$$
+	env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
+	printf '\n===== region_pidns\n' >>"$LOG"
+	if ! unshare --pid --fork --kill-child --mount-proc true 2>>"$LOG"; then
+		result SKIP region_pidns "unshare --pid does not work here"
+	else
+		timeout -k 5 "$T" unshare --pid --fork --kill-child --mount-proc "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" hold 5 \
+			"$BUILD/na.ready" "$BUILD/na.go" >"$BUILD/na.o" 2>"$BUILD/na.e" </dev/null &
+		a=$!
+		wait_line "$BUILD/na.o" '^took' >/dev/null
+		local apid_ns
+		apid_ns=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/na.o")
+		timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" fill "$BUILD/nb.ready" "$BUILD/nb.go" \
+			>"$BUILD/nb.o" 2>"$BUILD/nb.e" </dev/null &
+		b=$!
+		wait_line "$BUILD/nb.o" '^took' >/dev/null
+		local unshare_pid a_host i
+		unshare_pid=$(pgrep -P $a -x unshare || echo $a)
+		a_host=$(pgrep -P "$unshare_pid" | head -1)       # A as this namespace numbers it
+		kill -9 "$unshare_pid" 2>/dev/null               # --kill-child takes A with it
+		wait $a 2>/dev/null
+		# Until A is gone: a killed CUDA process is a zombie leader while its other threads still tear down its GPU
+		# memory, and its liveness lock (like its memory) goes only when the last thread has (seen on an H100:
+		# "Zl" for a moment after kill -9). Its share is reclaimed from then on, not before.
+		for ((i = 0; i < T * 10; i++)); do
+			[ -n "$a_host" ] && [ -e "/proc/$a_host" ] || break
+			grep -q '^State:.Z' "/proc/$a_host/status" 2>/dev/null && grep -q '^Threads:.1$' "/proc/$a_host/status" &&
+				break
+			sleep 0.1
+		done
+		touch "$BUILD/nb.go"
+		wait_line "$BUILD/nb.o" '^then took' >/dev/null
+		wait $b
+		local brc=$? m1 m2
+		{ echo "--- A (pid $apid_ns in its namespace):"; cat "$BUILD/na.o" "$BUILD/na.e"; echo "--- B (exit $brc):"; cat "$BUILD/nb.o" "$BUILD/nb.e"; } >>"$LOG"
+		m1=$(sed -n 's/^took \([0-9]*\) GiB until.*/\1/p' "$BUILD/nb.o")
+		m2=$(sed -n 's/^then took \([0-9]*\) GiB more.*/\1/p' "$BUILD/nb.o")
+		if [ "$apid_ns" != 1 ]; then
+			why="A did not run in its own PID namespace (pid '$apid_ns' there)"
+		elif [ "$m1" != 3 ]; then
+			why="B took '$m1' GiB next to A's 5 GiB in an 8 GiB region, want 3"
+		elif [ "$m2" != 5 ]; then
+			why="after A was killed in its namespace B took '$m2' GiB more, want 5 (A's share reclaimed)"
+		elif [ "$brc" -ne 0 ]; then
+			why="B exit $brc"
+		fi
+		if [ -z "$why" ]; then
+			result PASS region_pidns "A (pid 1 in its own PID namespace) held 5 GiB, B took $m1 GiB then OOM; after kill -9 of A's namespace B took $m2 GiB more ($(sed -n 's/^then took [0-9]* GiB more until OutOfMemoryError; //p' "$BUILD/nb.o"))"
+		else
+			result FAIL region_pidns "$why; $(tail -c 300 "$BUILD/nb.e" | tr '\n' ' ')"
+		fi
+	fi
+	rm -rf "$D"
+}
+region_checks
+
 SUMMARY="$NP passed, $NF failed"
 [ "$NS" -gt 0 ] && SUMMARY="$SUMMARY, $NS skipped"
 echo "$SUMMARY" | tee -a "$RES"

@@ -2,6 +2,8 @@
 
   shared_torch.py hold N READY GO    take N GiB, print it, create READY, wait for GO, exit
   shared_torch.py once               take 1 GiB tensors until torch.OutOfMemoryError, print the count, exit
+  shared_torch.py stall READY GO     try one 1 GiB tensor and print whether it was had, create READY, wait for GO,
+                                     try again and print it (run.sh holds the region's lock during the first try)
   shared_torch.py fill READY GO [GO2 fill|lower]
                                      take 1 GiB tensors until torch.OutOfMemoryError, print the count, create READY,
                                      wait for GO, then take more until OutOfMemoryError again and print that count;
@@ -59,7 +61,15 @@ def wait_for(path, seconds=90):
 role = sys.argv[1]
 torch.cuda.init()
 print(f"ready pid={os.getpid()} {info()}", flush=True)
-if role == "once":
+if role == "stall":
+    n1 = take(1)
+    print(f"while the lock was held took {n1} GiB; {info()}", flush=True)
+    open(sys.argv[2], "w").close()
+    wait_for(sys.argv[3])
+    n2 = take(1)
+    print(f"after the lock was released took {n2} GiB; {info()}", flush=True)
+    print(f"figures: {n1} GiB while stuck, {n2} GiB after", flush=True)
+elif role == "once":
     n = take()
     print(f"took {n} GiB until OutOfMemoryError; {info()}", flush=True)
     print(f"figures: took {n} GiB", flush=True)
