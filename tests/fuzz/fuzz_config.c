@@ -290,16 +290,15 @@ static void fuzz_env(const uint8_t *data, size_t size)
 		i += n + 1;
 	}
 	/* Secure mode reads less and never fails more: the same environment loads there if it loads at all, with the
-	 * safe values in place, and fails there only with the same message. */
+	 * safe values in place. Where both fail, the messages may differ: a variable secure mode ignores may be the
+	 * first invalid one without it (regression: an invalid VRAMGUARD_REPORT before an invalid format). */
 	rc = vg_config_load(cfg, fake_getenv, 1);
 	VG_FUZZ_CHECK(rc == 0 || rc == -EINVAL);
 	VG_FUZZ_CHECK(cfg->secure && cfg->report_dest == VG_REPORT_STDERR && cfg->control == VG_CONTROL_OFF);
 	VG_FUZZ_CHECK(cfg->shared_path[0] == '\0' && cfg->shm_dir[0] == '/');
-	char secure_error[VG_ERR_MAX];
 	int secure_rc = rc;
-	memcpy(secure_error, cfg->error, sizeof(secure_error));
 	rc = vg_config_load(cfg, fake_getenv, 0);
-	VG_FUZZ_CHECK(rc == 0 ? secure_rc == 0 : secure_rc == 0 || strcmp(secure_error, cfg->error) == 0);
+	VG_FUZZ_CHECK(rc != 0 || secure_rc == 0);
 	VG_FUZZ_CHECK(!env_unknown_name);
 	VG_FUZZ_CHECK(rc == 0 || rc == -EINVAL);
 	VG_FUZZ_CHECK((rc == 0) == (cfg->valid == 1));
