@@ -161,9 +161,9 @@ shp_end t1
 rm -f "$HD"/*.out "$HD"/*.err
 
 # ---- 6. members in another PID namespace; members that cannot be verified ----
-if [ $ASROOT = 1 ] && unshare --pid --fork --kill-child true 2>/dev/null; then
+if [ $ASROOT = 1 ] && unshare --pid --fork --kill-child --mount-proc true 2>/dev/null; then
 	shp_spawn k1 VRAMGUARD_SHARED=ns VRAMGUARD_SHARED_LIMITS=100M
-	SHP_AS=(unshare --pid --fork --kill-child)
+	SHP_AS=(unshare --pid --fork --kill-child --mount-proc)
 	shp_spawn k2 VRAMGUARD_SHARED=ns VRAMGUARD_SHARED_LIMITS=100M
 	SHP_AS=()
 	shp_send k2 init
