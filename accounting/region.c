@@ -386,6 +386,25 @@ static void vg_region_unlock(struct vg_region *r)
 	pthread_mutex_unlock(&r->h->lock);
 }
 
+/* The lock for a command's change, saying why not in err. */
+static int vg_region_lock_say(struct vg_region *r, char *err, size_t errlen)
+{
+	int rc = vg_region_lock(r);
+	if (rc)
+		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
+	return rc;
+}
+
+/* The start of `vramguard region`'s operations: r opened for changes (VG_OPEN_ADMIN), its lock taken. */
+static int vg_admin_lock(struct vg_region *r, char *err, size_t errlen)
+{
+	if (!r->h || r->access != VG_OPEN_ADMIN) {
+		vg_err(err, errlen, "%s is not open for changes", VG_QP(r->path));
+		return -EBADF;
+	}
+	return vg_region_lock_say(r, err, errlen);
+}
+
 /* ---- open / create ---- */
 
 static int vg_init_mutex(pthread_mutex_t *m)
@@ -942,8 +961,12 @@ void vg_region_leave(struct vg_region *r)
 		if (vg_slot_mine(r, slot))
 			vg_slot_clear(r, (uint32_t)slot);
 		vg_live_lock(r->fd, (uint32_t)slot, F_UNLCK);
-		if (r->kind == VG_REGION_CONTROL ||
-		    (!(r->h->flags & VG_REGION_PERSISTENT) && (vg_reclaim_locked(r), vg_members_locked(r) == 0)))
+		bool last = r->kind == VG_REGION_CONTROL;
+		if (!last && !(r->h->flags & VG_REGION_PERSISTENT)) {
+			vg_reclaim_locked(r);   /* members that died without leaving do not keep it */
+			last = vg_members_locked(r) == 0;
+		}
+		if (last)
 			vg_remove_locked(r);
 		vg_region_unlock(r);
 		return;
@@ -955,22 +978,16 @@ int vg_region_remove(struct vg_region *r, bool force, int *members, char *err, s
 {
 	if (members)
 		*members = 0;
-	if (!r->h || r->access != VG_OPEN_ADMIN) {
-		vg_err(err, errlen, "%s is not open for changes", VG_QP(r->path));
-		return -EBADF;
-	}
-	int rc = vg_region_lock(r);
-	if (rc) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
+	int rc = vg_admin_lock(r, err, errlen);
+	if (rc)
 		return rc;
-	}
 	vg_reclaim_locked(r);
 	int n = vg_members_locked(r);
 	if (members)
 		*members = n;
 	if (n && !force) {
 		vg_region_unlock(r);
-		vg_err(err, errlen, "%s has %d live member%s", r->path, n, n == 1 ? "" : "s");
+		vg_err(err, errlen, "%s has %d live member%s", VG_QP(r->path), n, n == 1 ? "" : "s");
 		return -EBUSY;
 	}
 	vg_remove_locked(r);
@@ -999,15 +1016,9 @@ int vg_region_clean(struct vg_region *r, uint64_t min_age_ns, bool *removed)
 
 int vg_region_reset(struct vg_region *r, char *err, size_t errlen)
 {
-	if (!r->h || r->access != VG_OPEN_ADMIN) {
-		vg_err(err, errlen, "%s is not open for changes", VG_QP(r->path));
-		return -EBADF;
-	}
-	int rc = vg_region_lock(r);
-	if (rc) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
+	int rc = vg_admin_lock(r, err, errlen);
+	if (rc)
 		return rc;
-	}
 	vg_reclaim_locked(r);
 	vg_region_repair(r->h, r->nslots);
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
@@ -1022,16 +1033,13 @@ int vg_region_evict(struct vg_region *r, int slot, pid_t pid, uint64_t start, bo
 		    uint64_t freed[VG_REGION_DEVS], char *err, size_t errlen)
 {
 	memset(freed, 0, VG_REGION_DEVS * sizeof(freed[0]));
-	if (!r->h || r->access != VG_OPEN_ADMIN || r->kind != VG_REGION_SHARED || slot < 0 ||
-	    (uint32_t)slot >= r->nslots) {
+	if (r->kind != VG_REGION_SHARED || slot < 0 || (uint32_t)slot >= r->nslots) {
 		vg_err(err, errlen, "no such process slot in %s", VG_QP(r->path));
 		return -EINVAL;
 	}
-	int rc = vg_region_lock(r);
-	if (rc) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
+	int rc = vg_admin_lock(r, err, errlen);
+	if (rc)
 		return rc;
-	}
 	struct vg_region_slot *s = &r->h->slot[slot];
 	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
 		vg_region_unlock(r);
@@ -1368,10 +1376,8 @@ int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t
 		vg_err(err, errlen, "%s is not a shared region opened for writing", VG_QP(r->path));
 		return -EBADF;
 	}
-	if ((rc = vg_region_lock(r)) != 0) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
+	if ((rc = vg_region_lock_say(r, err, errlen)) != 0)
 		return rc;
-	}
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		struct vg_region_dev *v = &r->h->dev[d];
 		char uuid[VG_REGION_UUID_MAX];
@@ -1421,10 +1427,8 @@ int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t 
 		vg_err(err, errlen, "no such process slot in %s", VG_QP(r->path));
 		return -EINVAL;
 	}
-	if ((rc = vg_region_lock(r)) != 0) {
-		vg_err(err, errlen, "%s: cannot take the region's lock: %s", VG_QP(r->path), strerror(-rc));
+	if ((rc = vg_region_lock_say(r, err, errlen)) != 0)
 		return rc;
-	}
 	struct vg_region_slot *s = &r->h->slot[slot];
 	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
 		vg_region_unlock(r);

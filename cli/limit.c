@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,31 +35,11 @@ const char vg_usage_limit[] =
 	"group-writable, and root; never when every user can write the file. Exit status 1 if the region or process\n"
 	"is not found or may not be changed, 2 for a usage error or an invalid SPEC.\n";
 
-static int limit_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int limit_fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("vramguard: error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return code;
-}
-
-static int limit_usage(const char *fmt, const char *arg)
-{
-	fputs("vramguard: error: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", vg_usage_limit);
-	return 2;
-}
-
 /* The spec is checked by the library's own rule (vg_region_spec_check) before anything is written. */
 static int limit_spec_check(const char *spec, struct vg_limits *l)
 {
 	char e[VG_ERR_MAX];
-	return vg_region_spec_check(spec, l, e, sizeof(e)) != 0 ? limit_fail(2, "%s", e) : 0;
+	return vg_region_spec_check(spec, l, e, sizeof(e)) != 0 ? vg_cli_fail(2, "%s", e) : 0;
 }
 
 static int limit_pid_arg(const char *s, int32_t *pid)
@@ -69,7 +48,8 @@ static int limit_pid_arg(const char *s, int32_t *pid)
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || *end || !*s || v <= 0 || v > INT_MAX)
-		return limit_usage("limit: invalid --pid %s (expected a process id, a positive number)", vg_cli_q(s));
+		return vg_cli_usage(vg_usage_limit, "limit: invalid --pid %s (expected a process id, a positive number)",
+				    vg_cli_q(s));
 	*pid = (int32_t)v;
 	return 0;
 }
@@ -94,30 +74,18 @@ static int limit_open_shared(const char *dir, const char *name, struct vg_region
 {
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], who[160];
 	if (vg_region_path(dir, name, path, sizeof(path), err, sizeof(err)) != 0)
-		return limit_fail(2, "invalid --shared %s: %s", vg_cli_q(name), err);
+		return vg_cli_fail(2, "invalid --shared %s: %s", vg_cli_q(name), err);
 	int rc = vg_region_open(r, path, writable ? VG_OPEN_ADMIN : VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err,
 				sizeof(err));
 	if (rc == -ENOENT)
-		return limit_fail(1, "no shared region %s (%s does not exist): the first process started with "
+		return vg_cli_fail(1, "no shared region %s (%s does not exist): the first process started with "
 				  "'vramguard run --shared %s' creates it", vg_cli_q(name), vg_cli_q(path), vg_cli_q(name));
 	if (rc == -EACCES)
-		return limit_fail(1, "permission denied: %s belongs to %s: run this as that user or root", path,
+		return vg_cli_fail(1, "permission denied: %s belongs to %s: run this as that user or root", path,
 				  vg_cli_owner(path, who, sizeof(who)));
 	if (rc)
-		return limit_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
+		return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 	return 0;
-}
-
-/* The region's name (copied out of the file: another process may rewrite it), else fallback. */
-static const char *limit_label(const struct vg_region *r, const char *fallback, char *buf, size_t len)
-{
-	char name[VG_REGION_NAME_MAX];
-	VG_CLI_FIELD(name, r->h->name);
-	const char *l = name[0] && name[0] != '/' ? name : fallback;
-	size_t n = strnlen(l, len - 1);
-	memcpy(buf, l, n);
-	buf[n] = '\0';
-	return buf;
 }
 
 static int limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l)
@@ -128,11 +96,11 @@ static int limit_set_shared(const char *dir, const char *name, const char *spec,
 		return rc;
 	char old[VG_REGION_SPEC_MAX], now[VG_REGION_SPEC_MAX], err[VG_CLI_WHY_MAX], label[VG_SHARED_PATH_MAX];
 	VG_CLI_FIELD(old, r.h->spec);
-	limit_label(&r, name, label, sizeof(label));
+	vg_cli_region_label(&r, name, label, sizeof(label));
 	vg_region_reclaim(&r);
 	if ((rc = vg_region_set_limit(&r, spec, err, sizeof(err))) != 0) {
 		vg_region_close(&r);
-		return limit_fail(1, "shared region '%s': %s", label, err);
+		return vg_cli_fail(1, "shared region '%s': %s", label, err);
 	}
 	/* What the region stored: a spec with keys only keeps the old bare default in front ("8G" + "0:3G" gives
 	 * "8G,0:3G"), for the GPUs registered later. */
@@ -191,7 +159,7 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 	char cmd[VG_REGION_CMD_MAX], err[VG_CLI_WHY_MAX], who[160];
 	uint64_t start = vg_proc_start(pid);
 	if (!start)
-		return limit_fail(1, "no process %d", (int)pid);
+		return vg_cli_fail(1, "no process %d", (int)pid);
 	vg_proc_cmdline(pid, true, cmd, sizeof(cmd));
 	if (shared) {
 		int rc = limit_open_shared(dir, shared, out, want_write);
@@ -200,7 +168,7 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 		if ((*slot = vg_region_find_pid(out, pid)) >= 0)
 			return 0;
 		vg_region_close(out);
-		return limit_fail(1, "process %d (%s) is not in shared region %s", (int)pid, cmd, vg_cli_q(shared));
+		return vg_cli_fail(1, "process %d (%s) is not in shared region %s", (int)pid, cmd, vg_cli_q(shared));
 	}
 	/* Its control segment is DIR/vramguard.proc.PID.START, START its start time now (a reused PID has another). */
 	char path[VG_SHARED_PATH_MAX];
@@ -208,10 +176,10 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 		int rc = vg_region_open(out, path, want_write ? VG_OPEN_ADMIN : VG_OPEN_READ, VG_REGION_CONTROL, NULL, NULL,
 					err, sizeof(err));
 		if (rc == -EACCES)
-			return limit_fail(1, "permission denied: %s (the control segment of process %d) belongs to %s: run "
+			return vg_cli_fail(1, "permission denied: %s (the control segment of process %d) belongs to %s: run "
 					  "this as that user or root", path, (int)pid, vg_cli_owner(path, who, sizeof(who)));
 		if (rc && rc != -ENOENT)
-			return limit_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
+			return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 		if (rc == 0) {
 			if ((*slot = vg_region_find_pid(out, pid)) >= 0)
 				return 0;
@@ -229,12 +197,12 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 			struct stat st;
 			int code;
 			if (stat(s.v[i].r.path, &st) == 0 && (st.st_mode & 0002))
-				code = limit_fail(1, "permission denied: process %d is in %s, which is writable by every user "
+				code = vg_cli_fail(1, "permission denied: process %d is in %s, which is writable by every user "
 						  "(mode %04o): vramguard does not write such a file; remove it when no process "
 						  "uses it and let vramguard create it (VRAMGUARD_SHARED_MODE=0600 or 0660)",
 						  (int)pid, s.v[i].r.path, (unsigned)(st.st_mode & 07777));
 			else
-				code = limit_fail(1, "permission denied: process %d is in %s, which belongs to %s: run this "
+				code = vg_cli_fail(1, "permission denied: process %d is in %s, which belongs to %s: run this "
 						  "as that user or root", (int)pid, s.v[i].r.path,
 						  vg_cli_owner(s.v[i].r.path, who, sizeof(who)));
 			vg_scan_close(&s);
@@ -305,7 +273,7 @@ static int limit_set_pid(const char *dir, const char *shared, int32_t pid, const
 	struct vg_slot_view v;
 	char err[VG_CLI_WHY_MAX], old[VG_REGION_SPEC_MAX + 80];
 	if (!vg_slot_read(&r, (uint32_t)slot, &v) || v.pid != pid) {
-		int code = limit_fail(1, "process %d exited (it left %s) before the limit could be set: nothing was "
+		int code = vg_cli_fail(1, "process %d exited (it left %s) before the limit could be set: nothing was "
 				      "changed", (int)pid, r.path);
 		vg_region_close(&r);
 		return code;
@@ -313,9 +281,9 @@ static int limit_set_pid(const char *dir, const char *shared, int32_t pid, const
 	limit_own_now(&r, &v, old, sizeof(old));
 	/* The region checks, under its lock, that the slot still holds this very process (PID and start time). */
 	if ((rc = vg_region_set_slot_limit(&r, slot, v.pid, v.start, spec, err, sizeof(err))) != 0) {
-		int code = rc == -ESRCH ? limit_fail(1, "process %d (%s) exited (it left %s) before the limit could be "
+		int code = rc == -ESRCH ? vg_cli_fail(1, "process %d (%s) exited (it left %s) before the limit could be "
 						     "set: nothing was changed", (int)pid, v.cmd, r.path)
-					: limit_fail(1, "process %d: %s", (int)pid, err);
+					: vg_cli_fail(1, "process %d: %s", (int)pid, err);
 		vg_region_close(&r);
 		return code;
 	}
@@ -343,7 +311,7 @@ static int limit_set_pid(const char *dir, const char *shared, int32_t pid, const
 	else
 		printf("vramguard: process %d (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it at its "
 		       "next allocation (the region's budget still applies)%s\n", (int)v.pid, v.cmd,
-		       limit_label(&r, r.path, label, sizeof(label)), r.path, old, spec, over.data ? over.data : "");
+		       vg_cli_region_label(&r, r.path, label, sizeof(label)), r.path, old, spec, over.data ? over.data : "");
 	vg_strbuf_free(&over);
 	vg_region_close(&r);
 	return 0;
@@ -364,7 +332,8 @@ static int limit_set(int argc, char **argv)
 	/* "limit set -1G ...": a SPEC that is wrong, not an option getopt does not know. */
 	const char *neg = vg_cli_negative(argc, argv, valued);
 	if (neg)
-		return limit_spec_check(neg, &l) ? 2 : limit_usage("limit set: unexpected argument %s", vg_cli_q(neg));
+		return limit_spec_check(neg, &l) ? 2
+						 : vg_cli_usage(vg_usage_limit, "limit set: unexpected argument %s", vg_cli_q(neg));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":s:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -379,18 +348,19 @@ static int limit_set(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1)
-		return limit_usage(argc - optind ? "limit set: expected one SPEC, got %s too" : "limit set: no SPEC given%s",
-				   argc - optind ? vg_cli_q(argv[optind + 1]) : "");
+		return vg_cli_usage(vg_usage_limit,
+				    argc - optind ? "limit set: expected one SPEC, got %s too" : "limit set: no SPEC given%s",
+				    argc - optind ? vg_cli_q(argv[optind + 1]) : "");
 	if (!shared && !pid)
-		return limit_usage("limit set: say what to change: --shared NAME (a shared region's budget) or --pid PID "
-				   "(one process's quota)%s", "");
+		return vg_cli_usage(vg_usage_limit, "limit set: say what to change: --shared NAME (a shared region's budget) "
+				    "or --pid PID (one process's quota)%s", "");
 	const char *spec = argv[optind];
 	int rc = limit_spec_check(spec, &l);
 	if (rc)
 		return rc;
 	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
 	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0)
-		return limit_fail(2, "%s", err);
+		return vg_cli_fail(2, "%s", err);
 	if (pid)
 		return limit_set_pid(dir, shared, pid, spec, &l);
 	return limit_set_shared(dir, shared, spec, &l);
@@ -528,7 +498,7 @@ static int limit_show(int argc, char **argv)
 	bool json = false;
 	int c, rc = 0;
 	if (!names)
-		return limit_fail(1, "out of memory");
+		return vg_cli_fail(1, "out of memory");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":s:p:jd:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -547,12 +517,12 @@ static int limit_show(int argc, char **argv)
 	}
 	if (optind < argc) {
 		free(names);
-		return limit_usage("limit show: unexpected argument %s", vg_cli_q(argv[optind]));
+		return vg_cli_usage(vg_usage_limit, "limit show: unexpected argument %s", vg_cli_q(argv[optind]));
 	}
 	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
 	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0) {
 		free(names);
-		return limit_fail(2, "%s", err);
+		return vg_cli_fail(2, "%s", err);
 	}
 	struct vg_scan s;
 	if (pid) {
@@ -561,7 +531,7 @@ static int limit_show(int argc, char **argv)
 		int slot;
 		if (nnames > 1) {
 			free(names);
-			return limit_usage("limit show: --pid takes at most one --shared%s", "");
+			return vg_cli_usage(vg_usage_limit, "limit show: --pid takes at most one --shared%s", "");
 		}
 		if ((rc = limit_find_pid(dir, nnames ? names[0] : NULL, pid, false, &r, &slot)) != 0) {
 			free(names);
@@ -573,7 +543,7 @@ static int limit_show(int argc, char **argv)
 		if (!s.v) {
 			vg_region_close(&r);
 			free(names);
-			return limit_fail(1, "out of memory");
+			return vg_cli_fail(1, "out of memory");
 		}
 		s.n = 1;
 		s.v[0].r = r;
@@ -584,21 +554,21 @@ static int limit_show(int argc, char **argv)
 		if (s.v[0].control)
 			snprintf(s.v[0].label, sizeof(s.v[0].label), "-");
 		else
-			limit_label(&r, base, s.v[0].label, sizeof(s.v[0].label));
+			vg_cli_region_label(&r, base, s.v[0].label, sizeof(s.v[0].label));
 	} else {
 		if (vg_scan_open(&s, dir, names, nnames, (nnames ? 0 : VG_SCAN_DIR) | VG_SCAN_CLEAN, err,
 				 sizeof(err)) != 0) {
 			free(names);
-			return limit_fail(2, "limit show: %s", err);
+			return vg_cli_fail(2, "limit show: %s", err);
 		}
 		if (nnames && s.missing) {
-			int code = limit_fail(1, "no shared region: %s", s.missing_why);
+			int code = vg_cli_fail(1, "no shared region: %s", s.missing_why);
 			vg_scan_close(&s);
 			free(names);
 			return code;
 		}
 		if (s.no_dir) {
-			int code = limit_fail(1, "%s", s.dir_why);
+			int code = vg_cli_fail(1, "%s", s.dir_why);
 			vg_scan_close(&s);
 			free(names);
 			return code;

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,26 +35,6 @@ const char vg_usage_region[] =
 	"  -d, --dir DIR   where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
 	"\n"
 	"Exit status 1 if the region or process is not found or may not be changed, 2 for a usage error.\n";
-
-static int region_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int region_fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("vramguard: error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return code;
-}
-
-static int region_usage(const char *fmt, const char *arg)
-{
-	fputs("vramguard: error: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", vg_usage_region);
-	return 2;
-}
 
 struct region_args {
 	const char *name, *limit, *pid;
@@ -88,7 +67,7 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 			else if (!a->pid && operands > 1)
 				a->pid = optarg;
 			else
-				return region_usage("region: unexpected argument %s", vg_cli_q(optarg));
+				return vg_cli_usage(vg_usage_region, "region: unexpected argument %s", vg_cli_q(optarg));
 			break;
 		case 'l': a->limit = optarg; break;
 		case 'm': mode = optarg; break;
@@ -99,35 +78,34 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 		default: {
 			const char *bad = argv[optind - 1];
 			if (operands > 1 && a->name && !a->pid && bad[0] == '-' && bad[1] >= '0' && bad[1] <= '9')
-				return region_usage("region evict: invalid PID %s (expected a process id, as 'vramguard top' "
+				return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as 'vramguard top' "
 						    "lists it)", vg_cli_q(bad));
 			return vg_cli_bad_option("region", argv, c, vg_usage_region);
 		}
 		}
 	}
 	if (!a->name || (operands > 1 && !a->pid))
-		return region_usage(operands > 1 ? "region %s: expected NAME|PATH and PID" : "region %s: expected NAME|PATH",
-				    sub);
+		return vg_cli_usage(vg_usage_region,
+				    operands > 1 ? "region %s: expected NAME|PATH and PID" : "region %s: expected NAME|PATH", sub);
 	if (mode) {
 		if (!strcmp(mode, "0600") || !strcmp(mode, "600"))
 			a->mode = 0600;
 		else if (!strcmp(mode, "0660") || !strcmp(mode, "660"))
 			a->mode = 0660;
 		else
-			return region_usage("region: invalid --mode %s (expected 0600 or 0660)", vg_cli_q(mode));
+			return vg_cli_usage(vg_usage_region, "region: invalid --mode %s (expected 0600 or 0660)", vg_cli_q(mode));
 	}
-	a->slots = 0;
 	if (slots) {
 		char *end;
 		errno = 0;
 		unsigned long v = strtoul(slots, &end, 10);
 		if (errno || *end || !*slots || slots[0] == '-' || v < 1 || v > VG_REGION_SLOTS_MAX)
-			return region_usage("region: invalid --slots %s (expected 1 to 16384)", vg_cli_q(slots));
+			return vg_cli_usage(vg_usage_region, "region: invalid --slots %s (expected 1 to 16384)", vg_cli_q(slots));
 		a->slots = (unsigned)v;
 	}
 	char err[VG_CLI_WHY_MAX];
 	if (vg_cli_dir(dir, a->dir, sizeof(a->dir), err, sizeof(err)) != 0)
-		return region_fail(2, "%s", err);
+		return vg_cli_fail(2, "%s", err);
 	return 0;
 }
 
@@ -136,7 +114,7 @@ static int region_path(const struct region_args *a, char *path, size_t len)
 {
 	char err[VG_CLI_WHY_MAX];
 	if (vg_region_path(a->dir, a->name, path, len, err, sizeof(err)) != 0)
-		return region_fail(2, "invalid region %s: %s", vg_cli_q(a->name), err);
+		return vg_cli_fail(2, "invalid region %s: %s", vg_cli_q(a->name), err);
 	return 0;
 }
 
@@ -146,21 +124,13 @@ static int region_open(const struct region_args *a, const char *path, struct vg_
 	char err[VG_CLI_WHY_MAX], who[160];
 	int rc = vg_region_open(r, path, VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err));
 	if (rc == -ENOENT)
-		return region_fail(1, "no shared region %s (%s does not exist)", vg_cli_q(a->name), vg_cli_q(path));
+		return vg_cli_fail(1, "no shared region %s (%s does not exist)", vg_cli_q(a->name), vg_cli_q(path));
 	if (rc == -EACCES)
-		return region_fail(1, "permission denied: %s belongs to %s: run this as that user or root", vg_cli_q(path),
+		return vg_cli_fail(1, "permission denied: %s belongs to %s: run this as that user or root", vg_cli_q(path),
 				   vg_cli_owner(path, who, sizeof(who)));
 	if (rc)
-		return region_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
+		return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 	return 0;
-}
-
-static const char *region_label(const struct vg_region *r, const char *fallback, char *buf, size_t len)
-{
-	char name[VG_REGION_NAME_MAX];
-	VG_CLI_FIELD(name, r->h->name);
-	snprintf(buf, len, "%.100s", name[0] && name[0] != '/' ? name : fallback);
-	return buf;
 }
 
 static int region_create(int argc, char **argv)
@@ -170,12 +140,12 @@ static int region_create(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (a.force || a.pid)
-		return region_usage("region create: --force is not an option of create%s", "");
+		return vg_cli_usage(vg_usage_region, "region create: --force is not an option of create%s", "");
 	const char *spec = a.limit && strcmp(a.limit, "none") ? a.limit : "";
 	char err[VG_CLI_WHY_MAX], path[VG_SHARED_PATH_MAX];
 	struct vg_limits l;
 	if (spec[0] && vg_region_spec_check(spec, &l, err, sizeof(err)) != 0)
-		return region_fail(2, "%s", err);
+		return vg_cli_fail(2, "%s", err);
 	if ((rc = region_path(&a, path, sizeof(path))) != 0)
 		return rc;
 	const char *base = strrchr(a.name, '/') ? strrchr(a.name, '/') + 1 : a.name;
@@ -192,13 +162,13 @@ static int region_create(int argc, char **argv)
 			persistent = r.h->flags & VG_REGION_PERSISTENT;
 			vg_region_close(&r);
 		}
-		return region_fail(1, "shared region %s already exists (%s, %s, budget '%s'): change its budget with "
+		return vg_cli_fail(1, "shared region %s already exists (%s, %s, budget '%s'): change its budget with "
 				   "`vramguard limit set SPEC --shared %s`, or remove it first with `vramguard region rm %s`",
 				   vg_cli_q(a.name), vg_cli_q(path), persistent ? "persistent" : "made by a job",
 				   in_force[0] ? in_force : "none", vg_cli_q(a.name), vg_cli_q(a.name));
 	}
 	if (rc)
-		return region_fail(1, "shared region %s: %s", vg_cli_q(a.name), err);
+		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(a.name), err);
 	unsigned slots = a.slots ? a.slots : VG_REGION_SLOTS_DEFAULT;
 	printf("vramguard: created persistent shared region '%.100s' (%s): budget '%s', room for %u processes, mode "
 	       "%04o; it stays until 'vramguard region rm %.100s'\n", a.name, path, spec[0] ? spec : "none", slots,
@@ -230,12 +200,12 @@ static int region_rm(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (a.limit || a.slots || a.mode != 0600)
-		return region_usage("region rm: takes only --force and --dir%s", "");
+		return vg_cli_usage(vg_usage_region, "region rm: takes only --force and --dir%s", "");
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128], spec[VG_REGION_SPEC_MAX];
 	struct vg_region r;
 	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
 		return rc;
-	region_label(&r, a.name, label, sizeof(label));
+	vg_cli_region_label(&r, a.name, label, sizeof(label));
 	VG_CLI_FIELD(spec, r.h->spec);
 	struct vg_strbuf who = { 0 };
 	region_members(&r, &who);
@@ -244,11 +214,11 @@ static int region_rm(int argc, char **argv)
 	rc = vg_region_remove(&r, a.force, &members, err, sizeof(err));
 	vg_region_close(&r);
 	if (rc == -EBUSY) {
-		rc = region_fail(1, "shared region %s has %d live member%s: %s; removing it would split the budget (they "
+		rc = vg_cli_fail(1, "shared region %s has %d live member%s: %s; removing it would split the budget (they "
 				 "go on counting in the removed file while new jobs make a new one): stop them first, or "
 				 "pass --force", vg_cli_q(label), members, members == 1 ? "" : "s", who.data ? who.data : "");
 	} else if (rc) {
-		rc = region_fail(1, "shared region %s: %s", vg_cli_q(label), err);
+		rc = vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	} else {
 		printf("vramguard: removed %sshared region '%s' (%s), budget '%s'%s%s%s\n", persistent ? "persistent " : "",
 		       label, path, spec[0] ? spec : "none", members ? "; its members go on in the removed file: " : "",
@@ -265,18 +235,18 @@ static int region_reset(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (a.limit || a.slots || a.mode != 0600 || a.force)
-		return region_usage("region reset: takes only --dir%s", "");
+		return vg_cli_usage(vg_usage_region, "region reset: takes only --dir%s", "");
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
 	struct vg_region r;
 	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
 		return rc;
-	region_label(&r, a.name, label, sizeof(label));
+	vg_cli_region_label(&r, a.name, label, sizeof(label));
 	uint64_t before[VG_REGION_DEVS], reclaimed = atomic_load(&r.h->reclaimed);
 	for (int d = 0; d < VG_REGION_DEVS; d++)
 		before[d] = atomic_load(&r.h->dev[d].used);
 	if ((rc = vg_region_reset(&r, err, sizeof(err))) != 0) {
 		vg_region_close(&r);
-		return region_fail(1, "shared region %s: %s", vg_cli_q(label), err);
+		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	}
 	int members = 0;
 	for (uint32_t k = 0; k < r.nslots; k++)
@@ -305,24 +275,24 @@ static int region_evict(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (a.limit || a.slots || a.mode != 0600)
-		return region_usage("region evict: takes only --force and --dir%s", "");
+		return vg_cli_usage(vg_usage_region, "region evict: takes only --force and --dir%s", "");
 	char *end;
 	errno = 0;
 	long pid = strtol(a.pid, &end, 10);
 	if (errno || *end || !*a.pid || pid <= 0 || pid > INT_MAX)
-		return region_usage("region evict: invalid PID %s (expected a process id, as 'vramguard top' lists "
+		return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as 'vramguard top' lists "
 				    "it)", vg_cli_q(a.pid));
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
 	struct vg_region r;
 	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
 		return rc;
-	region_label(&r, a.name, label, sizeof(label));
+	vg_cli_region_label(&r, a.name, label, sizeof(label));
 	int reclaimed = vg_region_reclaim(&r);
 	int slot = vg_region_find_pid(&r, (pid_t)pid);
 	struct vg_slot_view v;
 	if (slot < 0 || !vg_slot_read(&r, (uint32_t)slot, &v)) {
 		vg_region_close(&r);
-		return region_fail(1, "process %ld is not a member of shared region %s%s", pid, vg_cli_q(label),
+		return vg_cli_fail(1, "process %ld is not a member of shared region %s%s", pid, vg_cli_q(label),
 				   reclaimed ? " (exited members were just reclaimed: it may have been one of them)" : "");
 	}
 	uint64_t freed[VG_REGION_DEVS];
@@ -333,13 +303,13 @@ static int region_evict(int argc, char **argv)
 		for (int d = 0; d < VG_REGION_DEVS; d++)
 			held += v.used[d];
 		vg_region_close(&r);
-		return region_fail(1, "process %ld (%s) of shared region %s is alive (it holds its liveness lock): "
+		return vg_cli_fail(1, "process %ld (%s) of shared region %s is alive (it holds its liveness lock): "
 				   "evicting it would stop counting the %s it holds; pass --force if you know better", pid,
 				   vg_cli_q(v.cmd), vg_cli_q(label), vg_format_bytes(held, x, sizeof(x)));
 	}
 	if (rc) {
 		vg_region_close(&r);
-		return region_fail(1, "shared region %s: %s", vg_cli_q(label), err);
+		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	}
 	printf("vramguard: evicted process %ld (%.40s, %s) from shared region '%s': released", pid, v.cmd,
 	       vg_life_name(v.life), label);

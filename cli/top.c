@@ -105,6 +105,36 @@ const char *vg_dev_label(const struct vg_region_dev *d, char *buf, size_t len)
 	return buf;
 }
 
+int vg_cli_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("vramguard: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return code;
+}
+
+int vg_cli_usage(const char *usage, const char *fmt, const char *arg)
+{
+	fputs("vramguard: error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage);
+	return 2;
+}
+
+const char *vg_cli_region_label(const struct vg_region *r, const char *fallback, char *buf, size_t len)
+{
+	char name[VG_REGION_NAME_MAX];
+	VG_CLI_FIELD(name, r->h->name);
+	const char *l = name[0] && name[0] != '/' ? name : fallback;
+	size_t n = strnlen(l, len - 1);
+	memcpy(buf, l, n);
+	buf[n] = '\0';
+	return buf;
+}
+
 const char *vg_cli_q(const char *s)
 {
 	static char buf[8][VG_QUOTE_BUF];
