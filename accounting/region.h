@@ -1,19 +1,31 @@
-/* Regions: memory shared between processes, in a file under /dev/shm (or any path on a memory-backed file system).
+/* Regions: memory shared between processes, in a file under /dev/shm (or any path on a memory-backed file system;
+ * a network file system is refused, a disk-backed one reported).
  *
  * A *shared* region (VRAMGUARD_SHARED=NAME|PATH) holds one VRAM budget per physical GPU (keyed by UUID, so
  * processes with different CUDA_VISIBLE_DEVICES agree on what "the same GPU" is) and one slot per process that
- * joined it. Charging takes the region's lock, a robust process-shared mutex: no two processes pass the same check,
- * and a process killed while holding it cannot wedge the others (the next locker repairs the totals). A slot names
- * its process by PID *and* start time (/proc/PID/stat field 22), so a reused PID neither inherits nor erases a
- * share; the slots of dead processes are reclaimed by whoever notices first (a charge that would be denied, the
- * periodic check on cuMemGetInfo, `vramguard top` / `limit show`).
+ * joined it, as many slots as its creator chose. Charging takes the region's lock, a robust process-shared mutex: no
+ * two processes pass the same check, and a process killed while holding it cannot wedge the others (the next locker
+ * repairs the totals).
+ *
+ * Liveness: a member holds an open-file-description lock on the first byte of its slot for as long as it lives;
+ * the kernel drops it at exit, kill or exec, whatever PID namespace the member runs in, so the slots of dead
+ * processes are reclaimed by whoever notices first (a charge that would be denied, the periodic check on
+ * cuMemGetInfo, `vramguard top` / `limit show`). A slot also names its process by PID *and* start time
+ * (/proc/PID/stat field 22): without a lock (a file system without OFD locks) that is what is checked, and a slot of
+ * another PID namespace then cannot be judged ("unverifiable", freed by `vramguard region evict`).
+ *
+ * Lifecycle: the last member to leave removes the file, unless the region is persistent (`vramguard region
+ * create`); a region whose members all died starts over, with the budget of the next process that joins. Removal
+ * marks the header under the lock before unlinking, so a process that opened the file just before joins a new one.
+ *
+ * Trust: every file is checked on the opened descriptor (type, owner, mode, size, then every header field) before
+ * anything in it is used; whose files a process may join, administer or only read is enum vg_region_access's.
  *
  * A *control* segment is a region of one slot and no budget, created by each process that has no shared region
  * (VRAMGUARD_CONTROL=on): it is how `vramguard top` sees the process and how `vramguard limit set --pid` reaches it.
  *
  * The file is created complete under a temporary name and published with link(2), so nobody ever maps a half-made
- * region; opening an existing one checks every header field and the file's size before anything is trusted.
- * No CUDA here: the interposer binds its device ordinals to region devices by UUID. */
+ * region. No CUDA here: the interposer binds its device ordinals to region devices by UUID. */
 #ifndef VG_REGION_H
 #define VG_REGION_H
 
