@@ -803,6 +803,17 @@ static int vg_reclaim_locked(struct vg_region *r)
 	return n;
 }
 
+int vg_region_members(const struct vg_region *r)
+{
+	if (!r->h)
+		return 0;
+	uint64_t ns = vg_proc_pidns();
+	int n = 0;
+	for (uint32_t i = 0; i < r->nslots; i++)
+		n += vg_slot_life_of(r, i, ns) != VG_LIFE_DEAD;
+	return n;
+}
+
 int vg_region_reclaim(struct vg_region *r)
 {
 	if (!r->h || !r->writable || vg_region_lock(r) != 0)
@@ -882,25 +893,30 @@ static int vg_claim_locked(struct vg_region *r, pid_t pid, uint64_t start, const
 
 /* Under the lock, with no member left: a region whose members have all exited starts from nothing. A persistent one
  * keeps its budget; any other one that had members takes spec (NULL: keeps its own) as if it were new. */
+/* Under the lock: the totals from the active slots alone (in use = their sum, peak = in use, no denials). */
+static void vg_totals_rebuild_locked(struct vg_region *r)
+{
+	vg_region_repair(r->h, r->nslots);
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		atomic_store(&r->h->dev[d].peak, atomic_load(&r->h->dev[d].used));
+		atomic_store(&r->h->dev[d].denied, 0);
+	}
+}
+
 static void vg_start_over_locked(struct vg_region *r, const char *spec)
 {
 	struct vg_region_hdr *h = r->h;
-	bool renew = !(h->flags & VG_REGION_PERSISTENT) && atomic_load(&h->joins) > 0 && h->kind == VG_REGION_SHARED;
-	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		struct vg_region_dev *v = &h->dev[d];
-		atomic_store(&v->used, 0);
-		atomic_store(&v->peak, 0);
-		atomic_store(&v->denied, 0);
-		if (renew) {
-			/* The GPUs register again, with limits resolved from the new spec. */
-			memset(v->uuid, 0, sizeof(v->uuid));
-			v->ordinal = -1;
-			v->total = 0;
-			atomic_store(&v->limit, VG_REGION_NONE);
-		}
-	}
-	if (!renew)
+	vg_totals_rebuild_locked(r);    /* no member: zero */
+	if ((h->flags & VG_REGION_PERSISTENT) || atomic_load(&h->joins) == 0 || h->kind != VG_REGION_SHARED)
 		return;
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		/* The GPUs register again, with limits resolved from the new spec. */
+		struct vg_region_dev *v = &h->dev[d];
+		memset(v->uuid, 0, sizeof(v->uuid));
+		v->ordinal = -1;
+		v->total = 0;
+		atomic_store(&v->limit, VG_REGION_NONE);
+	}
 	if (spec) {
 		vg_copy_str(h->created_spec, sizeof(h->created_spec), spec);
 		vg_copy_str(h->spec, sizeof(h->spec), spec);
@@ -1020,12 +1036,30 @@ int vg_region_reset(struct vg_region *r, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	vg_reclaim_locked(r);
-	vg_region_repair(r->h, r->nslots);
-	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		atomic_store(&r->h->dev[d].peak, atomic_load(&r->h->dev[d].used));
-		atomic_store(&r->h->dev[d].denied, 0);
-	}
+	vg_totals_rebuild_locked(r);
 	vg_region_unlock(r);
+	return 0;
+}
+
+/* A command's change to slot, which must still hold pid/start (checked under the lock: the process may have left
+ * and another taken the slot since the command looked). 0 with the lock held, or -EINVAL (no such slot), -ESRCH
+ * ("process PID left PATH" and after), or the lock's error, with err. */
+static int vg_slot_lock_held(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *after, char *err,
+			     size_t errlen)
+{
+	if (!r->h || !r->writable || slot < 0 || (uint32_t)slot >= r->nslots) {
+		vg_err(err, errlen, "no such process slot in %s", VG_QP(r->path));
+		return -EINVAL;
+	}
+	int rc = vg_region_lock_say(r, err, errlen);
+	if (rc)
+		return rc;
+	struct vg_region_slot *s = &r->h->slot[slot];
+	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
+		vg_region_unlock(r);
+		vg_err(err, errlen, "process %d left %s %s", (int)pid, VG_QP(r->path), after);
+		return -ESRCH;
+	}
 	return 0;
 }
 
@@ -1033,19 +1067,18 @@ int vg_region_evict(struct vg_region *r, int slot, pid_t pid, uint64_t start, bo
 		    uint64_t freed[VG_REGION_DEVS], char *err, size_t errlen)
 {
 	memset(freed, 0, VG_REGION_DEVS * sizeof(freed[0]));
-	if (r->kind != VG_REGION_SHARED || slot < 0 || (uint32_t)slot >= r->nslots) {
+	if (r->kind != VG_REGION_SHARED) {
 		vg_err(err, errlen, "no such process slot in %s", VG_QP(r->path));
 		return -EINVAL;
 	}
-	int rc = vg_admin_lock(r, err, errlen);
+	if (r->access != VG_OPEN_ADMIN) {
+		vg_err(err, errlen, "%s is not open for changes", VG_QP(r->path));
+		return -EBADF;
+	}
+	int rc = vg_slot_lock_held(r, slot, pid, start, "meanwhile", err, errlen);
 	if (rc)
 		return rc;
 	struct vg_region_slot *s = &r->h->slot[slot];
-	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
-		vg_region_unlock(r);
-		vg_err(err, errlen, "process %d left %s meanwhile", (int)pid, VG_QP(r->path));
-		return -ESRCH;
-	}
 	if (!force && vg_slot_life_of(r, (uint32_t)slot, vg_proc_pidns()) == VG_LIFE_ALIVE) {
 		vg_region_unlock(r);
 		vg_err(err, errlen, "process %d is alive (it holds its liveness lock)", (int)pid);
@@ -1423,18 +1456,9 @@ int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t 
 	int rc = vg_region_spec_check(spec, &l, err, errlen);
 	if (rc)
 		return rc;
-	if (!r->h || !r->writable || slot < 0 || (uint32_t)slot >= r->nslots) {
-		vg_err(err, errlen, "no such process slot in %s", VG_QP(r->path));
-		return -EINVAL;
-	}
-	if ((rc = vg_region_lock_say(r, err, errlen)) != 0)
+	if ((rc = vg_slot_lock_held(r, slot, pid, start, "before the limit could be set", err, errlen)) != 0)
 		return rc;
 	struct vg_region_slot *s = &r->h->slot[slot];
-	if (atomic_load(&s->state) != VG_SLOT_ACTIVE || s->pid != (int32_t)pid || s->start != start) {
-		vg_region_unlock(r);
-		vg_err(err, errlen, "process %d left %s before the limit could be set", (int)pid, VG_QP(r->path));
-		return -ESRCH;
-	}
 	vg_copy_str(s->limit_spec, sizeof(s->limit_spec), spec);
 	atomic_fetch_add(&s->limit_seq, 1);
 	vg_region_unlock(r);

@@ -236,6 +236,9 @@ bool vg_region_avail(struct vg_region *r, int dev, uint64_t *avail, uint64_t *li
 void vg_region_note_denied(struct vg_region *r);
 void vg_region_note_report(struct vg_region *r, uint64_t realtime_ns);
 
+/* Its members now: slots whose process is alive or cannot be judged (VG_LIFE_UNVERIFIABLE), as `top`, `region`
+ * and the messages count them. No lock: a snapshot. */
+int vg_region_members(const struct vg_region *r);
 /* Reclaim the slots of dead processes (any PID namespace, through their liveness locks). Returns how many; takes
  * the lock. */
 int vg_region_reclaim(struct vg_region *r);

@@ -501,9 +501,7 @@ void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
 	vg_json_str(b, VG_CLI_FIELD(spec, h->created_spec), sizeof(spec));
 	vg_strbuf_str(b, ", \"spec\": ");
 	vg_json_str(b, VG_CLI_FIELD(spec, h->spec), sizeof(spec));
-	int members = 0;
-	for (uint32_t k = 0; k < sr->r.nslots; k++)
-		members += vg_region_slot_alive(&sr->r, (int)k);
+	int members = vg_region_members(&sr->r);
 	vg_strbuf_printf(b, ", \"writable\": %s, \"persistent\": %s, \"slots\": %u, \"members\": %d, \"reclaimed\": %llu, "
 			 "\"evicted\": %llu, \"devices\": [", sr->r.writable ? "true" : "false",
 			 (h->flags & VG_REGION_PERSISTENT) ? "true" : "false", sr->r.nslots, members,
