@@ -61,6 +61,20 @@ __attribute__((destructor)) static void vg_shared_fini(void)
 	vg_shared_leave_at_exit();
 }
 
+/* How this process makes the shared region VRAMGUARD_SHARED names, if it is the first. */
+static struct vg_region_make vg_shared_make(void)
+{
+	return (struct vg_region_make){ .kind = VG_REGION_SHARED, .mode = vg_cfg.shared_mode, .name = vg_cfg.shared_name,
+					.spec = vg_cfg.shared_spec, .nslots = vg_cfg.shared_slots };
+}
+
+/* Register CUDA ordinal dev with the region at the next allocation (vg_shared_settle), which is refused until then. */
+static void vg_bind_later(int dev)
+{
+	atomic_fetch_or(&vg_unbound, 1ull << dev);
+	atomic_fetch_or(&vg_pending, VG_PENDING_BIND);
+}
+
 /* Open (creating it if need be) and take a slot in vg_self. A file removed between our open and our join (its last
  * member left, `vramguard region rm`) is opened again, which makes a new one. On -ETIMEDOUT from the join the file
  * stays open (the join is retried later); on any other failure nothing stays open. */
@@ -101,9 +115,7 @@ static void vg_shared_joined(bool created)
 		vg_log(VG_LOG_INFO, "shared region %s (%s): every earlier member had exited; it starts over with this "
 		       "process's budget '%s'", name, qp, in_force[0] ? in_force : "none");
 	else if (strcmp(in_force, vg_cfg.shared_spec) != 0) {
-		int members = 0;
-		for (uint32_t i = 0; i < vg_self.nslots; i++)
-			members += atomic_load(&vg_self.h->slot[i].state) == VG_SLOT_ACTIVE;
+		int members = vg_region_members(&vg_self);
 		bool persistent = vg_self.h->flags & VG_REGION_PERSISTENT;
 		char why[160];
 		if (strcmp(in_force, created_with) != 0)
@@ -142,9 +154,7 @@ int vg_shared_attach(void)
 	if (vg_cfg.shared_path[0]) {
 		/* The user asked for a shared budget: if it cannot be had, fail closed. */
 		vg_quote(vg_cfg.shared_name, vg_self_label, sizeof(vg_self_label));
-		const struct vg_region_make make = { .kind = VG_REGION_SHARED, .mode = vg_cfg.shared_mode,
-						     .name = vg_cfg.shared_name, .spec = vg_cfg.shared_spec,
-						     .nslots = vg_cfg.shared_slots };
+		const struct vg_region_make make = vg_shared_make();
 		int rc = vg_open_join(vg_cfg.shared_path, &make, &created, err, sizeof(err));
 		if (rc == -ETIMEDOUT || rc == -ESTALE) {
 			/* Not joined yet, but not shut out either: the next allocation tries again (and is refused until the
@@ -198,11 +208,9 @@ static void vg_bind_one(struct vg_region *r, int dev, const char *uuid, uint64_t
 	_Atomic uint64_t *used, *peak;
 	if (idx >= 0 && vg_region_control_counters(r, dev, &used, &peak))
 		vg_quota_place(dev, used, peak);        /* one counter for the quota and for `vramguard top` */
-	if (idx == -ETIMEDOUT && r->kind == VG_REGION_SHARED && dev >= 0 && dev < VG_MAX_DEVICES) {
-		/* Not in the budget yet: allocations on this GPU are refused until it is (vg_shared_ready). */
-		atomic_fetch_or(&vg_unbound, 1ull << dev);
-		atomic_fetch_or(&vg_pending, VG_PENDING_BIND);
-	} else if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
+	if (idx == -ETIMEDOUT && r->kind == VG_REGION_SHARED && dev >= 0 && dev < VG_MAX_DEVICES)
+		vg_bind_later(dev);     /* not in the budget yet */
+	else if (idx == -ENOSPC && r->kind == VG_REGION_SHARED)
 		vg_log(VG_LOG_WARN, "shared region %s already has %d GPUs: GPU %d is not counted in it (only in this "
 		       "process's own quota)", vg_shared_label(), VG_REGION_DEVS, dev);
 	else if (idx < 0 && r->kind == VG_REGION_SHARED)
@@ -228,8 +236,7 @@ void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limi
 	if (r) {
 		vg_bind_one(r, dev, uuid, total, own_limit);
 	} else if ((atomic_load(&vg_pending) & VG_PENDING_JOIN) && dev >= 0 && dev < VG_MAX_DEVICES) {
-		atomic_fetch_or(&vg_unbound, 1ull << dev);      /* registered once the join succeeds */
-		atomic_fetch_or(&vg_pending, VG_PENDING_BIND);
+		vg_bind_later(dev);     /* registered once the join succeeds */
 	}
 }
 
@@ -253,9 +260,7 @@ static int vg_shared_settle(int dev)
 	int rc = 0;
 	if (atomic_load(&vg_pending) & VG_PENDING_JOIN) {
 		char err[VG_ERR_MAX];
-		const struct vg_region_make make = { .kind = VG_REGION_SHARED, .mode = vg_cfg.shared_mode,
-						     .name = vg_cfg.shared_name, .spec = vg_cfg.shared_spec,
-						     .nslots = vg_cfg.shared_slots };
+		const struct vg_region_make make = vg_shared_make();
 		bool created = false;
 		uint32_t n = atomic_fetch_add(&vg_retries, 1) + 1;
 		/* The file stayed open after a timeout: join it, or open it again if it was removed meanwhile. */
@@ -288,9 +293,10 @@ static int vg_shared_settle(int dev)
 		}
 	}
 	if (rc == 0 && (atomic_load(&vg_pending) & VG_PENDING_BIND)) {
+		/* Clear the flag before taking the bits: a bit set meanwhile (vg_bind_later sets the bit, then the flag)
+		 * is either taken here or leaves the flag set again. */
+		atomic_fetch_and(&vg_pending, ~VG_PENDING_BIND);
 		uint64_t mask = atomic_exchange(&vg_unbound, 0);
-		if (!(atomic_load(&vg_unbound)))
-			atomic_fetch_and(&vg_pending, ~VG_PENDING_BIND);
 		vg_shared_bind_known(&vg_self, mask);   /* those that time out again set their bit again */
 		if (dev >= 0 && dev < VG_MAX_DEVICES && (atomic_load(&vg_unbound) >> dev & 1))
 			rc = -ETIMEDOUT;
