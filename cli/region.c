@@ -43,8 +43,11 @@ struct region_args {
 	bool force;
 };
 
-/* Options and operands of every subcommand; what a subcommand does not take is refused by its caller. */
-static int region_parse(int argc, char **argv, const char *sub, int operands, struct region_args *a)
+/* Options and operands of subcommand sub: operands NAME (and PID when operands is 2), and the options whose short
+ * letters are in allowed ("d" and "h" always), said in words by only for the message refusing another. 0, 1 (help
+ * printed), or the exit status of a usage error. */
+static int region_parse(int argc, char **argv, const char *sub, int operands, const char *allowed, const char *only,
+			struct region_args *a)
 {
 	static const struct option opts[] = {
 		{ "limit", required_argument, NULL, 'l' }, { "mode", required_argument, NULL, 'm' },
@@ -60,6 +63,10 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 	opterr = 0;
 	/* "-": operands come back in order as code 1, options may follow them; ":" reports a missing value. */
 	while ((c = getopt_long(argc, argv, "-:l:m:n:fd:h", opts, NULL)) != -1) {
+		if (c > 1 && strchr("lmnf", c) && !strchr(allowed, c)) {
+			fprintf(stderr, "vramguard: error: region %s: takes only %s\n%s", sub, only, vg_usage_region);
+			return 2;
+		}
 		switch (c) {
 		case 1:
 			if (!a->name)
@@ -78,8 +85,8 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, st
 		default: {
 			const char *bad = argv[optind - 1];
 			if (operands > 1 && a->name && !a->pid && bad[0] == '-' && bad[1] >= '0' && bad[1] <= '9')
-				return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as 'vramguard top' "
-						    "lists it)", vg_cli_q(bad));
+				return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as "
+						    "'vramguard top' lists it)", vg_cli_q(bad));
 			return vg_cli_bad_option("region", argv, c, vg_usage_region);
 		}
 		}
@@ -118,11 +125,16 @@ static int region_path(const struct region_args *a, char *path, size_t len)
 	return 0;
 }
 
-/* Open an existing shared region for changes; 0 or the exit status after saying why. */
-static int region_open(const struct region_args *a, const char *path, struct vg_region *r)
+/* Open the existing shared region a names for changes: its file in path, its name in label. 0 or the exit status
+ * after saying why. */
+static int region_open(const struct region_args *a, char *path, size_t plen, struct vg_region *r, char *label,
+		       size_t llen)
 {
 	char err[VG_CLI_WHY_MAX], who[160];
-	int rc = vg_region_open(r, path, VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err));
+	int rc = region_path(a, path, plen);
+	if (rc)
+		return rc;
+	rc = vg_region_open(r, path, VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err));
 	if (rc == -ENOENT)
 		return vg_cli_fail(1, "no shared region %s (%s does not exist)", vg_cli_q(a->name), vg_cli_q(path));
 	if (rc == -EACCES)
@@ -130,17 +142,16 @@ static int region_open(const struct region_args *a, const char *path, struct vg_
 				   vg_cli_owner(path, who, sizeof(who)));
 	if (rc)
 		return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
+	vg_cli_region_label(r, a->name, label, llen);
 	return 0;
 }
 
 static int region_create(int argc, char **argv)
 {
 	struct region_args a;
-	int rc = region_parse(argc, argv, "create", 1, &a);
+	int rc = region_parse(argc, argv, "create", 1, "lmn", "--limit, --mode, --slots and --dir", &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (a.force || a.pid)
-		return vg_cli_usage(vg_usage_region, "region create: --force is not an option of create%s", "");
 	const char *spec = a.limit && strcmp(a.limit, "none") ? a.limit : "";
 	char err[VG_CLI_WHY_MAX], path[VG_SHARED_PATH_MAX];
 	struct vg_limits l;
@@ -196,16 +207,13 @@ static void region_members(struct vg_region *r, struct vg_strbuf *out)
 static int region_rm(int argc, char **argv)
 {
 	struct region_args a;
-	int rc = region_parse(argc, argv, "rm", 1, &a);
+	int rc = region_parse(argc, argv, "rm", 1, "f", "--force and --dir", &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (a.limit || a.slots || a.mode != 0600)
-		return vg_cli_usage(vg_usage_region, "region rm: takes only --force and --dir%s", "");
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128], spec[VG_REGION_SPEC_MAX];
 	struct vg_region r;
-	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
+	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
-	vg_cli_region_label(&r, a.name, label, sizeof(label));
 	VG_CLI_FIELD(spec, r.h->spec);
 	struct vg_strbuf who = { 0 };
 	region_members(&r, &who);
@@ -231,16 +239,13 @@ static int region_rm(int argc, char **argv)
 static int region_reset(int argc, char **argv)
 {
 	struct region_args a;
-	int rc = region_parse(argc, argv, "reset", 1, &a);
+	int rc = region_parse(argc, argv, "reset", 1, "", "--dir", &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (a.limit || a.slots || a.mode != 0600 || a.force)
-		return vg_cli_usage(vg_usage_region, "region reset: takes only --dir%s", "");
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
 	struct vg_region r;
-	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
+	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
-	vg_cli_region_label(&r, a.name, label, sizeof(label));
 	uint64_t before[VG_REGION_DEVS], reclaimed = atomic_load(&r.h->reclaimed);
 	for (int d = 0; d < VG_REGION_DEVS; d++)
 		before[d] = atomic_load(&r.h->dev[d].used);
@@ -248,9 +253,7 @@ static int region_reset(int argc, char **argv)
 		vg_region_close(&r);
 		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	}
-	int members = 0;
-	for (uint32_t k = 0; k < r.nslots; k++)
-		members += vg_region_slot_alive(&r, (int)k);
+	int members = vg_region_members(&r);
 	printf("vramguard: reset shared region '%s' (%s): %d member%s", label, path, members, members == 1 ? "" : "s");
 	uint64_t n = atomic_load(&r.h->reclaimed) - reclaimed;
 	if (n)
@@ -271,22 +274,19 @@ static int region_reset(int argc, char **argv)
 static int region_evict(int argc, char **argv)
 {
 	struct region_args a;
-	int rc = region_parse(argc, argv, "evict", 2, &a);
+	int rc = region_parse(argc, argv, "evict", 2, "f", "--force and --dir", &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (a.limit || a.slots || a.mode != 0600)
-		return vg_cli_usage(vg_usage_region, "region evict: takes only --force and --dir%s", "");
 	char *end;
 	errno = 0;
 	long pid = strtol(a.pid, &end, 10);
 	if (errno || *end || !*a.pid || pid <= 0 || pid > INT_MAX)
-		return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as 'vramguard top' lists "
-				    "it)", vg_cli_q(a.pid));
+		return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as 'vramguard "
+				    "top' lists it)", vg_cli_q(a.pid));
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
 	struct vg_region r;
-	if ((rc = region_path(&a, path, sizeof(path))) != 0 || (rc = region_open(&a, path, &r)) != 0)
+	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
-	vg_cli_region_label(&r, a.name, label, sizeof(label));
 	int reclaimed = vg_region_reclaim(&r);
 	int slot = vg_region_find_pid(&r, (pid_t)pid);
 	struct vg_slot_view v;
