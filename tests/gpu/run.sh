@@ -513,6 +513,13 @@ wait_line() { # wait_line FILE REGEX: the first match, after waiting up to T s
 	done
 	return 1
 }
+top_members() { # top_members TOP_JSON REGION: "PROCESSES MIB", the members of REGION and what they hold
+	echo "$1" | timeout 20 "$PY" -c '
+import json, sys
+t = json.load(sys.stdin)
+procs = [p for p in t["processes"] if p.get("region") == sys.argv[1]]
+print(len(procs), sum(d["used_bytes"] for p in procs for d in p["devices"]) >> 20)' "$2" 2>>"$LOG"
+}
 shared_checks() {
 	if [ "${VG_SKIP_TORCH:-}" = 1 ] || ! "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>>"$LOG"; then
 		result SKIP shared_region "torch with CUDA not importable"
@@ -561,12 +568,7 @@ shared_checks() {
 	local n3 budget_line
 	n3=$(sed -n 's/^after the change took \([0-9]*\) GiB more.*/\1/p' "$BUILD/b.o")
 	budget_line=$(grep -m1 "budget changed to '10G'.*quota follows it" "$BUILD/b.e" | cut -c1-260)
-	topsum=$(echo "$top" | timeout 20 "$PY" -c '
-import json, sys
-t = json.load(sys.stdin)
-procs = [p for p in t["processes"] if p.get("region") == sys.argv[1]]
-used = sum(d["used_bytes"] for p in procs for d in p["devices"])
-print(len(procs), used >> 20)' $R 2>>"$LOG")
+	topsum=$(top_members "$top" $R)
 	if [ -z "$apid" ]; then
 		why="process A never took its 5 GiB"
 	elif [ "$n1" != 3 ]; then
@@ -715,11 +717,7 @@ region_checks() {
 		local s1 s2 topsum
 		s1=$(sed -n 's/^while the lock was held took \([0-9]*\) GiB.*/\1/p' "$BUILD/sb.o")
 		s2=$(sed -n 's/^after the lock was released took \([0-9]*\) GiB.*/\1/p' "$BUILD/sb.o")
-		topsum=$(echo "$top" | timeout 20 "$PY" -c '
-import json, sys
-t = json.load(sys.stdin)
-procs = [p for p in t["processes"] if p.get("region") == sys.argv[1]]
-print(len(procs), sum(d["used_bytes"] for p in procs for d in p["devices"]) >> 20)' $R 2>>"$LOG")
+		topsum=$(top_members "$top" $R)
 		if ! grep -q 'retried at each allocation' "$BUILD/sb.e"; then
 			why="B did not say it could not join yet; $(head -c 200 "$BUILD/sb.e")"
 		elif [ "$s1" != 0 ]; then
