@@ -66,6 +66,18 @@ $(FAKE): tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda.h Makefile | $(BUILD)
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -I$(CUDA_HOME)/include \
 		-o $@ tests/fakecuda/fakecuda.c
 
+# The test double of NVML (tests/fakecuda/fakenvml.h), next to the fake libcuda; libnvidia-ml.so is the name
+# nvidia-smi dlopens. nvml-r580/ holds a driver before R615, without nvmlDeviceGetMemoryLimits_v1.
+FAKE_NVML := $(T)/libnvidia-ml.so.1
+FAKE_NVML_R580 := $(T)/nvml-r580/libnvidia-ml.so.1
+$(FAKE_NVML): tests/fakecuda/fakenvml.c tests/fakecuda/fakenvml.h Makefile
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/fakecuda/fakenvml.c -ldl
+	ln -sf libnvidia-ml.so.1 $(T)/libnvidia-ml.so
+$(FAKE_NVML_R580): tests/fakecuda/fakenvml.c tests/fakecuda/fakenvml.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DFAKENVML_R580 -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/fakecuda/fakenvml.c -ldl
+
 $(T)/test_config: tests/unit/test_config.c config/config.c config/config.h tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c config/config.c
@@ -143,7 +155,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).
