@@ -288,6 +288,26 @@ int vg_region_slot_life(const struct vg_region *r, int slot);
 /* vg_region_slot_life != VG_LIFE_DEAD (the process may still hold its memory). */
 bool vg_region_slot_alive(const struct vg_region *r, int slot);
 
+/* ---- reading without joining: what NVML is told under the preload (interposer/nvml_hooks.c) ---- */
+
+/* A GPU's figures in region r, read without the lock (a snapshot: a region opened VG_OPEN_READ will do): *used, the
+ * usage charged against its budget, and *limit, the budget (VG_REGION_NONE: none). A GPU no member has registered
+ * yet has no usage, and the budget the region's spec gives it (ordinal: its CUDA ordinal, for "i:" keys, -1 if
+ * unknown; total: its memory in bytes, for percentages). UUIDs compare case-insensitively. true if r is a shared
+ * region that has registered the GPU or has a budget for it; false (nothing written) otherwise. */
+bool vg_region_gpu_usage(const struct vg_region *r, const char *uuid, int ordinal, uint64_t total, uint64_t *used,
+			 uint64_t *limit);
+
+/* The usage of GPU uuid by the processes of dir's region files (DIR/vramguard.*: control segments and shared
+ * regions; dir NULL or "": VG_REGION_DIR), as a process in a container that shares that directory sees them. Each
+ * file is opened VG_OPEN_READ (only its layout is trusted, whoever owns it) and never locked, so a stuck member
+ * cannot stall the caller; temporary files and files that are not valid regions are skipped. A slot counts when it
+ * has registered the GPU and its process is not dead (vg_region_slot_life: alive or unverifiable, as `top` counts
+ * them); the slot of process skip (0: none), as this PID namespace numbers it and with its start time, is left out.
+ * *used: the slots' usage summed; *procs (may be NULL): how many slots. 0, or -errno when dir cannot be read (the
+ * sums are then 0). Cost: one open, fstat, mmap per file, one F_OFD_GETLK per member; never on an allocation path. */
+int vg_region_dir_usage(const char *dir, const char *uuid, pid_t skip, uint64_t *used, uint32_t *procs);
+
 /* Find the active slot of process pid (as this PID namespace numbers it; or a slot of another namespace with that
  * number if no slot of ours has it) that is not dead, -1 if none. */
 int vg_region_find_pid(struct vg_region *r, pid_t pid);

@@ -1809,6 +1809,174 @@ static void rm_tree(void)
 		UNIT_FAIL_("cannot remove %s", tdir);
 }
 
+/* ---- what NVML is told: reading a directory of regions without joining ---- */
+
+/* A child that joins a region in dir and holds mb MiB on uuid: its own control segment (shared NULL), or the shared
+ * region DIR/vramguard.SHARED with budget spec. Writes 'r' (or 'x') to fd, then sleeps. */
+static pid_t dir_member(const char *dir, const char *shared, const char *spec, const char *uuid, uint64_t mb, int fd)
+{
+	pid_t p = xfork();
+	if (p == 0) {
+		struct vg_region c;
+		char e[VG_ERR_MAX], path[1024];
+		int kind = shared ? VG_REGION_SHARED : VG_REGION_CONTROL;
+		if (shared)
+			snprintf(path, sizeof(path), "%s/vramguard.%s", dir, shared);
+		else
+			vg_region_control_path(dir, getpid(), vg_proc_start(getpid()), path, sizeof(path));
+		if (vg_region_open(&c, path, VG_OPEN_JOIN, kind, MAKE(kind, 0600, shared ? shared : "", spec), NULL, e,
+				   sizeof(e)) ||
+		    vg_region_join(&c, getpid(), vg_proc_start(getpid()), "member", NULL, e, sizeof(e)) ||
+		    vg_region_bind(&c, 0, uuid, 80 * GiB, VG_REGION_NONE) < 0 ||
+		    vg_region_reserve(&c, 0, mb * MiB, NULL, NULL) != 0)
+			write_byte(fd, 'x');
+		else
+			write_byte(fd, 'r');
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_dir_usage(void)
+{
+	char dir[512], path[1024], p2[1024];
+	uint64_t used = 1, limit = 1;
+	uint32_t procs = 1;
+	int pfd[2];
+	tpath(dir, "usage");
+	CHECK(mkdir(dir, 0700) == 0);
+	CHECK(vg_region_dir_usage(dir, UUID_A, 0, &used, &procs) == 0);
+	CHECK_EQ_U64(used, 0);
+	CHECK_EQ_U64(procs, 0);
+	tpath(path, "no-such-dir");
+	CHECK(vg_region_dir_usage(path, UUID_A, 0, &used, &procs) == -ENOENT);
+	CHECK_EQ_U64(used, 0);
+
+	/* Three processes with control segments, one member of a shared region, and this process's own segment. */
+	xpipe(pfd);
+	pid_t a1 = dir_member(dir, NULL, "", UUID_A, 100, pfd[1]);
+	pid_t a2 = dir_member(dir, NULL, "", UUID_A, 200, pfd[1]);
+	pid_t b = dir_member(dir, NULL, "", UUID_B, 50, pfd[1]);
+	pid_t s1 = dir_member(dir, "job", "1G", UUID_A, 300, pfd[1]);
+	for (int i = 0; i < 4; i++)
+		CHECK(read_byte(pfd[0]) == 'r');
+	struct vg_region self;
+	vg_region_control_path(dir, getpid(), vg_proc_start(getpid()), path, sizeof(path));
+	CHECK(vg_region_open(&self, path, VG_OPEN_JOIN, VG_REGION_CONTROL, MAKE(VG_REGION_CONTROL, 0600, "", ""), NULL,
+			     err, sizeof(err)) == 0);
+	CHECK(join_self(&self) == 0);
+	CHECK(vg_region_bind(&self, 0, UUID_A, 80 * GiB, VG_REGION_NONE) == 0);
+	CHECK(vg_region_reserve(&self, 0, 400 * MiB, NULL, NULL) == 0);
+
+	CHECK(vg_region_dir_usage(dir, UUID_A, 0, &used, &procs) == 0);
+	CHECK_EQ_U64(used, 1000 * MiB);
+	CHECK_EQ_U64(procs, 4);
+	CHECK(vg_region_dir_usage(dir, UUID_A, getpid(), &used, &procs) == 0);   /* everyone but us */
+	CHECK_EQ_U64(used, 600 * MiB);
+	CHECK_EQ_U64(procs, 3);
+	CHECK(vg_region_dir_usage(dir, UUID_B, getpid(), &used, NULL) == 0);
+	CHECK_EQ_U64(used, 50 * MiB);
+	CHECK(vg_region_dir_usage(dir, "gpu-00000000-0000-0000-0000-00000000000A", getpid(), &used, &procs) == 0);
+	CHECK_EQ_U64(used, 600 * MiB);                  /* UUIDs compare case-insensitively */
+	CHECK(vg_region_dir_usage(dir, UUID_C, 0, &used, &procs) == 0);
+	CHECK_EQ_U64(used, 0);
+	CHECK_EQ_U64(procs, 0);
+
+	/* Not regions, or not to be read twice: a file of junk, a temporary file, a symbolic link to a segment, a file
+	 * without the prefix. */
+	snprintf(p2, sizeof(p2), "%s/vramguard.junk", dir);
+	CHECK(unit_write_file(p2, "not a region at all", 19) == 0);
+	snprintf(p2, sizeof(p2), "%s/.vramguard.tmp.123", dir);
+	copy_file(path, p2);
+	snprintf(p2, sizeof(p2), "%s/vramguard.link", dir);
+	CHECK(symlink(path, p2) == 0);
+	snprintf(p2, sizeof(p2), "%s/other.copy", dir);
+	copy_file(path, p2);
+	CHECK(vg_region_dir_usage(dir, UUID_A, 0, &used, &procs) == 0);
+	CHECK_EQ_U64(used, 1000 * MiB);
+	CHECK_EQ_U64(procs, 4);
+
+	/* A dead member's slot (SIGKILL: its segment stays behind) is not counted. */
+	kill_wait(a2);
+	CHECK(vg_region_dir_usage(dir, UUID_A, 0, &used, &procs) == 0);
+	CHECK_EQ_U64(used, 800 * MiB);
+	CHECK_EQ_U64(procs, 3);
+
+	/* A process stopped while it holds the shared region's lock: reading never waits for it. */
+	pid_t stuck = xfork();
+	if (stuck == 0) {
+		struct vg_region c;
+		char e[VG_ERR_MAX];
+		snprintf(p2, sizeof(p2), "%s/vramguard.job", dir);
+		if (vg_region_open(&c, p2, VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, e, sizeof(e)) == 0 &&
+		    pthread_mutex_lock(&c.h->lock) == 0)
+			write_byte(pfd[1], 'l');
+		else
+			write_byte(pfd[1], 'x');
+		raise(SIGSTOP);
+		for (;;)
+			pause();
+	}
+	CHECK(read_byte(pfd[0]) == 'l');
+	double t0 = now_s();
+	CHECK(vg_region_dir_usage(dir, UUID_A, 0, &used, &procs) == 0);
+	CHECK(now_s() - t0 < 0.5);
+	CHECK_EQ_U64(used, 800 * MiB);
+
+	/* The region's own figures, read-only: a registered GPU, one that is not (its spec's budget), a control segment. */
+	struct vg_region ro;
+	snprintf(p2, sizeof(p2), "%s/vramguard.job", dir);
+	CHECK(vg_region_open(&ro, p2, VG_OPEN_READ, 0, NULL, NULL, err, sizeof(err)) == 0);
+	CHECK(vg_region_gpu_usage(&ro, UUID_A, -1, 80 * GiB, &used, &limit));
+	CHECK_EQ_U64(used, 300 * MiB);
+	CHECK_EQ_U64(limit, 1 * GiB);
+	CHECK(vg_region_gpu_usage(&ro, "GPU-00000000-0000-0000-0000-00000000000A", -1, 80 * GiB, &used, &limit));
+	CHECK_EQ_U64(used, 300 * MiB);
+	CHECK(vg_region_gpu_usage(&ro, UUID_C, -1, 80 * GiB, &used, &limit));
+	CHECK_EQ_U64(used, 0);
+	CHECK_EQ_U64(limit, 1 * GiB);
+	vg_region_close(&ro);
+	CHECK(!vg_region_gpu_usage(&self, UUID_A, 0, 80 * GiB, &used, &limit));
+	kill_wait(stuck);
+
+	/* A budget keyed by ordinal applies to an unregistered GPU only through its ordinal. */
+	tpath(p2, "vramguard.keyed");
+	struct vg_region k;
+	CHECK(open_shared(&k, p2, "0:2G", NULL) == 0);
+	used = limit = 7;
+	CHECK(vg_region_gpu_usage(&k, UUID_C, 0, 80 * GiB, &used, &limit));
+	CHECK_EQ_U64(limit, 2 * GiB);
+	CHECK(!vg_region_gpu_usage(&k, UUID_C, 1, 80 * GiB, &used, &limit));
+	CHECK(!vg_region_gpu_usage(&k, UUID_C, -1, 80 * GiB, &used, &limit));
+	vg_region_close(&k);
+	unlink(p2);
+
+	kill_wait(a1);
+	kill_wait(b);
+	kill_wait(s1);
+	vg_region_leave(&self);
+	vg_region_close(&self);
+	close(pfd[0]);
+	close(pfd[1]);
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		snprintf(p2, sizeof(p2), "%s/%s", dir, e->d_name);
+		if (e->d_name[0] != '.' || e->d_name[1] == 'v')
+			unlink(p2);
+	}
+	if (d)
+		closedir(d);
+	CHECK(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -1837,6 +2005,7 @@ int main(void)
 	test_lifecycle();
 	test_lifecycle_race();
 	test_control_trust();
+	test_dir_usage();
 	rm_tree();
 	return UNIT_DONE();
 }
