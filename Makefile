@@ -11,7 +11,7 @@ VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramgua
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c interposer/snapshot.c \
-	interposer/reporter.c interposer/shared.c accounting/quota.c accounting/table.c accounting/sites.c \
+	interposer/reporter.c interposer/shared.c interposer/nvml.c accounting/quota.c accounting/table.c accounting/sites.c \
 	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
@@ -91,6 +91,20 @@ $(T)/test_region: tests/unit/test_region.c accounting/region.c config/config.c $
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c accounting/region.c config/config.c
 
+# Our own NVML access (interposer/nvml.c) against the test double of NVML, found through the rpath: with R615's
+# limits, as a driver before R615, and with no NVML at all.
+TEST_NVML_DEPS := tests/unit/test_nvml.c interposer/nvml.c interposer/nvml.h tests/fakecuda/fakenvml.h tests/unit/unit.h
+$(T)/test_nvml: $(TEST_NVML_DEPS) $(FAKE) $(FAKE_NVML)
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ tests/unit/test_nvml.c interposer/nvml.c -L$(T) \
+		-l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+$(T)/test_nvml_r580: $(TEST_NVML_DEPS) $(FAKE) $(FAKE_NVML_R580)
+	$(CC) $(TEST_CFLAGS) -DTEST_NVML_R580 -I. -I$(CUDA_HOME)/include -o $@ tests/unit/test_nvml.c interposer/nvml.c \
+		-L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN/nvml-r580:$$ORIGIN'
+$(T)/test_nvml_missing: $(TEST_NVML_DEPS)
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -DTEST_NVML_MISSING -I. -o $@ tests/unit/test_nvml.c interposer/nvml.c -ldl \
+		-Wl,-rpath,'$$ORIGIN/no-nvml-here'
+
 $(T)/test_report: tests/unit/test_report.c report/report.c report/report.h config/config.c config/config.h tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c config/config.c -ldl
@@ -155,7 +169,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).

@@ -9,6 +9,7 @@
 #if defined(__x86_64__)
 __asm__(".symver dlopen, dlopen@GLIBC_2.2.5");
 __asm__(".symver dlvsym, dlvsym@GLIBC_2.2.5");
+__asm__(".symver dlerror, dlerror@GLIBC_2.2.5");
 __asm__(".symver dladdr, dladdr@GLIBC_2.2.5");
 __asm__(".symver dladdr1, dladdr1@GLIBC_2.3.3");
 __asm__(".symver pthread_create, pthread_create@GLIBC_2.2.5");
@@ -27,6 +28,7 @@ __asm__(".symver pthread_mutex_trylock, pthread_mutex_trylock@GLIBC_2.2.5");
 #elif defined(__aarch64__)
 __asm__(".symver dlopen, dlopen@GLIBC_2.17");
 __asm__(".symver dlvsym, dlvsym@GLIBC_2.17");
+__asm__(".symver dlerror, dlerror@GLIBC_2.17");
 __asm__(".symver dladdr, dladdr@GLIBC_2.17");
 __asm__(".symver dladdr1, dladdr1@GLIBC_2.17");
 __asm__(".symver pthread_create, pthread_create@GLIBC_2.17");

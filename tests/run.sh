@@ -80,6 +80,9 @@ echo "== unit"
 unit test_config
 unit test_accounting
 unit test_region
+unit test_nvml
+unit test_nvml_r580
+unit test_nvml_missing
 unit test_report
 unit test_symbolize
 unit test_json_read
@@ -491,7 +494,8 @@ else bad "  check output" "$(head -30 <<<"$CO")"; fi
 cli "check: an invalid configuration exits 2 and says why" 2 "invalid NVIDIA_GPU_MEMORY_LIMITS '9Q'" $FAKEENV \
 	NVIDIA_GPU_MEMORY_LIMITS=9Q -- $VG check
 cli "check: no driver" 0 'libcuda.so.1: not found' LD_LIBRARY_PATH=/nonexistent -- $VG check
-cli "check: run under the preload it still sees the whole device" 0 'memory 16.00 GiB, quota 4.00 GiB' $FAKEENV \
+cli "check: run under the preload it still sees the whole device" 0 \
+	'memory 16.00 GiB, (in use on the card 32.00 MiB, )?quota 4.00 GiB' $FAKEENV \
 	"LD_PRELOAD=$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4G -- $VG check
 expect_quiet "  and prints no exit report"
 rm -rf "$T/inst"
