@@ -1574,7 +1574,7 @@ int vg_region_dir_usage(const char *dir, const char *uuid, pid_t skip, uint64_t 
 	DIR *dp = opendir(dir);
 	if (!dp)
 		return -errno;
-	uint64_t ns = vg_proc_pidns(), skip_start = skip > 0 ? vg_proc_start(skip) : 0;
+	uint64_t ns = vg_proc_pidns(), skip_start = 0;     /* read from /proc only if a slot has skip's PID */
 	size_t plen = strlen(VG_REGION_PREFIX);
 	struct dirent *e;
 	char path[VG_SHARED_PATH_MAX], err[VG_ERR_MAX];
@@ -1594,8 +1594,12 @@ int vg_region_dir_usage(const char *dir, const char *uuid, pid_t skip, uint64_t 
 			const struct vg_region_slot *s = &r.h->slot[i];
 			if (atomic_load(&s->state) != VG_SLOT_ACTIVE || !(atomic_load(&s->bound) >> d & 1u))
 				continue;
-			if (skip > 0 && s->pid == skip && s->start == skip_start && (!s->pidns || !ns || s->pidns == ns))
-				continue;
+			if (skip > 0 && s->pid == skip && (!s->pidns || !ns || s->pidns == ns)) {
+				if (!skip_start)
+					skip_start = vg_proc_start(skip);
+				if (s->start == skip_start)
+					continue;
+			}
 			if (vg_slot_life_of(&r, i, ns) == VG_LIFE_DEAD)
 				continue;
 			*used += atomic_load(&s->used[d]);
