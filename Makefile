@@ -11,7 +11,7 @@ VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramgua
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c interposer/snapshot.c \
-	interposer/reporter.c interposer/shared.c interposer/nvml.c accounting/quota.c accounting/table.c accounting/sites.c \
+	interposer/reporter.c interposer/shared.c interposer/nvml.c interposer/nvml_hooks.c accounting/quota.c accounting/table.c accounting/sites.c \
 	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
@@ -140,8 +140,14 @@ $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
 
 # Integration programs: linked against the test double (-lcuda route) or using dlopen (dlsym route).
-INTEG_SRCS := $(wildcard tests/integration/*.c)
-INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(T)/%)
+INTEG_SRCS := $(filter-out tests/integration/nvml_probe.c,$(wildcard tests/integration/*.c))
+INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(T)/%) $(T)/nvml_link $(T)/nvml_smi
+# NVML read every way there is: linked against the fake NVML and libcuda (a framework), or dlopen only (nvidia-smi).
+$(T)/nvml_link: tests/integration/nvml_probe.c tests/integration/itest.h $(FAKE) $(FAKE_NVML)
+	$(CC) $(TEST_CFLAGS) -DNVML_LINKED -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libnvidia-ml.so.1 \
+		-l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+$(T)/nvml_smi: tests/integration/nvml_probe.c tests/integration/itest.h
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
 # Makes regions and slots for the `top` / `limit` tests without CUDA, through region.h only.
 $(T)/region_tool: tests/integration/region_tool.c accounting/region.c accounting/region.h config/config.c config/config.h
 	@mkdir -p $(T)

@@ -1,5 +1,6 @@
 /* Routing: every way a program can obtain a driver entry point (exported name, dlsym on libcuda's handle,
- * cuGetProcAddress, cudaGetDriverEntryPoint through cudart's cached cuGetProcAddress) lands on one wrapper.
+ * cuGetProcAddress, cudaGetDriverEntryPoint through cudart's cached cuGetProcAddress) lands on one wrapper; so does
+ * every way to an NVML function we wrap (exported name, dlsym on NVML's handle: interposer/nvml_hooks.c).
  * We never re-implement the driver's version rules: we ask the real lookup with the caller's exact arguments and,
  * only if the pointer it returns is the real address of an exact name we wrap, hand back that name's wrapper. */
 #define _GNU_SOURCE
@@ -9,6 +10,7 @@
 
 #include "accounting/unwind.h"
 #include "interposer/interposer.h"
+#include "interposer/nvml.h"
 #include "report/log.h"
 
 /* Each hook's definition must have the exact type of its cudaTypedefs.h row. */
@@ -75,14 +77,29 @@ VG_NO_SANITIZE struct vg_dlsym_result vg_dlsym_route(void *handle, const char *n
 		r.handled = 1;          /* cannot happen with glibc; never jump to NULL */
 		return r;
 	}
-	/* Fast path for every non-CUDA lookup, and for the pseudo-handles: RTLD_NEXT must stay the caller's, and
-	 * RTLD_DEFAULT already finds our exports first. */
-	if (!name || name[0] != 'c' || name[1] != 'u' || handle == RTLD_NEXT || handle == RTLD_DEFAULT)
+	/* Fast path for every lookup that is neither CUDA's nor NVML's, and for the pseudo-handles: RTLD_NEXT must stay
+	 * the caller's, and RTLD_DEFAULT already finds our exports first. */
+	if (!name || (name[0] != 'c' && name[0] != 'n') || handle == RTLD_NEXT || handle == RTLD_DEFAULT)
+		return r;
+	if (name[0] == 'c') {
+		if (name[1] != 'u')
+			return r;
+		r.handled = 1;
+		r.ptr = real(handle, name);
+		if (r.ptr && vg_real_resolve(true)) {
+			void *w = vg_route_wrapper_for(r.ptr);
+			if (w)
+				r.ptr = w;
+		}
+		return r;
+	}
+	/* nvidia-smi dlopens NVML and looks up every function on its handle; so do ctypes-based bindings. */
+	if (name[1] != 'v' || name[2] != 'm' || name[3] != 'l')
 		return r;
 	r.handled = 1;
 	r.ptr = real(handle, name);
-	if (r.ptr && vg_real_resolve(true)) {
-		void *w = vg_route_wrapper_for(r.ptr);
+	if (r.ptr) {
+		void *w = vg_nvml_route_wrapper_for(r.ptr);
 		if (w)
 			r.ptr = w;
 	}

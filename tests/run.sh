@@ -589,6 +589,9 @@ source tests/integration/shared_preload.sh
 echo "== shared state under attack: other users' files, stuck locks, poisoned regions, namespaces, capacity"
 source tests/integration/hostile.sh
 
+echo "== NVML and nvidia-smi under the preload: one answer to how much memory there is"
+source tests/integration/nvml.sh
+
 echo "== examples: container and Kubernetes recipes (static; no Docker engine or cluster here)"
 # The checker needs PyYAML: the first python3 on PATH if it has it, else Debian's (python3-yaml).
 PYY=python3
@@ -598,12 +601,13 @@ prog "examples lint fails on broken fixtures (--self-test)" -- $PYY tests/lint/c
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h
+	sed -n '/^#define VG_NVML_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/nvml.h
 	echo dlsym; echo dlclose; echo vg_instance_marker)
 got=$(nm -D --defined-only "$LIB" | awk '{print $3}')
 # ASan adds one ODR indicator (__odr_asan.NAME) per exported variable; not ours.
 [ "$SAN" = asan ] && got=$(grep -v '^__odr_asan\.' <<<"$got")
 if [ "$(sort <<<"$want")" = "$(sort <<<"$got")" ]; then
-	ok "exports are exactly the hook list + dlsym + dlclose + vg_instance_marker ($(wc -l <<<"$got") symbols)"
+	ok "exports are exactly the hook lists (CUDA, NVML) + dlsym + dlclose + vg_instance_marker ($(wc -l <<<"$got") symbols)"
 else
 	bad "exports differ from the hook list" "$(diff <(sort <<<"$want") <(sort <<<"$got") | head -5)"
 fi
