@@ -80,8 +80,10 @@ echo "== unit"
 unit test_config
 unit test_accounting
 unit test_region
-unit test_nvml
-unit test_nvml_r580
+# These find the fake NVML through their rpath, but a sanitizer's dlopen interceptor is not the executable: it
+# searches without the executable's RUNPATH. LD_LIBRARY_PATH names the same directories.
+LD_LIBRARY_PATH="$PWD/$T" unit test_nvml
+LD_LIBRARY_PATH="$PWD/$T/nvml-r580:$PWD/$T" unit test_nvml_r580
 unit test_nvml_missing
 unit test_report
 unit test_symbolize
