@@ -48,7 +48,7 @@ struct vg_alloc {
 	uint32_t tid;           /* kernel thread id of the caller */
 	uint32_t idx;           /* the pool's name for this record (table slots hold it); set once, never change */
 	int16_t dev;            /* ordinal, -1 for none (tracked ordinals are < VG_MAX_DEVICES = 64) */
-	uint8_t hook;           /* enum vg_hook_id that created it (VG_HOOK_COUNT <= 256: checked in wrappers.c) */
+	uint8_t hook;           /* enum vg_hook_id that created it (VG_HOOK_COUNT <= 256: checked in charge.c) */
 	uint8_t kind;           /* enum vg_kind */
 	uint8_t flags;          /* VG_ALLOC_* */
 };

@@ -21,9 +21,15 @@ struct vg_real_table vg_real;
 struct vg_config vg_cfg;
 
 const char *const vg_hook_names[VG_HOOK_COUNT] = {
-#define VG_X_NAME(name, pfn) #name,
+#define VG_X_NAME(name, ...) #name,
 	VG_HOOKS(VG_X_NAME)
 #undef VG_X_NAME
+};
+
+const char *const vg_hook_charges[VG_HOOK_COUNT] = {
+#define VG_X_CHARGE(name, pfn, policy, charge) charge,
+	VG_HOOKS(VG_X_CHARGE)
+#undef VG_X_CHARGE
 };
 
 /* Exported so that a second copy of the library in the same process can see that it is not the first one. */
@@ -61,7 +67,7 @@ bool vg_real_resolve(bool loaded_only)
 		return false;
 	}
 	struct vg_real_table t;
-#define VG_X_RESOLVE(name, pfn) t.name = (pfn)real_dlsym(h, #name);
+#define VG_X_RESOLVE(name, pfn, ...) t.name = (pfn)real_dlsym(h, #name);
 	VG_HOOKS(VG_X_RESOLVE)
 	VG_REALS(VG_X_RESOLVE)
 #undef VG_X_RESOLVE

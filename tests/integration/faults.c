@@ -20,7 +20,7 @@
 #include "tests/fakecuda/fakecuda.h"
 
 static const char *const hook_names[] = {
-#define X_NAME(name, pfn) #name,
+#define X_NAME(name, ...) #name,
 	VG_HOOKS(X_NAME)
 #undef X_NAME
 };
