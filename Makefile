@@ -11,7 +11,7 @@ VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramgua
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
-	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/snapshot.c \
+	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c accounting/quota.c accounting/table.c accounting/sites.c \
 	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
 LIB_ASM := interposer/dlsym.S

@@ -29,6 +29,7 @@ static void vg_quota_release_local(int dev, uint64_t bytes);
 struct vg_quota_shard {
 	struct {
 		_Atomic uint64_t allocs, frees, largest;
+		_Atomic uint64_t in_bytes, out_bytes;   /* bytes allocated / freed, ever */
 		_Atomic uint64_t credit;        /* small-allocation credit of the owner (below) */
 	} dev[VG_MAX_DEVICES];
 } __attribute__((aligned(64)));
@@ -263,15 +264,17 @@ void vg_quota_note_alloc(int dev, uint64_t bytes)
 		return;
 	struct vg_quota_shard *sh = vg_quota_shard();
 	vg_shard_add(sh, &sh->dev[dev].allocs, 1);
+	vg_shard_add(sh, &sh->dev[dev].in_bytes, bytes);
 	vg_atomic_max(&sh->dev[dev].largest, bytes);    /* a load unless it grows */
 }
 
-void vg_quota_note_free(int dev)
+void vg_quota_note_free(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
 	struct vg_quota_shard *sh = vg_quota_shard();
 	vg_shard_add(sh, &sh->dev[dev].frees, 1);
+	vg_shard_add(sh, &sh->dev[dev].out_bytes, bytes);
 }
 
 void vg_quota_note_denied(int dev, uint64_t bytes)
@@ -306,14 +309,18 @@ bool vg_quota_stats(int dev, struct vg_quota_stats *out)
 	out->peak = atomic_load(vg_peak_of(q));
 	out->denied_count = atomic_load(&q->denied_count);
 	out->denied_bytes = atomic_load(&q->denied_bytes);
+	uint64_t in = 0, out_b = 0;
 	for (int i = 0; i < VG_QUOTA_SHARDS; i++) {
 		const struct vg_quota_shard *sh = &vg_quota_shards[i];
 		out->allocs += atomic_load_explicit(&sh->dev[dev].allocs, memory_order_relaxed);
 		out->frees += atomic_load_explicit(&sh->dev[dev].frees, memory_order_relaxed);
+		in += atomic_load_explicit(&sh->dev[dev].in_bytes, memory_order_relaxed);
+		out_b += atomic_load_explicit(&sh->dev[dev].out_bytes, memory_order_relaxed);
 		uint64_t l = atomic_load_explicit(&sh->dev[dev].largest, memory_order_relaxed);
 		if (l > out->largest)
 			out->largest = l;
 	}
+	out->allocated = in > out_b ? in - out_b : 0;
 	return true;
 }
 
@@ -330,6 +337,8 @@ void vg_quota_reset_usage(void)
 		for (int s = 0; s < VG_QUOTA_SHARDS; s++) {
 			atomic_store(&vg_quota_shards[s].dev[i].allocs, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].frees, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].in_bytes, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].out_bytes, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].largest, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].credit, 0);
 		}

@@ -29,6 +29,8 @@ struct vg_counters {
 /* Every figure of a device, the shards summed (reports). */
 struct vg_quota_stats {
 	uint64_t limit, used, peak, allocs, frees, denied_count, denied_bytes, largest;
+	uint64_t allocated;             /* live bytes of the allocations themselves (what VRAMGUARD_COUNT=allocations
+					 * counts); `used` is what the quota counts */
 };
 
 extern struct vg_counters vg_quota[VG_MAX_DEVICES];
@@ -55,9 +57,9 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now);
 void vg_quota_force(int dev, uint64_t bytes);
 /* Give bytes back (a failed driver call after reserve, or a free). */
 void vg_quota_release(int dev, uint64_t bytes);
-/* Count a committed allocation / a free / a denial (statistics only). */
+/* Count a committed allocation / a free / a denial (statistics only; the bytes make the allocations' figure). */
 void vg_quota_note_alloc(int dev, uint64_t bytes);
-void vg_quota_note_free(int dev);
+void vg_quota_note_free(int dev, uint64_t bytes);
 void vg_quota_note_denied(int dev, uint64_t bytes);
 
 uint64_t vg_quota_used(int dev);

@@ -26,6 +26,7 @@ enum vg_kind {
 };
 
 #define VG_ALLOC_SYNCED 0x1     /* flags, STREAM_EVENT: the stream was synchronized before it was destroyed */
+#define VG_ALLOC_POOLED 0x2     /* flags, ASYNC under device counting: the pool's reserve is charged, not bytes */
 
 struct vg_site;
 
@@ -51,6 +52,7 @@ struct vg_alloc {
 	uint8_t hook;           /* enum vg_hook_id that created it (VG_HOOK_COUNT <= 256: checked in charge.c) */
 	uint8_t kind;           /* enum vg_kind */
 	uint8_t flags;          /* VG_ALLOC_* */
+	uint8_t pool;           /* VG_ALLOC_POOLED: the slot of the stream-ordered pool it came from (devmem.h) */
 };
 _Static_assert(sizeof(struct vg_alloc) == 64, "a record is one cache line");
 

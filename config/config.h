@@ -58,6 +58,8 @@ enum vg_report_format { VG_FORMAT_TEXT = 0, VG_FORMAT_JSON };
 enum vg_stream_check { VG_STREAM_WARN = 0, VG_STREAM_SYNC, VG_STREAM_OFF };
 enum vg_control { VG_CONTROL_ON = 0, VG_CONTROL_OFF };
 
+enum vg_count { VG_COUNT_DEVICE = 0, VG_COUNT_ALLOCATIONS };
+
 struct vg_config {
 	struct vg_limits limits;        /* NVIDIA_GPU_MEMORY_LIMITS */
 	struct vg_limits hami;          /* CUDA_DEVICE_MEMORY_LIMIT and CUDA_DEVICE_MEMORY_LIMIT_<i> (lower precedence) */
@@ -71,6 +73,8 @@ struct vg_config {
 	int report_format;              /* enum vg_report_format */
 	unsigned report_mode;           /* VRAMGUARD_REPORT_MODE: permissions of report files, default 0600 */
 	int stream_check;               /* enum vg_stream_check */
+	int count;                      /* enum vg_count: VRAMGUARD_COUNT (placeholder until the option lands) */
+	unsigned device_poll_ms;        /* VRAMGUARD_DEVICE_POLL (placeholder until the option lands) */
 	char shm_dir[VG_SHM_DIR_MAX];   /* VRAMGUARD_SHM_DIR: where named regions and control segments live */
 	char shared_path[VG_SHARED_PATH_MAX]; /* VRAMGUARD_SHARED resolved to a file; "" = no shared region */
 	char shared_name[VG_SHARED_PATH_MAX]; /* VRAMGUARD_SHARED as written (NAME or PATH) */

@@ -12,9 +12,12 @@
 #include <unistd.h>
 
 #include "interposer/charge.h"
+#include "interposer/devmem.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
 #include "report/log.h"
+
+void vg_soft_limit_check(int dev) __attribute__((weak));      /* until the soft limit lands */
 
 struct vg_table vg_ptrs;                /* device pointers: cuMemAlloc, pitch, managed, async */
 struct vg_table vg_arrays;              /* CUarray and CUmipmappedArray handles */
@@ -31,6 +34,7 @@ static struct vg_table *const vg_all_tables[] = { &vg_ptrs, &vg_arrays, &vg_vmm,
 
 void vg_wrappers_init(void)
 {
+	vg_devmem_init();
 	for (size_t i = 0; i < VG_NTABLES; i++)
 		vg_table_init(vg_all_tables[i]);
 }
@@ -100,6 +104,15 @@ static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, co
 			     di->source ? di->source : "quota", tail);
 }
 
+void vg_refuse(int dev, uint64_t bytes, uint64_t used, int hook, int why)
+{
+	const struct vg_device_info *di = vg_device_info(dev);
+	vg_quota_note_denied(dev, bytes);
+	vg_region_note_denied(vg_shared_region());
+	if (di)
+		vg_deny_message(dev, bytes, used, hook, di, why);
+}
+
 /* Reserve bytes on dev before the driver call. CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY like a full GPU. */
 CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 {
@@ -112,11 +125,20 @@ CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 	if (VG_LIKELY(rc == 0))
 		rc = vg_quota_reserve(dev, bytes, &used);
 	if (VG_LIKELY(rc == 0))
-		return CUDA_SUCCESS;
-	vg_quota_note_denied(dev, bytes);
-	vg_region_note_denied(vg_shared_region());
-	vg_deny_message(dev, bytes, used, hook, di, rc);
+		goto charged;
+	/* Device counting: a pool's or the graphs' figure may be stale (memory released at a synchronization), and a
+	 * pool may hold memory it has not handed out. Bring them up to date, trim, and look once more. */
+	if ((rc == -ENOSPC || rc == -EDQUOT) && vg_devmem_reclaim(dev)) {
+		rc = vg_quota_reserve(dev, bytes, &used);
+		if (rc == 0)
+			goto charged;
+	}
+	vg_refuse(dev, bytes, used, hook, rc);
 	return CUDA_ERROR_OUT_OF_MEMORY;
+charged:
+	if (vg_soft_limit_check)
+		vg_soft_limit_check(dev);
+	return CUDA_SUCCESS;
 }
 
 static __thread uint32_t vg_tid __attribute__((tls_model("initial-exec")));
@@ -167,21 +189,43 @@ void vg_rec_stamp(struct vg_alloc *r, int hook)
 
 static _Atomic int vg_nomem_warned;
 
+/* Give back what a record holds on the quota: its bytes, or, for a pooled allocation, its share of the pool's live
+ * bytes (the pool's reserve stays charged: the memory is still the pool's). */
+static void vg_uncharge(const struct vg_alloc *r)
+{
+	if (r->flags & VG_ALLOC_POOLED)
+		atomic_fetch_sub(&vg_pools[r->pool].live, r->bytes);
+	else
+		vg_quota_release(r->dev, r->bytes);
+}
+
 /* Record a charged object. A stale entry under the same key (memory the driver released without telling us) is
  * replaced and its charge returned. If we cannot record it we cannot uncharge it later either, so give the
  * charge back now. */
 void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind)
 {
+	vg_record_pooled(t, key, bytes, dev, ctx, hook, kind, NULL);
+}
+
+void vg_record_pooled(struct vg_table *t, uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind,
+		      const struct vg_pool *pool)
+{
 	vg_table_prefetch(t, key);
 	vg_quota_note_alloc(dev, bytes);
 	struct vg_alloc *r = vg_rec_new(key, bytes, dev, ctx, hook, kind);
-	if (r)
+	if (r) {
 		vg_rec_stamp(r, hook);
+		if (pool) {
+			r->flags |= VG_ALLOC_POOLED;
+			r->pool = (uint8_t)(pool - vg_pools);
+		}
+	}
 	int rc = r ? vg_table_insert(t, r) : -ENOMEM;
 	if (rc == -EEXIST) {
 		struct vg_alloc *old = vg_table_remove(t, key);
 		if (old) {
-			vg_quota_release(old->dev, old->bytes);
+			vg_uncharge(old);
+			vg_quota_note_free(old->dev, old->bytes);
 			vg_alloc_free(old);
 		}
 		rc = vg_table_insert(t, r);
@@ -191,7 +235,11 @@ void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev, void *
 		vg_reporter_arm_exit();
 	} else {
 		vg_alloc_free(r);
-		vg_quota_release(dev, bytes);
+		if (pool)
+			atomic_fetch_sub(&vg_pools[pool - vg_pools].live, bytes);
+		else
+			vg_quota_release(dev, bytes);
+		vg_quota_note_free(dev, bytes);
 		if (!atomic_exchange(&vg_nomem_warned, 1))
 			vg_log(VG_LOG_WARN, "out of host memory for bookkeeping; some allocations are not counted");
 	}
@@ -213,7 +261,8 @@ void vg_commit(CUresult rc, struct vg_table *t, uint64_t key, uint64_t bytes, in
 void vg_unremove(struct vg_table *t, struct vg_alloc *r)
 {
 	if (vg_table_insert(t, r) != 0) {
-		vg_quota_release(r->dev, r->bytes);
+		vg_uncharge(r);
+		vg_quota_note_free(r->dev, r->bytes);
 		vg_alloc_free(r);
 	}
 }
@@ -221,8 +270,8 @@ void vg_unremove(struct vg_table *t, struct vg_alloc *r)
 /* A free the driver accepted: uncharge and drop the record. */
 void vg_retire(struct vg_alloc *r)
 {
-	vg_quota_release(r->dev, r->bytes);
-	vg_quota_note_free(r->dev);
+	vg_uncharge(r);
+	vg_quota_note_free(r->dev, r->bytes);
 	vg_alloc_free(r);
 }
 
@@ -257,6 +306,7 @@ VG_HIDDEN void vg_wrappers_atfork_parent(void)
 
 void vg_wrappers_atfork_child(void)
 {
+	vg_devmem_atfork_child();
 	for (size_t i = 0; i < VG_NTABLES; i++)
 		vg_table_reset_child(vg_all_tables[i]);
 	vg_alloc_reset_child();                 /* every record free again: the tables held them all */

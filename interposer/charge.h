@@ -28,16 +28,16 @@ static inline bool vg_fails_closed(enum vg_mode m, int id)
 	return m == VG_MODE_BADCONFIG && vg_hook_policies[id] == VG_CLOSED;
 }
 
-/* The opening of a hook, from its row in hooks.h: declares rc and m; when vramguard is not active in this call (a
+/* The opening of a hook, from its row in hooks.h: declares rc and vg_m (the mode); when vramguard is not active in this call (a
  * nested call, another owner, no driver, invalid configuration) it answers from the policy (real_call, or
  * CUDA_ERROR_NOT_PERMITTED for a VG_CLOSED row under invalid configuration) and jumps to the hook's `out:`, which
  * must call vg_hook_leave(). VG_OPEN_AS serves helpers that implement several rows (pass that row's id and its
  * real call). */
 #define VG_OPEN_AS(id, real_call)                                                                           \
 	CUresult rc;                                                                                         \
-	enum vg_mode m = vg_hook_enter();                                                                    \
-	if (VG_UNLIKELY(m != VG_MODE_ACTIVE)) {                                                              \
-		rc = vg_fails_closed(m, (id)) ? CUDA_ERROR_NOT_PERMITTED : (real_call);                     \
+	enum vg_mode vg_m = vg_hook_enter();                                                                 \
+	if (VG_UNLIKELY(vg_m != VG_MODE_ACTIVE)) {                                                           \
+		rc = vg_fails_closed(vg_m, (id)) ? CUDA_ERROR_NOT_PERMITTED : (real_call);                     \
 		goto out;                                                                                    \
 	}
 #define VG_OPEN(name, ...) VG_OPEN_AS(VG_HOOK_##name, VG_REAL_CALL(name, __VA_ARGS__))
@@ -54,11 +54,19 @@ bool vg_rate_ok(struct vg_rate *r, char *tail, size_t len);
  * and said in one rate-limited line). */
 CUresult vg_reserve(int dev, uint64_t bytes, int hook);
 
+/* Count and say a refusal of bytes on dev: why is -ENOSPC (own quota; used = its usage), -EDQUOT (shared budget;
+ * used = the region's), or another reason vg_quota_reserve gives. */
+void vg_refuse(int dev, uint64_t bytes, uint64_t used, int hook, int why);
+
 /* A record for the tables (NULL: out of host memory), and its call site, time and thread. */
 struct vg_alloc *vg_rec_new(uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind);
 void vg_rec_stamp(struct vg_alloc *r, int hook);
 /* Record a charged object; a stale entry under the same key is replaced and its charge returned. */
 void vg_record(struct vg_table *t, uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind);
+/* The same for an allocation a pool served under device counting: the pool's reserve is what is charged. */
+struct vg_pool;
+void vg_record_pooled(struct vg_table *t, uint64_t key, uint64_t bytes, int dev, void *ctx, int hook, int kind,
+		      const struct vg_pool *pool);
 /* After the driver answered an allocation we reserved for: record it, or give the reservation back. */
 void vg_commit(CUresult rc, struct vg_table *t, uint64_t key, uint64_t bytes, int dev, void *ctx, int hook,
 	       int kind);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "interposer/charge.h"
+#include "interposer/devmem.h"
 
 /* ---- init ---- */
 
@@ -60,6 +61,7 @@ static CUresult vg_ctx_destroy(bool v2, CUcontext ctx)
 	rc = v2 ? VG_REAL_CALL(cuCtxDestroy_v2, ctx) : VG_REAL_CALL(cuCtxDestroy, ctx);
 	vg_ctx_cache_invalidate();
 	vg_settle_ctx(list, rc == CUDA_SUCCESS);
+	vg_devmem_kick(false);
 out:
 	vg_ctx_cache_invalidate();
 	vg_hook_leave();
@@ -103,6 +105,7 @@ static CUresult vg_primary_reset(bool v2, CUdevice dev)
 	rc = v2 ? VG_REAL_CALL(cuDevicePrimaryCtxReset_v2, dev) : VG_REAL_CALL(cuDevicePrimaryCtxReset, dev);
 	vg_ctx_cache_invalidate();
 	vg_settle_ctx(list, rc == CUDA_SUCCESS);
+	vg_devmem_kick(false);
 out:
 	vg_ctx_cache_invalidate();
 	vg_hook_leave();
@@ -133,7 +136,8 @@ static CUresult vg_primary_release(bool v2, CUdevice dev)
 		if (vg_real.cuDevicePrimaryCtxGetState &&
 		    vg_real.cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active) {
 			vg_settle_ctx(vg_take_ctx(ctx), true);
-				}
+			vg_devmem_kick(false);
+		}
 	}
 out:
 	vg_ctx_cache_invalidate();
@@ -150,3 +154,84 @@ VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	return vg_primary_release(true, dev);
 }
+
+/* ---- context and module creation: the driver's own memory grows; measure it ---- */
+
+/* After a context was made on dev: the first time per device (and only where a limit or a shared budget applies)
+ * wait for a measurement, so that an allocation made right after is checked against what the context took. */
+static void vg_ctx_created(CUresult rc, CUdevice dev)
+{
+	if (rc != CUDA_SUCCESS || !vg_count_device())
+		return;
+	const struct vg_device_info *di = vg_device_info((int)dev);
+	if (!di)
+		return;
+	static _Atomic uint64_t waited;
+	bool limited = atomic_load(&di->limit) != VG_NO_LIMIT || vg_shared_region();
+	uint64_t bit = (uint64_t)1 << (dev & 63);
+	vg_devmem_kick(limited && !(atomic_fetch_or(&waited, bit) & bit));
+}
+
+VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	VG_OPEN(cuDevicePrimaryCtxRetain, pctx, dev);
+	rc = VG_REAL_CALL(cuDevicePrimaryCtxRetain, pctx, dev);
+	vg_ctx_created(rc, dev);
+out:
+	vg_hook_leave();
+	return rc;
+}
+
+VG_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	VG_OPEN(cuCtxCreate_v2, pctx, flags, dev);
+	rc = VG_REAL_CALL(cuCtxCreate_v2, pctx, flags, dev);
+	vg_ctx_created(rc, dev);
+out:
+	vg_hook_leave();
+	return rc;
+}
+
+VG_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n, unsigned int flags,
+					  CUdevice dev)
+{
+	VG_OPEN(cuCtxCreate_v3, pctx, params, n, flags, dev);
+	rc = VG_REAL_CALL(cuCtxCreate_v3, pctx, params, n, flags, dev);
+	vg_ctx_created(rc, dev);
+out:
+	vg_hook_leave();
+	return rc;
+}
+
+VG_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev)
+{
+	VG_OPEN(cuCtxCreate_v4, pctx, params, flags, dev);
+	rc = VG_REAL_CALL(cuCtxCreate_v4, pctx, params, flags, dev);
+	vg_ctx_created(rc, dev);
+out:
+	vg_hook_leave();
+	return rc;
+}
+
+/* Module images, and their kernels as they load: measured by the next round of the sampler, started now. */
+#define VG_MODULE_HOOK(name, params, ...)                                                                    \
+	VG_EXPORT CUresult CUDAAPI name params                                                               \
+	{                                                                                                    \
+		VG_OPEN(name, __VA_ARGS__);                                                                  \
+		rc = VG_REAL_CALL(name, __VA_ARGS__);                                                        \
+		if (rc == CUDA_SUCCESS)                                                                      \
+			vg_devmem_kick(false);                                                               \
+	out:                                                                                                 \
+		vg_hook_leave();                                                                             \
+		return rc;                                                                                   \
+	}
+
+VG_MODULE_HOOK(cuModuleLoad, (CUmodule *m, const char *fname), m, fname)
+VG_MODULE_HOOK(cuModuleLoadData, (CUmodule *m, const void *image), m, image)
+VG_MODULE_HOOK(cuModuleLoadDataEx, (CUmodule *m, const void *image, unsigned int n, CUjit_option *o, void **v), m,
+	       image, n, o, v)
+VG_MODULE_HOOK(cuModuleLoadFatBinary, (CUmodule *m, const void *fatCubin), m, fatCubin)
+VG_MODULE_HOOK(cuLibraryLoadData, (CUlibrary *l, const void *code, CUjit_option *jo, void **jv, unsigned int nj,
+				   CUlibraryOption *lo, void **lv, unsigned int nl), l, code, jo, jv, nj, lo, lv, nl)
+VG_MODULE_HOOK(cuLibraryLoadFromFile, (CUlibrary *l, const char *file, CUjit_option *jo, void **jv, unsigned int nj,
+				       CUlibraryOption *lo, void **lv, unsigned int nl), l, file, jo, jv, nj, lo, lv, nl)

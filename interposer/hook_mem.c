@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "interposer/charge.h"
+#include "interposer/devmem.h"
 #include "accounting/region.h"
 
 /* ---- linear device memory ---- */
@@ -107,8 +108,10 @@ VG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
 	if (rc == CUDA_SUCCESS && free_b && total_b) {
 		int dev = vg_current_device(NULL);
 		const struct vg_device_info *di = vg_device_info(dev);
-		if (di)
+		if (di) {
 			vg_shared_poll(true);
+			vg_devmem_refresh(dev);         /* pools may have given memory back at a synchronization */
+		}
 		uint64_t ravail = 0, rlim = 0;
 		bool shared = di && vg_shared_region() && vg_region_avail(vg_shared_region(), dev, &ravail, &rlim);
 		uint64_t q = di ? atomic_load(&di->limit) : VG_NO_LIMIT;

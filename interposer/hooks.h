@@ -30,6 +30,12 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuMemAllocFromPoolAsync_ptsz, PFN_cuMemAllocFromPoolAsync_v11020_ptsz, VG_CLOSED, "as cuMemAllocAsync, for the pool given") \
 	X(cuMemFreeAsync,               PFN_cuMemFreeAsync_v11020, VG_PASS, "device mode: nothing (the memory stays in the pool); allocations mode: releases it") \
 	X(cuMemFreeAsync_ptsz,          PFN_cuMemFreeAsync_v11020_ptsz, VG_PASS, "as cuMemFreeAsync") \
+	X(cuMemPoolCreate,              PFN_cuMemPoolCreate_v11020, VG_PASS, "nothing; device mode: the pool is registered, its reserve counted as it grows") \
+	X(cuMemPoolDestroy,             PFN_cuMemPoolDestroy_v11020, VG_PASS, "releases the pool's reserve") \
+	X(cuMemPoolTrimTo,              PFN_cuMemPoolTrimTo_v11020, VG_PASS, "device mode: settles the pool's charge with its reserve") \
+	X(cuMemPoolSetAttribute,        PFN_cuMemPoolSetAttribute_v11020, VG_PASS, "device mode: settles the pool's charge with its reserve") \
+	X(cuDeviceSetMemPool,           PFN_cuDeviceSetMemPool_v11020, VG_PASS, "nothing; device mode: cuMemAllocAsync on that device is counted by this pool") \
+	X(cuDeviceGraphMemTrim,         PFN_cuDeviceGraphMemTrim_v11040, VG_PASS, "device mode: settles the graph memory charge with the device's reservation") \
 	X(cuMemCreate,                  PFN_cuMemCreate_v10020, VG_CLOSED, "size, for device memory (host and host-NUMA handles: nothing)") \
 	X(cuMemRelease,                 PFN_cuMemRelease_v10020, VG_PASS, "releases the handle's size once it has no references and no mappings") \
 	X(cuMemRetainAllocationHandle,  PFN_cuMemRetainAllocationHandle_v11000, VG_PASS, "nothing (a reference)") \
@@ -48,6 +54,16 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v11000, VG_PASS, "as cuDevicePrimaryCtxRelease") \
 	X(cuDevicePrimaryCtxReset,      PFN_cuDevicePrimaryCtxReset_v7000, VG_PASS, "releases everything the primary context held") \
 	X(cuDevicePrimaryCtxReset_v2,   PFN_cuDevicePrimaryCtxReset_v11000, VG_PASS, "as cuDevicePrimaryCtxReset") \
+	X(cuDevicePrimaryCtxRetain,     PFN_cuDevicePrimaryCtxRetain_v7000, VG_PASS, "nothing; device mode: the driver's memory for the new context is measured (waited for, once per device)") \
+	X(cuCtxCreate_v2,               PFN_cuCtxCreate_v3020, VG_PASS, "as cuDevicePrimaryCtxRetain") \
+	X(cuCtxCreate_v3,               PFN_cuCtxCreate_v11040, VG_PASS, "as cuDevicePrimaryCtxRetain") \
+	X(cuCtxCreate_v4,               PFN_cuCtxCreate_v12050, VG_PASS, "as cuDevicePrimaryCtxRetain") \
+	X(cuModuleLoad,                 PFN_cuModuleLoad_v2000, VG_PASS, "nothing; device mode: the module's memory is measured soon after") \
+	X(cuModuleLoadData,             PFN_cuModuleLoadData_v2000, VG_PASS, "as cuModuleLoad") \
+	X(cuModuleLoadDataEx,           PFN_cuModuleLoadDataEx_v2010, VG_PASS, "as cuModuleLoad") \
+	X(cuModuleLoadFatBinary,        PFN_cuModuleLoadFatBinary_v2000, VG_PASS, "as cuModuleLoad") \
+	X(cuLibraryLoadData,            PFN_cuLibraryLoadData_v12000, VG_PASS, "as cuModuleLoad") \
+	X(cuLibraryLoadFromFile,        PFN_cuLibraryLoadFromFile_v12000, VG_PASS, "as cuModuleLoad") \
 	X(cuStreamCreate,               PFN_cuStreamCreate_v2000, VG_PASS, "nothing; records the creation site") \
 	X(cuStreamCreateWithPriority,   PFN_cuStreamCreateWithPriority_v5050, VG_PASS, "nothing; records the creation site") \
 	X(cuGreenCtxStreamCreate,       PFN_cuGreenCtxStreamCreate_v12050, VG_PASS, "nothing; records the creation site") \
@@ -66,11 +82,13 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuDeviceGetUuid_v2,           PFN_cuDeviceGetUuid_v11040) \
 	X(cuDeviceGetCount,             PFN_cuDeviceGetCount_v2000) \
 	X(cuDevicePrimaryCtxGetState,   PFN_cuDevicePrimaryCtxGetState_v7000) \
-	X(cuDevicePrimaryCtxRetain,     PFN_cuDevicePrimaryCtxRetain_v7000) \
 	X(cuDriverGetVersion,           PFN_cuDriverGetVersion_v2020) \
 	X(cuStreamQuery,                PFN_cuStreamQuery_v2000) \
 	X(cuStreamSynchronize,          PFN_cuStreamSynchronize_v2000) \
-	X(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10010)
+	X(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10010) \
+	X(cuDeviceGetMemPool,           PFN_cuDeviceGetMemPool_v11020) \
+	X(cuMemPoolGetAttribute,        PFN_cuMemPoolGetAttribute_v11020) \
+	X(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040)
 
 /* Hook ids, for reports and messages: VG_HOOK_cuMemAlloc_v2, ... */
 enum vg_hook_id {

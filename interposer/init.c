@@ -261,6 +261,7 @@ const struct vg_device_info *vg_device_info(int dev)
 	const char *src = NULL;
 	info.limit = vg_config_limit_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
 	info.source = src;
+	info.driver_limit = VG_NO_LIMIT;
 	pthread_mutex_lock(&vg_dev_lock);
 	if (!atomic_load(&vg_dev_ready[dev])) {
 		int said = 0;
@@ -272,6 +273,7 @@ const struct vg_device_info *vg_device_info(int dev)
 				info.source = "vramguard limit set";
 			}
 		}
+		info.own_limit = info.limit;
 		vg_dev[dev] = info;
 		vg_quota_set_limit(dev, info.limit);
 		vg_shared_bind(dev, info.uuid[0] ? info.uuid : NULL, info.total, info.limit);
@@ -285,6 +287,26 @@ const struct vg_device_info *vg_device_info(int dev)
 	}
 	pthread_mutex_unlock(&vg_dev_lock);
 	return &vg_dev[dev];
+}
+
+void vg_device_apply_driver_limit(int dev, uint64_t hard)
+{
+	if (dev < 0 || dev >= VG_MAX_DEVICES || !atomic_load(&vg_dev_ready[dev]))
+		return;
+	pthread_mutex_lock(&vg_dev_lock);
+	struct vg_device_info *di = &vg_dev[dev];
+	atomic_store(&di->driver_limit, hard);
+	uint64_t prev = atomic_load(&di->limit);
+	if (hard < prev) {
+		atomic_store(&di->limit, hard);
+		di->source = "the driver's container limit (NVML)";
+		vg_quota_set_limit(dev, hard);
+	}
+	pthread_mutex_unlock(&vg_dev_lock);
+	char a[32], b[32];
+	vg_log(VG_LOG_INFO, "GPU %d: the driver enforces a container limit of %s; vramguard's is %s: the tighter applies",
+	       dev, vg_format_bytes(hard, a, sizeof(a)),
+	       prev == VG_NO_LIMIT ? "unlimited" : vg_format_bytes(prev, b, sizeof(b)));
 }
 
 int vg_device_apply_limit_spec(const char *spec, bool quiet)
@@ -310,8 +332,12 @@ int vg_device_apply_limit_spec(const char *spec, bool quiet)
 		uint64_t prev = atomic_load(&di->limit);
 		if (!said || next == prev)
 			continue;
+		atomic_store(&di->own_limit, next);
+		uint64_t drv = atomic_load(&di->driver_limit);
+		if (drv < next)
+			next = drv;     /* the driver's own container limit stays the ceiling */
 		atomic_store(&di->limit, next);
-		di->source = "vramguard limit set";
+		di->source = next == drv ? "the driver's container limit (NVML)" : "vramguard limit set";
 		vg_quota_set_limit(d, next);
 		struct vg_region *r = vg_shared_region();
 		if (r)

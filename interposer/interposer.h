@@ -50,6 +50,8 @@ struct vg_device_info {
 	_Atomic uint64_t limit; /* UINT64_MAX: unlimited; `vramguard limit set --pid` may change it at any time */
 	uint64_t total;
 	const char *_Atomic source;     /* variable the limit came from, or NULL */
+	_Atomic uint64_t driver_limit;  /* the driver's own limit for the container (R615+ NVML), VG_NO_LIMIT: none */
+	_Atomic uint64_t own_limit;     /* vramguard's own limit, before the driver's is applied */
 	char uuid[VG_UUID_MAX];
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */
@@ -75,6 +77,10 @@ void vg_ctx_cache_invalidate(void);
  * Returns the number of devices whose quota changed, or -1 for a spec that does not parse (logged, ignored). */
 int vg_device_apply_limit_spec(const char *spec, bool quiet);
 
+/* The driver enforces a container limit of hard bytes on dev (R615+): the tighter of it and ours applies; both are
+ * shown (reports, check, top). */
+void vg_device_apply_driver_limit(int dev, uint64_t hard);
+
 /* The process's region (interposer/shared.c): join at init (-1: a shared region was asked for and cannot be had,
  * fail closed), register each device on first use, pick up live limit changes, leave at exit. */
 struct vg_region;
@@ -89,6 +95,9 @@ void vg_shared_poll(bool may_reclaim);
  * allocation), -EPERM (joining failed for good). One load when nothing is pending. */
 int vg_shared_ready(int dev);
 void vg_shared_note_report(void);
+/* Write dev's figures that no allocation keeps current (the allocations' logical bytes, the device parts) into the
+ * process's slot, for `vramguard top`. The sampler thread calls it every round. */
+void vg_shared_publish(int dev);
 void vg_shared_atfork_child(void);
 
 /* Reset per-process state in a forked child. */

@@ -331,6 +331,23 @@ static const char *vg_plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* Device counting: what `used` is made of, so that a user sees where the memory went. */
+static void vg_text_device_parts(const struct vg_report *r, const struct vg_report_device *d, struct vg_strbuf *out)
+{
+	char a[32], pr[32], pl[32], g[32], dr[32], dl[32];
+	if (strcmp(r->count, "device") == 0) {
+		vg_strbuf_printf(out, "       = allocations %s, pools hold %s (%s handed out), graphs %s, driver %s%s\n",
+				 vg_format_bytes(d->allocated_bytes, a, sizeof(a)),
+				 vg_format_bytes(d->pool_reserved_bytes, pr, sizeof(pr)),
+				 vg_format_bytes(d->pool_live_bytes, pl, sizeof(pl)), vg_format_bytes(d->graph_bytes, g, sizeof(g)),
+				 vg_format_bytes(d->driver_bytes, dr, sizeof(dr)),
+				 d->driver_measured ? " (NVML)" : " (not measured: no NVML figure for this process)");
+	}
+	if (d->driver_limit_set)
+		vg_strbuf_printf(out, "       the driver's own container limit: %s\n",
+				 vg_format_bytes(d->driver_limit_bytes, dl, sizeof(dl)));
+}
+
 static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 {
 	char used[32], peak[32], quota[32], denied[32];
@@ -355,6 +372,7 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 		if (d->denied_count)
 			vg_strbuf_printf(out, " (%s)", vg_format_bytes(d->denied_bytes, denied, sizeof(denied)));
 		vg_strbuf_add(out, "\n", 1);
+		vg_text_device_parts(r, d, out);
 	}
 }
 
@@ -657,6 +675,16 @@ static void vg_json_devices(const struct vg_report *r, struct vg_strbuf *b)
 		vg_json_ku64(b, ", ", "denied_count", d->denied_count);
 		vg_json_ku64(b, ", ", "denied_bytes", d->denied_bytes);
 		vg_json_ku64(b, ", ", "largest_bytes", d->largest_bytes);
+		vg_json_ku64(b, ", ", "allocated_bytes", d->allocated_bytes);
+		vg_json_ku64(b, ", ", "pool_reserved_bytes", d->pool_reserved_bytes);
+		vg_json_ku64(b, ", ", "pool_live_bytes", d->pool_live_bytes);
+		vg_json_ku64(b, ", ", "graph_bytes", d->graph_bytes);
+		vg_json_ku64(b, ", ", "driver_bytes", d->driver_bytes);
+		vg_strbuf_str(b, d->driver_measured ? ", \"driver_measured\": true" : ", \"driver_measured\": false");
+		if (d->driver_limit_set)
+			vg_json_ku64(b, ", ", "driver_limit_bytes", d->driver_limit_bytes);
+		else
+			vg_strbuf_str(b, ", \"driver_limit_bytes\": null");
 		vg_strbuf_str(b, "}");
 	}
 	vg_strbuf_str(b, n ? "\n  ],\n" : "],\n");
@@ -762,6 +790,7 @@ int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out)
 	vg_json_kstr(out, ",\n  ", "version", r->version, sizeof(r->version));
 	vg_json_kstr(out, ",\n  ", "driver", r->driver, sizeof(r->driver));
 	vg_json_kint(out, ",\n  ", "backtrace_depth", r->backtrace_depth);
+	vg_json_kstr(out, ",\n  ", "count", r->count[0] ? r->count : "allocations", sizeof(r->count));
 	vg_strbuf_str(out, ",\n");
 	vg_json_devices(r, out);
 	vg_json_sites(r, out);

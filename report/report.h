@@ -59,6 +59,16 @@ struct vg_report_device {
 	uint64_t allocs, frees;
 	uint64_t denied_count, denied_bytes;
 	uint64_t largest_bytes;
+	/* What used_bytes is made of (docs/quota.md, "What the quota counts"). Under VRAMGUARD_COUNT=allocations
+	 * used_bytes = allocated_bytes and the parts are 0. */
+	uint64_t allocated_bytes;       /* the allocations themselves, stream-ordered ones by their size */
+	uint64_t pool_reserved_bytes;   /* stream-ordered pools' reserved memory, charged in their allocations' place */
+	uint64_t pool_live_bytes;       /* of which handed out */
+	uint64_t graph_bytes;           /* graph memory reservation */
+	uint64_t driver_bytes;          /* the driver's own memory for the process (NVML), 0 if not measured */
+	int driver_measured;            /* NVML measured it (else driver_bytes is 0) */
+	int driver_limit_set;           /* the driver enforces a container limit here (R615+) */
+	uint64_t driver_limit_bytes;
 };
 
 /* One live allocation (the report lists the largest ones; see max_allocations). */
@@ -100,6 +110,7 @@ struct vg_report {
 	char json_hint[512];            /* text form: how to get the full JSON (e.g. "set VRAMGUARD_REPORT_FORMAT=json") */
 
 	size_t ndevices;
+	char count[16];                 /* VRAMGUARD_COUNT: "device" or "allocations" */
 	struct vg_report_device *devices;
 	size_t nsites;                  /* sorted by live_bytes, descending, then total_bytes */
 	struct vg_report_site *sites;

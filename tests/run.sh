@@ -115,7 +115,7 @@ prog "VRAMGUARD_MANAGED=ignore" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_MAN
 prog "arrays (estimate)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D arrays
 prog "VMM: refs + maps, NCCL order, HOST_NUMA, retry after 800" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	FAKECUDA_FAIL=cuMemCreate:1=800 -- $D vmm
-prog "async, pools, capture" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
+prog "async, pools, capture" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
 prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx
 prog "driver failure rolls the reservation back" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FAIL=cuMemAlloc_v2:2 \
 	-- $D fault
@@ -131,7 +131,7 @@ prog "HAMi per-device CUDA_DEVICE_MEMORY_LIMIT_1" $PRE FAKECUDA_DEVICES=2 CUDA_D
 	-- $D perdevice -1 1024
 
 echo "== routes"
-prog "dlopen + dlsym, cudart's cuGetProcAddress pattern, _ptsz" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_route
+prog "dlopen + dlsym, cudart's cuGetProcAddress pattern, _ptsz" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_route
 expect_err_lines "an unwrapped legacy entry point is reported once" 'does not wrap' 1
 prog "RTLD_NEXT stays the caller's (second preload library)" "LD_PRELOAD=$SP$LIB $PWD/$T/libnext.so" -- $T/rtld_next
 expect_err "libnext got libc's getppid, not itself" '^libnext: RTLD_NEXT ok$'
@@ -200,7 +200,7 @@ FORKENV=
 [ "$SAN" = tsan ] && FORKENV="TSAN_OPTIONS=${TSAN_OPTIONS:-}:detect_deadlocks=0"
 [ "$SAN" = asan ] && FORKENV="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
 prog "fork: child starts with empty tables" $PRE $FORKENV NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FORK_OK=1 -- $D fork
-prog "8 threads racing alloc/free against 1 GiB" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 -- $D stress
+prog "8 threads racing alloc/free against 1 GiB" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 -- $D stress
 mkdir -p "$T/copy" && cp "$LIB" "$T/copy/libvramguard.so"
 # Two copies export the same vg_instance_marker on purpose: ASan's ODR check would stop exactly what is tested.
 COPYENV=
