@@ -1,8 +1,9 @@
 /* selftest.c - checks the fake driver itself (tests/fakecuda/fakecuda.c); never installed.
- * Build and run (after building build/tests/libcuda.so.1):
+ * `make test` builds it (build/tests/fakecuda_selftest) and runs it before tests/run.sh; by hand:
  *   cc -std=gnu11 -O1 -g -Wall -Wextra -pthread -I/usr/local/cuda/include -o build/tests/fakecuda_selftest \
  *      tests/fakecuda/selftest.c -Lbuild/tests -l:libcuda.so.1 -Wl,-rpath,'$ORIGIN' -ldl
  *   build/tests/fakecuda_selftest
+ * The last line is "N passed, N failed" (the format of tests/run.sh's unit binaries); each failure is a FAIL line.
  * It sets its own FAKECUDA_* environment (must happen before the first driver call) and re-executes itself
  * for the FAKECUDA_FORK_OK=1 case.
  * Mode "gpa-identity" (used under LD_PRELOAD of another library defining cuMemAlloc_v2): checks that the fake's
@@ -20,9 +21,10 @@
 
 #include "fakecuda.h"
 
-static int failures;
+static int checks, failures;
 #define CHECK(cond)                                                                  \
     do {                                                                             \
+        checks++;                                                                    \
         if (!(cond)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); failures++; } \
     } while (0)
 #define CK(call, want) CHECK((call) == (want))
@@ -361,6 +363,23 @@ static int gpa_identity_mode(void)
     return failures;
 }
 
+/* Runs this program again in MODE with the given FAKECUDA_* settings; one check: it exits 0. */
+static void run_mode(const char *self, const char *mode, const char *const *envs)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (; envs && envs[0]; envs += 2) {
+            if (envs[1]) setenv(envs[0], envs[1], 1);
+            else unsetenv(envs[0]);
+        }
+        execl("/proc/self/exe", self, mode, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "forkok") == 0) {
@@ -376,8 +395,9 @@ int main(int argc, char **argv)
     setenv("FAKECUDA_DEVICES", "2", 1);
     setenv("FAKECUDA_MEM", "1G", 1);
     setenv("FAKECUDA_FAIL", "cuMemAlloc_v2:3,cuMemCreate:1=800", 1);
-    unsetenv("FAKECUDA_FORK_OK");
-    unsetenv("FAKECUDA_AUTOCTX");
+    static const char *const others[] = { "FAKECUDA_FORK_OK", "FAKECUDA_AUTOCTX", "FAKECUDA_DRIVER_VERSION",
+                                          "FAKECUDA_UUID_BASE", "FAKECUDA_NULLMEM" };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) unsetenv(others[i]);
     test_gpa();
     test_alloc();
     test_vmm();
@@ -385,16 +405,8 @@ int main(int argc, char **argv)
     test_threads();
     test_fork_dead();
     /* FAKECUDA_FORK_OK=1 in a fresh process */
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("FAKECUDA_FORK_OK", "1", 1);
-        unsetenv("FAKECUDA_FAIL");
-        execl("/proc/self/exe", argv[0], "forkok", (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    printf("fakecuda selftest: %s (%d failures)\n", failures ? "FAILED" : "ok", failures);
+    run_mode(argv[0], "forkok", (const char *const[]){ "FAKECUDA_FORK_OK", "1", "FAKECUDA_FAIL", NULL, NULL });
+    printf("fakecuda selftest: %s\n", failures ? "FAILED" : "ok");
+    printf("%d passed, %d failed\n", checks - failures, failures);
     return failures != 0;
 }
