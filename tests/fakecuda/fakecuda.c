@@ -38,7 +38,8 @@
     X(cuMemAllocManaged) X(cuMemGetInfo) X(cuMemGetInfo_v2) X(cuMemGetAddressRange) X(cuMemGetAddressRange_v2) \
     X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) X(cuMemAllocFromPoolAsync) X(cuMemAllocFromPoolAsync_ptsz) \
     X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) X(cuMemPoolCreate) X(cuMemPoolDestroy) \
-    X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) \
+    X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuMemPoolTrimTo) \
+    X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) \
     X(cuMemCreate) X(cuMemGetAllocationGranularity) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
     X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) \
     X(cuMemGetAllocationPropertiesFromHandle) \
@@ -90,6 +91,13 @@ SIGCHK(cuMemCreate, PFN_cuMemCreate_v10020);
 SIGCHK(cuArray3DCreate_v2, PFN_cuArray3DCreate_v3020);
 SIGCHK(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v11000);
 SIGCHK(cuStreamDestroy_v2, PFN_cuStreamDestroy_v4000);
+SIGCHK(cuMemPoolCreate, PFN_cuMemPoolCreate_v11020);
+SIGCHK(cuMemPoolDestroy, PFN_cuMemPoolDestroy_v11020);
+SIGCHK(cuDeviceGetMemPool, PFN_cuDeviceGetMemPool_v11020);
+SIGCHK(cuDeviceSetMemPool, PFN_cuDeviceSetMemPool_v11020);
+SIGCHK(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020);
+SIGCHK(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020);
+SIGCHK(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020);
 
 /* ------------------------------------------------------------------ state */
 enum kind { K_MEM = 1, K_MANAGED, K_ASYNC, K_ASYNC_CAPTURE, K_ARRAY, K_MIPMAP };
@@ -116,10 +124,17 @@ struct CUstream_st {
     UT_hash_handle hh;
 };
 
+/* A stream-ordered pool: reserved = device memory it holds (charged to dev), used = what it has handed out
+ * (<= reserved). A destroyed pool with allocations outstanding stays in g_pools (invisible to find_pool) until
+ * the last one is freed. */
 struct CUmemPoolHandle_st {
     void *self;
     int dev;                  /* -1: host pool, charges nothing */
     int is_default;
+    int destroyed;
+    unsigned long long reserved, used, reserved_high, used_high;
+    unsigned long long threshold;   /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    int reuse[3];             /* CU_MEMPOOL_ATTR_REUSE_*: stored only */
     UT_hash_handle hh;
 };
 
@@ -130,6 +145,7 @@ struct alloc {
     int dev;
     int kind;
     struct CUctx_st *ctx;
+    struct CUmemPoolHandle_st *pool;  /* K_ASYNC: the pool it came from */
     UT_hash_handle hh;
 };
 
@@ -162,11 +178,17 @@ struct vaspace {
     int (*busy)(unsigned long long a, unsigned long long len, unsigned long long *next);
 };
 
+/* used/peak/live are the logical books (fakecuda_used_bytes): async allocations at their requested size.
+ * What the device holds (fakecuda_process_device_bytes, cuMemGetInfo, the room every charge is checked against)
+ * counts pools by their reserve instead: phys() = used - async_used + pool_reserved. */
 struct devstate {
     unsigned long long used, peak;
     long live;
+    unsigned long long async_used;      /* part of used handed out by this device's pools */
+    unsigned long long pool_reserved;   /* sum of the reserves of this device's pools */
     struct CUctx_st primary;
     struct CUmemPoolHandle_st defpool;
+    struct CUmemPoolHandle_st *curpool; /* cuDeviceSetMemPool; cuMemAllocAsync takes from it */
     struct vaspace va;
 };
 
@@ -362,21 +384,38 @@ static void parse_fail(const char *s)
     free(copy);
 }
 
+static void pool_init(struct CUmemPoolHandle_st *p, int dev, int is_default)
+{
+    p->self = p;
+    p->dev = dev;
+    p->is_default = is_default;
+    p->destroyed = 0;
+    p->reserved = p->used = p->reserved_high = p->used_high = 0;
+    p->threshold = 0;
+    p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
+}
+
+/* A device's memory books and its default pool as at start (the default pool current again). */
+static void dev_books_clear(struct devstate *ds, int d)
+{
+    ds->used = ds->peak = 0;
+    ds->live = 0;
+    ds->async_used = ds->pool_reserved = 0;
+    pool_init(&ds->defpool, d, 1);
+    ds->curpool = &ds->defpool;
+}
+
 static void init_devices_locked(void)
 {
     for (int d = 0; d < MAXDEV; d++) {
         struct devstate *ds = &g_dev[d];
-        ds->used = ds->peak = 0;
-        ds->live = 0;
+        dev_books_clear(ds, d);
         ds->primary.self = &ds->primary;
         ds->primary.dev = d;
         ds->primary.primary = 1;
         ds->primary.alive = 1;
         ds->primary.flags = 0;
         ds->primary.refcount = 0;
-        ds->defpool.self = &ds->defpool;
-        ds->defpool.dev = d;
-        ds->defpool.is_default = 1;
         ds->va.base = 0x700000000000ull + ((unsigned long long)d << 40);
         ds->va.size = 1ull << 40;
         ds->va.bump = 0;
@@ -460,6 +499,20 @@ static CUresult fc_enter(int idx, int fork_exempt)
 /* ------------------------------------------------------------------ bookkeeping helpers (lock held) */
 static int dev_ok(CUdevice d) { return d >= 0 && d < g_ndev; }
 
+/* Device memory this process holds on dev: what cuMemGetInfo takes from the total. */
+static unsigned long long phys(int dev)
+{
+    const struct devstate *ds = &g_dev[dev];
+    return ds->used - ds->async_used + ds->pool_reserved;
+}
+
+/* Whether dev can hold n more bytes. */
+static int room(int dev, unsigned long long n)
+{
+    unsigned long long held = phys(dev);
+    return held <= g_total && n <= g_total - held;
+}
+
 static struct CUctx_st *find_ctx(CUcontext c)
 {
     struct CUctx_st *x = NULL;
@@ -512,36 +565,118 @@ static CUresult resolve_stream(CUstream s, struct CUctx_st **ctx, struct CUstrea
 
 static int charges(int kind) { return kind != K_ASYNC_CAPTURE; }
 
-static CUresult charge(int dev, unsigned long long size)
+/* The logical books of one live object (fakecuda_used_bytes, fakecuda_live_allocations). */
+static void book(int dev, unsigned long long size)
 {
     struct devstate *ds = &g_dev[dev];
-    if (size > g_total || ds->used > g_total - size) return CUDA_ERROR_OUT_OF_MEMORY;
     ds->used += size;
     if (ds->used > ds->peak) ds->peak = ds->used;
     ds->live++;
-    return CUDA_SUCCESS;
 }
 
-static void uncharge(int dev, unsigned long long size)
+static void unbook(int dev, unsigned long long size)
 {
     struct devstate *ds = &g_dev[dev];
     ds->used -= size;
     ds->live--;
 }
 
+/* An object that takes its own device memory (everything but pool allocations). */
+static CUresult charge(int dev, unsigned long long size)
+{
+    if (!room(dev, size)) return CUDA_ERROR_OUT_OF_MEMORY;
+    book(dev, size);
+    return CUDA_SUCCESS;
+}
+
+static void uncharge(int dev, unsigned long long size) { unbook(dev, size); }
+
+/* ---- stream-ordered pools (the driver's documented model, simplified: no fragmentation, no per-stream reuse
+ * rules). An allocation of n takes n from the free reserve if reserved - used >= n, else the pool grows by
+ * round_up(n, 2 MiB) of device memory. A free gives n back to the pool, never to the device; the device gets
+ * reserve back only from pool_release_to: at a synchronization (above the release threshold), cuMemPoolTrimTo,
+ * cuMemPoolDestroy. */
+static void pool_set_reserved(struct CUmemPoolHandle_st *p, unsigned long long reserved)
+{
+    if (p->dev >= 0) g_dev[p->dev].pool_reserved = g_dev[p->dev].pool_reserved - p->reserved + reserved;
+    p->reserved = reserved;
+    if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
+}
+
+static CUresult pool_take(struct CUmemPoolHandle_st *p, unsigned long long n, unsigned long long *grown)
+{
+    *grown = 0;
+    if (p->reserved - p->used < n) {
+        if (n > ULLONG_MAX - GRAN) return CUDA_ERROR_OUT_OF_MEMORY;
+        unsigned long long g = round_up(n, GRAN);
+        if (p->dev >= 0 && !room(p->dev, g)) return CUDA_ERROR_OUT_OF_MEMORY;
+        if (p->dev < 0 && g > ULLONG_MAX - p->reserved) return CUDA_ERROR_OUT_OF_MEMORY;
+        pool_set_reserved(p, p->reserved + g);
+        *grown = g;
+    }
+    p->used += n;
+    if (p->used > p->used_high) p->used_high = p->used;
+    return CUDA_SUCCESS;
+}
+
+/* Unused reserve back to the device, down to max(keep, used). */
+static void pool_release_to(struct CUmemPoolHandle_st *p, unsigned long long keep)
+{
+    unsigned long long target = keep > p->used ? keep : p->used;
+    if (p->reserved > target) pool_set_reserved(p, target);
+}
+
+static void pool_free_struct(struct CUmemPoolHandle_st *p)
+{
+    pool_release_to(p, 0);
+    HASH_DEL(g_pools, p);
+    free(p);
+}
+
+static void pool_give(struct CUmemPoolHandle_st *p, unsigned long long n)
+{
+    p->used -= n;
+    if (p->destroyed) {
+        pool_release_to(p, 0);
+        if (p->used == 0) pool_free_struct(p);
+    }
+}
+
+/* A synchronization on dev: each of its pools (and each host pool) holding more than its release threshold
+ * releases unused reserve down to max(threshold, used). */
+static void sync_release(int dev)
+{
+    struct CUmemPoolHandle_st *p, *tmp;
+    HASH_ITER(hh, g_pools, p, tmp) {
+        if ((p->dev == dev || p->dev < 0) && p->reserved > p->threshold) pool_release_to(p, p->threshold);
+    }
+}
+
+/* pool: set for K_ASYNC (charged through the pool's reserve), NULL otherwise. */
 static CUresult new_alloc(unsigned long long *out, unsigned long long size, int dev, struct CUctx_st *ctx,
-                          int kind, struct vaspace *va)
+                          int kind, struct vaspace *va, struct CUmemPoolHandle_st *pool)
 {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
     struct alloc *a = calloc(1, sizeof *a);
     if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (dev >= 0 && charges(kind)) {
+    unsigned long long grown = 0;
+    if (pool) {
+        CUresult r = pool_take(pool, size, &grown);
+        if (r != CUDA_SUCCESS) { free(a); return r; }
+        if (dev >= 0) { book(dev, size); g_dev[dev].async_used += size; }
+    } else if (dev >= 0 && charges(kind)) {
         CUresult r = charge(dev, size);
         if (r != CUDA_SUCCESS) { free(a); return r; }
     }
     unsigned long long span = round_up(size, MiB512), addr;
     if (va_take(va, span, MiB512, &addr) != 0) {
-        if (dev >= 0 && charges(kind)) uncharge(dev, size);
+        if (pool) {
+            if (dev >= 0) { unbook(dev, size); g_dev[dev].async_used -= size; }
+            pool->used -= size;
+            pool_set_reserved(pool, pool->reserved - grown);
+        } else if (dev >= 0 && charges(kind)) {
+            uncharge(dev, size);
+        }
         free(a);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -551,6 +686,7 @@ static CUresult new_alloc(unsigned long long *out, unsigned long long size, int 
     a->dev = dev;
     a->kind = kind;
     a->ctx = ctx;
+    a->pool = pool;
     HASH_ADD(hh, g_allocs, ptr, sizeof a->ptr, a);
     *out = addr;
     return CUDA_SUCCESS;
@@ -565,12 +701,18 @@ static struct alloc *find_alloc(unsigned long long p)
 
 static void drop_alloc(struct alloc *a)
 {
-    if (a->dev >= 0 && charges(a->kind)) uncharge(a->dev, a->size);
+    if (a->pool) {
+        if (a->dev >= 0) { unbook(a->dev, a->size); g_dev[a->dev].async_used -= a->size; }
+        pool_give(a->pool, a->size);
+    } else if (a->dev >= 0 && charges(a->kind)) {
+        uncharge(a->dev, a->size);
+    }
     HASH_DEL(g_allocs, a);
     free(a);
 }
 
-/* context destroyed / primary reset or fully released: free what was allocated in it */
+/* Context destroyed / primary reset or fully released: free what was allocated in it and, as the synchronization
+ * that comes with it, release pool reserve above the thresholds. */
 static void free_ctx_resources(struct CUctx_st *c)
 {
     struct alloc *a, *atmp;
@@ -581,6 +723,7 @@ static void free_ctx_resources(struct CUctx_st *c)
     HASH_ITER(hh, g_streams, s, stmp) {
         if (s->ctx == c) { HASH_DEL(g_streams, s); free(s); }
     }
+    sync_release(c->dev);
 }
 
 static void reset_state_locked(void)
@@ -604,7 +747,7 @@ static void reset_state_locked(void)
         if (c->primary) { c->refcount = 0; c->flags = 0; }
         else c->alive = 0;
     }
-    for (int d = 0; d < MAXDEV; d++) { g_dev[d].used = g_dev[d].peak = 0; g_dev[d].live = 0; }
+    for (int d = 0; d < MAXDEV; d++) dev_books_clear(&g_dev[d], d);
     g_auto_retained = 0;
 }
 
@@ -1085,6 +1228,7 @@ static CUresult ctx_sync(CUcontext ctx)
         HASH_ITER(hh, g_streams, s, tmp) {
             if (s->ctx == c && !s->capturing) s->pending = 0;
         }
+        sync_release(c->dev);
     }
     UNLOCK();
     return r;
@@ -1099,7 +1243,7 @@ static CUresult mem_alloc(unsigned long long *out, unsigned long long size, int 
     LOCK();
     struct CUctx_st *c;
     r = cur_live_ctx(&c);
-    if (r == CUDA_SUCCESS) r = new_alloc(out, size, c->dev, c, kind, low ? low : &g_dev[c->dev].va);
+    if (r == CUDA_SUCCESS) r = new_alloc(out, size, c->dev, c, kind, low ? low : &g_dev[c->dev].va, NULL);
     UNLOCK();
     return r;
 }
@@ -1194,8 +1338,9 @@ static CUresult mem_info(unsigned long long *fr, unsigned long long *tot)
     struct CUctx_st *c;
     CUresult r = cur_live_ctx(&c);
     if (r == CUDA_SUCCESS) {
+        unsigned long long held = phys(c->dev);
         *tot = g_total;
-        *fr = g_total - g_dev[c->dev].used;
+        *fr = held < g_total ? g_total - held : 0;
     }
     UNLOCK();
     return r;
@@ -1272,10 +1417,11 @@ static struct CUmemPoolHandle_st *find_pool(CUmemoryPool p)
     if (!p) return NULL;
     void *key = p;
     HASH_FIND_PTR(g_pools, &key, x);
-    return x;
+    return x && !x->destroyed ? x : NULL;
 }
 
-/* pool == NULL: the stream's device's current pool (the default pool) */
+/* use_pool == 0: the stream's device's current pool (cuDeviceSetMemPool). Allocations made while the stream
+ * captures are graph memory, not pool memory: they charge nothing here. */
 static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, int use_pool, CUstream hStream)
 {
     if (!dptr) return CUDA_ERROR_INVALID_VALUE;
@@ -1286,17 +1432,18 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
     struct CUstream_st *st;
     r = resolve_stream(hStream, &c, &st);
     int dev = r == CUDA_SUCCESS ? c->dev : 0;
+    struct CUmemPoolHandle_st *from = r == CUDA_SUCCESS ? g_dev[dev].curpool : NULL;
     if (r == CUDA_SUCCESS && use_pool) {
-        struct CUmemPoolHandle_st *p = find_pool(pool);
-        if (!p) r = CUDA_ERROR_INVALID_VALUE;
-        else dev = p->dev;
+        from = find_pool(pool);
+        if (!from) r = CUDA_ERROR_INVALID_VALUE;
+        else dev = from->dev;
     }
     if (r == CUDA_SUCCESS && st && st->capturing && st->cap_invalidated) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     if (r == CUDA_SUCCESS) {
         int capture = st && st->capturing;
         struct vaspace *va = &g_dev[dev < 0 ? 0 : dev].va;
         unsigned long long p;
-        r = new_alloc(&p, bytesize, dev, c, capture ? K_ASYNC_CAPTURE : K_ASYNC, va);
+        r = new_alloc(&p, bytesize, dev, c, capture ? K_ASYNC_CAPTURE : K_ASYNC, va, capture ? NULL : from);
         if (r == CUDA_SUCCESS) *dptr = p;
     }
     UNLOCK();
@@ -1350,8 +1497,7 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolP
     }
     struct CUmemPoolHandle_st *p = calloc(1, sizeof *p);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    p->self = p;
-    p->dev = dev;
+    pool_init(p, dev, 0);
     LOCK();
     HASH_ADD_PTR(g_pools, self, p);
     UNLOCK();
@@ -1366,7 +1512,13 @@ CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
     LOCK();
     struct CUmemPoolHandle_st *p = find_pool(pool);
     if (!p || p->is_default) r = CUDA_ERROR_INVALID_VALUE;
-    else { HASH_DEL(g_pools, p); free(p); }
+    else {
+        /* "Destroying the current mempool of a device sets the default mempool of that device as the current" */
+        for (int d = 0; d < MAXDEV; d++)
+            if (g_dev[d].curpool == p) g_dev[d].curpool = &g_dev[d].defpool;
+        if (p->used == 0) pool_free_struct(p);
+        else { p->destroyed = 1; pool_release_to(p, 0); } /* the rest goes with the last outstanding free */
+    }
     UNLOCK();
     return r;
 }
@@ -1385,8 +1537,88 @@ CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
     ENTER(cuDeviceGetMemPool);
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *pool = &g_dev[dev].defpool;
+    LOCK();
+    *pool = g_dev[dev].curpool;
+    UNLOCK();
     return CUDA_SUCCESS;
+}
+
+/* "The memory pool must be local to the specified device." */
+CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+    ENTER(cuDeviceSetMemPool);
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p || p->dev != dev) r = CUDA_ERROR_INVALID_VALUE;
+    else g_dev[dev].curpool = p;
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+    ENTER(cuMemPoolTrimTo);
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p) r = CUDA_ERROR_INVALID_VALUE;
+    else pool_release_to(p, minBytesToKeep);
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    ENTER(cuMemPoolGetAttribute);
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p) r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: *(int *)value = p->reuse[0]; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: *(int *)value = p->reuse[1]; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: *(int *)value = p->reuse[2]; break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = p->threshold; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = p->reserved; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = p->reserved_high; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = p->used; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = p->used_high; break;
+    default: r = CUDA_ERROR_INVALID_VALUE; break;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* The high watermarks "can only be reset to zero", which makes them take the current value (CUDA Programming
+ * Guide, stream-ordered allocator, resource usage statistics). The threshold takes effect at the next sync. */
+CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    ENTER(cuMemPoolSetAttribute);
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p) r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: p->reuse[0] = *(int *)value; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: p->reuse[1] = *(int *)value; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: p->reuse[2] = *(int *)value; break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: p->threshold = *(cuuint64_t *)value; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        if (*(cuuint64_t *)value != 0) r = CUDA_ERROR_INVALID_VALUE;
+        else p->reserved_high = p->reserved;
+        break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        if (*(cuuint64_t *)value != 0) r = CUDA_ERROR_INVALID_VALUE;
+        else p->used_high = p->used;
+        break;
+    default: r = CUDA_ERROR_INVALID_VALUE; break; /* the _CURRENT ones are read-only */
+    }
+    UNLOCK();
+    return r;
 }
 
 /* ================================================================== virtual memory management */
@@ -1648,7 +1880,7 @@ static CUresult array_create(unsigned long long *handle, unsigned long long byte
     LOCK();
     struct CUctx_st *c;
     CUresult r = cur_live_ctx(&c);
-    if (r == CUDA_SUCCESS) r = new_alloc(handle, bytes, c->dev, c, kind, &g_hva);
+    if (r == CUDA_SUCCESS) r = new_alloc(handle, bytes, c->dev, c, kind, &g_hva, NULL);
     UNLOCK();
     return r;
 }
@@ -1784,6 +2016,7 @@ static CUresult stream_sync(CUstream h)
             s->pending = 0;
         }
     }
+    if (r == CUDA_SUCCESS) sync_release(c->dev);
     UNLOCK();
     return r;
 }
@@ -1935,7 +2168,8 @@ static const struct gpa_row g_gpa[] = {
     R1(cuMemAllocFromPoolAsync, 11020), P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync_ptsz),
     R1(cuMemFreeAsync, 11020), P(cuMemFreeAsync, 11020, cuMemFreeAsync_ptsz),
     R1(cuMemPoolCreate, 11020), R1(cuMemPoolDestroy, 11020), R1(cuDeviceGetDefaultMemPool, 11020),
-    R1(cuDeviceGetMemPool, 11020),
+    R1(cuDeviceGetMemPool, 11020), R1(cuDeviceSetMemPool, 11020), R1(cuMemPoolTrimTo, 11020),
+    R1(cuMemPoolGetAttribute, 11020), R1(cuMemPoolSetAttribute, 11020),
 
     R1(cuMemCreate, 10020), R1(cuMemGetAllocationGranularity, 10020), R1(cuMemRelease, 10020),
     R1(cuMemRetainAllocationHandle, 11000), R1(cuMemAddressReserve, 10020), R1(cuMemAddressFree, 10020),
@@ -2098,6 +2332,26 @@ FC_EXPORT long fakecuda_live_allocations(int dev)
     if (dev < 0 || dev >= MAXDEV) return 0;
     LOCK();
     long v = g_dev[dev].live;
+    UNLOCK();
+    return v;
+}
+
+FC_EXPORT unsigned long long fakecuda_process_device_bytes(int dev)
+{
+    ensure_init();
+    if (dev < 0 || dev >= MAXDEV) return 0;
+    LOCK();
+    unsigned long long v = phys(dev);
+    UNLOCK();
+    return v;
+}
+
+FC_EXPORT unsigned long long fakecuda_pool_reserved(int dev)
+{
+    ensure_init();
+    if (dev < 0 || dev >= MAXDEV) return 0;
+    LOCK();
+    unsigned long long v = g_dev[dev].pool_reserved;
     UNLOCK();
     return v;
 }

@@ -302,23 +302,281 @@ static void test_streams(void)
     CHECK(fakecuda_used_bytes(0) == 0);
 }
 
+/* ---- what the device holds: stream-ordered pools, graph memory, footprints (fakecuda.h) ---- */
+#define MiB (1ull << 20)
+
+static cuuint64_t pool_attr(CUmemoryPool p, CUmemPool_attribute a)
+{
+    cuuint64_t v = 0xdeadbeef;
+    CUresult rc = cuMemPoolGetAttribute(p, a, &v);
+    return rc == CUDA_SUCCESS ? v : 0xbad;
+}
+#define RESERVED(p) pool_attr(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+#define USED(p) pool_attr(p, CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+
+static int set_attr(CUmemoryPool p, CUmemPool_attribute a, cuuint64_t v) { return cuMemPoolSetAttribute(p, a, &v); }
+
+static size_t free_now(void)
+{
+    size_t f = 0, t = 0;
+    return cuMemGetInfo(&f, &t) == CUDA_SUCCESS ? f : 0;
+}
+
+static void test_pools(void)
+{
+    const unsigned long long G = 1ull << 30;
+    CUstream s;
+    CUmemoryPool def, def1, cur, p, hp;
+    CUdeviceptr a, b, c, x, y;
+    cuuint64_t v;
+    int iv;
+    CK(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+    CK(cuDeviceGetDefaultMemPool(&def, 0), CUDA_SUCCESS);
+    CK(cuDeviceGetDefaultMemPool(&def1, 1), CUDA_SUCCESS);
+    CK(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def); /* the default pool is current by default */
+    /* earlier tests left the default pools' reserves (freed, never synchronized) */
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def1, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 0 && fakecuda_pool_reserved(1) == 0);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && fakecuda_process_device_bytes(1) == 0);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 0);
+
+    /* growth: 3 MiB on an empty pool reserves 4 MiB (2 MiB steps) */
+    CK(cuMemAllocAsync(&a, 3 * MiB, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 4 * MiB && USED(def) == 3 * MiB);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB);
+    CHECK(fakecuda_used_bytes(0) == 3 * MiB);              /* logical, as before */
+    CHECK(fakecuda_process_device_bytes(0) == 4 * MiB);    /* by the reserve */
+    CHECK(free_now() == G - 4 * MiB);
+    /* reuse from the reserve: 1 MiB fits in the 1 MiB left */
+    CK(cuMemAllocAsync(&b, MiB, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 4 * MiB && USED(def) == 4 * MiB);
+    /* 1 byte more does not fit: the pool grows by 2 MiB */
+    CK(cuMemAllocAsync(&c, 1, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 4 * MiB + 1);
+    /* a free keeps the reserve */
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == MiB + 1);
+    CHECK(fakecuda_used_bytes(0) == MiB + 1 && fakecuda_process_device_bytes(0) == 6 * MiB);
+    CHECK(free_now() == G - 6 * MiB);
+    CK(cuMemAllocAsync(&a, 2 * MiB, s), CUDA_SUCCESS);     /* taken from what the free left */
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 3 * MiB + 1);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 6 * MiB);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 4 * MiB + 1);
+    /* a sync releases above the threshold (0) down to what is used */
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 3 * MiB + 1 && USED(def) == 3 * MiB + 1);
+    CHECK(fakecuda_process_device_bytes(0) == 3 * MiB + 1 && fakecuda_pool_reserved(0) == 3 * MiB + 1);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemFreeAsync(b, s), CUDA_SUCCESS);
+    CK(cuMemFree(c), CUDA_SUCCESS);                        /* cuMemFree of a pool pointer goes back to its pool */
+    CHECK(RESERVED(def) == 3 * MiB + 1 && USED(def) == 0 && fakecuda_used_bytes(0) == 0);
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);                  /* a context sync releases too */
+    CHECK(RESERVED(def) == 0 && fakecuda_process_device_bytes(0) == 0 && free_now() == G);
+    /* the high watermarks: only 0 is accepted, and it resets them to the current value */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 5), CUDA_ERROR_INVALID_VALUE);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 6 * MiB);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 0 && pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 0);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, 0), CUDA_ERROR_INVALID_VALUE); /* read-only */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, 0), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, NULL), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute(def, (CUmemPool_attribute)99, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute((CUmemoryPool)&v, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &iv), CUDA_SUCCESS);
+    CHECK(iv == 1);
+    iv = 0;
+    CK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &iv), CUDA_SUCCESS);
+    iv = 7;
+    CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &iv), CUDA_SUCCESS);
+    CHECK(iv == 0);
+    CK(cuMemAllocAsync(&a, 5 * MiB, s), CUDA_SUCCESS);    /* a reset high follows the current value up */
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 6 * MiB);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 5 * MiB);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 2 * MiB), CUDA_SUCCESS);       /* reserved 2 MiB, used 1 MiB, highs 6 and 5 MiB */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 2 * MiB);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == MiB);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, 5 * MiB, s), CUDA_SUCCESS);    /* back to reserved 6 MiB, used 5 MiB */
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 5 * MiB);
+
+    /* threshold at the maximum (PyTorch's cudaMallocAsync): free + sync keeps everything */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX), CUDA_SUCCESS);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == UINT64_MAX);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 0);
+    CHECK(fakecuda_used_bytes(0) == 0 && fakecuda_process_device_bytes(0) == 6 * MiB && free_now() == G - 6 * MiB);
+    /* a threshold in between: the next sync keeps exactly the threshold */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 5 * MiB), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB);                       /* nothing before the sync */
+    CK(cuStreamSynchronize(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 5 * MiB);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 5 * MiB);                       /* at the threshold: nothing more */
+    /* TrimTo: down to max(keep, used); a no-op below the keep */
+    CK(cuMemPoolTrimTo(def, 3 * MiB), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 3 * MiB);
+    CK(cuMemPoolTrimTo(def, 10 * MiB), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 3 * MiB);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == MiB && USED(def) == MiB);       /* outstanding memory stays */
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 0 && fakecuda_process_device_bytes(0) == 0);
+    CK(cuMemPoolTrimTo(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+
+    /* the device's memory: a pool's growth fails when the device is full, and its reserve fills the device */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX), CUDA_SUCCESS);
+    CK(cuMemAlloc(&x, G / 2), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, G / 2 + 1, s), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(RESERVED(def) == 0 && USED(def) == 0 && fakecuda_used_bytes(0) == G / 2);
+    CK(cuMemAllocAsync(&a, 300 * MiB, s), CUDA_SUCCESS);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 300 * MiB && free_now() == G / 2 - 300 * MiB);
+    CK(cuMemAlloc(&y, 300 * MiB), CUDA_ERROR_OUT_OF_MEMORY);   /* the reserve holds the room */
+    CK(cuMemAllocAsync(&a, 300 * MiB, s), CUDA_SUCCESS);      /* ... which the pool reuses */
+    CHECK(RESERVED(def) == 300 * MiB);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CK(cuMemAlloc(&y, 300 * MiB), CUDA_SUCCESS);
+    CK(cuMemFree(y), CUDA_SUCCESS);
+    CK(cuMemFree(x), CUDA_SUCCESS);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && free_now() == G);
+
+    /* allocations while capturing are graph memory: no pool moves */
+    CUgraph gr;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 0 && USED(def) == 0 && fakecuda_process_device_bytes(0) == 0);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamEndCapture(s, &gr), CUDA_SUCCESS);
+    CK(cuGraphDestroy(gr), CUDA_SUCCESS);
+
+    /* an explicit pool made current: cuMemAllocAsync takes from it, the default pool stays put */
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CK(cuMemPoolCreate(&p, &props), CUDA_SUCCESS);
+    CHECK(RESERVED(p) == 0 && pool_attr(p, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 0);
+    CK(cuDeviceSetMemPool(0, p), CUDA_SUCCESS);
+    CK(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == p);
+    CK(cuDeviceGetDefaultMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def);
+    CK(cuDeviceSetMemPool(1, p), CUDA_ERROR_INVALID_VALUE);  /* not local to device 1 */
+    CK(cuDeviceSetMemPool(0, NULL), CUDA_ERROR_INVALID_VALUE);
+    CK(cuDeviceSetMemPool(5, p), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CK(cuMemAllocFromPoolAsync(&b, 3 * MiB, def, s), CUDA_SUCCESS);
+    CHECK(RESERVED(p) == 2 * MiB && USED(p) == MiB && RESERVED(def) == 4 * MiB && USED(def) == 3 * MiB);
+    CHECK(fakecuda_pool_reserved(0) == 6 * MiB && fakecuda_process_device_bytes(0) == 6 * MiB);
+    CK(cuMemFreeAsync(b, s), CUDA_SUCCESS);
+    /* destroying the current pool with memory outstanding: the default pool is current again, the unused reserve
+     * goes now and the rest with the last free */
+    CK(cuMemAllocAsync(&b, MiB / 2, s), CUDA_SUCCESS);      /* from p: reserved 2 MiB, used 1.5 MiB */
+    CK(cuMemPoolDestroy(p), CUDA_SUCCESS);
+    CK(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def);
+    CK(cuMemPoolGetAttribute(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolDestroy(p), CUDA_ERROR_INVALID_VALUE);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB + MiB + MiB / 2);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB + MiB / 2);
+    CK(cuMemFreeAsync(b, s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB);
+    CK(cuMemPoolDestroy(def), CUDA_ERROR_INVALID_VALUE);    /* a default pool cannot be destroyed */
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 0 && fakecuda_process_device_bytes(0) == 0);
+    /* a pool on device 1 used from a stream of device 0 charges device 1 */
+    CK(cuMemAllocFromPoolAsync(&a, MiB, def1, s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(1) == 2 * MiB && fakecuda_process_device_bytes(1) == 2 * MiB);
+    CHECK(fakecuda_used_bytes(1) == MiB && fakecuda_pool_reserved(0) == 0);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);              /* a sync of device 0 leaves device 1's pool */
+    CHECK(fakecuda_pool_reserved(1) == 2 * MiB);
+    CK(cuMemPoolTrimTo(def1, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(1) == 0 && fakecuda_process_device_bytes(1) == 0);
+    /* a host pool keeps books but charges no device; a host pool cannot be a device's current pool */
+    props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    CK(cuMemPoolCreate(&hp, &props), CUDA_SUCCESS);
+    CK(cuDeviceSetMemPool(0, hp), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemAllocFromPoolAsync(&a, MiB, hp, s), CUDA_SUCCESS);
+    CHECK(RESERVED(hp) == 2 * MiB && USED(hp) == MiB);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && fakecuda_used_bytes(0) == 0);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolDestroy(hp), CUDA_SUCCESS);
+    CK(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(-1) == 0 && fakecuda_pool_reserved(99) == 0);
+    CHECK(dlsym(RTLD_DEFAULT, "fakecuda_process_device_bytes") == (void *)fakecuda_process_device_bytes);
+}
+
+/* Every name added for physical accounting is found by cuGetProcAddress, as the exported function. */
+static void test_gpa_physical(void)
+{
+    static const struct { const char *name; int ver; } n[] = {
+        { "cuDeviceSetMemPool", 11020 }, { "cuMemPoolTrimTo", 11020 }, { "cuMemPoolGetAttribute", 11020 },
+        { "cuMemPoolSetAttribute", 11020 },
+    };
+    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) {
+        CUresult rc;
+        CUdriverProcAddressQueryResult st;
+        void *p = gpa2(n[i].name, 13000, 0, &rc, &st);
+        CHECK(rc == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS && p && p == fake_sym(n[i].name));
+        p = gpa2(n[i].name, n[i].ver - 10, 0, &rc, &st);
+        CHECK(rc == CUDA_ERROR_NOT_FOUND && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+        CHECK(fakecuda_calls(n[i].name) >= 0);
+    }
+}
+
+/* Threads allocating at once: odd ones with cuMemAlloc, even ones from the default pool with a sync now and then
+ * (pools, reserves and releases under the one lock). Each returns its own failure count. */
 static void *hammer(void *arg)
 {
-    (void)arg;
+    long bad = 0;
+    int pooled = (int)(long)arg % 2 == 0;
     for (int i = 0; i < 2000; i++) {
         CUdeviceptr p;
-        if (cuMemAlloc(&p, 1 + (size_t)i) != CUDA_SUCCESS) { failures++; continue; }
-        if (cuMemFree(p) != CUDA_SUCCESS) failures++;
+        size_t sz = 1 + (size_t)i * 997;
+        if (!pooled) {
+            if (cuMemAlloc(&p, sz) != CUDA_SUCCESS) { bad++; continue; }
+            if (cuMemFree(p) != CUDA_SUCCESS) bad++;
+            continue;
+        }
+        if (cuMemAllocAsync(&p, sz, CU_STREAM_PER_THREAD) != CUDA_SUCCESS) { bad++; continue; }
+        if (cuMemFreeAsync(p, CU_STREAM_PER_THREAD) != CUDA_SUCCESS) bad++;
+        if (i % 64 == 0 && cuStreamSynchronize(CU_STREAM_PER_THREAD) != CUDA_SUCCESS) bad++;
     }
-    return NULL;
+    return (void *)bad;
 }
 
 static void test_threads(void)
 {
     pthread_t t[8];
-    for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, hammer, NULL);
-    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    for (long i = 0; i < 8; i++) pthread_create(&t[i], NULL, hammer, (void *)i);
+    long bad = 0;
+    for (int i = 0; i < 8; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad += (long)r;
+    }
+    CHECK(bad == 0);
     CHECK(fakecuda_used_bytes(0) == 0 && fakecuda_live_allocations(0) == 0);
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 0 && fakecuda_process_device_bytes(0) == 0);
 }
 
 static void test_fork_dead(void)
@@ -399,9 +657,11 @@ int main(int argc, char **argv)
                                           "FAKECUDA_UUID_BASE", "FAKECUDA_NULLMEM" };
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) unsetenv(others[i]);
     test_gpa();
+    test_gpa_physical();
     test_alloc();
     test_vmm();
     test_streams();
+    test_pools();
     test_threads();
     test_fork_dead();
     /* FAKECUDA_FORK_OK=1 in a fresh process */
