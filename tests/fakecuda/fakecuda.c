@@ -40,6 +40,7 @@
     X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) X(cuMemPoolCreate) X(cuMemPoolDestroy) \
     X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuMemPoolTrimTo) \
     X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) \
+    X(cuDeviceGetGraphMemAttribute) X(cuDeviceSetGraphMemAttribute) X(cuDeviceGraphMemTrim) \
     X(cuMemCreate) X(cuMemGetAllocationGranularity) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
     X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) \
     X(cuMemGetAllocationPropertiesFromHandle) \
@@ -98,6 +99,9 @@ SIGCHK(cuDeviceSetMemPool, PFN_cuDeviceSetMemPool_v11020);
 SIGCHK(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020);
 SIGCHK(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020);
 SIGCHK(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020);
+SIGCHK(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040);
+SIGCHK(cuDeviceSetGraphMemAttribute, PFN_cuDeviceSetGraphMemAttribute_v11040);
+SIGCHK(cuDeviceGraphMemTrim, PFN_cuDeviceGraphMemTrim_v11040);
 
 /* ------------------------------------------------------------------ state */
 enum kind { K_MEM = 1, K_MANAGED, K_ASYNC, K_ASYNC_CAPTURE, K_ARRAY, K_MIPMAP };
@@ -180,12 +184,13 @@ struct vaspace {
 
 /* used/peak/live are the logical books (fakecuda_used_bytes): async allocations at their requested size.
  * What the device holds (fakecuda_process_device_bytes, cuMemGetInfo, the room every charge is checked against)
- * counts pools by their reserve instead: phys() = used - async_used + pool_reserved. */
+ * counts pools by their reserve instead: phys() = used - async_used + pool_reserved + graph_reserved. */
 struct devstate {
     unsigned long long used, peak;
     long live;
     unsigned long long async_used;      /* part of used handed out by this device's pools */
     unsigned long long pool_reserved;   /* sum of the reserves of this device's pools */
+    unsigned long long graph_reserved, graph_used, graph_reserved_high, graph_used_high;
     struct CUctx_st primary;
     struct CUmemPoolHandle_st defpool;
     struct CUmemPoolHandle_st *curpool; /* cuDeviceSetMemPool; cuMemAllocAsync takes from it */
@@ -401,6 +406,7 @@ static void dev_books_clear(struct devstate *ds, int d)
     ds->used = ds->peak = 0;
     ds->live = 0;
     ds->async_used = ds->pool_reserved = 0;
+    ds->graph_reserved = ds->graph_used = ds->graph_reserved_high = ds->graph_used_high = 0;
     pool_init(&ds->defpool, d, 1);
     ds->curpool = &ds->defpool;
 }
@@ -503,7 +509,7 @@ static int dev_ok(CUdevice d) { return d >= 0 && d < g_ndev; }
 static unsigned long long phys(int dev)
 {
     const struct devstate *ds = &g_dev[dev];
-    return ds->used - ds->async_used + ds->pool_reserved;
+    return ds->used - ds->async_used + ds->pool_reserved + ds->graph_reserved;
 }
 
 /* Whether dev can hold n more bytes. */
@@ -1621,6 +1627,53 @@ CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
     return r;
 }
 
+/* ================================================================== graph memory
+ * No graph runs here: fakecuda_graph_mem sets what graphs hold on a device; these read, reset and trim it. */
+CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+{
+    ENTER(cuDeviceGetGraphMemAttribute);
+    if (!dev_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct devstate *ds = &g_dev[device];
+    switch (attr) {
+    case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = ds->graph_used; break;
+    case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = ds->graph_used_high; break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = ds->graph_reserved; break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = ds->graph_reserved_high; break;
+    default: r = CUDA_ERROR_INVALID_VALUE; break;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+{
+    ENTER(cuDeviceSetGraphMemAttribute);
+    if (!dev_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct devstate *ds = &g_dev[device];
+    if (*(cuuint64_t *)value != 0) r = CUDA_ERROR_INVALID_VALUE;
+    else if (attr == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) ds->graph_used_high = ds->graph_used;
+    else if (attr == CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) ds->graph_reserved_high = ds->graph_reserved;
+    else r = CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice device)
+{
+    ENTER(cuDeviceGraphMemTrim);
+    if (!dev_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    g_dev[device].graph_reserved = g_dev[device].graph_used;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
 /* ================================================================== virtual memory management */
 static struct vmmh *find_vmm(unsigned long long h)
 {
@@ -2170,6 +2223,7 @@ static const struct gpa_row g_gpa[] = {
     R1(cuMemPoolCreate, 11020), R1(cuMemPoolDestroy, 11020), R1(cuDeviceGetDefaultMemPool, 11020),
     R1(cuDeviceGetMemPool, 11020), R1(cuDeviceSetMemPool, 11020), R1(cuMemPoolTrimTo, 11020),
     R1(cuMemPoolGetAttribute, 11020), R1(cuMemPoolSetAttribute, 11020),
+    R1(cuDeviceGetGraphMemAttribute, 11040), R1(cuDeviceSetGraphMemAttribute, 11040), R1(cuDeviceGraphMemTrim, 11040),
 
     R1(cuMemCreate, 10020), R1(cuMemGetAllocationGranularity, 10020), R1(cuMemRelease, 10020),
     R1(cuMemRetainAllocationHandle, 11000), R1(cuMemAddressReserve, 10020), R1(cuMemAddressFree, 10020),
@@ -2354,4 +2408,23 @@ FC_EXPORT unsigned long long fakecuda_pool_reserved(int dev)
     unsigned long long v = g_dev[dev].pool_reserved;
     UNLOCK();
     return v;
+}
+
+FC_EXPORT int fakecuda_graph_mem(int dev, unsigned long long reserved, unsigned long long used)
+{
+    ensure_init();
+    if (!dev_ok(dev) || used > reserved) return -1;
+    int r = -1;
+    LOCK();
+    struct devstate *ds = &g_dev[dev];
+    unsigned long long others = phys(dev) - ds->graph_reserved;
+    if (others <= g_total && reserved <= g_total - others) {
+        ds->graph_reserved = reserved;
+        ds->graph_used = used;
+        if (reserved > ds->graph_reserved_high) ds->graph_reserved_high = reserved;
+        if (used > ds->graph_used_high) ds->graph_used_high = used;
+        r = 0;
+    }
+    UNLOCK();
+    return r;
 }

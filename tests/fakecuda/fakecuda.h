@@ -28,7 +28,8 @@
  *
  * What a device holds (the driver's documented model, simplified). Every charge below is checked against
  * FAKECUDA_MEM minus everything the device holds, and cuMemGetInfo's free is FAKECUDA_MEM minus that sum:
- *   allocations (cuMemAlloc*, managed, arrays, cuMemCreate) + pool reserves  ==  fakecuda_process_device_bytes(dev).
+ *   allocations (cuMemAlloc*, managed, arrays, cuMemCreate) + pool reserves + graph reserve
+ *   ==  fakecuda_process_device_bytes(dev).
  * Stream-ordered pools: each pool (the default pool of each device, and those of cuMemPoolCreate) has reserved
  *   (device memory it holds) and used (handed out) bytes. cuMemAllocAsync / cuMemAllocFromPoolAsync of n: taken from
  *   the reserve if reserved - used >= n, else the pool grows by n rounded up to 2 MiB (CUDA_ERROR_OUT_OF_MEMORY if
@@ -47,6 +48,10 @@
  *   stored. cuDeviceSetMemPool(dev, pool) makes a pool of that device current (CUDA_ERROR_INVALID_VALUE for a pool
  *   of another device or a host pool); cuMemAllocAsync takes from the current pool of its stream's device and
  *   cuDeviceGetMemPool returns it; cuDeviceGetDefaultMemPool still returns the default pool.
+ * Graph memory: per device graph reserved / used bytes, set only by fakecuda_graph_mem (nothing executes graphs
+ *   here). cuDeviceGetGraphMemAttribute: CU_GRAPH_MEM_ATTR_{USED,RESERVED}_MEM_{CURRENT,HIGH} (cuuint64_t);
+ *   cuDeviceSetGraphMemAttribute: the two HIGH ones, value 0 only, reset to the current value;
+ *   cuDeviceGraphMemTrim: reserved = used.
  *
  * Device i (0-based; i + FAKECUDA_UUID_BASE) has UUID bytes {0,0,0,i, 0,0, 0,0, 0,0, 0,0,0,0,0,i}, i.e. in the usual form
  *   "GPU-%08x-0000-0000-0000-%012x" with i:  device 0 -> GPU-00000000-0000-0000-0000-000000000000,
@@ -68,7 +73,7 @@ extern "C" {
 
 /* Bytes currently charged on device dev (exact requested sizes; pitch*height for pitched). 0 for a bad dev.
  * Logical: a stream-ordered allocation counts at its requested size while it is live, whatever its pool reserves,
- * and pool reserves do not count (fakecuda_process_device_bytes counts those). */
+ * and pool reserves and graph memory do not count (fakecuda_process_device_bytes counts those). */
 unsigned long long fakecuda_used_bytes(int dev);
 /* Highest value fakecuda_used_bytes(dev) has had. */
 unsigned long long fakecuda_peak_bytes(int dev);
@@ -89,11 +94,16 @@ long fakecuda_live_allocations(int dev);
 void fakecuda_reset_peak(int dev);
 /* All device memory this process holds on dev, what a real NVML reports as the process's usedGpuMemory:
  * allocations as fakecuda_used_bytes counts them, except that stream-ordered ones count through their pools' reserves
- * instead of at their sizes. cuMemGetInfo's free is FAKECUDA_MEM minus this. 0 for a bad dev. A fake NVML finds it with dlsym(RTLD_DEFAULT, ...): keep the name and signature. */
+ * instead of at their sizes, + graph reserve. cuMemGetInfo's free is FAKECUDA_MEM
+ * minus this. 0 for a bad dev. A fake NVML finds it with dlsym(RTLD_DEFAULT, ...): keep the name and signature. */
 unsigned long long fakecuda_process_device_bytes(int dev);
 /* Sum of CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT over the pools located on dev (destroyed pools whose allocations
  * are still outstanding included). 0 for a bad dev. */
 unsigned long long fakecuda_pool_reserved(int dev);
+/* Set dev's graph memory (as if graphs with memory nodes had run): reserved counts against the device, used is
+ * what CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT reports; the HIGH attributes follow. Returns 0, or -1 (nothing changed)
+ * for a bad dev, used > reserved, or a device without room for reserved. */
+int fakecuda_graph_mem(int dev, unsigned long long reserved, unsigned long long used);
 
 #ifdef __cplusplus
 }

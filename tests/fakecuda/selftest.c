@@ -524,12 +524,71 @@ static void test_pools(void)
     CHECK(dlsym(RTLD_DEFAULT, "fakecuda_process_device_bytes") == (void *)fakecuda_process_device_bytes);
 }
 
+static cuuint64_t graph_attr(int dev, CUgraphMem_attribute a)
+{
+    cuuint64_t v = 0xdeadbeef;
+    return cuDeviceGetGraphMemAttribute(dev, a, &v) == CUDA_SUCCESS ? v : 0xbad;
+}
+
+static void test_graph_mem(void)
+{
+    cuuint64_t v = 0;
+    for (int a = CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT; a <= CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH; a++)
+        CHECK(graph_attr(1, (CUgraphMem_attribute)a) == 0);
+    CHECK(fakecuda_graph_mem(1, 64 * MiB, 40 * MiB) == 0);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 64 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 40 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 64 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) == 40 * MiB);
+    CHECK(graph_attr(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 0);   /* per device */
+    CHECK(fakecuda_process_device_bytes(1) == 64 * MiB && fakecuda_used_bytes(1) == 0);
+    CHECK(fakecuda_graph_mem(1, 32 * MiB, 16 * MiB) == 0);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 64 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) == 40 * MiB);
+    /* the HIGH ones reset (to the current value) with 0 only; the CURRENT ones are read-only */
+    v = 1;
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v), CUDA_ERROR_INVALID_VALUE);
+    v = 0;
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v), CUDA_SUCCESS);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) == 16 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 64 * MiB);
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v), CUDA_SUCCESS);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 32 * MiB);
+    /* trim: reserved down to used */
+    CK(cuDeviceGraphMemTrim(1), CUDA_SUCCESS);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 16 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 16 * MiB);
+    CHECK(fakecuda_process_device_bytes(1) == 16 * MiB);
+    /* refusals change nothing */
+    CHECK(fakecuda_graph_mem(1, MiB, 2 * MiB) == -1);
+    CHECK(fakecuda_graph_mem(2, MiB, 0) == -1);
+    CHECK(fakecuda_graph_mem(1, 2ull << 30, 0) == -1);     /* more than the device */
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 16 * MiB);
+    CHECK(fakecuda_graph_mem(1, 1ull << 30, 0) == 0);      /* exactly the device (it holds nothing else) */
+    CHECK(fakecuda_graph_mem(1, 0, 0) == 0);
+    CHECK(fakecuda_process_device_bytes(1) == 0);
+    CK(cuDeviceGetGraphMemAttribute(2, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuDeviceSetGraphMemAttribute(-1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuDeviceGraphMemTrim(2), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* graph reserve counts against the device: cuMemGetInfo and allocations see it */
+    CHECK(fakecuda_graph_mem(0, 1ull << 29, 0) == 0);
+    CHECK(free_now() == (1ull << 29));
+    CUdeviceptr p;
+    CK(cuMemAlloc(&p, (1ull << 29) + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(fakecuda_graph_mem(0, 0, 0) == 0);
+    CHECK(free_now() == (1ull << 30));
+}
+
 /* Every name added for physical accounting is found by cuGetProcAddress, as the exported function. */
 static void test_gpa_physical(void)
 {
     static const struct { const char *name; int ver; } n[] = {
         { "cuDeviceSetMemPool", 11020 }, { "cuMemPoolTrimTo", 11020 }, { "cuMemPoolGetAttribute", 11020 },
-        { "cuMemPoolSetAttribute", 11020 },
+        { "cuMemPoolSetAttribute", 11020 }, { "cuDeviceGetGraphMemAttribute", 11040 },
+        { "cuDeviceSetGraphMemAttribute", 11040 }, { "cuDeviceGraphMemTrim", 11040 },
     };
     for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) {
         CUresult rc;
@@ -662,6 +721,7 @@ int main(int argc, char **argv)
     test_vmm();
     test_streams();
     test_pools();
+    test_graph_mem();
     test_threads();
     test_fork_dead();
     /* FAKECUDA_FORK_OK=1 in a fresh process */
