@@ -41,6 +41,8 @@
     X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuMemPoolTrimTo) \
     X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) \
     X(cuDeviceGetGraphMemAttribute) X(cuDeviceSetGraphMemAttribute) X(cuDeviceGraphMemTrim) \
+    X(cuModuleLoad) X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleLoadFatBinary) X(cuModuleUnload) \
+    X(cuLibraryLoadData) X(cuLibraryLoadFromFile) X(cuLibraryUnload) \
     X(cuMemCreate) X(cuMemGetAllocationGranularity) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
     X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) \
     X(cuMemGetAllocationPropertiesFromHandle) \
@@ -102,6 +104,14 @@ SIGCHK(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020);
 SIGCHK(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040);
 SIGCHK(cuDeviceSetGraphMemAttribute, PFN_cuDeviceSetGraphMemAttribute_v11040);
 SIGCHK(cuDeviceGraphMemTrim, PFN_cuDeviceGraphMemTrim_v11040);
+SIGCHK(cuModuleLoad, PFN_cuModuleLoad_v2000);
+SIGCHK(cuModuleLoadData, PFN_cuModuleLoadData_v2000);
+SIGCHK(cuModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010);
+SIGCHK(cuModuleLoadFatBinary, PFN_cuModuleLoadFatBinary_v2000);
+SIGCHK(cuModuleUnload, PFN_cuModuleUnload_v2000);
+SIGCHK(cuLibraryLoadData, PFN_cuLibraryLoadData_v12000);
+SIGCHK(cuLibraryLoadFromFile, PFN_cuLibraryLoadFromFile_v12000);
+SIGCHK(cuLibraryUnload, PFN_cuLibraryUnload_v12000);
 
 /* ------------------------------------------------------------------ state */
 enum kind { K_MEM = 1, K_MANAGED, K_ASYNC, K_ASYNC_CAPTURE, K_ARRAY, K_MIPMAP };
@@ -113,6 +123,8 @@ struct CUctx_st {
     int alive;
     unsigned flags;
     int refcount;             /* primary only */
+    int activated;            /* exists on its device: created, or primary retained (again after a reset) */
+    unsigned long long fp;    /* FAKECUDA_CTX_BYTES charged to the device while activated */
     UT_hash_handle hh;
 };
 
@@ -153,6 +165,16 @@ struct alloc {
     UT_hash_handle hh;
 };
 
+/* A loaded module (ctx set) or library (ctx NULL): FAKECUDA_MODULE_BYTES on dev until unloaded. */
+struct image {
+    void *self;               /* key and handle */
+    int dev;
+    int is_lib;
+    struct CUctx_st *ctx;
+    unsigned long long bytes;
+    UT_hash_handle hh;
+};
+
 struct vmmh {
     unsigned long long h;     /* key */
     unsigned long long size;
@@ -184,13 +206,14 @@ struct vaspace {
 
 /* used/peak/live are the logical books (fakecuda_used_bytes): async allocations at their requested size.
  * What the device holds (fakecuda_process_device_bytes, cuMemGetInfo, the room every charge is checked against)
- * counts pools by their reserve instead: phys() = used - async_used + pool_reserved + graph_reserved. */
+ * counts pools by their reserve instead: phys() = used - async_used + pool_reserved + graph_reserved + driver. */
 struct devstate {
     unsigned long long used, peak;
     long live;
     unsigned long long async_used;      /* part of used handed out by this device's pools */
     unsigned long long pool_reserved;   /* sum of the reserves of this device's pools */
     unsigned long long graph_reserved, graph_used, graph_reserved_high, graph_used_high;
+    unsigned long long driver;          /* context and module footprints */
     struct CUctx_st primary;
     struct CUmemPoolHandle_st defpool;
     struct CUmemPoolHandle_st *curpool; /* cuDeviceSetMemPool; cuMemAllocAsync takes from it */
@@ -211,6 +234,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ndev = 1;
 static int g_uuid_base;     /* FAKECUDA_UUID_BASE: ordinal i is "physical GPU" i + base (a CUDA_VISIBLE_DEVICES stand-in) */
 static unsigned long long g_total = 16ull << 30;
+static unsigned long long g_ctx_bytes;      /* FAKECUDA_CTX_BYTES */
+static unsigned long long g_module_bytes;   /* FAKECUDA_MODULE_BYTES */
 static int g_drv = 13000;
 static int g_autoctx = 1;
 static int g_fork_ok = 0;
@@ -237,6 +262,7 @@ static struct CUctx_st *g_ctxs;       /* every context ever made (dead ones stay
 static struct CUstream_st *g_streams;
 static struct CUmemPoolHandle_st *g_pools;
 static struct alloc *g_allocs;
+static struct image *g_images;
 static struct vmmh *g_vmm;
 static struct resv *g_resv;
 static struct mapping *g_maps;
@@ -407,6 +433,7 @@ static void dev_books_clear(struct devstate *ds, int d)
     ds->live = 0;
     ds->async_used = ds->pool_reserved = 0;
     ds->graph_reserved = ds->graph_used = ds->graph_reserved_high = ds->graph_used_high = 0;
+    ds->driver = 0;
     pool_init(&ds->defpool, d, 1);
     ds->curpool = &ds->defpool;
 }
@@ -422,6 +449,8 @@ static void init_devices_locked(void)
         ds->primary.alive = 1;
         ds->primary.flags = 0;
         ds->primary.refcount = 0;
+        ds->primary.activated = 0;
+        ds->primary.fp = 0;
         ds->va.base = 0x700000000000ull + ((unsigned long long)d << 40);
         ds->va.size = 1ull << 40;
         ds->va.bump = 0;
@@ -445,6 +474,8 @@ static void init_once(void)
         g_ndev = n < 1 ? 1 : n > MAXDEV ? MAXDEV : (int)n;
     }
     g_total = parse_size(getenv("FAKECUDA_MEM"), 16ull << 30);
+    g_ctx_bytes = parse_size(getenv("FAKECUDA_CTX_BYTES"), 0);
+    g_module_bytes = parse_size(getenv("FAKECUDA_MODULE_BYTES"), 0);
     s = getenv("FAKECUDA_DRIVER_VERSION");
     if (s && *s) g_drv = (int)strtol(s, NULL, 10);
     s = getenv("FAKECUDA_AUTOCTX");
@@ -509,7 +540,7 @@ static int dev_ok(CUdevice d) { return d >= 0 && d < g_ndev; }
 static unsigned long long phys(int dev)
 {
     const struct devstate *ds = &g_dev[dev];
-    return ds->used - ds->async_used + ds->pool_reserved + ds->graph_reserved;
+    return ds->used - ds->async_used + ds->pool_reserved + ds->graph_reserved + ds->driver;
 }
 
 /* Whether dev can hold n more bytes. */
@@ -517,6 +548,25 @@ static int room(int dev, unsigned long long n)
 {
     unsigned long long held = phys(dev);
     return held <= g_total && n <= g_total - held;
+}
+
+/* Context footprint (FAKECUDA_CTX_BYTES): taken when a context comes into existence on its device. */
+static CUresult ctx_activate(struct CUctx_st *c)
+{
+    if (c->activated) return CUDA_SUCCESS;
+    if (!room(c->dev, g_ctx_bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+    g_dev[c->dev].driver += g_ctx_bytes;
+    c->fp = g_ctx_bytes;
+    c->activated = 1;
+    return CUDA_SUCCESS;
+}
+
+static void ctx_deactivate(struct CUctx_st *c)
+{
+    if (!c->activated) return;
+    g_dev[c->dev].driver -= c->fp;
+    c->fp = 0;
+    c->activated = 0;
 }
 
 static struct CUctx_st *find_ctx(CUcontext c)
@@ -536,7 +586,7 @@ static struct CUctx_st *cur_ctx(void)
 {
     if (autoctx_pending()) {
         struct CUctx_st *p = &g_dev[0].primary;
-        if (!g_auto_retained) { g_auto_retained = 1; p->refcount++; }
+        if (!g_auto_retained) { g_auto_retained = 1; p->refcount++; (void)ctx_activate(p); }
         t_stack[t_depth++] = p;
         t_touched = 1;
     }
@@ -547,6 +597,12 @@ static CUresult cur_live_ctx(struct CUctx_st **out)
 {
     struct CUctx_st *c = cur_ctx();
     if (!c || !c->alive) return CUDA_ERROR_INVALID_CONTEXT;
+    /* A retained primary comes back into existence at its first use after a reset (or after the automatic
+     * context found no room for it). */
+    if (c->primary && c->refcount > 0 && !c->activated) {
+        CUresult r = ctx_activate(c);
+        if (r != CUDA_SUCCESS) return r;
+    }
     *out = c;
     return CUDA_SUCCESS;
 }
@@ -717,8 +773,15 @@ static void drop_alloc(struct alloc *a)
     free(a);
 }
 
-/* Context destroyed / primary reset or fully released: free what was allocated in it and, as the synchronization
- * that comes with it, release pool reserve above the thresholds. */
+static void drop_image(struct image *m)
+{
+    g_dev[m->dev].driver -= m->bytes;
+    HASH_DEL(g_images, m);
+    free(m);
+}
+
+/* Context destroyed / primary reset or fully released: free what was allocated and loaded in it, give back its
+ * footprint, and, as the synchronization that comes with it, release pool reserve above the thresholds. */
 static void free_ctx_resources(struct CUctx_st *c)
 {
     struct alloc *a, *atmp;
@@ -729,6 +792,11 @@ static void free_ctx_resources(struct CUctx_st *c)
     HASH_ITER(hh, g_streams, s, stmp) {
         if (s->ctx == c) { HASH_DEL(g_streams, s); free(s); }
     }
+    struct image *m, *mtmp;
+    HASH_ITER(hh, g_images, m, mtmp) {
+        if (m->ctx == c) drop_image(m);
+    }
+    ctx_deactivate(c);
     sync_release(c->dev);
 }
 
@@ -744,6 +812,8 @@ static void reset_state_locked(void)
     HASH_ITER(hh, g_resv, r, rtmp) { HASH_DEL(g_resv, r); free(r); }
     struct mapping *m, *mtmp;
     HASH_ITER(hh, g_maps, m, mtmp) { HASH_DEL(g_maps, m); free(m); }
+    struct image *im, *imtmp;
+    HASH_ITER(hh, g_images, im, imtmp) { HASH_DEL(g_images, im); free(im); }
     struct CUmemPoolHandle_st *p, *ptmp;
     HASH_ITER(hh, g_pools, p, ptmp) {
         if (!p->is_default) { HASH_DEL(g_pools, p); free(p); }
@@ -752,6 +822,8 @@ static void reset_state_locked(void)
     HASH_ITER(hh, g_ctxs, c, ctmp) {
         if (c->primary) { c->refcount = 0; c->flags = 0; }
         else c->alive = 0;
+        c->activated = 0;
+        c->fp = 0;
     }
     for (int d = 0; d < MAXDEV; d++) dev_books_clear(&g_dev[d], d);
     g_auto_retained = 0;
@@ -1020,10 +1092,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     LOCK();
-    g_dev[dev].primary.refcount++;
-    *pctx = &g_dev[dev].primary;
+    struct CUctx_st *p = &g_dev[dev].primary;
+    CUresult r = ctx_activate(p);
+    if (r == CUDA_SUCCESS) {
+        p->refcount++;
+        *pctx = p;
+    }
     UNLOCK();
-    return CUDA_SUCCESS;
+    return r;
 }
 
 static CUresult primary_release(CUdevice dev)
@@ -1090,8 +1166,10 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
     c->alive = 1;
     c->flags = flags;
     LOCK();
-    HASH_ADD_PTR(g_ctxs, self, c);
+    CUresult r = ctx_activate(c);
+    if (r == CUDA_SUCCESS) HASH_ADD_PTR(g_ctxs, self, c);
     UNLOCK();
+    if (r != CUDA_SUCCESS) { free(c); return r; }
     t_touched = 1;
     t_stack[t_depth++] = c;
     *pctx = c;
@@ -1674,6 +1752,97 @@ CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice device)
     return CUDA_SUCCESS;
 }
 
+/* ================================================================== modules and libraries
+ * Nothing is read or compiled: a load succeeds with a fresh handle and takes FAKECUDA_MODULE_BYTES of device
+ * memory (a module on its context's device, unloaded with its context; a library on the current context's device,
+ * or device 0 with none current). */
+static CUresult image_load(void **out, int is_lib)
+{
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    struct image *m = calloc(1, sizeof *m);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUctx_st *c = NULL;
+    if (!is_lib) {
+        r = cur_live_ctx(&c);
+    } else if (t_depth > 0 && t_stack[t_depth - 1]->alive) {
+        c = t_stack[t_depth - 1];
+    }
+    int dev = c ? c->dev : 0;
+    if (r == CUDA_SUCCESS && !room(dev, g_module_bytes)) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS) {
+        m->self = m;
+        m->dev = dev;
+        m->is_lib = is_lib;
+        m->ctx = is_lib ? NULL : c;
+        m->bytes = g_module_bytes;
+        g_dev[dev].driver += m->bytes;
+        HASH_ADD_PTR(g_images, self, m);
+        *out = m;
+    }
+    UNLOCK();
+    if (r != CUDA_SUCCESS) free(m);
+    return r;
+}
+
+static CUresult image_unload(void *h, int is_lib)
+{
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct image *m = NULL;
+    if (h) HASH_FIND_PTR(g_images, &h, m);
+    if (!m || m->is_lib != is_lib) r = CUDA_ERROR_INVALID_HANDLE;
+    else drop_image(m);
+    UNLOCK();
+    return r;
+}
+
+#define MODULE_LOAD(NAME, arg)                                                                            \
+    do {                                                                                                 \
+        ENTER(NAME);                                                                                     \
+        if (!(arg)) return CUDA_ERROR_INVALID_VALUE;                                                     \
+        void *h_;                                                                                        \
+        CUresult r_ = image_load(module ? &h_ : NULL, 0);                                                \
+        if (r_ == CUDA_SUCCESS) *module = (CUmodule)h_;                                                  \
+        return r_;                                                                                       \
+    } while (0)
+
+CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname) { MODULE_LOAD(cuModuleLoad, fname); }
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) { MODULE_LOAD(cuModuleLoadData, image); }
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options,
+                                    void **optionValues)
+{
+    (void)numOptions; (void)options; (void)optionValues;
+    MODULE_LOAD(cuModuleLoadDataEx, image);
+}
+CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{ MODULE_LOAD(cuModuleLoadFatBinary, fatCubin); }
+CUresult CUDAAPI cuModuleUnload(CUmodule hmod) { ENTER(cuModuleUnload); return image_unload(hmod, 0); }
+
+#define LIBRARY_LOAD(NAME, arg)                                                                           \
+    do {                                                                                                 \
+        ENTER(NAME);                                                                                     \
+        (void)jitOptions; (void)jitOptionsValues; (void)numJitOptions;                                   \
+        (void)libraryOptions; (void)libraryOptionValues; (void)numLibraryOptions;                        \
+        if (!(arg)) return CUDA_ERROR_INVALID_VALUE;                                                     \
+        void *h_;                                                                                        \
+        CUresult r_ = image_load(library ? &h_ : NULL, 1);                                               \
+        if (r_ == CUDA_SUCCESS) *library = (CUlibrary)h_;                                                \
+        return r_;                                                                                       \
+    } while (0)
+
+CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                   void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                   void **libraryOptionValues, unsigned int numLibraryOptions)
+{ LIBRARY_LOAD(cuLibraryLoadData, code); }
+CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                                       void **jitOptionsValues, unsigned int numJitOptions,
+                                       CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                       unsigned int numLibraryOptions)
+{ LIBRARY_LOAD(cuLibraryLoadFromFile, fileName); }
+CUresult CUDAAPI cuLibraryUnload(CUlibrary library) { ENTER(cuLibraryUnload); return image_unload(library, 1); }
+
 /* ================================================================== virtual memory management */
 static struct vmmh *find_vmm(unsigned long long h)
 {
@@ -2224,6 +2393,10 @@ static const struct gpa_row g_gpa[] = {
     R1(cuDeviceGetMemPool, 11020), R1(cuDeviceSetMemPool, 11020), R1(cuMemPoolTrimTo, 11020),
     R1(cuMemPoolGetAttribute, 11020), R1(cuMemPoolSetAttribute, 11020),
     R1(cuDeviceGetGraphMemAttribute, 11040), R1(cuDeviceSetGraphMemAttribute, 11040), R1(cuDeviceGraphMemTrim, 11040),
+
+    R1(cuModuleLoad, 2000), R1(cuModuleLoadData, 2000), R1(cuModuleLoadDataEx, 2010), R1(cuModuleLoadFatBinary, 2000),
+    R1(cuModuleUnload, 2000), R1(cuLibraryLoadData, 12000), R1(cuLibraryLoadFromFile, 12000),
+    R1(cuLibraryUnload, 12000),
 
     R1(cuMemCreate, 10020), R1(cuMemGetAllocationGranularity, 10020), R1(cuMemRelease, 10020),
     R1(cuMemRetainAllocationHandle, 11000), R1(cuMemAddressReserve, 10020), R1(cuMemAddressFree, 10020),

@@ -25,11 +25,22 @@
  *                             each thread reuses the addresses it freed last, from a range of its own (0x600000000000
  *                             + thread << 36). Threads allocating at once then measure their caller's cost, not this
  *                             double's global lock. Nothing else sees those allocations.
+ *   FAKECUDA_CTX_BYTES        size (as FAKECUDA_MEM) of device memory a context takes while it exists (default 0):
+ *                             cuCtxCreate* and a primary context's first retain (FAKECUDA_AUTOCTX's included) take
+ *                             it, or fail with CUDA_ERROR_OUT_OF_MEMORY; cuCtxDestroy, the primary's last release
+ *                             and cuDevicePrimaryCtxReset give it back (a reset primary that is still retained takes
+ *                             it again at its next use).
+ *   FAKECUDA_MODULE_BYTES     size taken by each module or library load (default 0): cuModuleLoad, cuModuleLoadData,
+ *                             cuModuleLoadDataEx, cuModuleLoadFatBinary need a current context and charge its device
+ *                             (unloaded with the context); cuLibraryLoadData / cuLibraryLoadFromFile charge the
+ *                             device of the thread's current context, device 0 if none. Nothing is read or compiled:
+ *                             a load succeeds with a fresh handle, or fails with CUDA_ERROR_OUT_OF_MEMORY.
+ *                             cuModuleUnload / cuLibraryUnload give it back.
  *
  * What a device holds (the driver's documented model, simplified). Every charge below is checked against
  * FAKECUDA_MEM minus everything the device holds, and cuMemGetInfo's free is FAKECUDA_MEM minus that sum:
- *   allocations (cuMemAlloc*, managed, arrays, cuMemCreate) + pool reserves + graph reserve
- *   ==  fakecuda_process_device_bytes(dev).
+ *   allocations (cuMemAlloc*, managed, arrays, cuMemCreate) + pool reserves + graph reserve + context and module
+ *   footprints  ==  fakecuda_process_device_bytes(dev).
  * Stream-ordered pools: each pool (the default pool of each device, and those of cuMemPoolCreate) has reserved
  *   (device memory it holds) and used (handed out) bytes. cuMemAllocAsync / cuMemAllocFromPoolAsync of n: taken from
  *   the reserve if reserved - used >= n, else the pool grows by n rounded up to 2 MiB (CUDA_ERROR_OUT_OF_MEMORY if
@@ -73,7 +84,7 @@ extern "C" {
 
 /* Bytes currently charged on device dev (exact requested sizes; pitch*height for pitched). 0 for a bad dev.
  * Logical: a stream-ordered allocation counts at its requested size while it is live, whatever its pool reserves,
- * and pool reserves and graph memory do not count (fakecuda_process_device_bytes counts those). */
+ * and pool reserves, graph memory and footprints do not count (fakecuda_process_device_bytes counts those). */
 unsigned long long fakecuda_used_bytes(int dev);
 /* Highest value fakecuda_used_bytes(dev) has had. */
 unsigned long long fakecuda_peak_bytes(int dev);
@@ -94,7 +105,7 @@ long fakecuda_live_allocations(int dev);
 void fakecuda_reset_peak(int dev);
 /* All device memory this process holds on dev, what a real NVML reports as the process's usedGpuMemory:
  * allocations as fakecuda_used_bytes counts them, except that stream-ordered ones count through their pools' reserves
- * instead of at their sizes, + graph reserve. cuMemGetInfo's free is FAKECUDA_MEM
+ * instead of at their sizes, + graph reserve + context and module footprints. cuMemGetInfo's free is FAKECUDA_MEM
  * minus this. 0 for a bad dev. A fake NVML finds it with dlsym(RTLD_DEFAULT, ...): keep the name and signature. */
 unsigned long long fakecuda_process_device_bytes(int dev);
 /* Sum of CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT over the pools located on dev (destroyed pools whose allocations

@@ -5,7 +5,8 @@
  *   build/tests/fakecuda_selftest
  * The last line is "N passed, N failed" (the format of tests/run.sh's unit binaries); each failure is a FAIL line.
  * It sets its own FAKECUDA_* environment (must happen before the first driver call) and re-executes itself
- * for the FAKECUDA_FORK_OK=1 case.
+ * for the FAKECUDA_FORK_OK=1 case and for the context and module footprints (FAKECUDA_CTX_BYTES,
+ * FAKECUDA_MODULE_BYTES), which the other checks must not see.
  * Mode "gpa-identity" (used under LD_PRELOAD of another library defining cuMemAlloc_v2): checks that the fake's
  * cuGetProcAddress still hands out the fake's own functions. */
 #define _GNU_SOURCE
@@ -588,7 +589,10 @@ static void test_gpa_physical(void)
     static const struct { const char *name; int ver; } n[] = {
         { "cuDeviceSetMemPool", 11020 }, { "cuMemPoolTrimTo", 11020 }, { "cuMemPoolGetAttribute", 11020 },
         { "cuMemPoolSetAttribute", 11020 }, { "cuDeviceGetGraphMemAttribute", 11040 },
-        { "cuDeviceSetGraphMemAttribute", 11040 }, { "cuDeviceGraphMemTrim", 11040 },
+        { "cuDeviceSetGraphMemAttribute", 11040 }, { "cuDeviceGraphMemTrim", 11040 }, { "cuModuleLoad", 2000 },
+        { "cuModuleLoadData", 2000 }, { "cuModuleLoadDataEx", 2010 }, { "cuModuleLoadFatBinary", 2000 },
+        { "cuModuleUnload", 2000 }, { "cuLibraryLoadData", 12000 }, { "cuLibraryLoadFromFile", 12000 },
+        { "cuLibraryUnload", 12000 },
     };
     for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) {
         CUresult rc;
@@ -599,6 +603,110 @@ static void test_gpa_physical(void)
         CHECK(rc == CUDA_ERROR_NOT_FOUND && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
         CHECK(fakecuda_calls(n[i].name) >= 0);
     }
+}
+
+/* Mode "footprint": FAKECUDA_CTX_BYTES=64M FAKECUDA_MODULE_BYTES=8M FAKECUDA_MEM=1G, 2 devices, no automatic
+ * context. */
+static int footprint_mode(void)
+{
+    const unsigned long long C = 64 * MiB, M = 8 * MiB, G = 1ull << 30;
+    CUcontext p0, p0b, c1, c;
+    CUmodule m1, m2, m3, m4, mx;
+    CUlibrary l1, l2;
+    CUdeviceptr a, b;
+    CK(cuInit(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && fakecuda_process_device_bytes(1) == 0);
+    /* a primary context takes its footprint at its first retain, once */
+    CK(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C);
+    CK(cuDevicePrimaryCtxRetain(&p0b, 0), CUDA_SUCCESS);
+    CHECK(p0b == p0 && fakecuda_process_device_bytes(0) == C);
+    CK(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK(free_now() == G - C);
+    CHECK(fakecuda_used_bytes(0) == 0);                    /* footprints are not allocations */
+    CK(cuMemAlloc(&a, MiB), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB && fakecuda_used_bytes(0) == MiB && free_now() == G - C - MiB);
+    /* modules: each load takes M on the current context's device */
+    CK(cuModuleLoad(&m1, "kernels.cubin"), CUDA_SUCCESS);
+    CK(cuModuleLoadData(&m2, "image"), CUDA_SUCCESS);
+    CK(cuModuleLoadDataEx(&m3, "image", 0, NULL, NULL), CUDA_SUCCESS);
+    CK(cuModuleLoadFatBinary(&m4, "fatbin"), CUDA_SUCCESS);
+    CHECK(m1 && m2 && m3 && m4 && m1 != m2 && m3 != m4);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M && free_now() == G - C - MiB - 4 * M);
+    CK(cuModuleUnload(m2), CUDA_SUCCESS);
+    CK(cuModuleUnload(m2), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuModuleUnload(NULL), CUDA_ERROR_INVALID_HANDLE);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 3 * M);
+    CK(cuModuleLoadData(NULL, "image"), CUDA_ERROR_INVALID_VALUE);
+    CK(cuModuleLoadData(&mx, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK(fakecuda_calls("cuModuleLoadData") == 3);
+    /* libraries: the current context's device; a library handle is not a module */
+    CK(cuLibraryLoadData(&l1, "image", NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
+    CK(cuLibraryLoadFromFile(&l2, "kernels.cubin", NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 5 * M);
+    CK(cuModuleUnload((CUmodule)l1), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuLibraryUnload((CUlibrary)m1), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuLibraryUnload(l1), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M);
+    /* pool reserve adds to the rest */
+    CK(cuMemAllocAsync(&b, MiB, NULL), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M + 2 * MiB && fakecuda_pool_reserved(0) == 2 * MiB);
+    CHECK(fakecuda_used_bytes(0) == 2 * MiB);
+    /* a created context on device 1: footprint, module and allocation go when it is destroyed */
+    CK(cuCtxCreate(&c1, NULL, 0, 1), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(1) == C);
+    CK(cuModuleLoadData(&mx, "image"), CUDA_SUCCESS);
+    CK(cuMemAlloc(&a, MiB), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(1) == C + M + MiB && free_now() == G - C - M - MiB);
+    CK(cuCtxDestroy(c1), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(1) == 0);
+    CK(cuModuleUnload(mx), CUDA_ERROR_INVALID_HANDLE);     /* unloaded with its context */
+    /* no room: context creation, primary retain and module load fail with OUT_OF_MEMORY and take nothing */
+    CHECK(fakecuda_graph_mem(1, G - C + 1, 0) == 0);
+    CK(cuCtxCreate(&c, NULL, 0, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuDevicePrimaryCtxRetain(&c, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    int active = 1;
+    unsigned flags;
+    CK(cuDevicePrimaryCtxGetState(1, &flags, &active), CUDA_SUCCESS);
+    CHECK(active == 0);
+    CHECK(fakecuda_graph_mem(1, G - C, 0) == 0);
+    CK(cuCtxCreate(&c1, NULL, 0, 1), CUDA_SUCCESS);        /* exactly enough */
+    CK(cuModuleLoadData(&mx, "image"), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(fakecuda_process_device_bytes(1) == G && free_now() == 0);
+    CK(cuCtxDestroy(c1), CUDA_SUCCESS);
+    CHECK(fakecuda_graph_mem(1, 0, 0) == 0);
+    CK(cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    CHECK(c == p0);
+    /* the primary's last release takes its footprint, modules, allocations and (threshold 0) pool reserve; the
+     * library stays */
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M + 2 * MiB);
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == M && fakecuda_pool_reserved(0) == 0 && fakecuda_used_bytes(0) == 0);
+    CK(cuModuleUnload(m1), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuLibraryUnload(l2), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0);
+    /* a reset gives everything back; a primary still retained exists again at its next use */
+    CK(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CK(cuModuleLoadData(&m1, "image"), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + M);
+    CK(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && free_now() == G - C);  /* cuMemGetInfo is a use */
+    CHECK(fakecuda_process_device_bytes(0) == C);
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0);
+    printf("fakecuda selftest footprint: %s\n", failures ? "FAILED" : "ok");
+    return failures;
+}
+
+/* Mode "autoctx-footprint": the automatic context is a primary retain, so it takes the footprint too. */
+static int autoctx_footprint_mode(void)
+{
+    CK(cuInit(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 64 * MiB);
+    CHECK(free_now() == (1ull << 30) - 64 * MiB);
+    printf("fakecuda selftest autoctx-footprint: %s\n", failures ? "FAILED" : "ok");
+    return failures;
 }
 
 /* Threads allocating at once: odd ones with cuMemAlloc, even ones from the default pool with a sync now and then
@@ -699,6 +807,8 @@ static void run_mode(const char *self, const char *mode, const char *const *envs
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "footprint") == 0) return footprint_mode() != 0;
+    if (argc > 1 && strcmp(argv[1], "autoctx-footprint") == 0) return autoctx_footprint_mode() != 0;
     if (argc > 1 && strcmp(argv[1], "forkok") == 0) {
         int f = forkok_mode();
         printf("fakecuda selftest forkok: %s\n", f ? "FAILED" : "ok");
@@ -713,7 +823,8 @@ int main(int argc, char **argv)
     setenv("FAKECUDA_MEM", "1G", 1);
     setenv("FAKECUDA_FAIL", "cuMemAlloc_v2:3,cuMemCreate:1=800", 1);
     static const char *const others[] = { "FAKECUDA_FORK_OK", "FAKECUDA_AUTOCTX", "FAKECUDA_DRIVER_VERSION",
-                                          "FAKECUDA_UUID_BASE", "FAKECUDA_NULLMEM" };
+                                          "FAKECUDA_UUID_BASE", "FAKECUDA_NULLMEM", "FAKECUDA_CTX_BYTES",
+                                          "FAKECUDA_MODULE_BYTES" };
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) unsetenv(others[i]);
     test_gpa();
     test_gpa_physical();
@@ -726,6 +837,12 @@ int main(int argc, char **argv)
     test_fork_dead();
     /* FAKECUDA_FORK_OK=1 in a fresh process */
     run_mode(argv[0], "forkok", (const char *const[]){ "FAKECUDA_FORK_OK", "1", "FAKECUDA_FAIL", NULL, NULL });
+    /* footprints, which the checks above must not see */
+    run_mode(argv[0], "footprint", (const char *const[]){ "FAKECUDA_FAIL", NULL, "FAKECUDA_CTX_BYTES", "64M",
+                                                         "FAKECUDA_MODULE_BYTES", "8M", "FAKECUDA_AUTOCTX", "0",
+                                                         NULL });
+    run_mode(argv[0], "autoctx-footprint", (const char *const[]){ "FAKECUDA_FAIL", NULL, "FAKECUDA_CTX_BYTES", "64M",
+                                                                 NULL });
     printf("fakecuda selftest: %s\n", failures ? "FAILED" : "ok");
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures != 0;
