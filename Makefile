@@ -67,6 +67,10 @@ $(FAKE): tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda.h Makefile | $(BUILD)
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -I$(CUDA_HOME)/include \
 		-o $@ tests/fakecuda/fakecuda.c
 
+# The double's own checks (tests/fakecuda/selftest.c); `make test` runs it before tests/run.sh.
+$(T)/fakecuda_selftest: tests/fakecuda/selftest.c tests/fakecuda/fakecuda.h $(FAKE)
+	$(CC) $(TEST_CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+
 $(T)/test_config: tests/unit/test_config.c config/config.c config/config.h tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c config/config.c
@@ -144,7 +148,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).
@@ -165,8 +169,13 @@ TEST_BINS += $(FUZZ_REPLAY)
 fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
 
+# The double is checked first (its output in $(T)/fakecuda_selftest.log), then the suite runs either way; the last
+# line stays the suite's total.
 test: $(LIB) $(TEST_BINS)
-	@bash tests/run.sh
+	@st=0; $(T)/fakecuda_selftest >$(T)/fakecuda_selftest.log 2>&1 || st=1; \
+	echo "== fakecuda selftest: $$(tail -n 1 $(T)/fakecuda_selftest.log)"; \
+	[ $$st = 0 ] || grep '^FAIL' $(T)/fakecuda_selftest.log; \
+	bash tests/run.sh && exit $$st
 
 demo:
 	@bash scripts/demo.sh
