@@ -22,7 +22,7 @@ def load(path):
 
 
 SCHEMA_KEYS = ["schema", "reason", "sequence", "pid", "time", "time_ns", "command", "hostname", "version",
-               "driver", "backtrace_depth", "devices", "sites", "allocations", "streams"]
+               "driver", "backtrace_depth", "count", "devices", "sites", "allocations", "streams"]
 
 
 def schema_ok(r, what):

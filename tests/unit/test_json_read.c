@@ -254,8 +254,8 @@ static void test_errors_syntax(void)
 	EXPECT_ERR(doc, 0, "line 1, column 1: empty document (expected a vramguard report, a JSON object)");
 	EXPECT_ERR(doc, 1, "line 1, column 2: unexpected end of input");
 	EXPECT_ERR(doc, 100, "line 6, column 13: unexpected end of input");                /* inside "time" */
-	EXPECT_ERR(doc, len / 2, "line 40, column 128: unexpected end of input");
-	EXPECT_ERR(doc, len - 2, "line 86, column 1: unexpected end of input");            /* the last '}' */
+	EXPECT_ERR(doc, len / 2, "line 40, column 88: unexpected end of input");
+	EXPECT_ERR(doc, len - 2, "line 87, column 1: unexpected end of input");            /* the last '}' */
 	{               /* without its final newline the document is whole */
 		struct vg_report r;
 		CHECK(parse_ok(doc, len - 1, &r) == 0);
@@ -270,9 +270,9 @@ static void test_errors_syntax(void)
 	p = malloc(len + 8);
 	memcpy(p, doc, len);
 	memcpy(p + len, "x", 2);
-	EXPECT_ERR(p, len + 1, "line 87, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 88, column 1: unexpected data after the end of the document");
 	memcpy(p + len, "  {}\n", 6);
-	EXPECT_ERR(p, len + 5, "line 87, column 3: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 5, "line 88, column 3: unexpected data after the end of the document");
 	memcpy(p + len, " \t\r\n", 5);
 	{
 		struct vg_report r;
@@ -280,7 +280,7 @@ static void test_errors_syntax(void)
 		vg_report_free(&r);
 	}
 	p[len] = '\0';
-	EXPECT_ERR(p, len + 1, "line 87, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 88, column 1: unexpected data after the end of the document");
 	free(p);
 
 	/* depth bombs: not an object at all; then 10000 arrays and 10000 objects inside one */
@@ -410,7 +410,7 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"synchronized\": true", "\"synchronized\": 1",
 			"streams.destroyed_pending[1].synchronized: expected true or false");
 	EXPECT_EDIT_ERR(doc, "\"capturing\": 1", "\"capturing\": 1.0", "streams.live[1].capturing: expected an unsigned integer");
-	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 78, column 24: expected ',' or ']'");
+	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 79, column 24: expected ',' or ']'");
 	d = replace(doc, "\"streams\": {", "\"streams_v0\": {");
 	EXPECT_ERR_S(d, "missing required key 'streams'");
 	free(d);
