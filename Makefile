@@ -114,6 +114,8 @@ $(T)/test_unwind: tests/unit/test_unwind.c tests/unit/unit.h accounting/unwind.h
 	$(CC) $(TEST_CFLAGS) -O2 -fomit-frame-pointer -I. -o $@ tests/unit/test_unwind.c -L$(T) -l:libvgunwind.so \
 		-ldl -Wl,-rpath,'$$ORIGIN'
 
+$(BUILD)/gen-hook-doc: scripts/gen-hook-doc.c interposer/hooks.h | $(BUILD)/.deps-ok
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ scripts/gen-hook-doc.c
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
@@ -148,7 +150,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-hook-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).

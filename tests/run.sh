@@ -116,6 +116,12 @@ prog "arrays (estimate)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D arrays
 prog "VMM: refs + maps, NCCL order, HOST_NUMA, retry after 800" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	FAKECUDA_FAIL=cuMemCreate:1=800 -- $D vmm
 prog "async, pools, capture" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
+prog "device counting: pools charged by their reserve (threshold 0 and max, trim before refusing, created pools)" \
+	$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical pools
+prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 \
+	FAKECUDA_AUTOCTX=0 -- $T/physical graphs
+prog "VRAMGUARD_COUNT=allocations: logical bytes, pools' kept memory and graphs not counted" $PRE \
+	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical allocations
 prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx
 prog "driver failure rolls the reservation back" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FAIL=cuMemAlloc_v2:2 \
 	-- $D fault
@@ -611,6 +617,8 @@ else
 fi
 if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matches the options table"; else
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
+if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
+	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
 
 echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh
