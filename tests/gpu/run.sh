@@ -3,7 +3,7 @@
 #   VG_LIB  the library to preload (default $PWD/build/libvramguard.so)
 #   OUT     where gpu-results.txt (one line per check) and gpu-log.txt (full output) go (default /tmp/vramguard-gpu)
 #   PYTHON  the interpreter with torch, jax and cupy (default python3); VG_TIMEOUT per check (default 120 s)
-#   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*)
+#   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view)
 # Each check prints one line: PASS/FAIL/SKIP <name>: <figures>. No check can stop or hang the others (no set -e,
 # every command under timeout). Exit status 1 when anything failed.
 set -u
@@ -90,6 +90,8 @@ echo "vramguard GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), library $VG_LIB"
 	for m in torch jax cupy; do
 		timeout 60 "$PY" -c "import $m; print('$m', $m.__version__)" 2>/dev/null || echo "$m: import failed"
 	done
+	timeout 60 "$PY" -c 'import importlib.metadata as m; print("nvidia-ml-py (pynvml)", m.version("nvidia-ml-py"))' \
+		2>/dev/null || echo "nvidia-ml-py (pynvml): not installed"
 } | tee -a "$LOG"
 NGPU=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 
@@ -906,6 +908,36 @@ phys_shared() {
 	rm -rf "$D"
 }
 phys_shared
+
+# nvml_view: under the preload with a 4096 MiB quota, NVML reports the quota as the card's total, in the job
+# (nvml_view.py: ctypes and pynvml, before CUDA and with 1 GiB held; torch.cuda.mem_get_info agrees) and in nvidia-smi
+# started with the preload; nvidia-smi without it (the control) shows the card.
+nvml_view() {
+	local name=nvml_view why="" fig with without q="--query-gpu=memory.total,memory.used"
+	if [ -z "$SMI" ]; then result SKIP $name "nvidia-smi not found"; return; fi
+	run $name.py vg "$PY" -u "$HERE/nvml_view.py" --quota-mib $QUOTA
+	if [ "$RC" -eq 3 ] && grep -q '^skip: ' "$BUILD/o"; then
+		result SKIP $name "$(grep -m1 '^skip: ' "$BUILD/o" | sed 's/^skip: //')"
+		return
+	fi
+	fig=$(figures)
+	[ "$RC" -eq 0 ] || why="in the job: $(why_rc): $(bads)$(stderr_tail)"
+	run $name.smi_preload vg nvidia-smi $q --format=csv,noheader,nounits
+	with=$(paste -sd';' <"$BUILD/o")
+	# every GPU's line: total = the quota, used <= it
+	awk -F', *' -v q=$QUOTA 'NF == 2 { n++; if ($1 != q || $2 + 0 > q) b++ } END { exit !(n && !b) }' "$BUILD/o" ||
+		why="${why:+$why; }nvidia-smi with the preload printed '$with' (total, used MiB), want total $QUOTA, used <= $QUOTA"
+	run $name.smi_plain nvidia-smi $q --format=csv,noheader,nounits
+	without=$(paste -sd';' <"$BUILD/o")
+	awk -F', *' -v q=$QUOTA 'NR == 1 { exit !($1 + 0 > q) }' "$BUILD/o" ||
+		why="${why:+$why; }nvidia-smi without the preload printed '$without', want the card's total (> $QUOTA)"
+	if [ -z "$why" ]; then
+		result PASS $name "nvidia-smi $q: with the preload '$with', without '$without' (total, used MiB); in the job: $fig"
+	else
+		result FAIL $name "$why; nvidia-smi with the preload '$with', without '$without'; in the job: $fig"
+	fi
+}
+nvml_view
 
 # phys_pidns: the PyTorch fill of phys_fill_torch in its own PID namespace (unshare --pid --mount-proc, as root):
 # the job sees itself as pid 1, nvidia-smi lists its host pid (found as the unshare process's child). PASS when
