@@ -3,7 +3,10 @@
 #   VG_LIB  the library to preload (default $PWD/build/libvramguard.so)
 #   OUT     where gpu-results.txt (one line per check) and gpu-log.txt (full output) go (default /tmp/vramguard-gpu)
 #   PYTHON  the interpreter with torch, jax and cupy (default python3); VG_TIMEOUT per check (default 120 s)
-#   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view)
+#   CUPY_TESTS  CuPy's tests for cupy_suite: a folder holding cupy_tests/cuda_tests and conftest.py (default
+#               .gpu-cache/cupy-tests if there, made by scripts/fetch-cupy-tests.sh; "off" skips); CUPY_SUITE_TIMEOUT
+#               bounds each of its two pytest runs (default 240 s)
+#   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite)
 # Each check prints one line: PASS/FAIL/SKIP <name>: <figures>. No check can stop or hang the others (no set -e,
 # every command under timeout). Exit status 1 when anything failed.
 set -u
@@ -87,7 +90,7 @@ echo "vramguard GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), library $VG_LIB"
 	timeout 30 nvidia-smi -L 2>&1 || echo "nvidia-smi -L failed"
 	echo "driver $(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
 	echo "nvcc: $("$NVCC" --version 2>/dev/null | tail -1)"
-	for m in torch jax cupy; do
+	for m in torch jax cupy pytest; do
 		timeout 60 "$PY" -c "import $m; print('$m', $m.__version__)" 2>/dev/null || echo "$m: import failed"
 	done
 	timeout 60 "$PY" -c 'import importlib.metadata as m; print("nvidia-ml-py (pynvml)", m.version("nvidia-ml-py"))' \
@@ -991,6 +994,50 @@ phys_pidns() {
 }
 phys_pidns
 
+# cupy_suite: CuPy's own tests/cupy_tests/cuda_tests (of the installed version; see scripts/fetch-cupy-tests.sh) with
+# pytest, without the preload, then with it (quota 60G, default counting): every test that passed without must pass
+# with it, TestMemoryAsyncPool::test_free_all_blocks_large_chunk included (a pool's freed memory is still the GPU's).
+cupy_suite() {
+	local name=cupy_suite dir=${CUPY_TESTS:-} ver tver mode rc t0 secs=() tmo=() cmd why="" tails=""
+	local CT=${CUPY_SUITE_TIMEOUT:-240}
+	[ -z "$dir" ] && [ -d "$PWD/.gpu-cache/cupy-tests" ] && dir=$PWD/.gpu-cache/cupy-tests
+	if [ -z "$dir" ] || [ "$dir" = off ]; then
+		result SKIP $name "no CuPy tests: set CUPY_TESTS to a folder holding cupy_tests/cuda_tests and conftest.py (scripts/fetch-cupy-tests.sh CUPY_GIT_DIR makes .gpu-cache/cupy-tests)"
+		return
+	fi
+	if [ ! -d "$dir/cupy_tests/cuda_tests" ]; then result SKIP $name "CUPY_TESTS=$dir holds no cupy_tests/cuda_tests"; return; fi
+	if ! ver=$(timeout 60 "$PY" -c 'import cupy; print(cupy.__version__)' 2>>"$LOG"); then
+		result SKIP $name "cupy not importable"
+		return
+	fi
+	if ! timeout 60 "$PY" -m pytest --version >>"$LOG" 2>&1; then result SKIP $name "pytest not installed for $PY"; return; fi
+	tver=$(sed -n 's/^version //p' "$dir/SOURCE" 2>/dev/null)
+	# pytest-timeout, where installed: a test that hangs fails alone instead of taking the whole run with it
+	timeout 60 "$PY" -c 'import pytest_timeout' 2>/dev/null && tmo=(--timeout=120)
+	for mode in without with; do
+		cmd=("$PY" -m pytest -p no:cacheprovider -q -rfEs "${tmo[@]}" --junitxml="$BUILD/cupy-$mode.xml" cupy_tests/cuda_tests)
+		[ $mode = with ] && cmd=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=60G "${cmd[@]}")
+		printf '\n===== %s, %s the preload: cd %s && %s\n' $name $mode "$dir" "${cmd[*]}" >>"$LOG"
+		t0=$(date +%s)
+		(cd "$dir" && PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$CT" "${cmd[@]}") >"$BUILD/cupy-$mode.o" 2>&1 </dev/null
+		rc=$?
+		secs+=($(($(date +%s) - t0)))
+		{ cat "$BUILD/cupy-$mode.o"; echo "--- exit status $rc"; } >>"$LOG"
+		case $rc in 124 | 137) why="${why:+$why; }pytest $mode the preload timed out after $CT s (CUPY_SUITE_TIMEOUT)" ;; esac
+		tails="${tails:+$tails; }$mode: '$(grep -v '^$' "$BUILD/cupy-$mode.o" | tail -1 | cut -c1-100)'"
+	done
+	run $name.compare "$PY" "$HERE/junit_compare.py" "$BUILD/cupy-without.xml" "$BUILD/cupy-with.xml"
+	[ "$RC" -eq 0 ] || why="${why:+$why; }$(bads)"
+	local fig vnote=""
+	[ -n "$tver" ] && [ "$tver" != "$ver" ] && vnote=", NOT the installed version: results may differ for that alone"
+	fig="CuPy $ver (tests of ${tver:-an unknown version}$vnote): $(figures); pytest ${secs[0]} s without, ${secs[1]} s with (NVIDIA_GPU_MEMORY_LIMITS=60G); $tails"
+	if [ -z "$why" ]; then
+		result PASS $name "$fig"
+	else
+		result FAIL $name "$why; $fig"
+	fi
+}
+cupy_suite
 echo "suite time: $SECONDS s" | tee -a "$LOG"
 
 SUMMARY="$NP passed, $NF failed"
