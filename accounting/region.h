@@ -104,7 +104,7 @@ struct vg_region_slot {
 	char limit_spec[VG_REGION_SPEC_MAX];
 	/* What the quota's figure (used[]) is made of, for `top`: written by the member's sampler thread each round
 	 * (VRAMGUARD_DEVICE_POLL), so up to one period old; nobody else writes them. */
-	_Atomic uint32_t count_mode;    /* enum vg_count of the member (0 device, 1 allocations) */
+	_Atomic uint32_t count_mode;    /* 0 nothing published yet; else 1 + enum vg_count (1 device, 2 allocations) */
 	uint32_t pad2;
 	_Atomic uint64_t alloc[VG_REGION_DEVS];    /* bytes of the allocations themselves */
 	_Atomic uint64_t driver[VG_REGION_DEVS];   /* the driver's own memory (context, modules) counted in used[] */

@@ -393,7 +393,7 @@ void vg_shared_publish(int dev)
 	struct vg_quota_stats st;
 	if (!r || !vg_quota_stats(dev, &st))
 		return;
-	vg_region_publish(r, dev, vg_cfg.count, st.allocated, vg_devmem_driver(dev));
+	vg_region_publish(r, dev, 1 + vg_cfg.count, st.allocated, vg_devmem_driver(dev));
 }
 
 void vg_shared_atfork_child(void)
