@@ -607,11 +607,13 @@ struct jr_field {
 	size_t off;                                     /* of the destination in the object's struct */
 	size_t size;                                    /* JR_STR: the destination array's size */
 	int (*read)(struct jp *p, void *obj);           /* JR_CUSTOM: reads the value into obj */
+	int optional;                                   /* may be missing: added to the schema after reports existed */
 };
 
-#define JR_FIELD(st, key, type, member) { #key, type, offsetof(st, member), 0, NULL }
-#define JR_STRING(st, key, member) { #key, JR_STR, offsetof(st, member), sizeof(((st *)0)->member), NULL }
-#define JR_OTHER(key, fn) { #key, JR_CUSTOM, 0, 0, fn }
+#define JR_FIELD(st, key, type, member) { #key, type, offsetof(st, member), 0, NULL, 0 }
+#define JR_STRING(st, key, member) { #key, JR_STR, offsetof(st, member), sizeof(((st *)0)->member), NULL, 0 }
+#define JR_OTHER(key, fn) { #key, JR_CUSTOM, 0, 0, fn, 0 }
+#define JR_OPTIONAL(key, fn) { #key, JR_CUSTOM, 0, 0, fn, 1 }
 
 static int jr_read(struct jp *p, const struct jr_field *f, void *obj)
 {
@@ -640,7 +642,8 @@ static int jr_read(struct jp *p, const struct jr_field *f, void *obj)
 	return -1;
 }
 
-/* One object: the table's keys are all required, the others are passed over; a repeated key's last value wins. */
+/* One object: the table's keys are required but for the optional ones, the others are passed over; a repeated key's
+ * last value wins. */
 static int jr_object(struct jp *p, const struct jr_field *f, size_t nf, void *obj)
 {
 	char kbuf[64];
@@ -671,7 +674,7 @@ static int jr_object(struct jp *p, const struct jr_field *f, size_t nf, void *ob
 	if (rc != 0)
 		return -1;
 	for (k = 0; k < nf; k++)
-		if (!(seen & (uint64_t)1 << k)) {
+		if (!(seen & (uint64_t)1 << k) && !f[k].optional) {
 			char msg[300];
 			jp_path_push(p, f[k].key, 0, 0);
 			snprintf(msg, sizeof(msg), "missing required key '%s'", p->path);
@@ -744,11 +747,44 @@ static int jr_quota(struct jp *p, void *obj)
 	return jp_uint(p, UINT64_MAX, &d->quota_bytes);
 }
 
+/* soft_limit_bytes and soft_limit_source: integer and string, or null (no soft limit); older reports lack both. */
+static int jr_soft(struct jp *p, void *obj)
+{
+	struct vg_report_device *d = obj;
+	int which;
+
+	if (jp_peek(p) == 'n') {
+		d->soft_set = 0;
+		d->soft_bytes = 0;
+		return jp_literal(p, &which);
+	}
+	if (!jp_is_number_start(jp_peek(p)))
+		return jp_field(p, "expected an unsigned integer or null");
+	d->soft_set = 1;
+	return jp_uint(p, UINT64_MAX, &d->soft_bytes);
+}
+
+static int jr_soft_source(struct jp *p, void *obj)
+{
+	struct vg_report_device *d = obj;
+	int which;
+
+	if (jp_peek(p) == 'n') {
+		d->soft_source[0] = '\0';
+		return jp_literal(p, &which);
+	}
+	if (jp_peek(p) != '"')
+		return jp_field(p, "expected a string or null");
+	return jp_str(p, d->soft_source, sizeof(d->soft_source));
+}
+
 #define DEV struct vg_report_device
 static const struct jr_field jr_device_fields[] = {
 	JR_FIELD(DEV, ordinal, JR_INT, ordinal),
 	JR_STRING(DEV, uuid, uuid),
 	JR_OTHER(quota_bytes, jr_quota),
+	JR_OPTIONAL(soft_limit_bytes, jr_soft),
+	JR_OPTIONAL(soft_limit_source, jr_soft_source),
 	JR_FIELD(DEV, total_bytes, JR_U64, total_bytes),
 	JR_FIELD(DEV, used_bytes, JR_U64, used_bytes),
 	JR_FIELD(DEV, peak_bytes, JR_U64, peak_bytes),
