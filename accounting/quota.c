@@ -320,15 +320,11 @@ uint64_t vg_quota_soft(int dev)
 /* The counter is an upper bound of usage (it holds the credits too): below the line by it, usage is below too, and
  * the exact figure (a load of every shard's credit) is needed only near the line. The state changes by
  * compare-and-swap, so of two threads that see the same crossing one wins, and a re-arm racing with a crossing
- * either happens before it (the crossing is reported) or fails (it was already reported). */
-int vg_quota_soft_check(int dev)
+ * either happens before it (the crossing is reported) or fails (it was already reported). The first load, of the
+ * soft limit itself, is inline in quota.h: without a soft limit a check costs no call. */
+int vg_quota_soft_judge(int dev, uint64_t soft)
 {
-	if (!vg_quota_tracked(dev))
-		return 0;
 	struct vg_counters *q = &vg_quota[dev];
-	uint64_t soft = atomic_load_explicit(&q->soft, memory_order_relaxed);
-	if (__builtin_expect(soft == VG_NO_LIMIT, 1))
-		return 0;
 	uint64_t counter = atomic_load_explicit(vg_used_of(q), memory_order_relaxed);
 	uint32_t fired = atomic_load_explicit(&q->soft_fired, memory_order_relaxed);
 	if (!fired) {

@@ -79,7 +79,15 @@ uint64_t vg_quota_limit(int dev);
  * counter, which bounds usage from above); the exact usage (every thread's credit summed) only near the line. */
 void vg_quota_set_soft(int dev, uint64_t bytes);
 uint64_t vg_quota_soft(int dev);
-int vg_quota_soft_check(int dev);
+int vg_quota_soft_judge(int dev, uint64_t soft);       /* the part of vg_quota_soft_check past its first load */
+
+static inline int vg_quota_soft_check(int dev)
+{
+	if (!vg_quota_tracked(dev))
+		return 0;
+	uint64_t soft = atomic_load_explicit(&vg_quota[dev].soft, memory_order_relaxed);
+	return __builtin_expect(soft == VG_NO_LIMIT, 1) ? 0 : vg_quota_soft_judge(dev, soft);
+}
 /* All figures of dev; false (and zeros, limit VG_NO_LIMIT) if dev is not tracked. */
 bool vg_quota_stats(int dev, struct vg_quota_stats *out);
 
