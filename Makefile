@@ -14,6 +14,7 @@ LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/
 	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c accounting/quota.c accounting/table.c accounting/sites.c \
 	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
+LIB_SRCS += interposer/softlimit.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libvramguard.so

@@ -17,8 +17,6 @@
 #include "accounting/sites.h"
 #include "report/log.h"
 
-void vg_soft_limit_check(int dev) __attribute__((weak));      /* until the soft limit lands */
-
 struct vg_table vg_ptrs;                /* device pointers: cuMemAlloc, pitch, managed, async */
 struct vg_table vg_arrays;              /* CUarray and CUmipmappedArray handles */
 struct vg_table vg_vmm;                 /* cuMemCreate handles (refs + maps) */
@@ -136,8 +134,7 @@ CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 	vg_refuse(dev, bytes, used, hook, rc);
 	return CUDA_ERROR_OUT_OF_MEMORY;
 charged:
-	if (vg_soft_limit_check)
-		vg_soft_limit_check(dev);
+	vg_soft_limit_check(dev);
 	return CUDA_SUCCESS;
 }
 

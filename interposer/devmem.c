@@ -24,12 +24,11 @@
 #include "accounting/region.h"
 #include "report/log.h"
 
-/* Until the NVML module and the soft limit land (other branches): weak, so the build links without them. */
+/* Until the NVML module lands (another branch): weak, so the build links without it. */
 bool vg_nvml_load(void) __attribute__((weak));
 const char *vg_nvml_error(void) __attribute__((weak));
 int vg_nvml_process_used(const char *uuid, uint64_t *bytes) __attribute__((weak));
 int vg_nvml_driver_limits(const char *uuid, uint64_t *hard, uint64_t *soft) __attribute__((weak));
-void vg_soft_limit_check(int dev) __attribute__((weak));
 
 #define VG_POOL_GRAIN ((uint64_t)2 << 20)       /* pools grow in 2 MiB pages at least */
 
@@ -365,8 +364,7 @@ static void vg_sample_round(void)
 			vg_measure_driver(d, di->uuid);
 		}
 		vg_shared_publish(d);
-		if (vg_soft_limit_check)
-			vg_soft_limit_check(d);
+		vg_soft_limit_check(d);
 	}
 }
 

@@ -177,6 +177,8 @@ enum vg_mode vg_init(void)
 			int level = vg_config_secure_note(&vg_cfg, note, sizeof(note));
 			if (level != VG_LOG_OFF)
 				vg_log(level, "%s", note);
+			if (vg_cfg.note[0])     /* variables that disagree: which were ignored */
+				vg_log(VG_LOG_INFO, "%s", vg_cfg.note);
 			if (!vg_cfg.valid) {
 				/* The message is already complete; print it even if VRAMGUARD_LOG=off was what failed. */
 				int saved = vg_log_level;
@@ -262,6 +264,8 @@ const struct vg_device_info *vg_device_info(int dev)
 	info.limit = vg_config_limit_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
 	info.source = src;
 	info.driver_limit = VG_NO_LIMIT;
+	info.soft = vg_config_request_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
+	info.soft_source = src;
 	pthread_mutex_lock(&vg_dev_lock);
 	if (!atomic_load(&vg_dev_ready[dev])) {
 		int said = 0;
@@ -276,6 +280,7 @@ const struct vg_device_info *vg_device_info(int dev)
 		info.own_limit = info.limit;
 		vg_dev[dev] = info;
 		vg_quota_set_limit(dev, info.limit);
+		vg_quota_set_soft(dev, info.soft);      /* `vramguard limit set` changes the quota only */
 		vg_shared_bind(dev, info.uuid[0] ? info.uuid : NULL, info.total, info.limit);
 		atomic_store_explicit(&vg_dev_ready[dev], 1, memory_order_release);
 		if (info.limit != VG_NO_LIMIT) {
@@ -283,6 +288,16 @@ const struct vg_device_info *vg_device_info(int dev)
 			vg_log(VG_LOG_INFO, "GPU %d (%s): quota %s of %s (%s)", dev, info.uuid[0] ? info.uuid : "no uuid",
 			       vg_format_bytes(info.limit, a, sizeof(a)), vg_format_bytes(info.total, b, sizeof(b)),
 			       info.source ? info.source : "?");
+		}
+		if (info.soft != VG_NO_LIMIT) {
+			char a[32], b[32];
+			if (info.limit != VG_NO_LIMIT && info.soft >= info.limit)
+				vg_log(VG_LOG_INFO, "GPU %d: soft limit %s (%s) is not below its quota %s (%s): it never "
+				       "triggers", dev, vg_format_bytes(info.soft, a, sizeof(a)), info.soft_source,
+				       vg_format_bytes(info.limit, b, sizeof(b)), info.source ? info.source : "?");
+			else
+				vg_log(VG_LOG_INFO, "GPU %d: soft limit %s (%s)", dev, vg_format_bytes(info.soft, a, sizeof(a)),
+				       info.soft_source);
 		}
 	}
 	pthread_mutex_unlock(&vg_dev_lock);

@@ -52,6 +52,8 @@ struct vg_device_info {
 	const char *_Atomic source;     /* variable the limit came from, or NULL */
 	_Atomic uint64_t driver_limit;  /* the driver's own limit for the container (R615+ NVML), VG_NO_LIMIT: none */
 	_Atomic uint64_t own_limit;     /* vramguard's own limit, before the driver's is applied */
+	uint64_t soft;                  /* soft limit (NVIDIA_GPU_MEMORY_REQUEST[S]), VG_NO_LIMIT when none; set once */
+	const char *soft_source;        /* variable it came from, or NULL */
 	char uuid[VG_UUID_MAX];
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */
@@ -64,6 +66,18 @@ void vg_reporter_start(void);
 void vg_reporter_arm_exit(void);
 void vg_report_now(const char *reason);
 void vg_reporter_atfork_child(void);
+/* The reporter thread runs in this process (reports are on, it started, this is not a forked child). Ask it for a
+ * report with reason "soft-limit": a flag and a byte in a pipe, async-signal-safe; requests made before it gets to
+ * them make one report. The report is never written by the thread that asks. */
+bool vg_reporter_running(void);
+void vg_reporter_ask_soft_limit(void);
+
+/* Soft limits (interposer/softlimit.c). Call vg_soft_limit_check(dev) after every change of dev's usage: a charge
+ * that succeeded, a release, a re-measurement of device memory; any thread, any rate. Without a soft limit it is
+ * one relaxed load. At an upward crossing (once; again only after usage fell below 90 % of it) it logs one warning
+ * and asks the reporter thread for a report with reason "soft-limit"; crossings faster than one a minute per
+ * device are counted and named in the next warning instead. It denies nothing and takes no lock. */
+void vg_soft_limit_check(int dev);
 struct vg_report;
 int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq);
 

@@ -241,6 +241,10 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		/* The limit in force (also while the device's size could not be read and nothing is cached). */
 		o->quota_set = q.limit != VG_NO_LIMIT;
 		o->quota_bytes = o->quota_set ? q.limit : 0;
+		o->soft_set = q.soft != VG_NO_LIMIT;
+		o->soft_bytes = o->soft_set ? q.soft : 0;
+		if (o->soft_set && di && di->soft_source)
+			snprintf(o->soft_source, sizeof(o->soft_source), "%s", di->soft_source);
 		o->used_bytes = q.used;
 		o->peak_bytes = q.peak;
 		o->allocs = q.allocs;

@@ -645,7 +645,8 @@ static int jr_read(struct jp *p, const struct jr_field *f, void *obj)
 	return -1;
 }
 
-/* One object: the table's keys are all required, the others are passed over; a repeated key's last value wins. */
+/* One object: the table's keys are required but for the optional ones, the others are passed over; a repeated key's
+ * last value wins. */
 static int jr_object(struct jp *p, const struct jr_field *f, size_t nf, void *obj)
 {
 	char kbuf[64];
@@ -763,11 +764,44 @@ static int jr_driver_limit(struct jp *p, void *obj)
 	return jp_uint(p, UINT64_MAX, &d->driver_limit_bytes);
 }
 
+/* soft_limit_bytes and soft_limit_source: integer and string, or null (no soft limit); older reports lack both. */
+static int jr_soft(struct jp *p, void *obj)
+{
+	struct vg_report_device *d = obj;
+	int which;
+
+	if (jp_peek(p) == 'n') {
+		d->soft_set = 0;
+		d->soft_bytes = 0;
+		return jp_literal(p, &which);
+	}
+	if (!jp_is_number_start(jp_peek(p)))
+		return jp_field(p, "expected an unsigned integer or null");
+	d->soft_set = 1;
+	return jp_uint(p, UINT64_MAX, &d->soft_bytes);
+}
+
+static int jr_soft_source(struct jp *p, void *obj)
+{
+	struct vg_report_device *d = obj;
+	int which;
+
+	if (jp_peek(p) == 'n') {
+		d->soft_source[0] = '\0';
+		return jp_literal(p, &which);
+	}
+	if (jp_peek(p) != '"')
+		return jp_field(p, "expected a string or null");
+	return jp_str(p, d->soft_source, sizeof(d->soft_source));
+}
+
 #define DEV struct vg_report_device
 static const struct jr_field jr_device_fields[] = {
 	JR_FIELD(DEV, ordinal, JR_INT, ordinal),
 	JR_STRING(DEV, uuid, uuid),
 	JR_OTHER(quota_bytes, jr_quota),
+	JR_OTHER_OPT(soft_limit_bytes, jr_soft),
+	JR_OTHER_OPT(soft_limit_source, jr_soft_source),
 	JR_FIELD(DEV, total_bytes, JR_U64, total_bytes),
 	JR_FIELD(DEV, used_bytes, JR_U64, used_bytes),
 	JR_FIELD(DEV, peak_bytes, JR_U64, peak_bytes),

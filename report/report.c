@@ -348,17 +348,51 @@ static void vg_text_device_parts(const struct vg_report *r, const struct vg_repo
 				 vg_format_bytes(d->driver_limit_bytes, dl, sizeof(dl)));
 }
 
+/* Where the soft limits came from, one line: "soft limits from NVIDIA_GPU_MEMORY_REQUEST (GPU 0, 1)". */
+static void vg_text_soft_sources(const struct vg_report *r, struct vg_strbuf *out)
+{
+	size_t i, j, k, groups = 0;
+
+	for (i = 0; i < r->ndevices; i++) {
+		const struct vg_report_device *d = &r->devices[i];
+		if (!d->soft_set)
+			continue;
+		for (j = 0; j < i; j++)         /* its source was listed with an earlier device */
+			if (r->devices[j].soft_set && !strncmp(r->devices[j].soft_source, d->soft_source,
+							       sizeof(d->soft_source)))
+				break;
+		if (j < i)
+			continue;
+		vg_strbuf_str(out, groups++ ? ", " : "  soft limits from ");
+		vg_text_str(out, d->soft_source[0] ? d->soft_source : "?", sizeof(d->soft_source));
+		vg_strbuf_str(out, " (GPU ");
+		for (k = i, j = 0; k < r->ndevices; k++)
+			if (r->devices[k].soft_set && !strncmp(r->devices[k].soft_source, d->soft_source,
+							       sizeof(d->soft_source)))
+				vg_strbuf_printf(out, "%s%d", j++ ? ", " : "", r->devices[k].ordinal);
+		vg_strbuf_str(out, ")");
+	}
+	if (groups)
+		vg_strbuf_add(out, "\n", 1);
+}
+
 static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 {
-	char used[32], peak[32], quota[32], denied[32];
+	char used[32], peak[32], quota[32], soft[32], denied[32];
 	size_t i;
+	int any_soft = 0;
 
 	if (!r->devices || r->ndevices == 0) {
 		vg_strbuf_str(out, "  GPU  none used\n");
 		return;
 	}
-	vg_strbuf_printf(out, "  GPU  %-11s  %-11s  %-11s  %8s  %8s  %s\n", "used", "peak", "quota", "allocs", "frees",
-			 "denied");
+	for (i = 0; i < r->ndevices; i++)
+		any_soft |= r->devices[i].soft_set;
+	/* The soft limit column only where some device has one: most reports stay as they were. */
+	vg_strbuf_printf(out, "  GPU  %-11s  %-11s  %-11s  ", "used", "peak", "quota");
+	if (any_soft)
+		vg_strbuf_printf(out, "%-11s  ", "soft limit");
+	vg_strbuf_printf(out, "%8s  %8s  %s\n", "allocs", "frees", "denied");
 	for (i = 0; i < r->ndevices; i++) {
 		const struct vg_report_device *d = &r->devices[i];
 		vg_format_bytes(d->used_bytes, used, sizeof(used));
@@ -367,13 +401,18 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 			vg_format_bytes(d->quota_bytes, quota, sizeof(quota));
 		else
 			snprintf(quota, sizeof(quota), "unlimited");
-		vg_strbuf_printf(out, "  %3d  %-11s  %-11s  %-11s  %8" PRIu64 "  %8" PRIu64 "  %" PRIu64, d->ordinal,
-				 used, peak, quota, d->allocs, d->frees, d->denied_count);
+		vg_strbuf_printf(out, "  %3d  %-11s  %-11s  %-11s  ", d->ordinal, used, peak, quota);
+		if (any_soft)
+			vg_strbuf_printf(out, "%-11s  ", d->soft_set ? vg_format_bytes(d->soft_bytes, soft, sizeof(soft))
+								     : "none");
+		vg_strbuf_printf(out, "%8" PRIu64 "  %8" PRIu64 "  %" PRIu64, d->allocs, d->frees, d->denied_count);
 		if (d->denied_count)
 			vg_strbuf_printf(out, " (%s)", vg_format_bytes(d->denied_bytes, denied, sizeof(denied)));
 		vg_strbuf_add(out, "\n", 1);
 		vg_text_device_parts(r, d, out);
 	}
+	if (any_soft)
+		vg_text_soft_sources(r, out);
 }
 
 bool vg_report_frame_is_runtime(const struct vg_report_frame *f)
@@ -667,6 +706,12 @@ static void vg_json_devices(const struct vg_report *r, struct vg_strbuf *b)
 			vg_json_ku64(b, ", ", "quota_bytes", d->quota_bytes);
 		else
 			vg_strbuf_str(b, ", \"quota_bytes\": null");
+		if (d->soft_set) {
+			vg_json_ku64(b, ", ", "soft_limit_bytes", d->soft_bytes);
+			vg_json_kstr(b, ", ", "soft_limit_source", d->soft_source, sizeof(d->soft_source));
+		} else {
+			vg_strbuf_str(b, ", \"soft_limit_bytes\": null, \"soft_limit_source\": null");
+		}
 		vg_json_ku64(b, ", ", "total_bytes", d->total_bytes);
 		vg_json_ku64(b, ", ", "used_bytes", d->used_bytes);
 		vg_json_ku64(b, ", ", "peak_bytes", d->peak_bytes);

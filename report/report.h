@@ -54,6 +54,9 @@ struct vg_report_device {
 	char uuid[96];
 	int quota_set;                  /* 0: unlimited (JSON quota_bytes = null) */
 	uint64_t quota_bytes;
+	int soft_set;                   /* 0: no soft limit (JSON soft_limit_bytes = null; absent in older reports) */
+	uint64_t soft_bytes;
+	char soft_source[64];           /* the variable it came from, "" if unknown */
 	uint64_t total_bytes;           /* the device's memory as the driver reports it, 0 if unknown */
 	uint64_t used_bytes, peak_bytes;
 	uint64_t allocs, frees;
@@ -98,7 +101,7 @@ struct vg_report_stream_live {
 };
 
 struct vg_report {
-	char reason[16];                /* "exit" or "signal" */
+	char reason[16];                /* "exit", "signal" or "soft-limit" */
 	uint64_t sequence;              /* 1, 2, ... within the process */
 	int pid;
 	uint64_t time_ns;               /* CLOCK_REALTIME of the report */

@@ -190,7 +190,8 @@ prog "the application's SIGUSR1 handler, installed before 8 threads' racing firs
 expect_err_lines "  vramguard says once that signal reports are off" \
 	'^vramguard: warning: SIGUSR1 already has a handler in this process; reports on signal are off' 1
 prog "the application's SIGUSR1 handler installed after the first CUDA use replaces ours; chaining still reports" \
-	$PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/sig/sigafter-%p-%n-%r.json" \
+	$PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json \
+	"VRAMGUARD_REPORT=$RL/sig/sigafter-%p-%n-%r.json" \
 	-- $T/lifecycle sig_after "$RL/sig"
 prog "  its reports complete JSON (the chained signal one and the exit one)" -- python3 -c "$RELPY" valid 2 "$RL"/sig/sigafter-*.json
 if [ -x "$T/ctor" ]; then
