@@ -54,6 +54,13 @@ static inline int vg_quota_tracked(int dev)
 
 void vg_quota_set_limit(int dev, uint64_t limit);
 
+/* The raw counter of dev (includes threads' small-allocation credit): a cheap upper bound of the usage. */
+static inline uint64_t vg_quota_counter(int dev)
+{
+	_Atomic uint64_t *p = atomic_load_explicit(&vg_quota[dev].usedp, memory_order_acquire);
+	return atomic_load_explicit(p ? p : &vg_quota[dev].used, memory_order_relaxed);
+}
+
 /* Reserve bytes on dev against the process's quota and then the shared region's budget. Returns 0, or (nothing
  * reserved): -ENOSPC (own quota; *used_now = own usage), -EDQUOT (the shared budget; *used_now = the region's usage),
  * (*used_now is set on failure only)

@@ -119,6 +119,7 @@ CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 		return CUDA_SUCCESS;    /* no device (the driver will refuse) or an ordinal we do not track */
 	vg_shared_poll(false);          /* a limit changed by `vramguard limit set` applies from this allocation */
 	uint64_t used = 0;
+	vg_devmem_fresh(dev, bytes);    /* near the limit only: the driver's part measured just now */
 	int rc = vg_shared_ready(dev);
 	if (VG_LIKELY(rc == 0))
 		rc = vg_quota_reserve(dev, bytes, &used);

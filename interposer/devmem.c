@@ -294,6 +294,13 @@ uint64_t vg_devmem_pool_live(int dev)
 
 /* ---- the driver's own memory: the sampler thread ---- */
 
+static uint64_t vg_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static pthread_mutex_t vg_smp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vg_smp_cond = PTHREAD_COND_INITIALIZER;
 static bool vg_smp_started, vg_smp_kicked;
@@ -335,6 +342,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 		vg_quota_release(dev, drv - want);
 	atomic_store(&dm->driver, want);
 	atomic_fetch_add(&dm->samples, 1);
+	atomic_store(&dm->measured_ns, vg_mono_ns());
 	pthread_mutex_unlock(&dm->lock);
 }
 
@@ -425,7 +433,31 @@ static void vg_sampler_start_locked(void)
 	atomic_store(&vg_smp_state, 1);
 }
 
+static void vg_devmem_kick_for(bool wait, uint64_t wait_ms);
+
 void vg_devmem_kick(bool wait)
+{
+	vg_devmem_kick_for(wait, (uint64_t)VG_DEVMEM_WAIT_S * 1000);
+}
+
+void vg_devmem_fresh(int dev, uint64_t bytes)
+{
+	if (!vg_count_device() || !vg_quota_tracked(dev) || atomic_load_explicit(&vg_smp_state, memory_order_relaxed) != 1)
+		return;
+	uint64_t limit = atomic_load_explicit(&vg_quota[dev].limit, memory_order_relaxed);
+	if (VG_LIKELY(limit == VG_NO_LIMIT))
+		return;
+	uint64_t used = vg_quota_counter(dev);
+	if (VG_LIKELY(used + bytes + VG_DEVMEM_SLACK <= limit))
+		return;
+	struct vg_devmem *dm = &vg_devmem[dev];
+	if (atomic_load(&dm->nvml_status) != 0 ||
+	    vg_mono_ns() - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * 1000000u)
+		return;
+	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
+}
+
+static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 {
 	if (!vg_count_device())
 		return;
@@ -442,7 +474,12 @@ void vg_devmem_kick(bool wait)
 	if (wait) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += VG_DEVMEM_WAIT_S;
+		ts.tv_sec += (time_t)(wait_ms / 1000);
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
 		while (vg_smp_seq < target && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
 			;
 	}

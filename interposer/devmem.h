@@ -34,6 +34,7 @@ struct vg_devmem {
 	_Atomic uint64_t samples;       /* measurements taken */
 	_Atomic uint64_t trims;         /* pools trimmed before a refusal */
 	_Atomic int nvml_status;        /* 0 measured, -ESRCH not listed, -ENOSYS no NVML, -EAGAIN none yet */
+	_Atomic uint64_t measured_ns;   /* CLOCK_MONOTONIC of the last measurement */
 	_Atomic int limit_read;
 };
 
@@ -71,6 +72,14 @@ static inline uint64_t vg_devmem_driver(int dev)
 {
 	return dev >= 0 && dev < VG_MAX_DEVICES ? atomic_load(&vg_devmem[dev].driver) : 0;
 }
+/* Near the limit, a driver figure a round old may miss what the driver took since (lazily loaded kernels): an
+ * allocation that would leave less than VG_DEVMEM_SLACK of dev's quota waits (at most VG_DEVMEM_FRESH_WAIT_MS)
+ * for a measurement unless the last one is under VG_DEVMEM_FRESH_MS old. Far from the limit: two loads. */
+#define VG_DEVMEM_SLACK ((uint64_t)256 << 20)
+#define VG_DEVMEM_FRESH_MS 20
+#define VG_DEVMEM_FRESH_WAIT_MS 200
+void vg_devmem_fresh(int dev, uint64_t bytes);
+
 /* Wake the sampler (start it the first time); wait: until a full round has run (at most VG_DEVMEM_WAIT_S). */
 void vg_devmem_kick(bool wait);
 /* Why the driver's own memory is not measured ("" when it is). */
