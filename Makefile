@@ -10,9 +10,11 @@ VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -ftls-model=init
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
-LIB_SRCS := interposer/init.c interposer/route.c interposer/wrappers.c interposer/snapshot.c \
+LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
+	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c interposer/nvml.c interposer/nvml_hooks.c accounting/quota.c accounting/table.c accounting/sites.c \
 	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
+LIB_SRCS += interposer/softlimit.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libvramguard.so
@@ -78,6 +80,10 @@ $(FAKE_NVML_R580): tests/fakecuda/fakenvml.c tests/fakecuda/fakenvml.h Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DFAKENVML_R580 -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/fakecuda/fakenvml.c -ldl
 
+# The double's own checks (tests/fakecuda/selftest.c); `make test` runs it before tests/run.sh.
+$(T)/fakecuda_selftest: tests/fakecuda/selftest.c tests/fakecuda/fakecuda.h $(FAKE)
+	$(CC) $(TEST_CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+
 $(T)/test_config: tests/unit/test_config.c config/config.c config/config.h tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c config/config.c
@@ -135,6 +141,8 @@ $(T)/test_unwind: tests/unit/test_unwind.c tests/unit/unit.h accounting/unwind.h
 	$(CC) $(TEST_CFLAGS) -O2 -fomit-frame-pointer -I. -o $@ tests/unit/test_unwind.c -L$(T) -l:libvgunwind.so \
 		-ldl -Wl,-rpath,'$$ORIGIN'
 
+$(BUILD)/gen-hook-doc: scripts/gen-hook-doc.c interposer/hooks.h | $(BUILD)/.deps-ok
+	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ scripts/gen-hook-doc.c
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
@@ -175,7 +183,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-hook-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).
@@ -196,8 +204,13 @@ TEST_BINS += $(FUZZ_REPLAY)
 fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
 
+# The double is checked first (its output in $(T)/fakecuda_selftest.log), then the suite runs either way; the last
+# line stays the suite's total.
 test: $(LIB) $(TEST_BINS)
-	@bash tests/run.sh
+	@st=0; $(T)/fakecuda_selftest >$(T)/fakecuda_selftest.log 2>&1 || st=1; \
+	echo "== fakecuda selftest: $$(tail -n 1 $(T)/fakecuda_selftest.log)"; \
+	[ $$st = 0 ] || grep '^FAIL' $(T)/fakecuda_selftest.log; \
+	bash tests/run.sh && exit $$st
 
 demo:
 	@bash scripts/demo.sh

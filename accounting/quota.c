@@ -1,6 +1,7 @@
 /* Quota counters. The reserve is a compare-and-swap on `used`, so concurrent allocators can never exceed a limit
  * together; the driver call happens after the reserve and a failure rolls it back. */
 #include <errno.h>
+#include <stddef.h>
 
 #include "accounting/atomic.h"
 #include "accounting/quota.h"
@@ -9,13 +10,15 @@
 struct vg_region *_Atomic vg_quota_region;
 
 struct vg_counters vg_quota[VG_MAX_DEVICES] = {
-#define VG_Q1 { .limit = VG_NO_LIMIT }
+#define VG_Q1 { .limit = VG_NO_LIMIT, .soft = VG_NO_LIMIT }
 #define VG_Q8 VG_Q1, VG_Q1, VG_Q1, VG_Q1, VG_Q1, VG_Q1, VG_Q1, VG_Q1
 	VG_Q8, VG_Q8, VG_Q8, VG_Q8, VG_Q8, VG_Q8, VG_Q8, VG_Q8,
 #undef VG_Q8
 #undef VG_Q1
 };
 _Static_assert(VG_MAX_DEVICES == 64, "vg_quota initialiser assumes 64 devices");
+_Static_assert(offsetof(struct vg_counters, soft_fired) + sizeof(uint32_t) <= offsetof(struct vg_counters, used) &&
+	       offsetof(struct vg_counters, used) == 64, "the soft limit shares the limit's read-mostly line");
 
 static void vg_quota_release_local(int dev, uint64_t bytes);
 
@@ -29,6 +32,7 @@ static void vg_quota_release_local(int dev, uint64_t bytes);
 struct vg_quota_shard {
 	struct {
 		_Atomic uint64_t allocs, frees, largest;
+		_Atomic uint64_t in_bytes, out_bytes;   /* bytes allocated / freed, ever */
 		_Atomic uint64_t credit;        /* small-allocation credit of the owner (below) */
 	} dev[VG_MAX_DEVICES];
 } __attribute__((aligned(64)));
@@ -103,6 +107,10 @@ void vg_quota_place(int dev, _Atomic uint64_t *used, _Atomic uint64_t *peak)
  * is charged allocation by allocation anyway. */
 #define VG_CREDIT_SMALL ((uint64_t)256 << 10)
 #define VG_CREDIT_CHUNK ((uint64_t)1 << 20)
+
+/* How far the counter can be above exact usage: every owned shard's credit at its most (a release tops it past
+ * 2 chunks by at most one small allocation before handing it back). */
+#define VG_CREDIT_SLACK ((uint64_t)VG_QUOTA_OWNED * (2 * VG_CREDIT_CHUNK + VG_CREDIT_SMALL))
 
 static uint64_t vg_credit_sum(int dev)
 {
@@ -263,15 +271,17 @@ void vg_quota_note_alloc(int dev, uint64_t bytes)
 		return;
 	struct vg_quota_shard *sh = vg_quota_shard();
 	vg_shard_add(sh, &sh->dev[dev].allocs, 1);
+	vg_shard_add(sh, &sh->dev[dev].in_bytes, bytes);
 	vg_atomic_max(&sh->dev[dev].largest, bytes);    /* a load unless it grows */
 }
 
-void vg_quota_note_free(int dev)
+void vg_quota_note_free(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
 	struct vg_quota_shard *sh = vg_quota_shard();
 	vg_shard_add(sh, &sh->dev[dev].frees, 1);
+	vg_shard_add(sh, &sh->dev[dev].out_bytes, bytes);
 }
 
 void vg_quota_note_denied(int dev, uint64_t bytes)
@@ -295,25 +305,67 @@ uint64_t vg_quota_limit(int dev)
 	return vg_quota_tracked(dev) ? atomic_load(&vg_quota[dev].limit) : VG_NO_LIMIT;
 }
 
+/* ---- soft limits ---- */
+
+void vg_quota_set_soft(int dev, uint64_t bytes)
+{
+	if (!vg_quota_tracked(dev))
+		return;
+	atomic_store(&vg_quota[dev].soft, bytes);
+	atomic_store(&vg_quota[dev].soft_fired, 0);
+}
+
+uint64_t vg_quota_soft(int dev)
+{
+	return vg_quota_tracked(dev) ? atomic_load(&vg_quota[dev].soft) : VG_NO_LIMIT;
+}
+
+/* The counter is an upper bound of usage (it holds the credits too): below the line by it, usage is below too, and
+ * the exact figure (a load of every shard's credit) is needed only near the line. The state changes by
+ * compare-and-swap, so of two threads that see the same crossing one wins, and a re-arm racing with a crossing
+ * either happens before it (the crossing is reported) or fails (it was already reported). The first load, of the
+ * soft limit itself, is inline in quota.h: without a soft limit a check costs no call. */
+int vg_quota_soft_judge(int dev, uint64_t soft)
+{
+	struct vg_counters *q = &vg_quota[dev];
+	uint64_t counter = atomic_load_explicit(vg_used_of(q), memory_order_relaxed);
+	uint32_t fired = atomic_load_explicit(&q->soft_fired, memory_order_relaxed);
+	if (!fired) {
+		if (counter <= soft || vg_quota_used(dev) <= soft)
+			return 0;
+		return atomic_compare_exchange_strong(&q->soft_fired, &fired, 1) ? 1 : 0;
+	}
+	uint64_t rearm = soft - soft / 10;     /* 90 %, rounded up */
+	if (counter >= rearm && (counter - rearm >= VG_CREDIT_SLACK || vg_quota_used(dev) >= rearm))
+		return 0;
+	atomic_compare_exchange_strong(&q->soft_fired, &fired, 0);
+	return 0;
+}
+
 bool vg_quota_stats(int dev, struct vg_quota_stats *out)
 {
-	*out = (struct vg_quota_stats){ .limit = VG_NO_LIMIT };
+	*out = (struct vg_quota_stats){ .limit = VG_NO_LIMIT, .soft = VG_NO_LIMIT };
 	if (!vg_quota_tracked(dev))
 		return false;
 	struct vg_counters *q = &vg_quota[dev];
 	out->limit = atomic_load(&q->limit);
+	out->soft = atomic_load(&q->soft);
 	out->used = vg_quota_used(dev);
 	out->peak = atomic_load(vg_peak_of(q));
 	out->denied_count = atomic_load(&q->denied_count);
 	out->denied_bytes = atomic_load(&q->denied_bytes);
+	uint64_t in = 0, out_b = 0;
 	for (int i = 0; i < VG_QUOTA_SHARDS; i++) {
 		const struct vg_quota_shard *sh = &vg_quota_shards[i];
 		out->allocs += atomic_load_explicit(&sh->dev[dev].allocs, memory_order_relaxed);
 		out->frees += atomic_load_explicit(&sh->dev[dev].frees, memory_order_relaxed);
+		in += atomic_load_explicit(&sh->dev[dev].in_bytes, memory_order_relaxed);
+		out_b += atomic_load_explicit(&sh->dev[dev].out_bytes, memory_order_relaxed);
 		uint64_t l = atomic_load_explicit(&sh->dev[dev].largest, memory_order_relaxed);
 		if (l > out->largest)
 			out->largest = l;
 	}
+	out->allocated = in > out_b ? in - out_b : 0;
 	return true;
 }
 
@@ -327,9 +379,12 @@ void vg_quota_reset_usage(void)
 		atomic_store(&q->peak, 0);
 		atomic_store(&q->denied_count, 0);
 		atomic_store(&q->denied_bytes, 0);
+		atomic_store(&q->soft_fired, 0);
 		for (int s = 0; s < VG_QUOTA_SHARDS; s++) {
 			atomic_store(&vg_quota_shards[s].dev[i].allocs, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].frees, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].in_bytes, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].out_bytes, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].largest, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].credit, 0);
 		}

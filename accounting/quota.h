@@ -20,6 +20,11 @@ struct vg_counters {
 	/* Where used and peak are counted: NULL for the two below, or the process's slot in its control segment
 	 * (vg_quota_place). Read-mostly, next to the limit. */
 	_Atomic uint64_t *_Atomic usedp, *_Atomic peakp;
+	/* The soft limit (VG_NO_LIMIT: none) and its crossing detector (1: fired, waiting for usage to fall below
+	 * 90 % of it). Read by every vg_quota_soft_check; written only when set and at a crossing or a re-arm, so
+	 * they share the read-mostly line and a charge still writes one line. */
+	_Atomic uint64_t soft;
+	_Atomic uint32_t soft_fired;
 	_Atomic uint64_t used __attribute__((aligned(64)));    /* bytes charged now (reserved + committed) */
 	_Atomic uint64_t peak;          /* max of used: written only when it grows */
 	_Atomic uint64_t denied_count __attribute__((aligned(64)));  /* the refusal path only */
@@ -29,6 +34,9 @@ struct vg_counters {
 /* Every figure of a device, the shards summed (reports). */
 struct vg_quota_stats {
 	uint64_t limit, used, peak, allocs, frees, denied_count, denied_bytes, largest;
+	uint64_t allocated;             /* live bytes of the allocations themselves (what VRAMGUARD_COUNT=allocations
+					 * counts); `used` is what the quota counts */
+	uint64_t soft;                  /* the soft limit, VG_NO_LIMIT when none */
 };
 
 extern struct vg_counters vg_quota[VG_MAX_DEVICES];
@@ -46,6 +54,13 @@ static inline int vg_quota_tracked(int dev)
 
 void vg_quota_set_limit(int dev, uint64_t limit);
 
+/* The raw counter of dev (includes threads' small-allocation credit): a cheap upper bound of the usage. */
+static inline uint64_t vg_quota_counter(int dev)
+{
+	_Atomic uint64_t *p = atomic_load_explicit(&vg_quota[dev].usedp, memory_order_acquire);
+	return atomic_load_explicit(p ? p : &vg_quota[dev].used, memory_order_relaxed);
+}
+
 /* Reserve bytes on dev against the process's quota and then the shared region's budget. Returns 0, or (nothing
  * reserved): -ENOSPC (own quota; *used_now = own usage), -EDQUOT (the shared budget; *used_now = the region's usage),
  * (*used_now is set on failure only)
@@ -55,13 +70,33 @@ int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now);
 void vg_quota_force(int dev, uint64_t bytes);
 /* Give bytes back (a failed driver call after reserve, or a free). */
 void vg_quota_release(int dev, uint64_t bytes);
-/* Count a committed allocation / a free / a denial (statistics only). */
+/* Count a committed allocation / a free / a denial (statistics only; the bytes make the allocations' figure). */
 void vg_quota_note_alloc(int dev, uint64_t bytes);
-void vg_quota_note_free(int dev);
+void vg_quota_note_free(int dev, uint64_t bytes);
 void vg_quota_note_denied(int dev, uint64_t bytes);
 
 uint64_t vg_quota_used(int dev);
 uint64_t vg_quota_limit(int dev);
+
+/* Soft limits: usage above one denies nothing; the caller is told once per crossing and decides what to say.
+ * vg_quota_set_soft sets dev's soft limit (VG_NO_LIMIT: none) and re-arms its detector; vg_quota_soft reads it.
+ * vg_quota_soft_check returns 1 exactly once per upward crossing (vg_quota_used(dev) above the soft limit), and 0
+ * otherwise; after a crossing it re-arms only once a call sees usage below 90 % of the soft limit, so usage
+ * hovering around the line crosses once. It sees only what usage is when it is called: call it after every change
+ * of usage (a charge, a release, a re-measurement), from any thread (two threads crossing at once: one of them gets
+ * the 1). Without a soft limit it is one relaxed load of a read-mostly line; below the soft limit, one more (the
+ * counter, which bounds usage from above); the exact usage (every thread's credit summed) only near the line. */
+void vg_quota_set_soft(int dev, uint64_t bytes);
+uint64_t vg_quota_soft(int dev);
+int vg_quota_soft_judge(int dev, uint64_t soft);       /* the part of vg_quota_soft_check past its first load */
+
+static inline int vg_quota_soft_check(int dev)
+{
+	if (!vg_quota_tracked(dev))
+		return 0;
+	uint64_t soft = atomic_load_explicit(&vg_quota[dev].soft, memory_order_relaxed);
+	return __builtin_expect(soft == VG_NO_LIMIT, 1) ? 0 : vg_quota_soft_judge(dev, soft);
+}
 /* All figures of dev; false (and zeros, limit VG_NO_LIMIT) if dev is not tracked. */
 bool vg_quota_stats(int dev, struct vg_quota_stats *out);
 
@@ -70,7 +105,8 @@ bool vg_quota_stats(int dev, struct vg_quota_stats *out);
  * can drift. What was counted so far moves there. Only the process's own region slot may be given: nobody else
  * writes it. */
 void vg_quota_place(int dev, _Atomic uint64_t *used, _Atomic uint64_t *peak);
-/* Zero every counter and count in vg_quota again (fork child, tests). Limits stay. */
+/* Zero every counter and count in vg_quota again (fork child, tests). Limits and soft limits stay; the soft limits
+ * re-arm. */
 void vg_quota_reset_usage(void);
 
 #endif

@@ -21,7 +21,7 @@
 #include "config/config.h"
 #include "config/fsguard.h"
 
-#define VG_REGION_MAX_FILE ((size_t)16 << 20)
+#define VG_REGION_MAX_FILE ((size_t)24 << 20)
 
 _Static_assert(sizeof(struct vg_region_slot) % 8 == 0, "slot size");
 _Static_assert(sizeof(struct vg_region_hdr) + (size_t)VG_REGION_SLOTS_MAX * sizeof(struct vg_region_slot) <=
@@ -1181,6 +1181,17 @@ void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit)
 		return;
 	atomic_store(&r->own_quota[r->devmap[dev]], own_limit);
 	atomic_store(&r->h->slot[slot].quota[r->devmap[dev]], own_limit);
+}
+
+void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver)
+{
+	int slot = r ? vg_my_slot(r) : -1;
+	if (!r || !r->h || slot < 0 || dev < 0 || dev >= VG_MAX_DEVICES || r->devmap[dev] < 0)
+		return;
+	struct vg_region_slot *s = &r->h->slot[slot];
+	atomic_store_explicit(&s->count_mode, (uint32_t)count_mode, memory_order_relaxed);
+	atomic_store_explicit(&s->alloc[r->devmap[dev]], alloc, memory_order_relaxed);
+	atomic_store_explicit(&s->driver[r->devmap[dev]], driver, memory_order_relaxed);
 }
 
 bool vg_region_control_counters(struct vg_region *r, int dev, _Atomic uint64_t **used, _Atomic uint64_t **peak)

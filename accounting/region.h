@@ -37,10 +37,10 @@
 #include <sys/types.h>
 
 #define VG_REGION_MAGIC 0x3147524d41525647ull   /* "GVRAMRG1" little-endian: bytes "GVRAMRG1" */
-#define VG_REGION_VERSION 2             /* 2: slot count per region, liveness locks, lifecycle flags */
+#define VG_REGION_VERSION 3             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures */
 #define VG_REGION_DEVS 16               /* physical GPUs per region */
 #define VG_REGION_SLOTS_DEFAULT 1024    /* processes per shared region unless its creator asks otherwise */
-#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 12.7 MiB file) */
+#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 16.5 MiB file) */
 #define VG_REGION_SPEC_MAX 256          /* a limit spec as text, NUL included */
 #define VG_REGION_NAME_MAX 64           /* NAME in VRAMGUARD_SHARED=NAME: [A-Za-z0-9._-], not starting with '.' */
 #define VG_REGION_CMD_MAX 80            /* command line shown by `top`, truncated */
@@ -102,6 +102,12 @@ struct vg_region_slot {
 	_Atomic uint32_t limit_seq;
 	_Atomic uint32_t applied_seq;   /* the limit_seq the process last applied (== limit_seq: nothing pending) */
 	char limit_spec[VG_REGION_SPEC_MAX];
+	/* What the quota's figure (used[]) is made of, for `top`: written by the member's sampler thread each round
+	 * (VRAMGUARD_DEVICE_POLL), so up to one period old; nobody else writes them. */
+	_Atomic uint32_t count_mode;    /* 0 nothing published yet; else 1 + enum vg_count (1 device, 2 allocations) */
+	uint32_t pad2;
+	_Atomic uint64_t alloc[VG_REGION_DEVS];    /* bytes of the allocations themselves */
+	_Atomic uint64_t driver[VG_REGION_DEVS];   /* the driver's own memory (context, modules) counted in used[] */
 };
 
 struct vg_region_hdr {
@@ -223,6 +229,9 @@ void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit);
 /* A control segment's usage and peak counters of dev in this process's slot (for vg_quota_place: the process is
  * their only writer). false if r is not a joined control segment or dev is not bound. */
 bool vg_region_control_counters(struct vg_region *r, int dev, _Atomic uint64_t **used, _Atomic uint64_t **peak);
+
+/* Our slot's device figures for dev (vg_region_slot.count_mode, alloc[], driver[]); a no-op before joining. */
+void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver);
 
 /* Shared regions: charge bytes on dev against the region budget, with our slot's share. 0, or -ENOSPC (nothing
  * charged; *used and *limit say what the region had) after reclaiming dead slots once, or -ETIMEDOUT (lock).

@@ -26,6 +26,7 @@ enum vg_kind {
 };
 
 #define VG_ALLOC_SYNCED 0x1     /* flags, STREAM_EVENT: the stream was synchronized before it was destroyed */
+#define VG_ALLOC_POOLED 0x2     /* flags, ASYNC under device counting: the pool's reserve is charged, not bytes */
 
 struct vg_site;
 
@@ -48,9 +49,10 @@ struct vg_alloc {
 	uint32_t tid;           /* kernel thread id of the caller */
 	uint32_t idx;           /* the pool's name for this record (table slots hold it); set once, never change */
 	int16_t dev;            /* ordinal, -1 for none (tracked ordinals are < VG_MAX_DEVICES = 64) */
-	uint8_t hook;           /* enum vg_hook_id that created it (VG_HOOK_COUNT <= 256: checked in wrappers.c) */
+	uint8_t hook;           /* enum vg_hook_id that created it (VG_HOOK_COUNT <= 256: checked in charge.c) */
 	uint8_t kind;           /* enum vg_kind */
 	uint8_t flags;          /* VG_ALLOC_* */
+	uint8_t pool;           /* VG_ALLOC_POOLED: the slot of the stream-ordered pool it came from (devmem.h) */
 };
 _Static_assert(sizeof(struct vg_alloc) == 64, "a record is one cache line");
 

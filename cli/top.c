@@ -243,7 +243,10 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 			v->used[d] = atomic_load(&s->used[d]);
 			v->peak[d] = atomic_load(&s->peak[d]);
 			v->quota[d] = atomic_load(&s->quota[d]);
+			v->alloc[d] = atomic_load(&s->alloc[d]);
+			v->driver[d] = atomic_load(&s->driver[d]);
 		}
+		v->count_mode = atomic_load(&s->count_mode);
 		v->denied = atomic_load(&s->denied);
 		v->last_report_ns = atomic_load(&s->last_report_ns);
 		/* limit_seq before applied_seq: a request applied meanwhile makes applied_seq run ahead of our copy,
@@ -760,10 +763,10 @@ static void top_text(struct top_snap *sn, const struct top_opts *o, bool screen,
 		vg_strbuf_printf(out, "vramguard top  %s  %s  %d process%s  every %.3g s, q quits\n\n", when, o->dir,
 				 sn->nproc, sn->nproc == 1 ? "" : "es", o->interval);
 	}
-	static const char *const head[] = { "PID", "COMMAND", "GPU", "IN USE", "PEAK", "QUOTA", "DENIED",
+	static const char *const head[] = { "PID", "COMMAND", "GPU", "IN USE", "ALLOCATED", "PEAK", "QUOTA", "DENIED",
 					    "LAST REPORT", "REGION" };
 	struct vg_tab t;
-	vg_tab_init(&t, 9, "lllrrrrll");
+	vg_tab_init(&t, 10, "lllrrrrrll");
 	vg_tab_row(&t, head);
 	int rows = 0;
 	for (size_t i = 0; i < sn->scan.n; i++) {
@@ -772,8 +775,8 @@ static void top_text(struct top_snap *sn, const struct top_opts *o, bool screen,
 			struct vg_slot_view v;
 			if (!vg_slot_read(&sr->r, k, &v))
 				continue;
-			char pid[16], cmd[VG_REGION_CMD_MAX + 16], gpu[64], used[32], peak[32], quota[32], denied[24],
-				age[32];
+			char pid[16], cmd[VG_REGION_CMD_MAX + 16], gpu[64], used[32], alloc[32], peak[32], quota[32],
+				denied[24], age[32];
 			snprintf(pid, sizeof(pid), "%d", (int)v.pid);
 			snprintf(cmd, sizeof(cmd), "%s%.32s%s", vg_life_tag(v.life), v.cmd,
 				 strlen(v.cmd) > 32 ? "..." : "");
@@ -785,7 +788,9 @@ static void top_text(struct top_snap *sn, const struct top_opts *o, bool screen,
 					continue;
 				any = true;
 				vg_dev_label(&sr->r.h->dev[d], gpu, sizeof(gpu));
+				/* Device counting: IN USE is what the GPU holds for it, ALLOCATED what it asked for. */
 				const char *row[] = { pid, cmd, gpu, vg_format_bytes(v.used[d], used, sizeof(used)),
+						      v.count_mode == 0 ? "-" : vg_format_bytes(v.alloc[d], alloc, sizeof(alloc)),
 						      vg_format_bytes(v.peak[d], peak, sizeof(peak)),
 						      vg_cli_size(top_effective(sr, &v, d), quota, sizeof(quota)),
 						      denied, age, sr->label };
@@ -793,7 +798,7 @@ static void top_text(struct top_snap *sn, const struct top_opts *o, bool screen,
 				rows++;
 			}
 			if (!any) {
-				const char *row[] = { pid, cmd, "-", "-", "-", "-", denied, age, sr->label };
+				const char *row[] = { pid, cmd, "-", "-", "-", "-", "-", denied, age, sr->label };
 				vg_tab_row(&t, row);
 				rows++;
 			}
@@ -889,8 +894,12 @@ static void top_json(struct top_snap *sn, const struct top_opts *o, struct vg_st
 				if (!vg_slot_uses(&sr->r, &v, d))
 					continue;
 				vg_cj_dev_open(b, dsep, &sr->r, d);
-				vg_strbuf_printf(b, ", \"used_bytes\": %llu, \"peak_bytes\": %llu, \"quota_bytes\": ",
-						 (unsigned long long)v.used[d], (unsigned long long)v.peak[d]);
+				vg_strbuf_printf(b, ", \"used_bytes\": %llu, \"allocated_bytes\": %llu, \"driver_bytes\": %llu, "
+						 "\"count\": %s, \"peak_bytes\": %llu, \"quota_bytes\": ",
+						 (unsigned long long)v.used[d], (unsigned long long)v.alloc[d],
+						 (unsigned long long)v.driver[d],
+						 v.count_mode == 1 ? "\"device\"" : v.count_mode == 2 ? "\"allocations\"" : "null",
+						 (unsigned long long)v.peak[d]);
 				vg_cj_size(b, top_effective(sr, &v, d));
 				vg_strbuf_str(b, ", \"own_quota_bytes\": ");
 				vg_cj_size(b, v.quota[d]);

@@ -57,6 +57,10 @@ struct vg_slot_view {
 	uint32_t bound;                 /* bit i: the process registered region device i */
 	char cmd[VG_REGION_CMD_MAX];
 	uint64_t used[VG_REGION_DEVS], peak[VG_REGION_DEVS], quota[VG_REGION_DEVS];
+	/* What used[] is made of (published each sampler round): the allocations' bytes and the driver's own memory;
+	 * count_mode: 0 not published yet, 1 device counting, 2 allocations. */
+	uint64_t alloc[VG_REGION_DEVS], driver[VG_REGION_DEVS];
+	uint32_t count_mode;
 	uint64_t denied, last_report_ns;
 	uint32_t limit_seq;             /* how many `limit set --pid` requests it got */
 	bool pending;                   /* the last one is not applied yet (its applied_seq lags limit_seq) */

@@ -707,10 +707,19 @@ static int cmd_check(int argc, char **argv)
 		const char *v = getenv(o->name);
 		printf("  %-28s %s%s\n", o->name, v && *v ? v : o->dflt, v && *v ? "" : " (default)");
 	}
-	if (cfg_rc != 0)
+	if (cfg_rc != 0) {
 		printf("  %s\n", cfg.error);
-	else
+	} else {
 		printf("  valid\n");
+		if (cfg.note[0])
+			printf("  note: %s\n", cfg.note);
+		if (cfg.count == VG_COUNT_DEVICE)
+			printf("  the quota counts the device memory a process holds (VRAMGUARD_COUNT=device: allocations, "
+			       "pools' reserved memory, graph memory, the driver's own, re-measured every %u ms)\n",
+			       cfg.device_poll_ms);
+		else
+			printf("  the quota counts the bytes a process asks for (VRAMGUARD_COUNT=allocations)\n");
+	}
 
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!cuda) {
@@ -784,9 +793,16 @@ static int cmd_check(int argc, char **argv)
 			const char *src = NULL;
 			uint64_t q = vg_config_limit_for(&cfg, d, uuid[0] ? uuid : NULL, tot, &src);
 			if (q == UINT64_MAX)
-				printf(", quota: unlimited\n");
+				printf(", quota: unlimited");
 			else
-				print_bytes(", quota ", q), printf(" (%s)\n", src ? src : "?");
+				print_bytes(", quota ", q), printf(" (%s)", src ? src : "?");
+			uint64_t r = vg_config_request_for(&cfg, d, uuid[0] ? uuid : NULL, tot, &src);
+			if (r == UINT64_MAX)
+				printf(", request: none\n");
+			else
+				print_bytes(", request ", r), printf(" (%s)%s\n", src ? src : "?",
+								     q != UINT64_MAX && r >= q ? ": not below the quota, never "
+								     "triggers" : "");
 		} else {
 			printf(", quota: configuration invalid\n");
 		}

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #define VG_LIMITS_EXAMPLES "4096, 4G, 50%, 0:4G,1:2G"
+/* The single-value NVIDIA names: a list written there is a common slip, so the example names the list variable. */
+#define VG_LIMIT_ONE_EXAMPLES "4096, 4G, 50%, unlimited; per device: NVIDIA_GPU_MEMORY_LIMITS=0:4G,1:2G"
+#define VG_REQUEST_ONE_EXAMPLES "4096, 4G, 50%; per device: NVIDIA_GPU_MEMORY_REQUESTS=0:4G,1:2G"
 #define VG_HAMI_EXAMPLES "4g, 4096m, 0:4g"
 #define VG_HAMI_INDEXED_EXAMPLES "4g, 4096m, 50%"
 #define VG_TOKEN_MAX 80 /* longest user text quoted in a message (vg_buf_quote) */
@@ -538,6 +541,7 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 #define VG_FORMAT_VALUES "text, json"
 #define VG_STREAM_VALUES "warn, sync, off"
 #define VG_CONTROL_VALUES "on, off"
+#define VG_COUNT_VALUES "device, allocations"
 #define VG_SIGNAL_WORDS "off, USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N"
 #define VG_REPORT_EXAMPLES "stderr, off, /tmp/vramguard-%p-%n.json"
 #define VG_STR_(x) #x
@@ -547,16 +551,41 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	X("NVIDIA_GPU_MEMORY_LIMITS", "limits", "unlimited",                                                          \
 	  "`SIZE`, `N%`, `unlimited`, or a list `[KEY:]VALUE,...` with KEY an ordinal, `GPU-<uuid>` or `MIG-<uuid>`"  \
 	  " (`=` works for `:`); bare number = MiB; units K, M, G, T (binary), B",                                   \
-	  "Per-process VRAM quota per device; a value without a key applies to every device",                          \
+	  "Per-process VRAM quota per device; a value without a key applies to every device. Beats every other"      \
+	  " limit variable: NVIDIA_GPU_MEMORY_LIMIT, then CUDA_DEVICE_MEMORY_LIMIT_<i>, then CUDA_DEVICE_MEMORY_LIMIT"  \
+	  " (set to values that disagree: one info line names the one ignored)",                                      \
 	  VG_READ, vg_load_limits)                                                                                    \
+	X("NVIDIA_GPU_MEMORY_LIMIT", "size", "unlimited",                                                             \
+	  "one `SIZE`, `N%` or `unlimited`, no device key; bare number = MiB; units as NVIDIA_GPU_MEMORY_LIMITS",     \
+	  "Per-process VRAM quota for every device (the name NVIDIA's container toolkit gives one value); used where" \
+	  " NVIDIA_GPU_MEMORY_LIMITS says nothing; beats CUDA_DEVICE_MEMORY_LIMIT_<i> and CUDA_DEVICE_MEMORY_LIMIT",   \
+	  VG_READ, vg_load_limit_one)                                                                                 \
 	X("CUDA_DEVICE_MEMORY_LIMIT", "limits", "unlimited",                                                          \
 	  "as NVIDIA_GPU_MEMORY_LIMITS, but a bare number is in bytes (as in HAMi-core)",                             \
-	  "HAMi-core compatible quota for every device; used where NVIDIA_GPU_MEMORY_LIMITS says nothing",            \
+	  "HAMi-core compatible quota for every device; used where NVIDIA_GPU_MEMORY_LIMITS,"                         \
+	  " NVIDIA_GPU_MEMORY_LIMIT and CUDA_DEVICE_MEMORY_LIMIT_<i> say nothing",                                     \
 	  VG_READ, vg_load_hami)                                                                                      \
 	X("CUDA_DEVICE_MEMORY_LIMIT_<i>", "size", "unlimited",                                                        \
 	  "one `SIZE`, `N%` or `unlimited`; bare number = bytes; i = 0..63",                                          \
-	  "HAMi-core compatible quota for device ordinal i; beats CUDA_DEVICE_MEMORY_LIMIT",                          \
-	  VG_READ, vg_load_hami_indexed)                                                                              \
+	  "HAMi-core compatible quota for device ordinal i; beats CUDA_DEVICE_MEMORY_LIMIT, loses to"                 \
+	  " NVIDIA_GPU_MEMORY_LIMITS and NVIDIA_GPU_MEMORY_LIMIT", VG_READ, vg_load_hami_indexed)                     \
+	X("NVIDIA_GPU_MEMORY_REQUESTS", "limits", "(none)",                                                           \
+	  "as NVIDIA_GPU_MEMORY_LIMITS; `unlimited` means no soft limit",                                             \
+	  "Soft limit per device: usage above it denies nothing, but logs one warning and writes a report (reason"   \
+	  " `soft-limit`), once per crossing (again only after usage fell below 90% of it); beats"                    \
+	  " NVIDIA_GPU_MEMORY_REQUEST. One above the quota never triggers", VG_READ, vg_load_requests)               \
+	X("NVIDIA_GPU_MEMORY_REQUEST", "size", "(none)",                                                              \
+	  "as NVIDIA_GPU_MEMORY_LIMIT; `unlimited` means no soft limit",                                              \
+	  "Soft limit for every device (see NVIDIA_GPU_MEMORY_REQUESTS); used where NVIDIA_GPU_MEMORY_REQUESTS says"  \
+	  " nothing", VG_READ, vg_load_request_one)                                                                   \
+	X("VRAMGUARD_COUNT", "enum", "device", VG_COUNT_VALUES,                                                       \
+	  "What the quota counts: device = the device memory the process holds (its allocations, what its"           \
+	  " stream-ordered pools keep reserved, graph memory, the driver's own memory for the process);"              \
+	  " allocations = only the bytes the process asked for", VG_READ, vg_load_count)                             \
+	X("VRAMGUARD_DEVICE_POLL", "integer", VG_STR(VG_DEVICE_POLL_DEFAULT),                                         \
+	  VG_STR(VG_DEVICE_POLL_MIN) " to " VG_STR(VG_DEVICE_POLL_MAX) " (decimal, milliseconds)",                    \
+	  "How often a background thread re-measures the driver's own memory for the process (NVML) when"            \
+	  " VRAMGUARD_COUNT=device", VG_READ, vg_load_device_poll)                                                    \
 	X("VRAMGUARD_LOG", "enum", "warn", VG_LOG_VALUES, "Which messages vramguard writes to stderr",                \
 	  VG_READ, vg_load_log)                                                                                       \
 	X("VRAMGUARD_MANAGED", "enum", "count", VG_MANAGED_VALUES,                                                     \
@@ -600,7 +629,7 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	  " whose group it is in (made with 0660 too)", VG_IGNORED(""), vg_load_shared_mode)                         \
 	X("VRAMGUARD_SHARED_SLOTS", "integer", VG_STR(VG_SHARED_SLOTS_DEFAULT),                                       \
 	  "1 to " VG_STR(VG_SHARED_SLOTS_MAX) " (decimal)",                                                           \
-	  "Processes a shared region this process creates can hold at once (about 800 bytes of the file each)",      \
+	  "Processes a shared region this process creates can hold at once (about 1 KiB of the file each)",      \
 	  VG_IGNORED(""), vg_load_shared_slots)                                                                       \
 	X("VRAMGUARD_CONTROL", "enum", "on", VG_CONTROL_VALUES,                                                       \
 	  "on: a process outside any shared region makes a control segment in VRAMGUARD_SHM_DIR so that"            \
@@ -618,6 +647,34 @@ static int vg_load_limits(struct vg_config *cfg, const struct vg_option *opt, vg
 {
 	return vg_parse_limits_ex(opt->name, get(opt->name), VG_MIB, 1, VG_LIMITS_EXAMPLES, &cfg->limits, cfg->error,
 				  sizeof(cfg->error));
+}
+
+/* A single-value NVIDIA variable: the list parser without keys, its one value kept. */
+static int vg_load_one(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get, const char *examples,
+		       struct vg_limit *out)
+{
+	struct vg_limits one;
+
+	if (vg_parse_limits_ex(opt->name, get(opt->name), VG_MIB, 0, examples, &one, cfg->error, sizeof(cfg->error)))
+		return -EINVAL;
+	*out = one.dflt;        /* VG_LIMIT_UNSET when empty */
+	return 0;
+}
+
+static int vg_load_limit_one(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_one(cfg, opt, get, VG_LIMIT_ONE_EXAMPLES, &cfg->limit_one);
+}
+
+static int vg_load_requests(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_parse_limits_ex(opt->name, get(opt->name), VG_MIB, 1, VG_LIMITS_EXAMPLES, &cfg->requests,
+				  cfg->error, sizeof(cfg->error));
+}
+
+static int vg_load_request_one(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_one(cfg, opt, get, VG_REQUEST_ONE_EXAMPLES, &cfg->request_one);
 }
 
 static int vg_load_hami(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
@@ -754,6 +811,16 @@ static int vg_load_stream_check(struct vg_config *cfg, const struct vg_option *o
 	return vg_load_enum(cfg, opt, get, &cfg->stream_check);
 }
 
+static int vg_load_count(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	int v = (int)cfg->count;
+
+	if (vg_load_enum(cfg, opt, get, &v))
+		return -EINVAL;
+	cfg->count = (enum vg_count)v;
+	return 0;
+}
+
 /* "vramguard: error: invalid NAME 'value': " -- the common head of a loader's message; the caller appends the rest. */
 static void vg_err_head(struct vg_buf *b, struct vg_config *cfg, const char *name, const char *v)
 {
@@ -797,6 +864,30 @@ static int vg_load_backtrace(struct vg_config *cfg, const struct vg_option *opt,
 	}
 	vg_err_head(&b, cfg, opt->name, v);
 	vg_buf_str(&b, "expected an integer from 0 to " VG_STR(VG_BACKTRACE_MAX));
+	return -EINVAL;
+}
+
+static int vg_load_device_poll(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n, i;
+	unsigned long ms = 0;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
+		ms = ms * 10 + (unsigned long)(t[i] - '0');
+		if (ms > VG_DEVICE_POLL_MAX)
+			break;
+	}
+	if (i == n && ms >= VG_DEVICE_POLL_MIN) {
+		cfg->device_poll_ms = (unsigned)ms;
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected milliseconds, an integer from " VG_STR(VG_DEVICE_POLL_MIN) " to "
+		       VG_STR(VG_DEVICE_POLL_MAX));
 	return -EINVAL;
 }
 
@@ -1164,6 +1255,9 @@ _Static_assert(VG_MANAGED_COUNT == 0 && VG_MANAGED_IGNORE == 1, "VG_MANAGED_VALU
 _Static_assert(VG_FORMAT_TEXT == 0 && VG_FORMAT_JSON == 1, "VG_FORMAT_VALUES order");
 _Static_assert(VG_STREAM_WARN == 0 && VG_STREAM_SYNC == 1 && VG_STREAM_OFF == 2, "VG_STREAM_VALUES order");
 _Static_assert(VG_CONTROL_ON == 0 && VG_CONTROL_OFF == 1, "VG_CONTROL_VALUES order");
+_Static_assert(VG_COUNT_DEVICE == 0 && VG_COUNT_ALLOCATIONS == 1, "VG_COUNT_VALUES order");
+_Static_assert(VG_DEVICE_POLL_MIN <= VG_DEVICE_POLL_DEFAULT && VG_DEVICE_POLL_DEFAULT <= VG_DEVICE_POLL_MAX,
+	       "VG_DEVICE_POLL_DEFAULT range");
 _Static_assert(VG_BACKTRACE_DEFAULT >= 0 && VG_BACKTRACE_DEFAULT <= VG_BACKTRACE_MAX, "VG_BACKTRACE_DEFAULT range");
 
 static const char *vg_libc_getenv(const char *name)
@@ -1206,10 +1300,139 @@ static void vg_config_defaults(struct vg_config *cfg, int secure)
 	cfg->shared_mode = 0600;
 	cfg->shared_slots = VG_SHARED_SLOTS_DEFAULT;
 	cfg->control = VG_CONTROL_ON;
+	cfg->count = VG_COUNT_DEVICE;
+	cfg->device_poll_ms = VG_DEVICE_POLL_DEFAULT;
 	cfg->secure = secure != 0;
 	for (i = 0; cfg->secure && i < vg_options_count; i++)
 		if (vg_options[i].secure) /* valid values (test_config): this cannot fail */
 			(void)vg_option_loaders[i](cfg, &vg_options[i], vg_secure_getenv);
+}
+
+/* ---- variables of one precedence chain that disagree ----
+ * The note is worked out once, at load, from the parsed values (config prints nothing; the library logs it). A
+ * layer is one variable's values; each CUDA_DEVICE_MEMORY_LIMIT_<i> is a layer of its own (they share cfg->hami
+ * with CUDA_DEVICE_MEMORY_LIMIT, told apart by each value's source). A lower layer is ignored where a higher one
+ * gives a device it names, or a device its default covers, another value. Devices are not known here, so an
+ * ordinal and a UUID key never meet; a percentage and a size always differ. */
+
+struct vg_layer {
+	const char *name;               /* the variable; its values have this source */
+	const struct vg_limits *ls;     /* where its values are (shared by several layers for HAMi's) */
+	const struct vg_limit *one;     /* or its one value (NVIDIA_GPU_MEMORY_LIMIT, _REQUEST) */
+};
+
+static int vg_limit_same(const struct vg_limit *a, const struct vg_limit *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	return a->kind == VG_LIMIT_BYTES ? a->bytes == b->bytes : a->kind == VG_LIMIT_PERCENT ? a->ppm == b->ppm : 1;
+}
+
+static int vg_key_same(const struct vg_limit_entry *a, const struct vg_limit_entry *b)
+{
+	return a->ordinal >= 0 ? a->ordinal == b->ordinal : b->ordinal < 0 && vg_streq_ci(a->uuid, b->uuid);
+}
+
+static const struct vg_limit *vg_layer_dflt(const struct vg_layer *y)
+{
+	const struct vg_limit *d = y->one ? y->one : &y->ls->dflt;
+	return d->kind != VG_LIMIT_UNSET && d->source && strcmp(d->source, y->name) == 0 ? d : NULL;
+}
+
+/* The layer's i-th keyed entry, or NULL when that one belongs to another layer (or there is none). */
+static const struct vg_limit_entry *vg_layer_entry(const struct vg_layer *y, int i)
+{
+	if (y->one || i >= y->ls->n)
+		return NULL;
+	return y->ls->e[i].limit.source && strcmp(y->ls->e[i].limit.source, y->name) == 0 ? &y->ls->e[i] : NULL;
+}
+
+static int vg_layer_set(const struct vg_layer *y)
+{
+	if (vg_layer_dflt(y))
+		return 1;
+	for (int i = 0; !y->one && i < y->ls->n; i++)
+		if (vg_layer_entry(y, i))
+			return 1;
+	return 0;
+}
+
+/* Does hi give some device lo speaks for another value? */
+static int vg_layer_overrides(const struct vg_layer *hi, const struct vg_layer *lo)
+{
+	const struct vg_limit *hd = vg_layer_dflt(hi), *ld = vg_layer_dflt(lo);
+	const int hn = hi->one ? 0 : hi->ls->n, ln = lo->one ? 0 : lo->ls->n;
+
+	if (ld && hd && !vg_limit_same(hd, ld))
+		return 1;
+	for (int i = 0; ld && i < hn; i++) {
+		const struct vg_limit_entry *he = vg_layer_entry(hi, i);
+		if (he && !vg_limit_same(&he->limit, ld))
+			return 1;
+	}
+	for (int j = 0; j < ln; j++) {
+		const struct vg_limit_entry *le = vg_layer_entry(lo, j), *he = NULL;
+		if (!le)
+			continue;
+		for (int i = 0; !he && i < hn; i++) {
+			he = vg_layer_entry(hi, i);
+			if (he && !vg_key_same(he, le))
+				he = NULL;
+		}
+		if (he ? !vg_limit_same(&he->limit, &le->limit) : hd && !vg_limit_same(hd, &le->limit))
+			return 1;
+	}
+	return 0;
+}
+
+/* One clause per ignored layer: "NAME 'value' is ignored (HIGHER 'value' takes precedence)", or "... is ignored
+ * for the devices HIGHER 'value' names (...)" when no higher layer has a default (the lower one still applies to
+ * the other devices). */
+static void vg_note_chain(struct vg_buf *b, const struct vg_layer *y, int n, vg_getenv_fn get, int *clauses)
+{
+	for (int j = 1; j < n; j++) {
+		int win = -1, full = 0;
+
+		if (!vg_layer_set(&y[j]))
+			continue;
+		for (int i = 0; i < j; i++) {
+			if (!vg_layer_set(&y[i]))
+				continue;
+			full |= vg_layer_dflt(&y[i]) != NULL;
+			if (win < 0 && vg_layer_overrides(&y[i], &y[j]))
+				win = i;
+		}
+		if (win < 0)
+			continue;
+		const char *lv = get(y[j].name), *hv = get(y[win].name);
+		vg_buf_str(b, (*clauses)++ ? "; " : "");
+		vg_buf_str(b, y[j].name);
+		vg_buf_char(b, ' ');
+		vg_buf_quote(b, lv ? lv : "", lv ? strlen(lv) : 0);
+		vg_buf_str(b, full ? " is ignored (" : " is ignored for the devices ");
+		vg_buf_str(b, y[win].name);
+		vg_buf_char(b, ' ');
+		vg_buf_quote(b, hv ? hv : "", hv ? strlen(hv) : 0);
+		vg_buf_str(b, full ? " takes precedence)" : " names (it takes precedence)");
+	}
+}
+
+static void vg_config_note(struct vg_config *cfg, vg_getenv_fn get)
+{
+	struct vg_layer limits[3 + VG_MAX_DEVICES], requests[2];
+	struct vg_buf b;
+	int n = 0, clauses = 0;
+
+	limits[n++] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_LIMITS", &cfg->limits, NULL };
+	limits[n++] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_LIMIT", NULL, &cfg->limit_one };
+	for (int i = 0; i < VG_MAX_DEVICES; i++)
+		limits[n++] = (struct vg_layer){ vg_hami_names[i], &cfg->hami, NULL };
+	limits[n++] = (struct vg_layer){ "CUDA_DEVICE_MEMORY_LIMIT", &cfg->hami, NULL };
+	requests[0] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_REQUESTS", &cfg->requests, NULL };
+	requests[1] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_REQUEST", NULL, &cfg->request_one };
+	vg_buf_init(&b, cfg->note, sizeof(cfg->note));
+	vg_note_chain(&b, limits, n, get, &clauses);
+	vg_note_chain(&b, requests, 2, get, &clauses);
 }
 
 int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *name), int secure)
@@ -1247,6 +1470,7 @@ int vg_config_load(struct vg_config *cfg, const char *(*getenv_fn)(const char *n
 			return -EINVAL;
 		}
 	}
+	vg_config_note(cfg, getenv_fn);
 	return 0;
 }
 
@@ -1341,10 +1565,31 @@ uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const cha
 	l = vg_limits_find(&cfg->limits, ordinal, uuid);
 	if (!l && cfg->limits.dflt.kind != VG_LIMIT_UNSET)
 		l = &cfg->limits.dflt;
+	if (!l && cfg->limit_one.kind != VG_LIMIT_UNSET)
+		l = &cfg->limit_one;
 	if (!l)
 		l = vg_limits_find(&cfg->hami, ordinal, uuid);
 	if (!l && cfg->hami.dflt.kind != VG_LIMIT_UNSET)
 		l = &cfg->hami.dflt;
+	if (!l)
+		return UINT64_MAX;
+	return vg_limit_resolve(l, total, source);
+}
+
+uint64_t vg_config_request_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
+			       const char **source)
+{
+	const struct vg_limit *l;
+
+	if (source)
+		*source = NULL;
+	if (!cfg || !cfg->valid)
+		return UINT64_MAX;
+	l = vg_limits_find(&cfg->requests, ordinal, uuid);
+	if (!l && cfg->requests.dflt.kind != VG_LIMIT_UNSET)
+		l = &cfg->requests.dflt;
+	if (!l && cfg->request_one.kind != VG_LIMIT_UNSET)
+		l = &cfg->request_one;
 	if (!l)
 		return UINT64_MAX;
 	return vg_limit_resolve(l, total, source);

@@ -23,6 +23,10 @@
 #define VG_SHARED_SLOTS_DEFAULT 1024 /* VRAMGUARD_SHARED_SLOTS: processes per shared region (region.h's numbers) */
 #define VG_SHARED_SLOTS_MAX 16384
 #define VG_SPEC_MAX 256             /* a limit list kept as text (a region's budget), NUL included */
+#define VG_NOTE_MAX 640             /* vg_config.note: one info line, NUL included */
+#define VG_DEVICE_POLL_DEFAULT 500  /* VRAMGUARD_DEVICE_POLL, milliseconds. Plain decimal literals: the docs show */
+#define VG_DEVICE_POLL_MIN 50       /* them stringified */
+#define VG_DEVICE_POLL_MAX 60000
 
 enum vg_limit_kind {
 	VG_LIMIT_UNSET = 0,             /* nothing said for this device */
@@ -57,10 +61,19 @@ enum vg_report_dest { VG_REPORT_STDERR = 0, VG_REPORT_OFF, VG_REPORT_PATH };
 enum vg_report_format { VG_FORMAT_TEXT = 0, VG_FORMAT_JSON };
 enum vg_stream_check { VG_STREAM_WARN = 0, VG_STREAM_SYNC, VG_STREAM_OFF };
 enum vg_control { VG_CONTROL_ON = 0, VG_CONTROL_OFF };
+/* VRAMGUARD_COUNT: what the quota counts. device: the device memory the process holds (allocations, the memory
+ * stream-ordered pools keep reserved, graph memory, the driver's own memory for the process); allocations: only
+ * the bytes the process asked for. */
+enum vg_count { VG_COUNT_DEVICE = 0, VG_COUNT_ALLOCATIONS };
 
 struct vg_config {
 	struct vg_limits limits;        /* NVIDIA_GPU_MEMORY_LIMITS */
+	struct vg_limit limit_one;      /* NVIDIA_GPU_MEMORY_LIMIT: one value for every device (below the list) */
 	struct vg_limits hami;          /* CUDA_DEVICE_MEMORY_LIMIT and CUDA_DEVICE_MEMORY_LIMIT_<i> (lower precedence) */
+	struct vg_limits requests;      /* NVIDIA_GPU_MEMORY_REQUESTS: soft limits per device */
+	struct vg_limit request_one;    /* NVIDIA_GPU_MEMORY_REQUEST: one soft limit for every device (below the list) */
+	enum vg_count count;            /* VRAMGUARD_COUNT */
+	unsigned device_poll_ms;        /* VRAMGUARD_DEVICE_POLL: VG_DEVICE_POLL_MIN..MAX */
 	int log_level;                  /* enum vg_log_level */
 	int managed;                    /* enum vg_managed_policy */
 	int backtrace_depth;            /* VRAMGUARD_BACKTRACE: frames per call site, 0..64; 0 = no call sites */
@@ -82,6 +95,9 @@ struct vg_config {
 	int control;                    /* enum vg_control: VRAMGUARD_CONTROL */
 	int secure;                     /* loaded for a secure-mode process: the rows that name files were not read */
 	uint64_t secure_ignored;        /* bit i: vg_options[i] was set (not blank) and ignored in secure mode */
+	char note[VG_NOTE_MAX];         /* "" or one line for the library to log at info level, without
+					 * "vramguard: info: ": variables of one precedence chain set to values that
+					 * disagree, and which of them are ignored */
 	int valid;                      /* 0: some variable was invalid; error[] says which */
 	char error[VG_ERR_MAX];         /* the first error, one line without trailing newline */
 };
@@ -115,17 +131,25 @@ int vg_config_secure_note(const struct vg_config *cfg, char *out, size_t len);
 
 /* The effective limit for one device. total is the device's memory in bytes (for percentages); uuid may be NULL.
  * Precedence: NVIDIA_GPU_MEMORY_LIMITS keyed entry (ordinal or uuid), its bare default, then
- * CUDA_DEVICE_MEMORY_LIMIT_<ordinal>, then CUDA_DEVICE_MEMORY_LIMIT. Returns the limit in bytes, or UINT64_MAX for
- * unlimited; *source (if not NULL) gets the variable name or NULL. */
+ * NVIDIA_GPU_MEMORY_LIMIT, then CUDA_DEVICE_MEMORY_LIMIT_<ordinal> (or a keyed entry of CUDA_DEVICE_MEMORY_LIMIT),
+ * then CUDA_DEVICE_MEMORY_LIMIT. Returns the limit in bytes, or UINT64_MAX for unlimited; *source (if not NULL)
+ * gets the name of the variable that decided (also for an explicit "unlimited"), or NULL when none said anything. */
 uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
 			     const char **source);
+
+/* The soft limit (request) for one device, resolved like vg_config_limit_for: NVIDIA_GPU_MEMORY_REQUESTS keyed
+ * entry, its bare default, then NVIDIA_GPU_MEMORY_REQUEST. Returns bytes, or UINT64_MAX (VG_NO_LIMIT) when there
+ * is none: nothing set, "unlimited", a percentage of an unknown total (0), or an invalid cfg. *source as above. */
+uint64_t vg_config_request_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
+			       const char **source);
 
 /* The limit one parsed list gives a device (keyed entry, else its bare default): bytes or UINT64_MAX for unlimited.
  * *said (if not NULL) is 0 when the list says nothing about the device (the result is then UINT64_MAX). */
 uint64_t vg_limits_for(const struct vg_limits *ls, int ordinal, const char *uuid, uint64_t total, const char **source,
 		       int *said);
 
-/* Expand a VRAMGUARD_REPORT template into out: %p pid, %n seq, %r reason ("exit", "signal"), %h host, %% a '%'.
+/* Expand a VRAMGUARD_REPORT template into out: %p pid, %n seq, %r reason ("exit", "signal", "soft-limit"), %h
+ * host, %% a '%'.
  * A NULL reason or host expands to nothing; a '/' in either becomes '_' so they cannot add path components.
  * No heap, no stdio: safe on the reporter thread. Returns 0, -ENAMETOOLONG if the result (NUL included) does not fit
  * in outlen (out then holds no usable result), or -EINVAL for a template the loader would have rejected. */

@@ -25,6 +25,7 @@ __asm__(".symver pthread_mutexattr_setrobust, pthread_mutexattr_setrobust@GLIBC_
 __asm__(".symver pthread_mutex_consistent, pthread_mutex_consistent@GLIBC_2.12");
 __asm__(".symver pthread_mutex_timedlock, pthread_mutex_timedlock@GLIBC_2.2.5");
 __asm__(".symver pthread_mutex_trylock, pthread_mutex_trylock@GLIBC_2.2.5");
+__asm__(".symver pthread_condattr_setclock, pthread_condattr_setclock@GLIBC_2.3.3");
 #elif defined(__aarch64__)
 __asm__(".symver dlopen, dlopen@GLIBC_2.17");
 __asm__(".symver dlvsym, dlvsym@GLIBC_2.17");
@@ -44,6 +45,7 @@ __asm__(".symver pthread_mutexattr_setrobust, pthread_mutexattr_setrobust@GLIBC_
 __asm__(".symver pthread_mutex_consistent, pthread_mutex_consistent@GLIBC_2.17");
 __asm__(".symver pthread_mutex_timedlock, pthread_mutex_timedlock@GLIBC_2.17");
 __asm__(".symver pthread_mutex_trylock, pthread_mutex_trylock@GLIBC_2.17");
+__asm__(".symver pthread_condattr_setclock, pthread_condattr_setclock@GLIBC_2.17");
 #endif
 
 #endif

@@ -21,9 +21,15 @@ struct vg_real_table vg_real;
 struct vg_config vg_cfg;
 
 const char *const vg_hook_names[VG_HOOK_COUNT] = {
-#define VG_X_NAME(name, pfn) #name,
+#define VG_X_NAME(name, ...) #name,
 	VG_HOOKS(VG_X_NAME)
 #undef VG_X_NAME
+};
+
+const char *const vg_hook_charges[VG_HOOK_COUNT] = {
+#define VG_X_CHARGE(name, pfn, policy, charge) charge,
+	VG_HOOKS(VG_X_CHARGE)
+#undef VG_X_CHARGE
 };
 
 /* Exported so that a second copy of the library in the same process can see that it is not the first one. */
@@ -61,7 +67,7 @@ bool vg_real_resolve(bool loaded_only)
 		return false;
 	}
 	struct vg_real_table t;
-#define VG_X_RESOLVE(name, pfn) t.name = (pfn)real_dlsym(h, #name);
+#define VG_X_RESOLVE(name, pfn, ...) t.name = (pfn)real_dlsym(h, #name);
 	VG_HOOKS(VG_X_RESOLVE)
 	VG_REALS(VG_X_RESOLVE)
 #undef VG_X_RESOLVE
@@ -171,6 +177,8 @@ enum vg_mode vg_init(void)
 			int level = vg_config_secure_note(&vg_cfg, note, sizeof(note));
 			if (level != VG_LOG_OFF)
 				vg_log(level, "%s", note);
+			if (vg_cfg.note[0])     /* variables that disagree: which were ignored */
+				vg_log(VG_LOG_INFO, "%s", vg_cfg.note);
 			if (!vg_cfg.valid) {
 				/* The message is already complete; print it even if VRAMGUARD_LOG=off was what failed. */
 				int saved = vg_log_level;
@@ -255,6 +263,9 @@ const struct vg_device_info *vg_device_info(int dev)
 	const char *src = NULL;
 	info.limit = vg_config_limit_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
 	info.source = src;
+	info.driver_limit = VG_NO_LIMIT;
+	info.soft = vg_config_request_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
+	info.soft_source = src;
 	pthread_mutex_lock(&vg_dev_lock);
 	if (!atomic_load(&vg_dev_ready[dev])) {
 		int said = 0;
@@ -266,8 +277,10 @@ const struct vg_device_info *vg_device_info(int dev)
 				info.source = "vramguard limit set";
 			}
 		}
+		info.own_limit = info.limit;
 		vg_dev[dev] = info;
 		vg_quota_set_limit(dev, info.limit);
+		vg_quota_set_soft(dev, info.soft);      /* `vramguard limit set` changes the quota only */
 		vg_shared_bind(dev, info.uuid[0] ? info.uuid : NULL, info.total, info.limit);
 		atomic_store_explicit(&vg_dev_ready[dev], 1, memory_order_release);
 		if (info.limit != VG_NO_LIMIT) {
@@ -276,9 +289,39 @@ const struct vg_device_info *vg_device_info(int dev)
 			       vg_format_bytes(info.limit, a, sizeof(a)), vg_format_bytes(info.total, b, sizeof(b)),
 			       info.source ? info.source : "?");
 		}
+		if (info.soft != VG_NO_LIMIT) {
+			char a[32], b[32];
+			if (info.limit != VG_NO_LIMIT && info.soft >= info.limit)
+				vg_log(VG_LOG_INFO, "GPU %d: soft limit %s (%s) is not below its quota %s (%s): it never "
+				       "triggers", dev, vg_format_bytes(info.soft, a, sizeof(a)), info.soft_source,
+				       vg_format_bytes(info.limit, b, sizeof(b)), info.source ? info.source : "?");
+			else
+				vg_log(VG_LOG_INFO, "GPU %d: soft limit %s (%s)", dev, vg_format_bytes(info.soft, a, sizeof(a)),
+				       info.soft_source);
+		}
 	}
 	pthread_mutex_unlock(&vg_dev_lock);
 	return &vg_dev[dev];
+}
+
+void vg_device_apply_driver_limit(int dev, uint64_t hard)
+{
+	if (dev < 0 || dev >= VG_MAX_DEVICES || !atomic_load(&vg_dev_ready[dev]))
+		return;
+	pthread_mutex_lock(&vg_dev_lock);
+	struct vg_device_info *di = &vg_dev[dev];
+	atomic_store(&di->driver_limit, hard);
+	uint64_t prev = atomic_load(&di->limit);
+	if (hard < prev) {
+		atomic_store(&di->limit, hard);
+		di->source = "the driver's container limit (NVML)";
+		vg_quota_set_limit(dev, hard);
+	}
+	pthread_mutex_unlock(&vg_dev_lock);
+	char a[32], b[32];
+	vg_log(VG_LOG_INFO, "GPU %d: the driver enforces a container limit of %s; vramguard's is %s: the tighter applies",
+	       dev, vg_format_bytes(hard, a, sizeof(a)),
+	       prev == VG_NO_LIMIT ? "unlimited" : vg_format_bytes(prev, b, sizeof(b)));
 }
 
 int vg_device_apply_limit_spec(const char *spec, bool quiet)
@@ -304,8 +347,12 @@ int vg_device_apply_limit_spec(const char *spec, bool quiet)
 		uint64_t prev = atomic_load(&di->limit);
 		if (!said || next == prev)
 			continue;
+		atomic_store(&di->own_limit, next);
+		uint64_t drv = atomic_load(&di->driver_limit);
+		if (drv < next)
+			next = drv;     /* the driver's own container limit stays the ceiling */
 		atomic_store(&di->limit, next);
-		di->source = "vramguard limit set";
+		di->source = next == drv ? "the driver's container limit (NVML)" : "vramguard limit set";
 		vg_quota_set_limit(d, next);
 		struct vg_region *r = vg_shared_region();
 		if (r)

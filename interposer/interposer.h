@@ -50,6 +50,10 @@ struct vg_device_info {
 	_Atomic uint64_t limit; /* UINT64_MAX: unlimited; `vramguard limit set --pid` may change it at any time */
 	uint64_t total;
 	const char *_Atomic source;     /* variable the limit came from, or NULL */
+	_Atomic uint64_t driver_limit;  /* the driver's own limit for the container (R615+ NVML), VG_NO_LIMIT: none */
+	_Atomic uint64_t own_limit;     /* vramguard's own limit, before the driver's is applied */
+	uint64_t soft;                  /* soft limit (NVIDIA_GPU_MEMORY_REQUEST[S]), VG_NO_LIMIT when none; set once */
+	const char *soft_source;        /* variable it came from, or NULL */
 	char uuid[VG_UUID_MAX];
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */
@@ -71,6 +75,18 @@ void vg_reporter_start(void);
 void vg_reporter_arm_exit(void);
 void vg_report_now(const char *reason);
 void vg_reporter_atfork_child(void);
+/* The reporter thread runs in this process (reports are on, it started, this is not a forked child). Ask it for a
+ * report with reason "soft-limit": a flag and a byte in a pipe, async-signal-safe; requests made before it gets to
+ * them make one report. The report is never written by the thread that asks. */
+bool vg_reporter_running(void);
+void vg_reporter_ask_soft_limit(void);
+
+/* Soft limits (interposer/softlimit.c). Call vg_soft_limit_check(dev) after every change of dev's usage: a charge
+ * that succeeded, a release, a re-measurement of device memory; any thread, any rate. Without a soft limit it is
+ * one relaxed load. At an upward crossing (once; again only after usage fell below 90 % of it) it logs one warning
+ * and asks the reporter thread for a report with reason "soft-limit"; crossings faster than one a minute per
+ * device are counted and named in the next warning instead. It denies nothing and takes no lock. */
+void vg_soft_limit_check(int dev);
 struct vg_report;
 int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq);
 
@@ -83,6 +99,10 @@ void vg_ctx_cache_invalidate(void);
  * now and to devices first used later. quiet = false: logs one line per changed device (the caller logs otherwise).
  * Returns the number of devices whose quota changed, or -1 for a spec that does not parse (logged, ignored). */
 int vg_device_apply_limit_spec(const char *spec, bool quiet);
+
+/* The driver enforces a container limit of hard bytes on dev (R615+): the tighter of it and ours applies; both are
+ * shown (reports, check, top). */
+void vg_device_apply_driver_limit(int dev, uint64_t hard);
 
 /* The process's region (interposer/shared.c): join at init (-1: a shared region was asked for and cannot be had,
  * fail closed), register each device on first use, pick up live limit changes, leave at exit. */
@@ -98,6 +118,9 @@ void vg_shared_poll(bool may_reclaim);
  * allocation), -EPERM (joining failed for good). One load when nothing is pending. */
 int vg_shared_ready(int dev);
 void vg_shared_note_report(void);
+/* Write dev's figures that no allocation keeps current (the allocations' logical bytes, the device parts) into the
+ * process's slot, for `vramguard top`. The sampler thread calls it every round. */
+void vg_shared_publish(int dev);
 void vg_shared_atfork_child(void);
 
 /* Reset per-process state in a forked child. */

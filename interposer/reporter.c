@@ -1,7 +1,9 @@
 /* When reports are written: at exit (an atexit handler registered at the first CUDA use, so it runs while the
- * driver is still alive) and on a signal (the handler only writes one byte to a pipe; a thread started with every
- * signal blocked builds and writes the report). Where they go: stderr, nowhere, or a file created exclusively
- * (never in a setuid program: the loader does not read VRAMGUARD_REPORT there, see the options table). */
+ * driver is still alive), on a signal and at a soft limit's crossing. The last two never write in the thread that
+ * asks (a signal handler; an allocating thread, maybe inside a driver call): it sets a flag and writes one byte to
+ * a pipe, and a thread started with every signal blocked builds and writes the report. Where they go: stderr,
+ * nowhere, or a file created exclusively (never in a setuid program: the loader does not read VRAMGUARD_REPORT
+ * there, see the options table). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,8 @@ static _Atomic uint64_t vg_report_seq;
 static pthread_mutex_t vg_report_lock = PTHREAD_MUTEX_INITIALIZER;
 static int vg_pipe_rd = -1;
 static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
+/* What the reporter thread is asked for: the byte in the pipe only wakes it. */
+static _Atomic int vg_want_signal, vg_want_soft;
 
 /* Create path exclusively and write data to it: an existing file or a symlink (planted or not) is never written
  * through. The report is written under a temporary name beside it and published with link(2), which also never
@@ -180,17 +184,36 @@ void vg_reporter_arm_exit(void)
 	pthread_mutex_unlock(&vg_report_lock);
 }
 
-/* ---- signal ---- */
+/* ---- the reporter thread: signals and soft limits ---- */
 
-static void vg_on_signal(int sig)
+static void vg_reporter_wake(void)
 {
-	(void)sig;
-	int saved = errno;
 	int fd = vg_pipe_wr;
 	if (fd >= 0) {
 		char c = 1;
 		(void)!write(fd, &c, 1);        /* pipe full (a storm): the pending wake-up covers it */
 	}
+}
+
+static void vg_on_signal(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	atomic_store_explicit(&vg_want_signal, 1, memory_order_relaxed);      /* lock-free: async-signal-safe */
+	vg_reporter_wake();
+	errno = saved;
+}
+
+bool vg_reporter_running(void)
+{
+	return vg_pipe_wr >= 0;
+}
+
+void vg_reporter_ask_soft_limit(void)
+{
+	int saved = errno;
+	atomic_store_explicit(&vg_want_soft, 1, memory_order_relaxed);
+	vg_reporter_wake();
 	errno = saved;
 }
 
@@ -205,28 +228,45 @@ static void *vg_reporter_main(void *arg)
 			continue;
 		if (n < 0 || (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
 			return NULL;
-		/* Many signals in a burst make one report: drain what is already queued (the read end never blocks). */
+		/* Many requests in a burst make one report each kind: drain what is already queued (the read end never
+		 * blocks), then look at the flags (set before their byte was written). */
 		while (read(vg_pipe_rd, buf, sizeof(buf)) > 0)
 			;
-		vg_report_now("signal");
+		if (atomic_exchange(&vg_want_signal, 0))
+			vg_report_now("signal");
+		if (atomic_exchange(&vg_want_soft, 0))
+			vg_report_now("soft-limit");
 	}
 }
 
-static void vg_signal_start(void)
+/* Is the report signal still at its default disposition (ours to take)? Says so once if not. */
+static bool vg_signal_free(void)
 {
-	int sig = vg_cfg.signal;
 	struct sigaction old;
-	if (sigaction(sig, NULL, &old) != 0)
-		return;
+	if (sigaction(vg_cfg.signal, NULL, &old) != 0)
+		return false;
 	if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
 		vg_log(VG_LOG_WARN, "%s already has a handler in this process; reports on signal are off (choose "
 		       "another signal with VRAMGUARD_SIGNAL)", vg_cfg.signal_name);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* Any soft limit configured (an explicit "unlimited" too: cheap, and what it resolves to is per device). */
+static bool vg_soft_limits_set(void)
+{
+	return vg_cfg.requests.n > 0 || vg_cfg.requests.dflt.kind != VG_LIMIT_UNSET ||
+	       vg_cfg.request_one.kind != VG_LIMIT_UNSET;
+}
+
+/* The thread and its pipe; what is what they serve, for the message if they cannot be had. */
+static int vg_reporter_thread_start(const char *what)
+{
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
-		vg_log(VG_LOG_WARN, "reports on %s are off: pipe: %s", vg_cfg.signal_name, strerror(errno));
-		return;
+		vg_log(VG_LOG_WARN, "%s are off: pipe: %s", what, strerror(errno));
+		return -1;
 	}
 	/* Neither end blocks: the thread sleeps in poll(), and the handler must never wait. */
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
@@ -247,19 +287,12 @@ static void vg_signal_start(void)
 		close(p[0]);
 		close(p[1]);
 		vg_pipe_rd = -1;
-		vg_log(VG_LOG_WARN, "reports on %s are off: cannot start the reporter thread: %s", vg_cfg.signal_name,
-		       strerror(rc));
-		return;
+		vg_log(VG_LOG_WARN, "%s are off: cannot start the reporter thread: %s", what, strerror(rc));
+		return -1;
 	}
 	pthread_setname_np(th, "vramguard");
 	vg_pipe_wr = p[1];
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = vg_on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL) != 0)
-		vg_log(VG_LOG_WARN, "reports on %s are off: sigaction: %s", vg_cfg.signal_name, strerror(errno));
+	return 0;
 }
 
 void vg_reporter_start(void)
@@ -267,8 +300,21 @@ void vg_reporter_start(void)
 	if (vg_cfg.report_dest == VG_REPORT_OFF)
 		return;
 	vg_report_pid = (int)getpid();
-	if (vg_cfg.signal > 0)
-		vg_signal_start();
+	bool sig = vg_cfg.signal > 0 && vg_signal_free(), soft = vg_soft_limits_set();
+	if (!sig && !soft)
+		return;
+	char what[64];
+	snprintf(what, sizeof(what), "reports %s%s%s", sig ? "on " : "", sig ? vg_cfg.signal_name : "",
+		 !soft ? "" : sig ? " and at soft limits" : "at soft limits");
+	if (vg_reporter_thread_start(what) != 0 || !sig)
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = vg_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(vg_cfg.signal, &sa, NULL) != 0)
+		vg_log(VG_LOG_WARN, "reports on %s are off: sigaction: %s", vg_cfg.signal_name, strerror(errno));
 }
 
 void vg_reporter_atfork_child(void)

@@ -14,7 +14,7 @@
 #include "report/log.h"
 
 /* Each hook's definition must have the exact type of its cudaTypedefs.h row. */
-#define VG_X_CHECK(name, pfn) \
+#define VG_X_CHECK(name, pfn, ...) \
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&name), pfn), #name " does not match " #pfn);
 VG_HOOKS(VG_X_CHECK)
 #undef VG_X_CHECK
@@ -28,7 +28,7 @@ struct vg_route {
 /* -Bsymbolic-functions makes &name our own definition, whatever else the process exports. (Not -Bsymbolic:
  * DT_SYMBOLIC would put this library first in its own RTLD_DEFAULT scope.) */
 static const struct vg_route vg_routes[] = {
-#define VG_X_ROUTE(name, pfn) { #name, (void *)&name, (void **)&vg_real.name },
+#define VG_X_ROUTE(name, ...) { #name, (void *)&name, (void **)&vg_real.name },
 	VG_HOOKS(VG_X_ROUTE)
 #undef VG_X_ROUTE
 };

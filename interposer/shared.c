@@ -14,6 +14,7 @@
 #include "accounting/quota.h"
 #include "accounting/region.h"
 #include "interposer/interposer.h"
+#include "interposer/devmem.h"
 #include "report/log.h"
 
 static struct vg_region vg_self;
@@ -384,6 +385,15 @@ void vg_shared_note_report(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	vg_region_note_report(r, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+void vg_shared_publish(int dev)
+{
+	struct vg_region *r = vg_shared_region();
+	struct vg_quota_stats st;
+	if (!r || !vg_quota_stats(dev, &st))
+		return;
+	vg_region_publish(r, dev, 1 + vg_cfg.count, st.allocated, vg_devmem_driver(dev));
 }
 
 void vg_shared_atfork_child(void)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "interposer/interposer.h"
+#include "interposer/devmem.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
@@ -215,6 +216,7 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	snprintf(r->version, sizeof(r->version), "%s", VG_VERSION);
 	snprintf(r->driver, sizeof(r->driver), "%s", vg_driver_state());
 	r->backtrace_depth = vg_sites_depth();
+	snprintf(r->count, sizeof(r->count), "%s", vg_count_device() ? "device" : "allocations");
 	if (vg_cfg.report_format == VG_FORMAT_TEXT)
 		snprintf(r->json_hint, sizeof(r->json_hint),
 			 "VRAMGUARD_REPORT_FORMAT=json gives every call site and the largest allocations "
@@ -239,6 +241,10 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		/* The limit in force (also while the device's size could not be read and nothing is cached). */
 		o->quota_set = q.limit != VG_NO_LIMIT;
 		o->quota_bytes = o->quota_set ? q.limit : 0;
+		o->soft_set = q.soft != VG_NO_LIMIT;
+		o->soft_bytes = o->soft_set ? q.soft : 0;
+		if (o->soft_set && di && di->soft_source)
+			snprintf(o->soft_source, sizeof(o->soft_source), "%s", di->soft_source);
 		o->used_bytes = q.used;
 		o->peak_bytes = q.peak;
 		o->allocs = q.allocs;
@@ -246,6 +252,18 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		o->denied_count = q.denied_count;
 		o->denied_bytes = q.denied_bytes;
 		o->largest_bytes = q.largest;
+		o->allocated_bytes = q.allocated;
+		if (vg_count_device()) {
+			o->pool_reserved_bytes = vg_devmem_pools(d);
+			o->pool_live_bytes = vg_devmem_pool_live(d);
+			o->graph_bytes = vg_devmem_graph(d);
+			o->driver_bytes = vg_devmem_driver(d);
+			o->driver_measured = atomic_load(&vg_devmem[d].nvml_status) == 0;
+		}
+		if (di && atomic_load(&di->driver_limit) != VG_NO_LIMIT) {
+			o->driver_limit_set = 1;
+			o->driver_limit_bytes = atomic_load(&di->driver_limit);
+		}
 	}
 
 	/* Largest live allocations. */

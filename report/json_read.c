@@ -607,11 +607,16 @@ struct jr_field {
 	size_t off;                                     /* of the destination in the object's struct */
 	size_t size;                                    /* JR_STR: the destination array's size */
 	int (*read)(struct jp *p, void *obj);           /* JR_CUSTOM: reads the value into obj */
+	int optional;                                   /* added after the schema's first version: may be absent */
 };
 
-#define JR_FIELD(st, key, type, member) { #key, type, offsetof(st, member), 0, NULL }
-#define JR_STRING(st, key, member) { #key, JR_STR, offsetof(st, member), sizeof(((st *)0)->member), NULL }
-#define JR_OTHER(key, fn) { #key, JR_CUSTOM, 0, 0, fn }
+#define JR_FIELD(st, key, type, member) { #key, type, offsetof(st, member), 0, NULL, 0 }
+#define JR_STRING(st, key, member) { #key, JR_STR, offsetof(st, member), sizeof(((st *)0)->member), NULL, 0 }
+#define JR_OTHER(key, fn) { #key, JR_CUSTOM, 0, 0, fn, 0 }
+/* Keys a minor version added: a report of an older version lacks them (they read as 0 / "" then). */
+#define JR_FIELD_OPT(st, key, type, member) { #key, type, offsetof(st, member), 0, NULL, 1 }
+#define JR_STRING_OPT(st, key, member) { #key, JR_STR, offsetof(st, member), sizeof(((st *)0)->member), NULL, 1 }
+#define JR_OTHER_OPT(key, fn) { #key, JR_CUSTOM, 0, 0, fn, 1 }
 
 static int jr_read(struct jp *p, const struct jr_field *f, void *obj)
 {
@@ -640,7 +645,8 @@ static int jr_read(struct jp *p, const struct jr_field *f, void *obj)
 	return -1;
 }
 
-/* One object: the table's keys are all required, the others are passed over; a repeated key's last value wins. */
+/* One object: the table's keys are required but for the optional ones, the others are passed over; a repeated key's
+ * last value wins. */
 static int jr_object(struct jp *p, const struct jr_field *f, size_t nf, void *obj)
 {
 	char kbuf[64];
@@ -671,7 +677,7 @@ static int jr_object(struct jp *p, const struct jr_field *f, size_t nf, void *ob
 	if (rc != 0)
 		return -1;
 	for (k = 0; k < nf; k++)
-		if (!(seen & (uint64_t)1 << k)) {
+		if (!(seen & (uint64_t)1 << k) && !f[k].optional) {
 			char msg[300];
 			jp_path_push(p, f[k].key, 0, 0);
 			snprintf(msg, sizeof(msg), "missing required key '%s'", p->path);
@@ -744,11 +750,58 @@ static int jr_quota(struct jp *p, void *obj)
 	return jp_uint(p, UINT64_MAX, &d->quota_bytes);
 }
 
+static int jr_driver_limit(struct jp *p, void *obj)
+{
+	struct vg_report_device *d = obj;
+	int which;
+	if (jp_peek(p) == 'n') {
+		d->driver_limit_set = 0;
+		return jp_literal(p, &which);
+	}
+	if (!jp_is_number_start(jp_peek(p)))
+		return jp_field(p, "expected an unsigned integer or null");
+	d->driver_limit_set = 1;
+	return jp_uint(p, UINT64_MAX, &d->driver_limit_bytes);
+}
+
+/* soft_limit_bytes and soft_limit_source: integer and string, or null (no soft limit); older reports lack both. */
+static int jr_soft(struct jp *p, void *obj)
+{
+	struct vg_report_device *d = obj;
+	int which;
+
+	if (jp_peek(p) == 'n') {
+		d->soft_set = 0;
+		d->soft_bytes = 0;
+		return jp_literal(p, &which);
+	}
+	if (!jp_is_number_start(jp_peek(p)))
+		return jp_field(p, "expected an unsigned integer or null");
+	d->soft_set = 1;
+	return jp_uint(p, UINT64_MAX, &d->soft_bytes);
+}
+
+static int jr_soft_source(struct jp *p, void *obj)
+{
+	struct vg_report_device *d = obj;
+	int which;
+
+	if (jp_peek(p) == 'n') {
+		d->soft_source[0] = '\0';
+		return jp_literal(p, &which);
+	}
+	if (jp_peek(p) != '"')
+		return jp_field(p, "expected a string or null");
+	return jp_str(p, d->soft_source, sizeof(d->soft_source));
+}
+
 #define DEV struct vg_report_device
 static const struct jr_field jr_device_fields[] = {
 	JR_FIELD(DEV, ordinal, JR_INT, ordinal),
 	JR_STRING(DEV, uuid, uuid),
 	JR_OTHER(quota_bytes, jr_quota),
+	JR_OTHER_OPT(soft_limit_bytes, jr_soft),
+	JR_OTHER_OPT(soft_limit_source, jr_soft_source),
 	JR_FIELD(DEV, total_bytes, JR_U64, total_bytes),
 	JR_FIELD(DEV, used_bytes, JR_U64, used_bytes),
 	JR_FIELD(DEV, peak_bytes, JR_U64, peak_bytes),
@@ -757,6 +810,13 @@ static const struct jr_field jr_device_fields[] = {
 	JR_FIELD(DEV, denied_count, JR_U64, denied_count),
 	JR_FIELD(DEV, denied_bytes, JR_U64, denied_bytes),
 	JR_FIELD(DEV, largest_bytes, JR_U64, largest_bytes),
+	JR_FIELD_OPT(DEV, allocated_bytes, JR_U64, allocated_bytes),
+	JR_FIELD_OPT(DEV, pool_reserved_bytes, JR_U64, pool_reserved_bytes),
+	JR_FIELD_OPT(DEV, pool_live_bytes, JR_U64, pool_live_bytes),
+	JR_FIELD_OPT(DEV, graph_bytes, JR_U64, graph_bytes),
+	JR_FIELD_OPT(DEV, driver_bytes, JR_U64, driver_bytes),
+	JR_FIELD_OPT(DEV, driver_measured, JR_BOOL, driver_measured),
+	JR_OTHER_OPT(driver_limit_bytes, jr_driver_limit),
 };
 #undef DEV
 
@@ -1009,6 +1069,7 @@ static const struct jr_field jr_report_fields[] = {
 	JR_STRING(REPORT, version, version),
 	JR_STRING(REPORT, driver, driver),
 	JR_FIELD(REPORT, backtrace_depth, JR_INT, backtrace_depth),
+	JR_STRING_OPT(REPORT, count, count),
 	JR_OTHER(devices, jr_devices),
 	JR_OTHER(sites, jr_sites),
 	JR_OTHER(allocations, jr_allocations),

@@ -331,17 +331,68 @@ static const char *vg_plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* Device counting: what `used` is made of, so that a user sees where the memory went. */
+static void vg_text_device_parts(const struct vg_report *r, const struct vg_report_device *d, struct vg_strbuf *out)
+{
+	char a[32], pr[32], pl[32], g[32], dr[32], dl[32];
+	if (strcmp(r->count, "device") == 0) {
+		vg_strbuf_printf(out, "       = allocations %s, pools hold %s (%s handed out), graphs %s, driver %s%s\n",
+				 vg_format_bytes(d->allocated_bytes, a, sizeof(a)),
+				 vg_format_bytes(d->pool_reserved_bytes, pr, sizeof(pr)),
+				 vg_format_bytes(d->pool_live_bytes, pl, sizeof(pl)), vg_format_bytes(d->graph_bytes, g, sizeof(g)),
+				 vg_format_bytes(d->driver_bytes, dr, sizeof(dr)),
+				 d->driver_measured ? " (NVML)" : " (not measured: no NVML figure for this process)");
+	}
+	if (d->driver_limit_set)
+		vg_strbuf_printf(out, "       the driver's own container limit: %s\n",
+				 vg_format_bytes(d->driver_limit_bytes, dl, sizeof(dl)));
+}
+
+/* Where the soft limits came from, one line: "soft limits from NVIDIA_GPU_MEMORY_REQUEST (GPU 0, 1)". */
+static void vg_text_soft_sources(const struct vg_report *r, struct vg_strbuf *out)
+{
+	size_t i, j, k, groups = 0;
+
+	for (i = 0; i < r->ndevices; i++) {
+		const struct vg_report_device *d = &r->devices[i];
+		if (!d->soft_set)
+			continue;
+		for (j = 0; j < i; j++)         /* its source was listed with an earlier device */
+			if (r->devices[j].soft_set && !strncmp(r->devices[j].soft_source, d->soft_source,
+							       sizeof(d->soft_source)))
+				break;
+		if (j < i)
+			continue;
+		vg_strbuf_str(out, groups++ ? ", " : "  soft limits from ");
+		vg_text_str(out, d->soft_source[0] ? d->soft_source : "?", sizeof(d->soft_source));
+		vg_strbuf_str(out, " (GPU ");
+		for (k = i, j = 0; k < r->ndevices; k++)
+			if (r->devices[k].soft_set && !strncmp(r->devices[k].soft_source, d->soft_source,
+							       sizeof(d->soft_source)))
+				vg_strbuf_printf(out, "%s%d", j++ ? ", " : "", r->devices[k].ordinal);
+		vg_strbuf_str(out, ")");
+	}
+	if (groups)
+		vg_strbuf_add(out, "\n", 1);
+}
+
 static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 {
-	char used[32], peak[32], quota[32], denied[32];
+	char used[32], peak[32], quota[32], soft[32], denied[32];
 	size_t i;
+	int any_soft = 0;
 
 	if (!r->devices || r->ndevices == 0) {
 		vg_strbuf_str(out, "  GPU  none used\n");
 		return;
 	}
-	vg_strbuf_printf(out, "  GPU  %-11s  %-11s  %-11s  %8s  %8s  %s\n", "used", "peak", "quota", "allocs", "frees",
-			 "denied");
+	for (i = 0; i < r->ndevices; i++)
+		any_soft |= r->devices[i].soft_set;
+	/* The soft limit column only where some device has one: most reports stay as they were. */
+	vg_strbuf_printf(out, "  GPU  %-11s  %-11s  %-11s  ", "used", "peak", "quota");
+	if (any_soft)
+		vg_strbuf_printf(out, "%-11s  ", "soft limit");
+	vg_strbuf_printf(out, "%8s  %8s  %s\n", "allocs", "frees", "denied");
 	for (i = 0; i < r->ndevices; i++) {
 		const struct vg_report_device *d = &r->devices[i];
 		vg_format_bytes(d->used_bytes, used, sizeof(used));
@@ -350,12 +401,18 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 			vg_format_bytes(d->quota_bytes, quota, sizeof(quota));
 		else
 			snprintf(quota, sizeof(quota), "unlimited");
-		vg_strbuf_printf(out, "  %3d  %-11s  %-11s  %-11s  %8" PRIu64 "  %8" PRIu64 "  %" PRIu64, d->ordinal,
-				 used, peak, quota, d->allocs, d->frees, d->denied_count);
+		vg_strbuf_printf(out, "  %3d  %-11s  %-11s  %-11s  ", d->ordinal, used, peak, quota);
+		if (any_soft)
+			vg_strbuf_printf(out, "%-11s  ", d->soft_set ? vg_format_bytes(d->soft_bytes, soft, sizeof(soft))
+								     : "none");
+		vg_strbuf_printf(out, "%8" PRIu64 "  %8" PRIu64 "  %" PRIu64, d->allocs, d->frees, d->denied_count);
 		if (d->denied_count)
 			vg_strbuf_printf(out, " (%s)", vg_format_bytes(d->denied_bytes, denied, sizeof(denied)));
 		vg_strbuf_add(out, "\n", 1);
+		vg_text_device_parts(r, d, out);
 	}
+	if (any_soft)
+		vg_text_soft_sources(r, out);
 }
 
 bool vg_report_frame_is_runtime(const struct vg_report_frame *f)
@@ -649,6 +706,12 @@ static void vg_json_devices(const struct vg_report *r, struct vg_strbuf *b)
 			vg_json_ku64(b, ", ", "quota_bytes", d->quota_bytes);
 		else
 			vg_strbuf_str(b, ", \"quota_bytes\": null");
+		if (d->soft_set) {
+			vg_json_ku64(b, ", ", "soft_limit_bytes", d->soft_bytes);
+			vg_json_kstr(b, ", ", "soft_limit_source", d->soft_source, sizeof(d->soft_source));
+		} else {
+			vg_strbuf_str(b, ", \"soft_limit_bytes\": null, \"soft_limit_source\": null");
+		}
 		vg_json_ku64(b, ", ", "total_bytes", d->total_bytes);
 		vg_json_ku64(b, ", ", "used_bytes", d->used_bytes);
 		vg_json_ku64(b, ", ", "peak_bytes", d->peak_bytes);
@@ -657,6 +720,16 @@ static void vg_json_devices(const struct vg_report *r, struct vg_strbuf *b)
 		vg_json_ku64(b, ", ", "denied_count", d->denied_count);
 		vg_json_ku64(b, ", ", "denied_bytes", d->denied_bytes);
 		vg_json_ku64(b, ", ", "largest_bytes", d->largest_bytes);
+		vg_json_ku64(b, ", ", "allocated_bytes", d->allocated_bytes);
+		vg_json_ku64(b, ", ", "pool_reserved_bytes", d->pool_reserved_bytes);
+		vg_json_ku64(b, ", ", "pool_live_bytes", d->pool_live_bytes);
+		vg_json_ku64(b, ", ", "graph_bytes", d->graph_bytes);
+		vg_json_ku64(b, ", ", "driver_bytes", d->driver_bytes);
+		vg_strbuf_str(b, d->driver_measured ? ", \"driver_measured\": true" : ", \"driver_measured\": false");
+		if (d->driver_limit_set)
+			vg_json_ku64(b, ", ", "driver_limit_bytes", d->driver_limit_bytes);
+		else
+			vg_strbuf_str(b, ", \"driver_limit_bytes\": null");
 		vg_strbuf_str(b, "}");
 	}
 	vg_strbuf_str(b, n ? "\n  ],\n" : "],\n");
@@ -762,6 +835,7 @@ int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out)
 	vg_json_kstr(out, ",\n  ", "version", r->version, sizeof(r->version));
 	vg_json_kstr(out, ",\n  ", "driver", r->driver, sizeof(r->driver));
 	vg_json_kint(out, ",\n  ", "backtrace_depth", r->backtrace_depth);
+	vg_json_kstr(out, ",\n  ", "count", r->count[0] ? r->count : "allocations", sizeof(r->count));
 	vg_strbuf_str(out, ",\n");
 	vg_json_devices(r, out);
 	vg_json_sites(r, out);

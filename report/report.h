@@ -54,11 +54,24 @@ struct vg_report_device {
 	char uuid[96];
 	int quota_set;                  /* 0: unlimited (JSON quota_bytes = null) */
 	uint64_t quota_bytes;
+	int soft_set;                   /* 0: no soft limit (JSON soft_limit_bytes = null; absent in older reports) */
+	uint64_t soft_bytes;
+	char soft_source[64];           /* the variable it came from, "" if unknown */
 	uint64_t total_bytes;           /* the device's memory as the driver reports it, 0 if unknown */
 	uint64_t used_bytes, peak_bytes;
 	uint64_t allocs, frees;
 	uint64_t denied_count, denied_bytes;
 	uint64_t largest_bytes;
+	/* What used_bytes is made of (docs/quota.md, "What the quota counts"). Under VRAMGUARD_COUNT=allocations
+	 * used_bytes = allocated_bytes and the parts are 0. */
+	uint64_t allocated_bytes;       /* the allocations themselves, stream-ordered ones by their size */
+	uint64_t pool_reserved_bytes;   /* stream-ordered pools' reserved memory, charged in their allocations' place */
+	uint64_t pool_live_bytes;       /* of which handed out */
+	uint64_t graph_bytes;           /* graph memory reservation */
+	uint64_t driver_bytes;          /* the driver's own memory for the process (NVML), 0 if not measured */
+	int driver_measured;            /* NVML measured it (else driver_bytes is 0) */
+	int driver_limit_set;           /* the driver enforces a container limit here (R615+) */
+	uint64_t driver_limit_bytes;
 };
 
 /* One live allocation (the report lists the largest ones; see max_allocations). */
@@ -88,7 +101,7 @@ struct vg_report_stream_live {
 };
 
 struct vg_report {
-	char reason[16];                /* "exit" or "signal" */
+	char reason[16];                /* "exit", "signal" or "soft-limit" */
 	uint64_t sequence;              /* 1, 2, ... within the process */
 	int pid;
 	uint64_t time_ns;               /* CLOCK_REALTIME of the report */
@@ -100,6 +113,7 @@ struct vg_report {
 	char json_hint[512];            /* text form: how to get the full JSON (e.g. "set VRAMGUARD_REPORT_FORMAT=json") */
 
 	size_t ndevices;
+	char count[16];                 /* VRAMGUARD_COUNT: "device" or "allocations" */
 	struct vg_report_device *devices;
 	size_t nsites;                  /* sorted by live_bytes, descending, then total_bytes */
 	struct vg_report_site *sites;

@@ -120,7 +120,13 @@ prog "VRAMGUARD_MANAGED=ignore" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_MAN
 prog "arrays (estimate)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D arrays
 prog "VMM: refs + maps, NCCL order, HOST_NUMA, retry after 800" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	FAKECUDA_FAIL=cuMemCreate:1=800 -- $D vmm
-prog "async, pools, capture" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
+prog "async, pools, capture" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
+prog "device counting: pools charged by their reserve (threshold 0 and max, trim before refusing, created pools)" \
+	$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical pools
+prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 \
+	FAKECUDA_AUTOCTX=0 -- $T/physical graphs
+prog "VRAMGUARD_COUNT=allocations: logical bytes, pools' kept memory and graphs not counted" $PRE \
+	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical allocations
 prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx
 prog "driver failure rolls the reservation back" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FAIL=cuMemAlloc_v2:2 \
 	-- $D fault
@@ -136,7 +142,7 @@ prog "HAMi per-device CUDA_DEVICE_MEMORY_LIMIT_1" $PRE FAKECUDA_DEVICES=2 CUDA_D
 	-- $D perdevice -1 1024
 
 echo "== routes"
-prog "dlopen + dlsym, cudart's cuGetProcAddress pattern, _ptsz" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_route
+prog "dlopen + dlsym, cudart's cuGetProcAddress pattern, _ptsz" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_route
 expect_err_lines "an unwrapped legacy entry point is reported once" 'does not wrap' 1
 prog "RTLD_NEXT stays the caller's (second preload library)" "LD_PRELOAD=$SP$LIB $PWD/$T/libnext.so" -- $T/rtld_next
 expect_err "libnext got libc's getppid, not itself" '^libnext: RTLD_NEXT ok$'
@@ -205,7 +211,7 @@ FORKENV=
 [ "$SAN" = tsan ] && FORKENV="TSAN_OPTIONS=${TSAN_OPTIONS:-}:detect_deadlocks=0"
 [ "$SAN" = asan ] && FORKENV="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
 prog "fork: child starts with empty tables" $PRE $FORKENV NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FORK_OK=1 -- $D fork
-prog "8 threads racing alloc/free against 1 GiB" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 -- $D stress
+prog "8 threads racing alloc/free against 1 GiB" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 -- $D stress
 mkdir -p "$T/copy" && cp "$LIB" "$T/copy/libvramguard.so"
 # Two copies export the same vg_instance_marker on purpose: ASan's ODR check would stop exactly what is tested.
 COPYENV=
@@ -582,6 +588,62 @@ long_case "report not written: cannot create '/nonexistent/d+\.\.\.d+/r-[0-9]+\.
 [ "$nlongbad" -eq 0 ] &&
 	ok "long input: $nlong commands and settings with a 5 000-character argument: every stderr line bounded"
 
+echo "== NVIDIA's variable names, soft limits"
+prog "NVIDIA_GPU_MEMORY_LIMIT=4096: one quota for every device" $PRE NVIDIA_GPU_MEMORY_LIMIT=4096 -- $D quota
+expect_err "  the denial names NVIDIA_GPU_MEMORY_LIMIT" '^vramguard: denied .*\(NVIDIA_GPU_MEMORY_LIMIT\)$'
+prog "NVIDIA_GPU_MEMORY_LIMITS wins over NVIDIA_GPU_MEMORY_LIMIT" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
+	NVIDIA_GPU_MEMORY_LIMIT=8G VRAMGUARD_LOG=info -- $D quota
+expect_err_lines "  one info line names the one ignored" \
+	"^vramguard: info: NVIDIA_GPU_MEMORY_LIMIT '8G' is ignored \(NVIDIA_GPU_MEMORY_LIMITS '4096' takes precedence\)\$" 1
+prog "NVIDIA_GPU_MEMORY_LIMIT wins over HAMi's variables" $PRE NVIDIA_GPU_MEMORY_LIMIT=4G CUDA_DEVICE_MEMORY_LIMIT=1g \
+	CUDA_DEVICE_MEMORY_LIMIT_0=2g -- $D quota
+prog "a request at or above the quota" $PRE NVIDIA_GPU_MEMORY_LIMIT=4096 NVIDIA_GPU_MEMORY_REQUEST=8G VRAMGUARD_LOG=info \
+	VRAMGUARD_REPORT=off -- $D quota
+expect_err_lines "  is allowed, and one info line says it never triggers" \
+	'^vramguard: info: GPU 0: soft limit 8\.00 GiB \(NVIDIA_GPU_MEMORY_REQUEST\) is not below its quota 4\.00 GiB \(NVIDIA_GPU_MEMORY_LIMIT\): it never triggers$' 1
+prog "invalid NVIDIA_GPU_MEMORY_REQUEST (a list in the one-value name) fails closed" $PRE NVIDIA_GPU_MEMORY_REQUEST=0:1G \
+	-- $D badconfig
+expect_err_lines "  one line naming the variable and the token, pointing at the list variable" \
+	"^vramguard: error: invalid NVIDIA_GPU_MEMORY_REQUEST '0:1G': a device key is not allowed here \(expected e\.g\. .*NVIDIA_GPU_MEMORY_REQUESTS=0:4G,1:2G\)\$" 1
+SL=$T/softlimit
+SLD=$RD/soft
+rm -rf "$SLD" && mkdir -p "$SLD/cross" "$SLD/threads" "$SLD/exit"
+SOFTWARN='^vramguard: warning: GPU 0 crossed its soft limit: 3\.25 GiB of 3\.00 GiB requested \(NVIDIA_GPU_MEMORY_REQUEST\); nothing is denied; '
+# The crossing is seen where memory is charged: the hot path calls vg_soft_limit_check after each charge.
+if grep -l 'vg_soft_limit_check(' interposer/*.c | grep -qv 'interposer/softlimit\.c'; then
+	prog "soft limit: NVIDIA_GPU_MEMORY_REQUEST=3072 crossed by allocations, hovering after (VRAMGUARD_SIGNAL=off)" \
+		$PRE NVIDIA_GPU_MEMORY_LIMIT=4096 NVIDIA_GPU_MEMORY_REQUEST=3072 VRAMGUARD_SIGNAL=off \
+		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$SLD/cross/r-%r-%n.json" -- $SL cross "$SLD/cross"
+	expect_err_lines "  exactly one warning line, saying a report follows" "${SOFTWARN}a report follows \(reason soft-limit\)\$" 1
+	expect_err_lines "  and nothing else from vramguard (nothing denied)" '^vramguard: ' 1
+	prog "  its reports: one soft-limit report (sequence 1), the exit report" -- $CHK soft "$SLD/cross" crossed \
+		$(((3 * 1024 + 768) * 1024 * 1024))
+	cli "  vramguard report reads the soft-limit report" 0 '^vramguard: report \(soft-limit\) pid [0-9]+' -- \
+		$VG report "$SLD/cross/r-soft-limit-1.json"
+	if grep -q '^  soft limits from NVIDIA_GPU_MEMORY_REQUEST (GPU 0)$' <<<"$CO"; then ok "  ... and names the soft limit's variable"
+	else bad "  the text report should name the soft limit's variable" "$(head -5 <<<"$CO")"; fi
+	cli "  vramguard diff compares it with the exit report" 0 '^vramguard: diff' -- \
+		$VG diff "$SLD/cross/r-soft-limit-1.json" "$SLD/cross/r-exit-2.json"
+	prog "soft limit: 8 threads cross it at once" $PRE NVIDIA_GPU_MEMORY_LIMIT=8G NVIDIA_GPU_MEMORY_REQUEST=3G \
+		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$SLD/threads/r-%r-%n.json" -- $SL threads "$SLD/threads"
+	expect_err_lines "  one warning" '^vramguard: warning: GPU 0 crossed its soft limit: ' 1
+	prog "soft limit with VRAMGUARD_REPORT=off" $PRE NVIDIA_GPU_MEMORY_LIMIT=4096 NVIDIA_GPU_MEMORY_REQUEST=3072 \
+		VRAMGUARD_REPORT=off -- $SL cross -
+	expect_err_lines "  one warning, saying that no report comes" "${SOFTWARN}no report \(VRAMGUARD_REPORT=off\)\$" 1
+else
+	skip "soft limit crossings under the preload" "no charge path calls vg_soft_limit_check yet"
+	prog "soft limit: the exit report shows it" $PRE NVIDIA_GPU_MEMORY_LIMIT=4096 NVIDIA_GPU_MEMORY_REQUEST=3072 \
+		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$SLD/exit/r-%r-%n.json" -- $SL cross -
+	prog "  its exit report" -- $CHK soft "$SLD/exit" none $(((3 * 1024 + 768) * 1024 * 1024))
+fi
+cli "check: the request per device next to the quota, and what the quota counts" 0 \
+	'request 1\.00 GiB \(NVIDIA_GPU_MEMORY_REQUESTS\)' $FAKEENV FAKECUDA_DEVICES=2 NVIDIA_GPU_MEMORY_LIMIT=4G \
+	NVIDIA_GPU_MEMORY_REQUESTS=0:1G VRAMGUARD_COUNT=allocations -- $VG check
+if grep -q 'GPU 1 .*' <<<"$CO" && grep -q 'quota 4\.00 GiB (NVIDIA_GPU_MEMORY_LIMIT), request: none' <<<"$CO" &&
+	grep -q 'the quota counts the bytes a process asks for (VRAMGUARD_COUNT=allocations)' <<<"$CO"; then
+	ok "  GPU 1 has the quota and no request; the count mode is allocations"
+else bad "  check output" "$(tail -8 <<<"$CO")"; fi
+
 echo "== regions: vramguard top, limit set/show, run --shared"
 source tests/integration/region_cli.sh
 
@@ -621,6 +683,8 @@ else
 fi
 if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matches the options table"; else
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
+if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
+	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
 
 echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh

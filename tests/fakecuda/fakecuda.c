@@ -38,7 +38,11 @@
     X(cuMemAllocManaged) X(cuMemGetInfo) X(cuMemGetInfo_v2) X(cuMemGetAddressRange) X(cuMemGetAddressRange_v2) \
     X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) X(cuMemAllocFromPoolAsync) X(cuMemAllocFromPoolAsync_ptsz) \
     X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) X(cuMemPoolCreate) X(cuMemPoolDestroy) \
-    X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) \
+    X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuMemPoolTrimTo) \
+    X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) \
+    X(cuDeviceGetGraphMemAttribute) X(cuDeviceSetGraphMemAttribute) X(cuDeviceGraphMemTrim) \
+    X(cuModuleLoad) X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleLoadFatBinary) X(cuModuleUnload) \
+    X(cuLibraryLoadData) X(cuLibraryLoadFromFile) X(cuLibraryUnload) \
     X(cuMemCreate) X(cuMemGetAllocationGranularity) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
     X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) \
     X(cuMemGetAllocationPropertiesFromHandle) \
@@ -90,6 +94,24 @@ SIGCHK(cuMemCreate, PFN_cuMemCreate_v10020);
 SIGCHK(cuArray3DCreate_v2, PFN_cuArray3DCreate_v3020);
 SIGCHK(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v11000);
 SIGCHK(cuStreamDestroy_v2, PFN_cuStreamDestroy_v4000);
+SIGCHK(cuMemPoolCreate, PFN_cuMemPoolCreate_v11020);
+SIGCHK(cuMemPoolDestroy, PFN_cuMemPoolDestroy_v11020);
+SIGCHK(cuDeviceGetMemPool, PFN_cuDeviceGetMemPool_v11020);
+SIGCHK(cuDeviceSetMemPool, PFN_cuDeviceSetMemPool_v11020);
+SIGCHK(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020);
+SIGCHK(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020);
+SIGCHK(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020);
+SIGCHK(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040);
+SIGCHK(cuDeviceSetGraphMemAttribute, PFN_cuDeviceSetGraphMemAttribute_v11040);
+SIGCHK(cuDeviceGraphMemTrim, PFN_cuDeviceGraphMemTrim_v11040);
+SIGCHK(cuModuleLoad, PFN_cuModuleLoad_v2000);
+SIGCHK(cuModuleLoadData, PFN_cuModuleLoadData_v2000);
+SIGCHK(cuModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010);
+SIGCHK(cuModuleLoadFatBinary, PFN_cuModuleLoadFatBinary_v2000);
+SIGCHK(cuModuleUnload, PFN_cuModuleUnload_v2000);
+SIGCHK(cuLibraryLoadData, PFN_cuLibraryLoadData_v12000);
+SIGCHK(cuLibraryLoadFromFile, PFN_cuLibraryLoadFromFile_v12000);
+SIGCHK(cuLibraryUnload, PFN_cuLibraryUnload_v12000);
 
 /* ------------------------------------------------------------------ state */
 enum kind { K_MEM = 1, K_MANAGED, K_ASYNC, K_ASYNC_CAPTURE, K_ARRAY, K_MIPMAP };
@@ -101,6 +123,8 @@ struct CUctx_st {
     int alive;
     unsigned flags;
     int refcount;             /* primary only */
+    int activated;            /* exists on its device: created, or primary retained (again after a reset) */
+    unsigned long long fp;    /* FAKECUDA_CTX_BYTES charged to the device while activated */
     UT_hash_handle hh;
 };
 
@@ -116,10 +140,17 @@ struct CUstream_st {
     UT_hash_handle hh;
 };
 
+/* A stream-ordered pool: reserved = device memory it holds (charged to dev), used = what it has handed out
+ * (<= reserved). A destroyed pool with allocations outstanding stays in g_pools (invisible to find_pool) until
+ * the last one is freed. */
 struct CUmemPoolHandle_st {
     void *self;
     int dev;                  /* -1: host pool, charges nothing */
     int is_default;
+    int destroyed;
+    unsigned long long reserved, used, reserved_high, used_high;
+    unsigned long long threshold;   /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    int reuse[3];             /* CU_MEMPOOL_ATTR_REUSE_*: stored only */
     UT_hash_handle hh;
 };
 
@@ -130,6 +161,17 @@ struct alloc {
     int dev;
     int kind;
     struct CUctx_st *ctx;
+    struct CUmemPoolHandle_st *pool;  /* K_ASYNC: the pool it came from */
+    UT_hash_handle hh;
+};
+
+/* A loaded module (ctx set) or library (ctx NULL): FAKECUDA_MODULE_BYTES on dev until unloaded. */
+struct image {
+    void *self;               /* key and handle */
+    int dev;
+    int is_lib;
+    struct CUctx_st *ctx;
+    unsigned long long bytes;
     UT_hash_handle hh;
 };
 
@@ -162,11 +204,19 @@ struct vaspace {
     int (*busy)(unsigned long long a, unsigned long long len, unsigned long long *next);
 };
 
+/* used/peak/live are the logical books (fakecuda_used_bytes): async allocations at their requested size.
+ * What the device holds (fakecuda_process_device_bytes, cuMemGetInfo, the room every charge is checked against)
+ * counts pools by their reserve instead: phys() = used - async_used + pool_reserved + graph_reserved + driver. */
 struct devstate {
     unsigned long long used, peak;
     long live;
+    unsigned long long async_used;      /* part of used handed out by this device's pools */
+    unsigned long long pool_reserved;   /* sum of the reserves of this device's pools */
+    unsigned long long graph_reserved, graph_used, graph_reserved_high, graph_used_high;
+    unsigned long long driver;          /* context and module footprints */
     struct CUctx_st primary;
     struct CUmemPoolHandle_st defpool;
+    struct CUmemPoolHandle_st *curpool; /* cuDeviceSetMemPool; cuMemAllocAsync takes from it */
     struct vaspace va;
 };
 
@@ -184,6 +234,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ndev = 1;
 static int g_uuid_base;     /* FAKECUDA_UUID_BASE: ordinal i is "physical GPU" i + base (a CUDA_VISIBLE_DEVICES stand-in) */
 static unsigned long long g_total = 16ull << 30;
+static unsigned long long g_ctx_bytes;      /* FAKECUDA_CTX_BYTES */
+static unsigned long long g_module_bytes;   /* FAKECUDA_MODULE_BYTES */
 static int g_drv = 13000;
 static int g_autoctx = 1;
 static int g_fork_ok = 0;
@@ -210,6 +262,7 @@ static struct CUctx_st *g_ctxs;       /* every context ever made (dead ones stay
 static struct CUstream_st *g_streams;
 static struct CUmemPoolHandle_st *g_pools;
 static struct alloc *g_allocs;
+static struct image *g_images;
 static struct vmmh *g_vmm;
 static struct resv *g_resv;
 static struct mapping *g_maps;
@@ -362,21 +415,42 @@ static void parse_fail(const char *s)
     free(copy);
 }
 
+static void pool_init(struct CUmemPoolHandle_st *p, int dev, int is_default)
+{
+    p->self = p;
+    p->dev = dev;
+    p->is_default = is_default;
+    p->destroyed = 0;
+    p->reserved = p->used = p->reserved_high = p->used_high = 0;
+    p->threshold = 0;
+    p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
+}
+
+/* A device's memory books and its default pool as at start (the default pool current again). */
+static void dev_books_clear(struct devstate *ds, int d)
+{
+    ds->used = ds->peak = 0;
+    ds->live = 0;
+    ds->async_used = ds->pool_reserved = 0;
+    ds->graph_reserved = ds->graph_used = ds->graph_reserved_high = ds->graph_used_high = 0;
+    ds->driver = 0;
+    pool_init(&ds->defpool, d, 1);
+    ds->curpool = &ds->defpool;
+}
+
 static void init_devices_locked(void)
 {
     for (int d = 0; d < MAXDEV; d++) {
         struct devstate *ds = &g_dev[d];
-        ds->used = ds->peak = 0;
-        ds->live = 0;
+        dev_books_clear(ds, d);
         ds->primary.self = &ds->primary;
         ds->primary.dev = d;
         ds->primary.primary = 1;
         ds->primary.alive = 1;
         ds->primary.flags = 0;
         ds->primary.refcount = 0;
-        ds->defpool.self = &ds->defpool;
-        ds->defpool.dev = d;
-        ds->defpool.is_default = 1;
+        ds->primary.activated = 0;
+        ds->primary.fp = 0;
         ds->va.base = 0x700000000000ull + ((unsigned long long)d << 40);
         ds->va.size = 1ull << 40;
         ds->va.bump = 0;
@@ -400,6 +474,8 @@ static void init_once(void)
         g_ndev = n < 1 ? 1 : n > MAXDEV ? MAXDEV : (int)n;
     }
     g_total = parse_size(getenv("FAKECUDA_MEM"), 16ull << 30);
+    g_ctx_bytes = parse_size(getenv("FAKECUDA_CTX_BYTES"), 0);
+    g_module_bytes = parse_size(getenv("FAKECUDA_MODULE_BYTES"), 0);
     s = getenv("FAKECUDA_DRIVER_VERSION");
     if (s && *s) g_drv = (int)strtol(s, NULL, 10);
     s = getenv("FAKECUDA_AUTOCTX");
@@ -460,6 +536,39 @@ static CUresult fc_enter(int idx, int fork_exempt)
 /* ------------------------------------------------------------------ bookkeeping helpers (lock held) */
 static int dev_ok(CUdevice d) { return d >= 0 && d < g_ndev; }
 
+/* Device memory this process holds on dev: what cuMemGetInfo takes from the total. */
+static unsigned long long phys(int dev)
+{
+    const struct devstate *ds = &g_dev[dev];
+    return ds->used - ds->async_used + ds->pool_reserved + ds->graph_reserved + ds->driver;
+}
+
+/* Whether dev can hold n more bytes. */
+static int room(int dev, unsigned long long n)
+{
+    unsigned long long held = phys(dev);
+    return held <= g_total && n <= g_total - held;
+}
+
+/* Context footprint (FAKECUDA_CTX_BYTES): taken when a context comes into existence on its device. */
+static CUresult ctx_activate(struct CUctx_st *c)
+{
+    if (c->activated) return CUDA_SUCCESS;
+    if (!room(c->dev, g_ctx_bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+    g_dev[c->dev].driver += g_ctx_bytes;
+    c->fp = g_ctx_bytes;
+    c->activated = 1;
+    return CUDA_SUCCESS;
+}
+
+static void ctx_deactivate(struct CUctx_st *c)
+{
+    if (!c->activated) return;
+    g_dev[c->dev].driver -= c->fp;
+    c->fp = 0;
+    c->activated = 0;
+}
+
 static struct CUctx_st *find_ctx(CUcontext c)
 {
     struct CUctx_st *x = NULL;
@@ -477,7 +586,7 @@ static struct CUctx_st *cur_ctx(void)
 {
     if (autoctx_pending()) {
         struct CUctx_st *p = &g_dev[0].primary;
-        if (!g_auto_retained) { g_auto_retained = 1; p->refcount++; }
+        if (!g_auto_retained) { g_auto_retained = 1; p->refcount++; (void)ctx_activate(p); }
         t_stack[t_depth++] = p;
         t_touched = 1;
     }
@@ -488,6 +597,12 @@ static CUresult cur_live_ctx(struct CUctx_st **out)
 {
     struct CUctx_st *c = cur_ctx();
     if (!c || !c->alive) return CUDA_ERROR_INVALID_CONTEXT;
+    /* A retained primary comes back into existence at its first use after a reset (or after the automatic
+     * context found no room for it). */
+    if (c->primary && c->refcount > 0 && !c->activated) {
+        CUresult r = ctx_activate(c);
+        if (r != CUDA_SUCCESS) return r;
+    }
     *out = c;
     return CUDA_SUCCESS;
 }
@@ -512,36 +627,118 @@ static CUresult resolve_stream(CUstream s, struct CUctx_st **ctx, struct CUstrea
 
 static int charges(int kind) { return kind != K_ASYNC_CAPTURE; }
 
-static CUresult charge(int dev, unsigned long long size)
+/* The logical books of one live object (fakecuda_used_bytes, fakecuda_live_allocations). */
+static void book(int dev, unsigned long long size)
 {
     struct devstate *ds = &g_dev[dev];
-    if (size > g_total || ds->used > g_total - size) return CUDA_ERROR_OUT_OF_MEMORY;
     ds->used += size;
     if (ds->used > ds->peak) ds->peak = ds->used;
     ds->live++;
-    return CUDA_SUCCESS;
 }
 
-static void uncharge(int dev, unsigned long long size)
+static void unbook(int dev, unsigned long long size)
 {
     struct devstate *ds = &g_dev[dev];
     ds->used -= size;
     ds->live--;
 }
 
+/* An object that takes its own device memory (everything but pool allocations). */
+static CUresult charge(int dev, unsigned long long size)
+{
+    if (!room(dev, size)) return CUDA_ERROR_OUT_OF_MEMORY;
+    book(dev, size);
+    return CUDA_SUCCESS;
+}
+
+static void uncharge(int dev, unsigned long long size) { unbook(dev, size); }
+
+/* ---- stream-ordered pools (the driver's documented model, simplified: no fragmentation, no per-stream reuse
+ * rules). An allocation of n takes n from the free reserve if reserved - used >= n, else the pool grows by
+ * round_up(n, 2 MiB) of device memory. A free gives n back to the pool, never to the device; the device gets
+ * reserve back only from pool_release_to: at a synchronization (above the release threshold), cuMemPoolTrimTo,
+ * cuMemPoolDestroy. */
+static void pool_set_reserved(struct CUmemPoolHandle_st *p, unsigned long long reserved)
+{
+    if (p->dev >= 0) g_dev[p->dev].pool_reserved = g_dev[p->dev].pool_reserved - p->reserved + reserved;
+    p->reserved = reserved;
+    if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
+}
+
+static CUresult pool_take(struct CUmemPoolHandle_st *p, unsigned long long n, unsigned long long *grown)
+{
+    *grown = 0;
+    if (p->reserved - p->used < n) {
+        if (n > ULLONG_MAX - GRAN) return CUDA_ERROR_OUT_OF_MEMORY;
+        unsigned long long g = round_up(n, GRAN);
+        if (p->dev >= 0 && !room(p->dev, g)) return CUDA_ERROR_OUT_OF_MEMORY;
+        if (p->dev < 0 && g > ULLONG_MAX - p->reserved) return CUDA_ERROR_OUT_OF_MEMORY;
+        pool_set_reserved(p, p->reserved + g);
+        *grown = g;
+    }
+    p->used += n;
+    if (p->used > p->used_high) p->used_high = p->used;
+    return CUDA_SUCCESS;
+}
+
+/* Unused reserve back to the device, down to max(keep, used). */
+static void pool_release_to(struct CUmemPoolHandle_st *p, unsigned long long keep)
+{
+    unsigned long long target = keep > p->used ? keep : p->used;
+    if (p->reserved > target) pool_set_reserved(p, target);
+}
+
+static void pool_free_struct(struct CUmemPoolHandle_st *p)
+{
+    pool_release_to(p, 0);
+    HASH_DEL(g_pools, p);
+    free(p);
+}
+
+static void pool_give(struct CUmemPoolHandle_st *p, unsigned long long n)
+{
+    p->used -= n;
+    if (p->destroyed) {
+        pool_release_to(p, 0);
+        if (p->used == 0) pool_free_struct(p);
+    }
+}
+
+/* A synchronization on dev: each of its pools (and each host pool) holding more than its release threshold
+ * releases unused reserve down to max(threshold, used). */
+static void sync_release(int dev)
+{
+    struct CUmemPoolHandle_st *p, *tmp;
+    HASH_ITER(hh, g_pools, p, tmp) {
+        if ((p->dev == dev || p->dev < 0) && p->reserved > p->threshold) pool_release_to(p, p->threshold);
+    }
+}
+
+/* pool: set for K_ASYNC (charged through the pool's reserve), NULL otherwise. */
 static CUresult new_alloc(unsigned long long *out, unsigned long long size, int dev, struct CUctx_st *ctx,
-                          int kind, struct vaspace *va)
+                          int kind, struct vaspace *va, struct CUmemPoolHandle_st *pool)
 {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
     struct alloc *a = calloc(1, sizeof *a);
     if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (dev >= 0 && charges(kind)) {
+    unsigned long long grown = 0;
+    if (pool) {
+        CUresult r = pool_take(pool, size, &grown);
+        if (r != CUDA_SUCCESS) { free(a); return r; }
+        if (dev >= 0) { book(dev, size); g_dev[dev].async_used += size; }
+    } else if (dev >= 0 && charges(kind)) {
         CUresult r = charge(dev, size);
         if (r != CUDA_SUCCESS) { free(a); return r; }
     }
     unsigned long long span = round_up(size, MiB512), addr;
     if (va_take(va, span, MiB512, &addr) != 0) {
-        if (dev >= 0 && charges(kind)) uncharge(dev, size);
+        if (pool) {
+            if (dev >= 0) { unbook(dev, size); g_dev[dev].async_used -= size; }
+            pool->used -= size;
+            pool_set_reserved(pool, pool->reserved - grown);
+        } else if (dev >= 0 && charges(kind)) {
+            uncharge(dev, size);
+        }
         free(a);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -551,6 +748,7 @@ static CUresult new_alloc(unsigned long long *out, unsigned long long size, int 
     a->dev = dev;
     a->kind = kind;
     a->ctx = ctx;
+    a->pool = pool;
     HASH_ADD(hh, g_allocs, ptr, sizeof a->ptr, a);
     *out = addr;
     return CUDA_SUCCESS;
@@ -565,12 +763,25 @@ static struct alloc *find_alloc(unsigned long long p)
 
 static void drop_alloc(struct alloc *a)
 {
-    if (a->dev >= 0 && charges(a->kind)) uncharge(a->dev, a->size);
+    if (a->pool) {
+        if (a->dev >= 0) { unbook(a->dev, a->size); g_dev[a->dev].async_used -= a->size; }
+        pool_give(a->pool, a->size);
+    } else if (a->dev >= 0 && charges(a->kind)) {
+        uncharge(a->dev, a->size);
+    }
     HASH_DEL(g_allocs, a);
     free(a);
 }
 
-/* context destroyed / primary reset or fully released: free what was allocated in it */
+static void drop_image(struct image *m)
+{
+    g_dev[m->dev].driver -= m->bytes;
+    HASH_DEL(g_images, m);
+    free(m);
+}
+
+/* Context destroyed / primary reset or fully released: free what was allocated and loaded in it, give back its
+ * footprint, and, as the synchronization that comes with it, release pool reserve above the thresholds. */
 static void free_ctx_resources(struct CUctx_st *c)
 {
     struct alloc *a, *atmp;
@@ -581,6 +792,12 @@ static void free_ctx_resources(struct CUctx_st *c)
     HASH_ITER(hh, g_streams, s, stmp) {
         if (s->ctx == c) { HASH_DEL(g_streams, s); free(s); }
     }
+    struct image *m, *mtmp;
+    HASH_ITER(hh, g_images, m, mtmp) {
+        if (m->ctx == c) drop_image(m);
+    }
+    ctx_deactivate(c);
+    sync_release(c->dev);
 }
 
 static void reset_state_locked(void)
@@ -595,6 +812,8 @@ static void reset_state_locked(void)
     HASH_ITER(hh, g_resv, r, rtmp) { HASH_DEL(g_resv, r); free(r); }
     struct mapping *m, *mtmp;
     HASH_ITER(hh, g_maps, m, mtmp) { HASH_DEL(g_maps, m); free(m); }
+    struct image *im, *imtmp;
+    HASH_ITER(hh, g_images, im, imtmp) { HASH_DEL(g_images, im); free(im); }
     struct CUmemPoolHandle_st *p, *ptmp;
     HASH_ITER(hh, g_pools, p, ptmp) {
         if (!p->is_default) { HASH_DEL(g_pools, p); free(p); }
@@ -603,8 +822,10 @@ static void reset_state_locked(void)
     HASH_ITER(hh, g_ctxs, c, ctmp) {
         if (c->primary) { c->refcount = 0; c->flags = 0; }
         else c->alive = 0;
+        c->activated = 0;
+        c->fp = 0;
     }
-    for (int d = 0; d < MAXDEV; d++) { g_dev[d].used = g_dev[d].peak = 0; g_dev[d].live = 0; }
+    for (int d = 0; d < MAXDEV; d++) dev_books_clear(&g_dev[d], d);
     g_auto_retained = 0;
 }
 
@@ -871,10 +1092,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     LOCK();
-    g_dev[dev].primary.refcount++;
-    *pctx = &g_dev[dev].primary;
+    struct CUctx_st *p = &g_dev[dev].primary;
+    CUresult r = ctx_activate(p);
+    if (r == CUDA_SUCCESS) {
+        p->refcount++;
+        *pctx = p;
+    }
     UNLOCK();
-    return CUDA_SUCCESS;
+    return r;
 }
 
 static CUresult primary_release(CUdevice dev)
@@ -941,8 +1166,10 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
     c->alive = 1;
     c->flags = flags;
     LOCK();
-    HASH_ADD_PTR(g_ctxs, self, c);
+    CUresult r = ctx_activate(c);
+    if (r == CUDA_SUCCESS) HASH_ADD_PTR(g_ctxs, self, c);
     UNLOCK();
+    if (r != CUDA_SUCCESS) { free(c); return r; }
     t_touched = 1;
     t_stack[t_depth++] = c;
     *pctx = c;
@@ -1085,6 +1312,7 @@ static CUresult ctx_sync(CUcontext ctx)
         HASH_ITER(hh, g_streams, s, tmp) {
             if (s->ctx == c && !s->capturing) s->pending = 0;
         }
+        sync_release(c->dev);
     }
     UNLOCK();
     return r;
@@ -1099,7 +1327,7 @@ static CUresult mem_alloc(unsigned long long *out, unsigned long long size, int 
     LOCK();
     struct CUctx_st *c;
     r = cur_live_ctx(&c);
-    if (r == CUDA_SUCCESS) r = new_alloc(out, size, c->dev, c, kind, low ? low : &g_dev[c->dev].va);
+    if (r == CUDA_SUCCESS) r = new_alloc(out, size, c->dev, c, kind, low ? low : &g_dev[c->dev].va, NULL);
     UNLOCK();
     return r;
 }
@@ -1194,8 +1422,9 @@ static CUresult mem_info(unsigned long long *fr, unsigned long long *tot)
     struct CUctx_st *c;
     CUresult r = cur_live_ctx(&c);
     if (r == CUDA_SUCCESS) {
+        unsigned long long held = phys(c->dev);
         *tot = g_total;
-        *fr = g_total - g_dev[c->dev].used;
+        *fr = held < g_total ? g_total - held : 0;
     }
     UNLOCK();
     return r;
@@ -1272,10 +1501,11 @@ static struct CUmemPoolHandle_st *find_pool(CUmemoryPool p)
     if (!p) return NULL;
     void *key = p;
     HASH_FIND_PTR(g_pools, &key, x);
-    return x;
+    return x && !x->destroyed ? x : NULL;
 }
 
-/* pool == NULL: the stream's device's current pool (the default pool) */
+/* use_pool == 0: the stream's device's current pool (cuDeviceSetMemPool). Allocations made while the stream
+ * captures are graph memory, not pool memory: they charge nothing here. */
 static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, int use_pool, CUstream hStream)
 {
     if (!dptr) return CUDA_ERROR_INVALID_VALUE;
@@ -1286,17 +1516,18 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
     struct CUstream_st *st;
     r = resolve_stream(hStream, &c, &st);
     int dev = r == CUDA_SUCCESS ? c->dev : 0;
+    struct CUmemPoolHandle_st *from = r == CUDA_SUCCESS ? g_dev[dev].curpool : NULL;
     if (r == CUDA_SUCCESS && use_pool) {
-        struct CUmemPoolHandle_st *p = find_pool(pool);
-        if (!p) r = CUDA_ERROR_INVALID_VALUE;
-        else dev = p->dev;
+        from = find_pool(pool);
+        if (!from) r = CUDA_ERROR_INVALID_VALUE;
+        else dev = from->dev;
     }
     if (r == CUDA_SUCCESS && st && st->capturing && st->cap_invalidated) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     if (r == CUDA_SUCCESS) {
         int capture = st && st->capturing;
         struct vaspace *va = &g_dev[dev < 0 ? 0 : dev].va;
         unsigned long long p;
-        r = new_alloc(&p, bytesize, dev, c, capture ? K_ASYNC_CAPTURE : K_ASYNC, va);
+        r = new_alloc(&p, bytesize, dev, c, capture ? K_ASYNC_CAPTURE : K_ASYNC, va, capture ? NULL : from);
         if (r == CUDA_SUCCESS) *dptr = p;
     }
     UNLOCK();
@@ -1350,8 +1581,7 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolP
     }
     struct CUmemPoolHandle_st *p = calloc(1, sizeof *p);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    p->self = p;
-    p->dev = dev;
+    pool_init(p, dev, 0);
     LOCK();
     HASH_ADD_PTR(g_pools, self, p);
     UNLOCK();
@@ -1366,7 +1596,13 @@ CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
     LOCK();
     struct CUmemPoolHandle_st *p = find_pool(pool);
     if (!p || p->is_default) r = CUDA_ERROR_INVALID_VALUE;
-    else { HASH_DEL(g_pools, p); free(p); }
+    else {
+        /* "Destroying the current mempool of a device sets the default mempool of that device as the current" */
+        for (int d = 0; d < MAXDEV; d++)
+            if (g_dev[d].curpool == p) g_dev[d].curpool = &g_dev[d].defpool;
+        if (p->used == 0) pool_free_struct(p);
+        else { p->destroyed = 1; pool_release_to(p, 0); } /* the rest goes with the last outstanding free */
+    }
     UNLOCK();
     return r;
 }
@@ -1385,9 +1621,227 @@ CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
     ENTER(cuDeviceGetMemPool);
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *pool = &g_dev[dev].defpool;
+    LOCK();
+    *pool = g_dev[dev].curpool;
+    UNLOCK();
     return CUDA_SUCCESS;
 }
+
+/* "The memory pool must be local to the specified device." */
+CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+    ENTER(cuDeviceSetMemPool);
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p || p->dev != dev) r = CUDA_ERROR_INVALID_VALUE;
+    else g_dev[dev].curpool = p;
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+    ENTER(cuMemPoolTrimTo);
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p) r = CUDA_ERROR_INVALID_VALUE;
+    else pool_release_to(p, minBytesToKeep);
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    ENTER(cuMemPoolGetAttribute);
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p) r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: *(int *)value = p->reuse[0]; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: *(int *)value = p->reuse[1]; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: *(int *)value = p->reuse[2]; break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = p->threshold; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = p->reserved; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = p->reserved_high; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = p->used; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = p->used_high; break;
+    default: r = CUDA_ERROR_INVALID_VALUE; break;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* The high watermarks "can only be reset to zero", which makes them take the current value (CUDA Programming
+ * Guide, stream-ordered allocator, resource usage statistics). The threshold takes effect at the next sync. */
+CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    ENTER(cuMemPoolSetAttribute);
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUmemPoolHandle_st *p = find_pool(pool);
+    if (!p) r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: p->reuse[0] = *(int *)value; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: p->reuse[1] = *(int *)value; break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: p->reuse[2] = *(int *)value; break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: p->threshold = *(cuuint64_t *)value; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        if (*(cuuint64_t *)value != 0) r = CUDA_ERROR_INVALID_VALUE;
+        else p->reserved_high = p->reserved;
+        break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        if (*(cuuint64_t *)value != 0) r = CUDA_ERROR_INVALID_VALUE;
+        else p->used_high = p->used;
+        break;
+    default: r = CUDA_ERROR_INVALID_VALUE; break; /* the _CURRENT ones are read-only */
+    }
+    UNLOCK();
+    return r;
+}
+
+/* ================================================================== graph memory
+ * No graph runs here: fakecuda_graph_mem sets what graphs hold on a device; these read, reset and trim it. */
+CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+{
+    ENTER(cuDeviceGetGraphMemAttribute);
+    if (!dev_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct devstate *ds = &g_dev[device];
+    switch (attr) {
+    case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = ds->graph_used; break;
+    case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = ds->graph_used_high; break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = ds->graph_reserved; break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = ds->graph_reserved_high; break;
+    default: r = CUDA_ERROR_INVALID_VALUE; break;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+{
+    ENTER(cuDeviceSetGraphMemAttribute);
+    if (!dev_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct devstate *ds = &g_dev[device];
+    if (*(cuuint64_t *)value != 0) r = CUDA_ERROR_INVALID_VALUE;
+    else if (attr == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) ds->graph_used_high = ds->graph_used;
+    else if (attr == CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) ds->graph_reserved_high = ds->graph_reserved;
+    else r = CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return r;
+}
+
+CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice device)
+{
+    ENTER(cuDeviceGraphMemTrim);
+    if (!dev_ok(device)) return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    g_dev[device].graph_reserved = g_dev[device].graph_used;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+/* ================================================================== modules and libraries
+ * Nothing is read or compiled: a load succeeds with a fresh handle and takes FAKECUDA_MODULE_BYTES of device
+ * memory (a module on its context's device, unloaded with its context; a library on the current context's device,
+ * or device 0 with none current). */
+static CUresult image_load(void **out, int is_lib)
+{
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    struct image *m = calloc(1, sizeof *m);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct CUctx_st *c = NULL;
+    if (!is_lib) {
+        r = cur_live_ctx(&c);
+    } else if (t_depth > 0 && t_stack[t_depth - 1]->alive) {
+        c = t_stack[t_depth - 1];
+    }
+    int dev = c ? c->dev : 0;
+    if (r == CUDA_SUCCESS && !room(dev, g_module_bytes)) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS) {
+        m->self = m;
+        m->dev = dev;
+        m->is_lib = is_lib;
+        m->ctx = is_lib ? NULL : c;
+        m->bytes = g_module_bytes;
+        g_dev[dev].driver += m->bytes;
+        HASH_ADD_PTR(g_images, self, m);
+        *out = m;
+    }
+    UNLOCK();
+    if (r != CUDA_SUCCESS) free(m);
+    return r;
+}
+
+static CUresult image_unload(void *h, int is_lib)
+{
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct image *m = NULL;
+    if (h) HASH_FIND_PTR(g_images, &h, m);
+    if (!m || m->is_lib != is_lib) r = CUDA_ERROR_INVALID_HANDLE;
+    else drop_image(m);
+    UNLOCK();
+    return r;
+}
+
+#define MODULE_LOAD(NAME, arg)                                                                            \
+    do {                                                                                                 \
+        ENTER(NAME);                                                                                     \
+        if (!(arg)) return CUDA_ERROR_INVALID_VALUE;                                                     \
+        void *h_;                                                                                        \
+        CUresult r_ = image_load(module ? &h_ : NULL, 0);                                                \
+        if (r_ == CUDA_SUCCESS) *module = (CUmodule)h_;                                                  \
+        return r_;                                                                                       \
+    } while (0)
+
+CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname) { MODULE_LOAD(cuModuleLoad, fname); }
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) { MODULE_LOAD(cuModuleLoadData, image); }
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options,
+                                    void **optionValues)
+{
+    (void)numOptions; (void)options; (void)optionValues;
+    MODULE_LOAD(cuModuleLoadDataEx, image);
+}
+CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{ MODULE_LOAD(cuModuleLoadFatBinary, fatCubin); }
+CUresult CUDAAPI cuModuleUnload(CUmodule hmod) { ENTER(cuModuleUnload); return image_unload(hmod, 0); }
+
+#define LIBRARY_LOAD(NAME, arg)                                                                           \
+    do {                                                                                                 \
+        ENTER(NAME);                                                                                     \
+        (void)jitOptions; (void)jitOptionsValues; (void)numJitOptions;                                   \
+        (void)libraryOptions; (void)libraryOptionValues; (void)numLibraryOptions;                        \
+        if (!(arg)) return CUDA_ERROR_INVALID_VALUE;                                                     \
+        void *h_;                                                                                        \
+        CUresult r_ = image_load(library ? &h_ : NULL, 1);                                               \
+        if (r_ == CUDA_SUCCESS) *library = (CUlibrary)h_;                                                \
+        return r_;                                                                                       \
+    } while (0)
+
+CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                   void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                   void **libraryOptionValues, unsigned int numLibraryOptions)
+{ LIBRARY_LOAD(cuLibraryLoadData, code); }
+CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                                       void **jitOptionsValues, unsigned int numJitOptions,
+                                       CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                       unsigned int numLibraryOptions)
+{ LIBRARY_LOAD(cuLibraryLoadFromFile, fileName); }
+CUresult CUDAAPI cuLibraryUnload(CUlibrary library) { ENTER(cuLibraryUnload); return image_unload(library, 1); }
 
 /* ================================================================== virtual memory management */
 static struct vmmh *find_vmm(unsigned long long h)
@@ -1648,7 +2102,7 @@ static CUresult array_create(unsigned long long *handle, unsigned long long byte
     LOCK();
     struct CUctx_st *c;
     CUresult r = cur_live_ctx(&c);
-    if (r == CUDA_SUCCESS) r = new_alloc(handle, bytes, c->dev, c, kind, &g_hva);
+    if (r == CUDA_SUCCESS) r = new_alloc(handle, bytes, c->dev, c, kind, &g_hva, NULL);
     UNLOCK();
     return r;
 }
@@ -1784,6 +2238,7 @@ static CUresult stream_sync(CUstream h)
             s->pending = 0;
         }
     }
+    if (r == CUDA_SUCCESS) sync_release(c->dev);
     UNLOCK();
     return r;
 }
@@ -1935,7 +2390,13 @@ static const struct gpa_row g_gpa[] = {
     R1(cuMemAllocFromPoolAsync, 11020), P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync_ptsz),
     R1(cuMemFreeAsync, 11020), P(cuMemFreeAsync, 11020, cuMemFreeAsync_ptsz),
     R1(cuMemPoolCreate, 11020), R1(cuMemPoolDestroy, 11020), R1(cuDeviceGetDefaultMemPool, 11020),
-    R1(cuDeviceGetMemPool, 11020),
+    R1(cuDeviceGetMemPool, 11020), R1(cuDeviceSetMemPool, 11020), R1(cuMemPoolTrimTo, 11020),
+    R1(cuMemPoolGetAttribute, 11020), R1(cuMemPoolSetAttribute, 11020),
+    R1(cuDeviceGetGraphMemAttribute, 11040), R1(cuDeviceSetGraphMemAttribute, 11040), R1(cuDeviceGraphMemTrim, 11040),
+
+    R1(cuModuleLoad, 2000), R1(cuModuleLoadData, 2000), R1(cuModuleLoadDataEx, 2010), R1(cuModuleLoadFatBinary, 2000),
+    R1(cuModuleUnload, 2000), R1(cuLibraryLoadData, 12000), R1(cuLibraryLoadFromFile, 12000),
+    R1(cuLibraryUnload, 12000),
 
     R1(cuMemCreate, 10020), R1(cuMemGetAllocationGranularity, 10020), R1(cuMemRelease, 10020),
     R1(cuMemRetainAllocationHandle, 11000), R1(cuMemAddressReserve, 10020), R1(cuMemAddressFree, 10020),
@@ -2100,4 +2561,43 @@ FC_EXPORT long fakecuda_live_allocations(int dev)
     long v = g_dev[dev].live;
     UNLOCK();
     return v;
+}
+
+FC_EXPORT unsigned long long fakecuda_process_device_bytes(int dev)
+{
+    ensure_init();
+    if (dev < 0 || dev >= MAXDEV) return 0;
+    LOCK();
+    unsigned long long v = phys(dev);
+    UNLOCK();
+    return v;
+}
+
+FC_EXPORT unsigned long long fakecuda_pool_reserved(int dev)
+{
+    ensure_init();
+    if (dev < 0 || dev >= MAXDEV) return 0;
+    LOCK();
+    unsigned long long v = g_dev[dev].pool_reserved;
+    UNLOCK();
+    return v;
+}
+
+FC_EXPORT int fakecuda_graph_mem(int dev, unsigned long long reserved, unsigned long long used)
+{
+    ensure_init();
+    if (!dev_ok(dev) || used > reserved) return -1;
+    int r = -1;
+    LOCK();
+    struct devstate *ds = &g_dev[dev];
+    unsigned long long others = phys(dev) - ds->graph_reserved;
+    if (others <= g_total && reserved <= g_total - others) {
+        ds->graph_reserved = reserved;
+        ds->graph_used = used;
+        if (reserved > ds->graph_reserved_high) ds->graph_reserved_high = reserved;
+        if (used > ds->graph_used_high) ds->graph_used_high = used;
+        r = 0;
+    }
+    UNLOCK();
+    return r;
 }

@@ -25,6 +25,44 @@
  *                             each thread reuses the addresses it freed last, from a range of its own (0x600000000000
  *                             + thread << 36). Threads allocating at once then measure their caller's cost, not this
  *                             double's global lock. Nothing else sees those allocations.
+ *   FAKECUDA_CTX_BYTES        size (as FAKECUDA_MEM) of device memory a context takes while it exists (default 0):
+ *                             cuCtxCreate* and a primary context's first retain (FAKECUDA_AUTOCTX's included) take
+ *                             it, or fail with CUDA_ERROR_OUT_OF_MEMORY; cuCtxDestroy, the primary's last release
+ *                             and cuDevicePrimaryCtxReset give it back (a reset primary that is still retained takes
+ *                             it again at its next use).
+ *   FAKECUDA_MODULE_BYTES     size taken by each module or library load (default 0): cuModuleLoad, cuModuleLoadData,
+ *                             cuModuleLoadDataEx, cuModuleLoadFatBinary need a current context and charge its device
+ *                             (unloaded with the context); cuLibraryLoadData / cuLibraryLoadFromFile charge the
+ *                             device of the thread's current context, device 0 if none. Nothing is read or compiled:
+ *                             a load succeeds with a fresh handle, or fails with CUDA_ERROR_OUT_OF_MEMORY.
+ *                             cuModuleUnload / cuLibraryUnload give it back.
+ *
+ * What a device holds (the driver's documented model, simplified). Every charge below is checked against
+ * FAKECUDA_MEM minus everything the device holds, and cuMemGetInfo's free is FAKECUDA_MEM minus that sum:
+ *   allocations (cuMemAlloc*, managed, arrays, cuMemCreate) + pool reserves + graph reserve + context and module
+ *   footprints  ==  fakecuda_process_device_bytes(dev).
+ * Stream-ordered pools: each pool (the default pool of each device, and those of cuMemPoolCreate) has reserved
+ *   (device memory it holds) and used (handed out) bytes. cuMemAllocAsync / cuMemAllocFromPoolAsync of n: taken from
+ *   the reserve if reserved - used >= n, else the pool grows by n rounded up to 2 MiB (CUDA_ERROR_OUT_OF_MEMORY if
+ *   the device has no room for that). cuMemFreeAsync (or cuMemFree of such a pointer): used -= n, the reserve stays.
+ *   At each synchronization (cuStreamSynchronize of any stream, cuCtxSynchronize, and the teardown of a context:
+ *   cuCtxDestroy, a primary's last release, cuDevicePrimaryCtxReset), every pool of that device (and every host pool)
+ *   holding more than its CU_MEMPOOL_ATTR_RELEASE_THRESHOLD releases its unused reserve down to max(threshold, used).
+ *   cuMemPoolTrimTo(pool, keep) releases down to max(keep, used). cuMemPoolDestroy releases the unused reserve at once
+ *   and the rest with the last outstanding free; a destroyed current pool leaves its device's default pool current.
+ *   Allocations made while a stream captures are graph memory and touch no pool (and charge nothing, as before).
+ *   Host pools (location HOST*) keep the same books but charge no device.
+ *   cuMemPoolGetAttribute / cuMemPoolSetAttribute: RELEASE_THRESHOLD (cuuint64_t, default 0; takes effect at the
+ *   next sync); RESERVED_MEM_CURRENT, RESERVED_MEM_HIGH, USED_MEM_CURRENT, USED_MEM_HIGH (cuuint64_t, read; the
+ *   CURRENT ones are read-only, the HIGH ones accept only 0, which resets them to the current value, as the CUDA
+ *   Programming Guide says; anything else is CUDA_ERROR_INVALID_VALUE); the three REUSE_* (int, default 1) are only
+ *   stored. cuDeviceSetMemPool(dev, pool) makes a pool of that device current (CUDA_ERROR_INVALID_VALUE for a pool
+ *   of another device or a host pool); cuMemAllocAsync takes from the current pool of its stream's device and
+ *   cuDeviceGetMemPool returns it; cuDeviceGetDefaultMemPool still returns the default pool.
+ * Graph memory: per device graph reserved / used bytes, set only by fakecuda_graph_mem (nothing executes graphs
+ *   here). cuDeviceGetGraphMemAttribute: CU_GRAPH_MEM_ATTR_{USED,RESERVED}_MEM_{CURRENT,HIGH} (cuuint64_t);
+ *   cuDeviceSetGraphMemAttribute: the two HIGH ones, value 0 only, reset to the current value;
+ *   cuDeviceGraphMemTrim: reserved = used.
  *
  * Device i (0-based; i + FAKECUDA_UUID_BASE) has UUID bytes {0,0,0,i, 0,0, 0,0, 0,0, 0,0,0,0,0,i}, i.e. in the usual form
  *   "GPU-%08x-0000-0000-0000-%012x" with i:  device 0 -> GPU-00000000-0000-0000-0000-000000000000,
@@ -44,7 +82,9 @@
 extern "C" {
 #endif
 
-/* Bytes currently charged on device dev (exact requested sizes; pitch*height for pitched). 0 for a bad dev. */
+/* Bytes currently charged on device dev (exact requested sizes; pitch*height for pitched). 0 for a bad dev.
+ * Logical: a stream-ordered allocation counts at its requested size while it is live, whatever its pool reserves,
+ * and pool reserves, graph memory and footprints do not count (fakecuda_process_device_bytes counts those). */
 unsigned long long fakecuda_used_bytes(int dev);
 /* Highest value fakecuda_used_bytes(dev) has had. */
 unsigned long long fakecuda_peak_bytes(int dev);
@@ -63,6 +103,18 @@ long fakecuda_capture_invalidations(void);
 long fakecuda_live_allocations(int dev);
 /* Set peak to the current used value of dev. */
 void fakecuda_reset_peak(int dev);
+/* All device memory this process holds on dev, what a real NVML reports as the process's usedGpuMemory:
+ * allocations as fakecuda_used_bytes counts them, except that stream-ordered ones count through their pools' reserves
+ * instead of at their sizes, + graph reserve + context and module footprints. cuMemGetInfo's free is FAKECUDA_MEM
+ * minus this. 0 for a bad dev. A fake NVML finds it with dlsym(RTLD_DEFAULT, ...): keep the name and signature. */
+unsigned long long fakecuda_process_device_bytes(int dev);
+/* Sum of CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT over the pools located on dev (destroyed pools whose allocations
+ * are still outstanding included). 0 for a bad dev. */
+unsigned long long fakecuda_pool_reserved(int dev);
+/* Set dev's graph memory (as if graphs with memory nodes had run): reserved counts against the device, used is
+ * what CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT reports; the HIGH attributes follow. Returns 0, or -1 (nothing changed)
+ * for a bad dev, used > reserved, or a device without room for reserved. */
+int fakecuda_graph_mem(int dev, unsigned long long reserved, unsigned long long used);
 
 #ifdef __cplusplus
 }

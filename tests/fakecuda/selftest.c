@@ -1,10 +1,12 @@
 /* selftest.c - checks the fake driver itself (tests/fakecuda/fakecuda.c); never installed.
- * Build and run (after building build/tests/libcuda.so.1):
+ * `make test` builds it (build/tests/fakecuda_selftest) and runs it before tests/run.sh; by hand:
  *   cc -std=gnu11 -O1 -g -Wall -Wextra -pthread -I/usr/local/cuda/include -o build/tests/fakecuda_selftest \
  *      tests/fakecuda/selftest.c -Lbuild/tests -l:libcuda.so.1 -Wl,-rpath,'$ORIGIN' -ldl
  *   build/tests/fakecuda_selftest
+ * The last line is "N passed, N failed" (the format of tests/run.sh's unit binaries); each failure is a FAIL line.
  * It sets its own FAKECUDA_* environment (must happen before the first driver call) and re-executes itself
- * for the FAKECUDA_FORK_OK=1 case.
+ * for the FAKECUDA_FORK_OK=1 case and for the context and module footprints (FAKECUDA_CTX_BYTES,
+ * FAKECUDA_MODULE_BYTES), which the other checks must not see.
  * Mode "gpa-identity" (used under LD_PRELOAD of another library defining cuMemAlloc_v2): checks that the fake's
  * cuGetProcAddress still hands out the fake's own functions. */
 #define _GNU_SOURCE
@@ -20,9 +22,10 @@
 
 #include "fakecuda.h"
 
-static int failures;
+static int checks, failures;
 #define CHECK(cond)                                                                  \
     do {                                                                             \
+        checks++;                                                                    \
         if (!(cond)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); failures++; } \
     } while (0)
 #define CK(call, want) CHECK((call) == (want))
@@ -300,23 +303,447 @@ static void test_streams(void)
     CHECK(fakecuda_used_bytes(0) == 0);
 }
 
+/* ---- what the device holds: stream-ordered pools, graph memory, footprints (fakecuda.h) ---- */
+#define MiB (1ull << 20)
+
+static cuuint64_t pool_attr(CUmemoryPool p, CUmemPool_attribute a)
+{
+    cuuint64_t v = 0xdeadbeef;
+    CUresult rc = cuMemPoolGetAttribute(p, a, &v);
+    return rc == CUDA_SUCCESS ? v : 0xbad;
+}
+#define RESERVED(p) pool_attr(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+#define USED(p) pool_attr(p, CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+
+static int set_attr(CUmemoryPool p, CUmemPool_attribute a, cuuint64_t v) { return cuMemPoolSetAttribute(p, a, &v); }
+
+static size_t free_now(void)
+{
+    size_t f = 0, t = 0;
+    return cuMemGetInfo(&f, &t) == CUDA_SUCCESS ? f : 0;
+}
+
+static void test_pools(void)
+{
+    const unsigned long long G = 1ull << 30;
+    CUstream s;
+    CUmemoryPool def, def1, cur, p, hp;
+    CUdeviceptr a, b, c, x, y;
+    cuuint64_t v;
+    int iv;
+    CK(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+    CK(cuDeviceGetDefaultMemPool(&def, 0), CUDA_SUCCESS);
+    CK(cuDeviceGetDefaultMemPool(&def1, 1), CUDA_SUCCESS);
+    CK(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def); /* the default pool is current by default */
+    /* earlier tests left the default pools' reserves (freed, never synchronized) */
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def1, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 0 && fakecuda_pool_reserved(1) == 0);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && fakecuda_process_device_bytes(1) == 0);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 0);
+
+    /* growth: 3 MiB on an empty pool reserves 4 MiB (2 MiB steps) */
+    CK(cuMemAllocAsync(&a, 3 * MiB, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 4 * MiB && USED(def) == 3 * MiB);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB);
+    CHECK(fakecuda_used_bytes(0) == 3 * MiB);              /* logical, as before */
+    CHECK(fakecuda_process_device_bytes(0) == 4 * MiB);    /* by the reserve */
+    CHECK(free_now() == G - 4 * MiB);
+    /* reuse from the reserve: 1 MiB fits in the 1 MiB left */
+    CK(cuMemAllocAsync(&b, MiB, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 4 * MiB && USED(def) == 4 * MiB);
+    /* 1 byte more does not fit: the pool grows by 2 MiB */
+    CK(cuMemAllocAsync(&c, 1, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 4 * MiB + 1);
+    /* a free keeps the reserve */
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == MiB + 1);
+    CHECK(fakecuda_used_bytes(0) == MiB + 1 && fakecuda_process_device_bytes(0) == 6 * MiB);
+    CHECK(free_now() == G - 6 * MiB);
+    CK(cuMemAllocAsync(&a, 2 * MiB, s), CUDA_SUCCESS);     /* taken from what the free left */
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 3 * MiB + 1);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 6 * MiB);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 4 * MiB + 1);
+    /* a sync releases above the threshold (0) down to what is used */
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 3 * MiB + 1 && USED(def) == 3 * MiB + 1);
+    CHECK(fakecuda_process_device_bytes(0) == 3 * MiB + 1 && fakecuda_pool_reserved(0) == 3 * MiB + 1);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemFreeAsync(b, s), CUDA_SUCCESS);
+    CK(cuMemFree(c), CUDA_SUCCESS);                        /* cuMemFree of a pool pointer goes back to its pool */
+    CHECK(RESERVED(def) == 3 * MiB + 1 && USED(def) == 0 && fakecuda_used_bytes(0) == 0);
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);                  /* a context sync releases too */
+    CHECK(RESERVED(def) == 0 && fakecuda_process_device_bytes(0) == 0 && free_now() == G);
+    /* the high watermarks: only 0 is accepted, and it resets them to the current value */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 5), CUDA_ERROR_INVALID_VALUE);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 6 * MiB);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 0 && pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 0);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, 0), CUDA_ERROR_INVALID_VALUE); /* read-only */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, 0), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, NULL), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute(def, (CUmemPool_attribute)99, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute((CUmemoryPool)&v, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &iv), CUDA_SUCCESS);
+    CHECK(iv == 1);
+    iv = 0;
+    CK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &iv), CUDA_SUCCESS);
+    iv = 7;
+    CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &iv), CUDA_SUCCESS);
+    CHECK(iv == 0);
+    CK(cuMemAllocAsync(&a, 5 * MiB, s), CUDA_SUCCESS);    /* a reset high follows the current value up */
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 6 * MiB);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 5 * MiB);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 2 * MiB), CUDA_SUCCESS);       /* reserved 2 MiB, used 1 MiB, highs 6 and 5 MiB */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0), CUDA_SUCCESS);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 2 * MiB);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == MiB);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, 5 * MiB, s), CUDA_SUCCESS);    /* back to reserved 6 MiB, used 5 MiB */
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 5 * MiB);
+
+    /* threshold at the maximum (PyTorch's cudaMallocAsync): free + sync keeps everything */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX), CUDA_SUCCESS);
+    CHECK(pool_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == UINT64_MAX);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB && USED(def) == 0);
+    CHECK(fakecuda_used_bytes(0) == 0 && fakecuda_process_device_bytes(0) == 6 * MiB && free_now() == G - 6 * MiB);
+    /* a threshold in between: the next sync keeps exactly the threshold */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 5 * MiB), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 6 * MiB);                       /* nothing before the sync */
+    CK(cuStreamSynchronize(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 5 * MiB);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 5 * MiB);                       /* at the threshold: nothing more */
+    /* TrimTo: down to max(keep, used); a no-op below the keep */
+    CK(cuMemPoolTrimTo(def, 3 * MiB), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 3 * MiB);
+    CK(cuMemPoolTrimTo(def, 10 * MiB), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 3 * MiB);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == MiB && USED(def) == MiB);       /* outstanding memory stays */
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 0 && fakecuda_process_device_bytes(0) == 0);
+    CK(cuMemPoolTrimTo(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+
+    /* the device's memory: a pool's growth fails when the device is full, and its reserve fills the device */
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, UINT64_MAX), CUDA_SUCCESS);
+    CK(cuMemAlloc(&x, G / 2), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, G / 2 + 1, s), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(RESERVED(def) == 0 && USED(def) == 0 && fakecuda_used_bytes(0) == G / 2);
+    CK(cuMemAllocAsync(&a, 300 * MiB, s), CUDA_SUCCESS);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 300 * MiB && free_now() == G / 2 - 300 * MiB);
+    CK(cuMemAlloc(&y, 300 * MiB), CUDA_ERROR_OUT_OF_MEMORY);   /* the reserve holds the room */
+    CK(cuMemAllocAsync(&a, 300 * MiB, s), CUDA_SUCCESS);      /* ... which the pool reuses */
+    CHECK(RESERVED(def) == 300 * MiB);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolTrimTo(def, 0), CUDA_SUCCESS);
+    CK(cuMemAlloc(&y, 300 * MiB), CUDA_SUCCESS);
+    CK(cuMemFree(y), CUDA_SUCCESS);
+    CK(cuMemFree(x), CUDA_SUCCESS);
+    CK(set_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && free_now() == G);
+
+    /* allocations while capturing are graph memory: no pool moves */
+    CUgraph gr;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CHECK(RESERVED(def) == 0 && USED(def) == 0 && fakecuda_process_device_bytes(0) == 0);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamEndCapture(s, &gr), CUDA_SUCCESS);
+    CK(cuGraphDestroy(gr), CUDA_SUCCESS);
+
+    /* an explicit pool made current: cuMemAllocAsync takes from it, the default pool stays put */
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CK(cuMemPoolCreate(&p, &props), CUDA_SUCCESS);
+    CHECK(RESERVED(p) == 0 && pool_attr(p, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 0);
+    CK(cuDeviceSetMemPool(0, p), CUDA_SUCCESS);
+    CK(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == p);
+    CK(cuDeviceGetDefaultMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def);
+    CK(cuDeviceSetMemPool(1, p), CUDA_ERROR_INVALID_VALUE);  /* not local to device 1 */
+    CK(cuDeviceSetMemPool(0, NULL), CUDA_ERROR_INVALID_VALUE);
+    CK(cuDeviceSetMemPool(5, p), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuMemAllocAsync(&a, MiB, s), CUDA_SUCCESS);
+    CK(cuMemAllocFromPoolAsync(&b, 3 * MiB, def, s), CUDA_SUCCESS);
+    CHECK(RESERVED(p) == 2 * MiB && USED(p) == MiB && RESERVED(def) == 4 * MiB && USED(def) == 3 * MiB);
+    CHECK(fakecuda_pool_reserved(0) == 6 * MiB && fakecuda_process_device_bytes(0) == 6 * MiB);
+    CK(cuMemFreeAsync(b, s), CUDA_SUCCESS);
+    /* destroying the current pool with memory outstanding: the default pool is current again, the unused reserve
+     * goes now and the rest with the last free */
+    CK(cuMemAllocAsync(&b, MiB / 2, s), CUDA_SUCCESS);      /* from p: reserved 2 MiB, used 1.5 MiB */
+    CK(cuMemPoolDestroy(p), CUDA_SUCCESS);
+    CK(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def);
+    CK(cuMemPoolGetAttribute(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolDestroy(p), CUDA_ERROR_INVALID_VALUE);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB + MiB + MiB / 2);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB + MiB / 2);
+    CK(cuMemFreeAsync(b, s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 4 * MiB);
+    CK(cuMemPoolDestroy(def), CUDA_ERROR_INVALID_VALUE);    /* a default pool cannot be destroyed */
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 0 && fakecuda_process_device_bytes(0) == 0);
+    /* a pool on device 1 used from a stream of device 0 charges device 1 */
+    CK(cuMemAllocFromPoolAsync(&a, MiB, def1, s), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(1) == 2 * MiB && fakecuda_process_device_bytes(1) == 2 * MiB);
+    CHECK(fakecuda_used_bytes(1) == MiB && fakecuda_pool_reserved(0) == 0);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuStreamSynchronize(s), CUDA_SUCCESS);              /* a sync of device 0 leaves device 1's pool */
+    CHECK(fakecuda_pool_reserved(1) == 2 * MiB);
+    CK(cuMemPoolTrimTo(def1, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(1) == 0 && fakecuda_process_device_bytes(1) == 0);
+    /* a host pool keeps books but charges no device; a host pool cannot be a device's current pool */
+    props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    CK(cuMemPoolCreate(&hp, &props), CUDA_SUCCESS);
+    CK(cuDeviceSetMemPool(0, hp), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemAllocFromPoolAsync(&a, MiB, hp, s), CUDA_SUCCESS);
+    CHECK(RESERVED(hp) == 2 * MiB && USED(hp) == MiB);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && fakecuda_used_bytes(0) == 0);
+    CK(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+    CK(cuMemPoolDestroy(hp), CUDA_SUCCESS);
+    CK(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(-1) == 0 && fakecuda_pool_reserved(99) == 0);
+    CHECK(dlsym(RTLD_DEFAULT, "fakecuda_process_device_bytes") == (void *)fakecuda_process_device_bytes);
+}
+
+static cuuint64_t graph_attr(int dev, CUgraphMem_attribute a)
+{
+    cuuint64_t v = 0xdeadbeef;
+    return cuDeviceGetGraphMemAttribute(dev, a, &v) == CUDA_SUCCESS ? v : 0xbad;
+}
+
+static void test_graph_mem(void)
+{
+    cuuint64_t v = 0;
+    for (int a = CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT; a <= CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH; a++)
+        CHECK(graph_attr(1, (CUgraphMem_attribute)a) == 0);
+    CHECK(fakecuda_graph_mem(1, 64 * MiB, 40 * MiB) == 0);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 64 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 40 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 64 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) == 40 * MiB);
+    CHECK(graph_attr(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 0);   /* per device */
+    CHECK(fakecuda_process_device_bytes(1) == 64 * MiB && fakecuda_used_bytes(1) == 0);
+    CHECK(fakecuda_graph_mem(1, 32 * MiB, 16 * MiB) == 0);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 64 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) == 40 * MiB);
+    /* the HIGH ones reset (to the current value) with 0 only; the CURRENT ones are read-only */
+    v = 1;
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v), CUDA_ERROR_INVALID_VALUE);
+    v = 0;
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_VALUE);
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v), CUDA_SUCCESS);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) == 16 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 64 * MiB);
+    CK(cuDeviceSetGraphMemAttribute(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v), CUDA_SUCCESS);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 32 * MiB);
+    /* trim: reserved down to used */
+    CK(cuDeviceGraphMemTrim(1), CUDA_SUCCESS);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 16 * MiB);
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 16 * MiB);
+    CHECK(fakecuda_process_device_bytes(1) == 16 * MiB);
+    /* refusals change nothing */
+    CHECK(fakecuda_graph_mem(1, MiB, 2 * MiB) == -1);
+    CHECK(fakecuda_graph_mem(2, MiB, 0) == -1);
+    CHECK(fakecuda_graph_mem(1, 2ull << 30, 0) == -1);     /* more than the device */
+    CHECK(graph_attr(1, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 16 * MiB);
+    CHECK(fakecuda_graph_mem(1, 1ull << 30, 0) == 0);      /* exactly the device (it holds nothing else) */
+    CHECK(fakecuda_graph_mem(1, 0, 0) == 0);
+    CHECK(fakecuda_process_device_bytes(1) == 0);
+    CK(cuDeviceGetGraphMemAttribute(2, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuDeviceSetGraphMemAttribute(-1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuDeviceGraphMemTrim(2), CUDA_ERROR_INVALID_DEVICE);
+    CK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* graph reserve counts against the device: cuMemGetInfo and allocations see it */
+    CHECK(fakecuda_graph_mem(0, 1ull << 29, 0) == 0);
+    CHECK(free_now() == (1ull << 29));
+    CUdeviceptr p;
+    CK(cuMemAlloc(&p, (1ull << 29) + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(fakecuda_graph_mem(0, 0, 0) == 0);
+    CHECK(free_now() == (1ull << 30));
+}
+
+/* Every name added for physical accounting is found by cuGetProcAddress, as the exported function. */
+static void test_gpa_physical(void)
+{
+    static const struct { const char *name; int ver; } n[] = {
+        { "cuDeviceSetMemPool", 11020 }, { "cuMemPoolTrimTo", 11020 }, { "cuMemPoolGetAttribute", 11020 },
+        { "cuMemPoolSetAttribute", 11020 }, { "cuDeviceGetGraphMemAttribute", 11040 },
+        { "cuDeviceSetGraphMemAttribute", 11040 }, { "cuDeviceGraphMemTrim", 11040 }, { "cuModuleLoad", 2000 },
+        { "cuModuleLoadData", 2000 }, { "cuModuleLoadDataEx", 2010 }, { "cuModuleLoadFatBinary", 2000 },
+        { "cuModuleUnload", 2000 }, { "cuLibraryLoadData", 12000 }, { "cuLibraryLoadFromFile", 12000 },
+        { "cuLibraryUnload", 12000 },
+    };
+    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) {
+        CUresult rc;
+        CUdriverProcAddressQueryResult st;
+        void *p = gpa2(n[i].name, 13000, 0, &rc, &st);
+        CHECK(rc == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS && p && p == fake_sym(n[i].name));
+        p = gpa2(n[i].name, n[i].ver - 10, 0, &rc, &st);
+        CHECK(rc == CUDA_ERROR_NOT_FOUND && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+        CHECK(fakecuda_calls(n[i].name) >= 0);
+    }
+}
+
+/* Mode "footprint": FAKECUDA_CTX_BYTES=64M FAKECUDA_MODULE_BYTES=8M FAKECUDA_MEM=1G, 2 devices, no automatic
+ * context. */
+static int footprint_mode(void)
+{
+    const unsigned long long C = 64 * MiB, M = 8 * MiB, G = 1ull << 30;
+    CUcontext p0, p0b, c1, c;
+    CUmodule m1, m2, m3, m4, mx;
+    CUlibrary l1, l2;
+    CUdeviceptr a, b;
+    CK(cuInit(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && fakecuda_process_device_bytes(1) == 0);
+    /* a primary context takes its footprint at its first retain, once */
+    CK(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C);
+    CK(cuDevicePrimaryCtxRetain(&p0b, 0), CUDA_SUCCESS);
+    CHECK(p0b == p0 && fakecuda_process_device_bytes(0) == C);
+    CK(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK(free_now() == G - C);
+    CHECK(fakecuda_used_bytes(0) == 0);                    /* footprints are not allocations */
+    CK(cuMemAlloc(&a, MiB), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB && fakecuda_used_bytes(0) == MiB && free_now() == G - C - MiB);
+    /* modules: each load takes M on the current context's device */
+    CK(cuModuleLoad(&m1, "kernels.cubin"), CUDA_SUCCESS);
+    CK(cuModuleLoadData(&m2, "image"), CUDA_SUCCESS);
+    CK(cuModuleLoadDataEx(&m3, "image", 0, NULL, NULL), CUDA_SUCCESS);
+    CK(cuModuleLoadFatBinary(&m4, "fatbin"), CUDA_SUCCESS);
+    CHECK(m1 && m2 && m3 && m4 && m1 != m2 && m3 != m4);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M && free_now() == G - C - MiB - 4 * M);
+    CK(cuModuleUnload(m2), CUDA_SUCCESS);
+    CK(cuModuleUnload(m2), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuModuleUnload(NULL), CUDA_ERROR_INVALID_HANDLE);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 3 * M);
+    CK(cuModuleLoadData(NULL, "image"), CUDA_ERROR_INVALID_VALUE);
+    CK(cuModuleLoadData(&mx, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK(fakecuda_calls("cuModuleLoadData") == 3);
+    /* libraries: the current context's device; a library handle is not a module */
+    CK(cuLibraryLoadData(&l1, "image", NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
+    CK(cuLibraryLoadFromFile(&l2, "kernels.cubin", NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 5 * M);
+    CK(cuModuleUnload((CUmodule)l1), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuLibraryUnload((CUlibrary)m1), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuLibraryUnload(l1), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M);
+    /* pool reserve adds to the rest */
+    CK(cuMemAllocAsync(&b, MiB, NULL), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M + 2 * MiB && fakecuda_pool_reserved(0) == 2 * MiB);
+    CHECK(fakecuda_used_bytes(0) == 2 * MiB);
+    /* a created context on device 1: footprint, module and allocation go when it is destroyed */
+    CK(cuCtxCreate(&c1, NULL, 0, 1), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(1) == C);
+    CK(cuModuleLoadData(&mx, "image"), CUDA_SUCCESS);
+    CK(cuMemAlloc(&a, MiB), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(1) == C + M + MiB && free_now() == G - C - M - MiB);
+    CK(cuCtxDestroy(c1), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(1) == 0);
+    CK(cuModuleUnload(mx), CUDA_ERROR_INVALID_HANDLE);     /* unloaded with its context */
+    /* no room: context creation, primary retain and module load fail with OUT_OF_MEMORY and take nothing */
+    CHECK(fakecuda_graph_mem(1, G - C + 1, 0) == 0);
+    CK(cuCtxCreate(&c, NULL, 0, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuDevicePrimaryCtxRetain(&c, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    int active = 1;
+    unsigned flags;
+    CK(cuDevicePrimaryCtxGetState(1, &flags, &active), CUDA_SUCCESS);
+    CHECK(active == 0);
+    CHECK(fakecuda_graph_mem(1, G - C, 0) == 0);
+    CK(cuCtxCreate(&c1, NULL, 0, 1), CUDA_SUCCESS);        /* exactly enough */
+    CK(cuModuleLoadData(&mx, "image"), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(fakecuda_process_device_bytes(1) == G && free_now() == 0);
+    CK(cuCtxDestroy(c1), CUDA_SUCCESS);
+    CHECK(fakecuda_graph_mem(1, 0, 0) == 0);
+    CK(cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    CHECK(c == p0);
+    /* the primary's last release takes its footprint, modules, allocations and (threshold 0) pool reserve; the
+     * library stays */
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + MiB + 4 * M + 2 * MiB);
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == M && fakecuda_pool_reserved(0) == 0 && fakecuda_used_bytes(0) == 0);
+    CK(cuModuleUnload(m1), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuLibraryUnload(l2), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0);
+    /* a reset gives everything back; a primary still retained exists again at its next use */
+    CK(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CK(cuModuleLoadData(&m1, "image"), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == C + M);
+    CK(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0 && free_now() == G - C);  /* cuMemGetInfo is a use */
+    CHECK(fakecuda_process_device_bytes(0) == C);
+    CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 0);
+    printf("fakecuda selftest footprint: %s\n", failures ? "FAILED" : "ok");
+    return failures;
+}
+
+/* Mode "autoctx-footprint": the automatic context is a primary retain, so it takes the footprint too. */
+static int autoctx_footprint_mode(void)
+{
+    CK(cuInit(0), CUDA_SUCCESS);
+    CHECK(fakecuda_process_device_bytes(0) == 64 * MiB);
+    CHECK(free_now() == (1ull << 30) - 64 * MiB);
+    printf("fakecuda selftest autoctx-footprint: %s\n", failures ? "FAILED" : "ok");
+    return failures;
+}
+
+/* Threads allocating at once: odd ones with cuMemAlloc, even ones from the default pool with a sync now and then
+ * (pools, reserves and releases under the one lock). Each returns its own failure count. */
 static void *hammer(void *arg)
 {
-    (void)arg;
+    long bad = 0;
+    int pooled = (int)(long)arg % 2 == 0;
     for (int i = 0; i < 2000; i++) {
         CUdeviceptr p;
-        if (cuMemAlloc(&p, 1 + (size_t)i) != CUDA_SUCCESS) { failures++; continue; }
-        if (cuMemFree(p) != CUDA_SUCCESS) failures++;
+        size_t sz = 1 + (size_t)i * 997;
+        if (!pooled) {
+            if (cuMemAlloc(&p, sz) != CUDA_SUCCESS) { bad++; continue; }
+            if (cuMemFree(p) != CUDA_SUCCESS) bad++;
+            continue;
+        }
+        if (cuMemAllocAsync(&p, sz, CU_STREAM_PER_THREAD) != CUDA_SUCCESS) { bad++; continue; }
+        if (cuMemFreeAsync(p, CU_STREAM_PER_THREAD) != CUDA_SUCCESS) bad++;
+        if (i % 64 == 0 && cuStreamSynchronize(CU_STREAM_PER_THREAD) != CUDA_SUCCESS) bad++;
     }
-    return NULL;
+    return (void *)bad;
 }
 
 static void test_threads(void)
 {
     pthread_t t[8];
-    for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, hammer, NULL);
-    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    for (long i = 0; i < 8; i++) pthread_create(&t[i], NULL, hammer, (void *)i);
+    long bad = 0;
+    for (int i = 0; i < 8; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad += (long)r;
+    }
+    CHECK(bad == 0);
     CHECK(fakecuda_used_bytes(0) == 0 && fakecuda_live_allocations(0) == 0);
+    CK(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK(fakecuda_pool_reserved(0) == 0 && fakecuda_process_device_bytes(0) == 0);
 }
 
 static void test_fork_dead(void)
@@ -361,8 +788,27 @@ static int gpa_identity_mode(void)
     return failures;
 }
 
+/* Runs this program again in MODE with the given FAKECUDA_* settings; one check: it exits 0. */
+static void run_mode(const char *self, const char *mode, const char *const *envs)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (; envs && envs[0]; envs += 2) {
+            if (envs[1]) setenv(envs[0], envs[1], 1);
+            else unsetenv(envs[0]);
+        }
+        execl("/proc/self/exe", self, mode, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "footprint") == 0) return footprint_mode() != 0;
+    if (argc > 1 && strcmp(argv[1], "autoctx-footprint") == 0) return autoctx_footprint_mode() != 0;
     if (argc > 1 && strcmp(argv[1], "forkok") == 0) {
         int f = forkok_mode();
         printf("fakecuda selftest forkok: %s\n", f ? "FAILED" : "ok");
@@ -376,25 +822,28 @@ int main(int argc, char **argv)
     setenv("FAKECUDA_DEVICES", "2", 1);
     setenv("FAKECUDA_MEM", "1G", 1);
     setenv("FAKECUDA_FAIL", "cuMemAlloc_v2:3,cuMemCreate:1=800", 1);
-    unsetenv("FAKECUDA_FORK_OK");
-    unsetenv("FAKECUDA_AUTOCTX");
+    static const char *const others[] = { "FAKECUDA_FORK_OK", "FAKECUDA_AUTOCTX", "FAKECUDA_DRIVER_VERSION",
+                                          "FAKECUDA_UUID_BASE", "FAKECUDA_NULLMEM", "FAKECUDA_CTX_BYTES",
+                                          "FAKECUDA_MODULE_BYTES" };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) unsetenv(others[i]);
     test_gpa();
+    test_gpa_physical();
     test_alloc();
     test_vmm();
     test_streams();
+    test_pools();
+    test_graph_mem();
     test_threads();
     test_fork_dead();
     /* FAKECUDA_FORK_OK=1 in a fresh process */
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("FAKECUDA_FORK_OK", "1", 1);
-        unsetenv("FAKECUDA_FAIL");
-        execl("/proc/self/exe", argv[0], "forkok", (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    printf("fakecuda selftest: %s (%d failures)\n", failures ? "FAILED" : "ok", failures);
+    run_mode(argv[0], "forkok", (const char *const[]){ "FAKECUDA_FORK_OK", "1", "FAKECUDA_FAIL", NULL, NULL });
+    /* footprints, which the checks above must not see */
+    run_mode(argv[0], "footprint", (const char *const[]){ "FAKECUDA_FAIL", NULL, "FAKECUDA_CTX_BYTES", "64M",
+                                                         "FAKECUDA_MODULE_BYTES", "8M", "FAKECUDA_AUTOCTX", "0",
+                                                         NULL });
+    run_mode(argv[0], "autoctx-footprint", (const char *const[]){ "FAKECUDA_FAIL", NULL, "FAKECUDA_CTX_BYTES", "64M",
+                                                                 NULL });
+    printf("fakecuda selftest: %s\n", failures ? "FAILED" : "ok");
+    printf("%d passed, %d failed\n", checks - failures, failures);
     return failures != 0;
 }

@@ -3,8 +3,10 @@
  *   0  vg_parse_size: the next byte picks the default unit (% 4: 1 B, 1 MiB, 0, 1 TiB), the rest is the value;
  *   1  vg_parse_limits: the next byte picks the variable (% 3: NVIDIA_GPU_MEMORY_LIMITS in MiB,
  *      CUDA_DEVICE_MEMORY_LIMIT in bytes, an unknown name in MiB), the rest is the value;
- *   2  vg_config_load: the rest is records separated by NUL bytes, each a variable selector byte (% 13, 'A' = 0,
- *      see vg_fuzz_vars) and the value; a later record for the same variable wins.
+ *   2  vg_config_load: the rest is records separated by NUL bytes, each a variable selector byte and the value; a
+ *      later record for the same variable wins. A selector below 0x80 picks one of the first 13 of vg_fuzz_vars
+ *      (% 13, 'A' = 0); from 0x80 on, one of those added later (0x80 = NVIDIA_GPU_MEMORY_LIMIT, ...), so the
+ *      seeds written before keep their meaning.
  * Properties: errors are one line, name the variable and quote the token; accepted values are in range; a parsed
  * list printed back canonically parses to the same list; the loader agrees with the parsers and fails closed. */
 #include "config/config.h"
@@ -206,9 +208,13 @@ static const char *const vg_fuzz_vars[] = {
 	"CUDA_DEVICE_MEMORY_LIMIT_1", "CUDA_DEVICE_MEMORY_LIMIT_7", "CUDA_DEVICE_MEMORY_LIMIT_63",
 	"VRAMGUARD_LOG", "VRAMGUARD_MANAGED", "VRAMGUARD_BACKTRACE", "VRAMGUARD_SIGNAL", "VRAMGUARD_REPORT",
 	"VRAMGUARD_REPORT_FORMAT", "VRAMGUARD_STREAM_CHECK",
+	/* selected by 0x80 + i */
+	"NVIDIA_GPU_MEMORY_LIMIT", "NVIDIA_GPU_MEMORY_REQUESTS", "NVIDIA_GPU_MEMORY_REQUEST", "VRAMGUARD_COUNT",
+	"VRAMGUARD_DEVICE_POLL",
 };
 #define NVARS (sizeof(vg_fuzz_vars) / sizeof(vg_fuzz_vars[0]))
-_Static_assert(NVARS == 13, "'A' + i selects variable i because 'A' % 13 == 0");
+#define NVARS_FIRST 13
+_Static_assert(NVARS_FIRST == 13, "'A' + i selects variable i because 'A' % 13 == 0");
 
 static char *env_value[NVARS];
 static int env_unknown_name; /* the loader asked for a name outside the options table */
@@ -221,7 +227,8 @@ static const char *fake_getenv(const char *name)
 		if (strcmp(name, vg_fuzz_vars[i]) == 0)
 			return env_value[i];
 	if (strncmp(name, "CUDA_DEVICE_MEMORY_LIMIT_", 25) != 0 && strncmp(name, "VRAMGUARD_", 10) != 0 &&
-	    strcmp(name, "NVIDIA_GPU_MEMORY_LIMITS") != 0)
+	    strcmp(name, "NVIDIA_GPU_MEMORY_LIMITS") != 0 && strcmp(name, "NVIDIA_GPU_MEMORY_LIMIT") != 0 &&
+	    strcmp(name, "NVIDIA_GPU_MEMORY_REQUESTS") != 0 && strcmp(name, "NVIDIA_GPU_MEMORY_REQUEST") != 0)
 		env_unknown_name = 1;
 	return NULL;
 }
@@ -256,6 +263,15 @@ static void check_config(const struct vg_config *cfg)
 	}
 	if (cfg->limits.n || cfg->limits.dflt.kind != VG_LIMIT_UNSET)
 		check_limits(&cfg->limits, "NVIDIA_GPU_MEMORY_LIMITS");
+	if (cfg->requests.n || cfg->requests.dflt.kind != VG_LIMIT_UNSET)
+		check_limits(&cfg->requests, "NVIDIA_GPU_MEMORY_REQUESTS");
+	if (cfg->limit_one.kind != VG_LIMIT_UNSET)
+		check_limit(&cfg->limit_one, "NVIDIA_GPU_MEMORY_LIMIT");
+	if (cfg->request_one.kind != VG_LIMIT_UNSET)
+		check_limit(&cfg->request_one, "NVIDIA_GPU_MEMORY_REQUEST");
+	VG_FUZZ_CHECK(cfg->count == VG_COUNT_DEVICE || cfg->count == VG_COUNT_ALLOCATIONS);
+	VG_FUZZ_CHECK(cfg->device_poll_ms >= VG_DEVICE_POLL_MIN && cfg->device_poll_ms <= VG_DEVICE_POLL_MAX);
+	check_line(cfg->note, sizeof(cfg->note));
 	for (i = 0; i < cfg->hami.n; i++) /* CUDA_DEVICE_MEMORY_LIMIT's keys and the _<i> variables together */
 		VG_FUZZ_CHECK(cfg->hami.e[i].limit.kind != VG_LIMIT_UNSET);
 	/* Resolving never fails; a percentage never exceeds the device; a limit always says where it came from. */
@@ -266,6 +282,11 @@ static void check_config(const struct vg_config *cfg)
 			uint64_t l = vg_config_limit_for(cfg, ord, uuid, totals[t], &src);
 			if (l != UINT64_MAX)
 				VG_FUZZ_CHECK(src != NULL);
+			src = (const char *)1;
+			l = vg_config_request_for(cfg, ord, uuid, totals[t], &src);
+			if (l != UINT64_MAX)
+				VG_FUZZ_CHECK(src != NULL && strncmp(src, "NVIDIA_GPU_MEMORY_REQUEST", 25) == 0);
+			VG_FUZZ_CHECK(src == NULL || strncmp(src, "NVIDIA_GPU_MEMORY_REQUEST", 25) == 0);
 		}
 	}
 }
@@ -283,7 +304,8 @@ static void fuzz_env(const uint8_t *data, size_t size)
 		const uint8_t *end = memchr(data + i, 0, size - i);
 		size_t n = end ? (size_t)(end - (data + i)) : size - i;
 		if (n > 0) {
-			unsigned v = data[i] % NVARS;
+			unsigned v = data[i] < 0x80 ? data[i] % NVARS_FIRST
+						    : NVARS_FIRST + (data[i] - 0x80u) % (NVARS - NVARS_FIRST);
 			free(env_value[v]);
 			env_value[v] = vg_fuzz_strndup(data + i + 1, n - 1);
 		}
@@ -318,6 +340,9 @@ static void fuzz_env(const uint8_t *data, size_t size)
 		VG_FUZZ_CHECK(strncmp(cfg->error, "vramguard: error: invalid ", 26) == 0);
 		VG_FUZZ_CHECK(cfg->limits.n == 0 && cfg->limits.dflt.kind == VG_LIMIT_UNSET);
 		VG_FUZZ_CHECK(cfg->hami.n == 0 && cfg->hami.dflt.kind == VG_LIMIT_UNSET);
+		VG_FUZZ_CHECK(cfg->requests.n == 0 && cfg->requests.dflt.kind == VG_LIMIT_UNSET);
+		VG_FUZZ_CHECK(cfg->limit_one.kind == VG_LIMIT_UNSET && cfg->request_one.kind == VG_LIMIT_UNSET);
+		VG_FUZZ_CHECK(cfg->note[0] == '\0' && cfg->count == VG_COUNT_DEVICE);
 		VG_FUZZ_CHECK(cfg->backtrace_depth == VG_BACKTRACE_DEFAULT && cfg->signal == SIGUSR1);
 		VG_FUZZ_CHECK(cfg->report_dest == VG_REPORT_STDERR && cfg->report_path[0] == '\0');
 		for (k = 0; k < NVARS; k++)

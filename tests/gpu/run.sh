@@ -3,6 +3,10 @@
 #   VG_LIB  the library to preload (default $PWD/build/libvramguard.so)
 #   OUT     where gpu-results.txt (one line per check) and gpu-log.txt (full output) go (default /tmp/vramguard-gpu)
 #   PYTHON  the interpreter with torch, jax and cupy (default python3); VG_TIMEOUT per check (default 120 s)
+#   CUPY_TESTS  CuPy's tests for cupy_suite: a folder holding cupy_tests/cuda_tests and conftest.py (default
+#               .gpu-cache/cupy-tests if there, made by scripts/fetch-cupy-tests.sh; "off" skips); CUPY_SUITE_TIMEOUT
+#               bounds each of its two pytest runs (default 240 s)
+#   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite)
 # Each check prints one line: PASS/FAIL/SKIP <name>: <figures>. No check can stop or hang the others (no set -e,
 # every command under timeout). Exit status 1 when anything failed.
 set -u
@@ -23,7 +27,8 @@ trap 'rm -rf "$BUILD"' EXIT
 NP=0 NF=0 NS=0
 
 # Inherited settings would change what the checks measure; each check sets its own.
-unset LD_PRELOAD NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT PYTORCH_CUDA_ALLOC_CONF 2>/dev/null
+unset LD_PRELOAD NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT PYTORCH_CUDA_ALLOC_CONF VRAMGUARD_COUNT \
+	XLA_PYTHON_CLIENT_PREALLOCATE XLA_PYTHON_CLIENT_MEM_FRACTION 2>/dev/null
 for v in $(env | sed -n 's/^\(CUDA_DEVICE_MEMORY_LIMIT_[0-9]*\)=.*/\1/p'); do unset "$v"; done
 
 result() { # result PASS|FAIL|SKIP NAME TEXT
@@ -63,6 +68,10 @@ program() {
 	local name=$1 d extra=""
 	shift
 	run "$name" "$@"
+	if [ "$RC" -eq 3 ] && grep -q '^skip: ' "$BUILD/o"; then # the script found its framework or tool missing here
+		result SKIP "$name" "$(grep -m1 '^skip: ' "$BUILD/o" | sed 's/^skip: //')"
+		return
+	fi
 	d=$(denial)
 	[ -n "${EXTRA:-}" ] && extra=$("$EXTRA")
 	if [ "$RC" -eq 0 ] && [ -z "$extra" ]; then
@@ -81,12 +90,16 @@ echo "vramguard GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), library $VG_LIB"
 	timeout 30 nvidia-smi -L 2>&1 || echo "nvidia-smi -L failed"
 	echo "driver $(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
 	echo "nvcc: $("$NVCC" --version 2>/dev/null | tail -1)"
-	for m in torch jax cupy; do
+	for m in torch jax cupy pytest; do
 		timeout 60 "$PY" -c "import $m; print('$m', $m.__version__)" 2>/dev/null || echo "$m: import failed"
 	done
+	timeout 60 "$PY" -c 'import importlib.metadata as m; print("nvidia-ml-py (pynvml)", m.version("nvidia-ml-py"))' \
+		2>/dev/null || echo "nvidia-ml-py (pynvml): not installed"
 } | tee -a "$LOG"
 NGPU=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 
+VG_ONLY=${VG_ONLY:-}
+if [ "$VG_ONLY" != physical ]; then # (not indented: VG_ONLY=physical skips the build and the checks up to region_pidns)
 # ---- build (in parallel; -arch=native needs the GPU, sm_90 is the H100/H200 fallback)
 compile() { # compile NAME SRC NVCC-ARGS...
 	local name=$1 src=$2
@@ -108,6 +121,7 @@ built() { # built NAME: true if the binary exists, else a FAIL line for CHECK ($
 	cat "$BUILD/$1.cc" >>"$LOG"
 	return 1
 }
+fi # VG_ONLY
 
 # ---- 0. the library is there and actually mapped into a preloaded process
 if [ ! -f "$VG_LIB" ]; then
@@ -120,6 +134,7 @@ else
 	else result FAIL library_loads "$(why_rc), not mapped: $(head -c 300 "$BUILD/e")"; fi
 fi
 
+if [ "$VG_ONLY" != physical ]; then # (not indented, up to region_checks)
 # ---- 1-3. CUDA C
 built driver_api driver_api && EXTRA=need_denial program driver_api vg "$BUILD/driver_api"
 built runtime_api runtime_api && EXTRA=need_denial program runtime_api vg "$BUILD/runtime_api"
@@ -795,6 +810,235 @@ region_checks() {
 	rm -rf "$D"
 }
 region_checks
+fi # VG_ONLY
+
+# ---- physical memory: what the GPU really holds for a process, read with nvidia-smi WITHOUT the preload. Counting
+# device memory (the default; VRAMGUARD_COUNT=allocations keeps the old logical counting), the quota covers the
+# allocations, what stream-ordered pools and CUDA graphs keep, and the driver's own memory for the process (context,
+# modules, kernels loaded lazily): counting allocations only, a PyTorch job filled to 4096 MiB showed 4614 MiB there.
+SMI=$(command -v nvidia-smi || true)
+# smi_mib PID...: the MiB nvidia-smi --query-compute-apps lists for each PID (summed over GPUs; "?" if not listed)
+smi_mib() {
+	local out p
+	out=$(env -u LD_PRELOAD timeout 30 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>>"$LOG")
+	echo "nvidia-smi --query-compute-apps (pid, MiB): $(echo "$out" | paste -sd';')" >>"$LOG"
+	for p in "$@"; do
+		echo "$out" | awk -F', *' -v p="$p" '$1 == p && $2 ~ /^[0-9]+$/ { s += $2; n++ } END { print (n ? s : "?") }'
+	done | paste -sd' '
+}
+# wait_files FILE...: until every FILE exists (true), or T s have passed or no background job runs any more (false)
+wait_files() {
+	local i f all
+	for ((i = 0; i < T * 10; i++)); do
+		all=1
+		for f in "$@"; do [ -e "$f" ] || all=0; done
+		[ $all = 1 ] && return 0
+		[ -n "$(jobs -rp)" ] || return 1
+		sleep 0.1
+	done
+	return 1
+}
+torch_ok() { [ "${VG_SKIP_TORCH:-}" != 1 ] && timeout 60 "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>>"$LOG"; }
+held_of() { sed -n 's/^holding: filled \([0-9]*\) MiB.*memory_reserved \([0-9]*\) MiB.*/\1 filled, \2 reserved/p' "$1"; }
+
+# phys_fill_*: one job per allocator under the 4096 MiB quota warms up, fills until the framework's own OOM error
+# (chunks of 256, 64, 16, 2 MiB), holds, and reads nvidia-smi for its pid (phys_fill.py runs it without the preload):
+# PASS when <= 4096 MiB, the OOM was clean and an allocation works again after freeing.
+phys_fill_checks() {
+	local n F=("$PY" -u "$HERE/phys_fill.py")
+	if [ -z "$SMI" ]; then
+		for n in torch torch_expandable torch_cudamallocasync jax jax_prealloc cupy cupy_async; do
+			result SKIP "phys_fill_$n" "nvidia-smi not found"
+		done
+		return
+	fi
+	program phys_fill_torch vg "${F[@]}" torch --quota-mib $QUOTA
+	PHYS_TORCH_MIB=$(sed -n 's/^figures: nvidia-smi \([0-9]*\) MiB.*/\1/p' "$BUILD/o")
+	program phys_fill_torch_expandable vg env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "${F[@]}" torch \
+		--quota-mib $QUOTA
+	program phys_fill_torch_cudamallocasync vg env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${F[@]}" torch \
+		--quota-mib $QUOTA
+	program phys_fill_jax vg env XLA_PYTHON_CLIENT_PREALLOCATE=false "${F[@]}" jax --quota-mib $QUOTA
+	program phys_fill_jax_prealloc vg "${F[@]}" jax --quota-mib $QUOTA # JAX's default: 75 % of the reported total
+	program phys_fill_cupy vg "${F[@]}" cupy --quota-mib $QUOTA
+	program phys_fill_cupy_async vg "${F[@]}" cupy-async --quota-mib $QUOTA
+}
+PHYS_TORCH_MIB=""
+phys_fill_checks
+
+# phys_shared: three PyTorch jobs in one 8192 MiB region (own quotas far above it) fill until OOM and hold at the
+# same time; nvidia-smi's sum for the three pids must be <= 8192 MiB. All three warm up (context, cuBLAS) before any
+# fills: the driver's memory for a context starting in a full region cannot be refused, only what follows can.
+phys_shared() {
+	local name=phys_shared R=vgphys$$ D i why="" bgs=() pids=() rcs=() mibs="" sum=0 m held=""
+	if [ -z "$SMI" ]; then result SKIP $name "nvidia-smi not found"; return; fi
+	if ! torch_ok; then result SKIP $name "torch with CUDA not importable"; return; fi
+	D=$(mktemp -d /dev/shm/vramguard-gpu.XXXXXX 2>/dev/null || echo "$BUILD/shm-phys") # regions belong in memory
+	mkdir -p "$D"
+	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=64G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED="$R"
+		VRAMGUARD_SHARED_LIMITS=8192 VRAMGUARD_REPORT=off)
+	printf '\n===== %s: 3 x %s\n' $name "${env_r[*]} $PY phys_fill.py torch --warm ... --hold ..." >>"$LOG"
+	for i in 1 2 3; do
+		timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/phys_fill.py" torch --warm "$BUILD/ps$i.warm" "$BUILD/ps.start" \
+			--hold "$BUILD/ps$i.ready" "$BUILD/ps.go" >"$BUILD/ps$i.o" 2>"$BUILD/ps$i.e" </dev/null &
+		bgs+=($!)
+	done
+	wait_files "$BUILD"/ps{1,2,3}.warm || why="not all three warmed up"
+	touch "$BUILD/ps.start"
+	[ -z "$why" ] && { wait_files "$BUILD"/ps{1,2,3}.ready || why="not all three filled to OOM and held"; }
+	for i in 1 2 3; do pids+=("$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/ps$i.o")"); done
+	[ -z "$why" ] && mibs=$(smi_mib "${pids[@]}")
+	touch "$BUILD/ps.go"
+	for i in 0 1 2; do
+		wait "${bgs[$i]}"
+		rcs+=($?)
+		{ echo "--- process $((i + 1)) (pid ${pids[$i]}, exit ${rcs[$i]}):"; cat "$BUILD/ps$((i + 1)).o" "$BUILD/ps$((i + 1)).e"; } >>"$LOG"
+		held="${held:+$held; }$(held_of "$BUILD/ps$((i + 1)).o")"
+	done
+	for m in $mibs; do
+		if [[ $m =~ ^[0-9]+$ ]]; then sum=$((sum + m)); else why="${why:+$why; }nvidia-smi lists no memory for one of pids ${pids[*]}"; fi
+	done
+	[ -n "$why" ] || [ "$sum" -le 8192 ] || why="nvidia-smi: the three hold $sum MiB together, want <= 8192 (the region's budget)"
+	for i in 0 1 2; do
+		[ "${rcs[$i]}" -eq 0 ] || why="${why:+$why; }process $((i + 1)) exit ${rcs[$i]}: $(grep -h '^BAD ' "$BUILD/ps$((i + 1)).o" | head -2 | paste -sd'|')"
+	done
+	local fig="nvidia-smi MiB for pids ${pids[*]}: ${mibs// / + } = $sum (region budget 8192); torch MiB: $held"
+	if [ -z "$why" ]; then
+		result PASS $name "$fig; each allocated again after freeing"
+	else
+		result FAIL $name "$why; $fig$(tail -c 200 "$BUILD/ps1.e" | tr '\n' ' ')"
+	fi
+	rm -rf "$D"
+}
+phys_shared
+
+# nvml_view: under the preload with a 4096 MiB quota, NVML reports the quota as the card's total, in the job
+# (nvml_view.py: ctypes and pynvml, before CUDA and with 1 GiB held; torch.cuda.mem_get_info agrees) and in nvidia-smi
+# started with the preload; nvidia-smi without it (the control) shows the card.
+nvml_view() {
+	local name=nvml_view why="" fig with without q="--query-gpu=memory.total,memory.used"
+	if [ -z "$SMI" ]; then result SKIP $name "nvidia-smi not found"; return; fi
+	run $name.py vg "$PY" -u "$HERE/nvml_view.py" --quota-mib $QUOTA
+	if [ "$RC" -eq 3 ] && grep -q '^skip: ' "$BUILD/o"; then
+		result SKIP $name "$(grep -m1 '^skip: ' "$BUILD/o" | sed 's/^skip: //')"
+		return
+	fi
+	fig=$(figures)
+	[ "$RC" -eq 0 ] || why="in the job: $(why_rc): $(bads)$(stderr_tail)"
+	run $name.smi_preload vg nvidia-smi $q --format=csv,noheader,nounits
+	with=$(paste -sd';' <"$BUILD/o")
+	# every GPU's line: total = the quota, used <= it
+	awk -F', *' -v q=$QUOTA 'NF == 2 { n++; if ($1 != q || $2 + 0 > q) b++ } END { exit !(n && !b) }' "$BUILD/o" ||
+		why="${why:+$why; }nvidia-smi with the preload printed '$with' (total, used MiB), want total $QUOTA, used <= $QUOTA"
+	run $name.smi_plain nvidia-smi $q --format=csv,noheader,nounits
+	without=$(paste -sd';' <"$BUILD/o")
+	awk -F', *' -v q=$QUOTA 'NR == 1 { exit !($1 + 0 > q) }' "$BUILD/o" ||
+		why="${why:+$why; }nvidia-smi without the preload printed '$without', want the card's total (> $QUOTA)"
+	if [ -z "$why" ]; then
+		result PASS $name "nvidia-smi $q: with the preload '$with', without '$without' (total, used MiB); in the job: $fig"
+	else
+		result FAIL $name "$why; nvidia-smi with the preload '$with', without '$without'; in the job: $fig"
+	fi
+}
+nvml_view
+
+# phys_pidns: the PyTorch fill of phys_fill_torch in its own PID namespace (unshare --pid --mount-proc, as root):
+# the job sees itself as pid 1, nvidia-smi lists its host pid (found as the unshare process's child). PASS when
+# nvidia-smi shows <= 4096 MiB for it.
+phys_pidns() {
+	local name=phys_pidns why="" bg u hp="" nspid="" mib="?" rc
+	if [ -z "$SMI" ]; then result SKIP $name "nvidia-smi not found"; return; fi
+	if [ "$(id -u)" != 0 ]; then result SKIP $name "not root (unshare --pid needs it)"; return; fi
+	if ! torch_ok; then result SKIP $name "torch with CUDA not importable"; return; fi
+	if ! unshare --pid --fork --kill-child --mount-proc true 2>>"$LOG"; then
+		result SKIP $name "unshare --pid does not work here"
+		return
+	fi
+	printf '\n===== %s\n' $name >>"$LOG"
+	timeout -k 5 "$T" unshare --pid --fork --kill-child --mount-proc env LD_PRELOAD="$VG_LIB" \
+		NVIDIA_GPU_MEMORY_LIMITS=$QUOTA "$PY" -u "$HERE/phys_fill.py" torch --hold "$BUILD/pn.ready" "$BUILD/pn.go" \
+		>"$BUILD/pn.o" 2>"$BUILD/pn.e" </dev/null &
+	bg=$!
+	if wait_files "$BUILD/pn.ready"; then
+		u=$(pgrep -P $bg -x unshare)
+		hp=$(pgrep -P "${u:-$bg}" | head -1) # the job, as the host numbers it
+		nspid=$(awk '/^NSpid:/ { print $2 "->" $NF }' "/proc/$hp/status" 2>/dev/null)
+		mib=$(smi_mib "$hp")
+	else
+		why="the job never held its memory"
+	fi
+	touch "$BUILD/pn.go"
+	wait $bg
+	rc=$?
+	{ echo "--- job (host pid $hp, NSpid $nspid, exit $rc):"; cat "$BUILD/pn.o" "$BUILD/pn.e"; } >>"$LOG"
+	local nsself held
+	nsself=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$BUILD/pn.o")
+	held=$(held_of "$BUILD/pn.o")
+	if [ -z "$why" ]; then
+		if [ "$nsself" != 1 ]; then
+			why="the job saw itself as pid '$nsself', want 1 (its own PID namespace)"
+		elif ! [[ $mib =~ ^[0-9]+$ ]]; then
+			why="nvidia-smi lists no memory for host pid '$hp'"
+		elif [ "$mib" -gt $QUOTA ]; then
+			why="nvidia-smi: the GPU holds $mib MiB for the job, want <= $QUOTA"
+		elif [ "$rc" -ne 0 ]; then
+			why="exit $rc: $(grep -h '^BAD ' "$BUILD/pn.o" | head -2 | paste -sd'|')"
+		fi
+	fi
+	local fig="in its own PID namespace (pid 1 there, $hp on the host): nvidia-smi $mib MiB (quota $QUOTA); the same fill outside (phys_fill_torch): ${PHYS_TORCH_MIB:-n/a} MiB; torch MiB: $held"
+	if [ -z "$why" ]; then
+		result PASS $name "$fig"
+	else
+		result FAIL $name "$why; $fig$(tail -c 200 "$BUILD/pn.e" | tr '\n' ' ')"
+	fi
+}
+phys_pidns
+
+# cupy_suite: CuPy's own tests/cupy_tests/cuda_tests (of the installed version; see scripts/fetch-cupy-tests.sh) with
+# pytest, without the preload, then with it (quota 60G, default counting): every test that passed without must pass
+# with it, TestMemoryAsyncPool::test_free_all_blocks_large_chunk included (a pool's freed memory is still the GPU's).
+cupy_suite() {
+	local name=cupy_suite dir=${CUPY_TESTS:-} ver tver mode rc t0 secs=() tmo=() cmd why="" tails=""
+	local CT=${CUPY_SUITE_TIMEOUT:-240}
+	[ -z "$dir" ] && [ -d "$PWD/.gpu-cache/cupy-tests" ] && dir=$PWD/.gpu-cache/cupy-tests
+	if [ -z "$dir" ] || [ "$dir" = off ]; then
+		result SKIP $name "no CuPy tests: set CUPY_TESTS to a folder holding cupy_tests/cuda_tests and conftest.py (scripts/fetch-cupy-tests.sh CUPY_GIT_DIR makes .gpu-cache/cupy-tests)"
+		return
+	fi
+	if [ ! -d "$dir/cupy_tests/cuda_tests" ]; then result SKIP $name "CUPY_TESTS=$dir holds no cupy_tests/cuda_tests"; return; fi
+	if ! ver=$(timeout 60 "$PY" -c 'import cupy; print(cupy.__version__)' 2>>"$LOG"); then
+		result SKIP $name "cupy not importable"
+		return
+	fi
+	if ! timeout 60 "$PY" -m pytest --version >>"$LOG" 2>&1; then result SKIP $name "pytest not installed for $PY"; return; fi
+	tver=$(sed -n 's/^version //p' "$dir/SOURCE" 2>/dev/null)
+	# pytest-timeout, where installed: a test that hangs fails alone instead of taking the whole run with it
+	timeout 60 "$PY" -c 'import pytest_timeout' 2>/dev/null && tmo=(--timeout=120)
+	for mode in without with; do
+		cmd=("$PY" -m pytest -p no:cacheprovider -q -rfEs "${tmo[@]}" --junitxml="$BUILD/cupy-$mode.xml" cupy_tests/cuda_tests)
+		[ $mode = with ] && cmd=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=60G "${cmd[@]}")
+		printf '\n===== %s, %s the preload: cd %s && %s\n' $name $mode "$dir" "${cmd[*]}" >>"$LOG"
+		t0=$(date +%s)
+		(cd "$dir" && PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$CT" "${cmd[@]}") >"$BUILD/cupy-$mode.o" 2>&1 </dev/null
+		rc=$?
+		secs+=($(($(date +%s) - t0)))
+		{ cat "$BUILD/cupy-$mode.o"; echo "--- exit status $rc"; } >>"$LOG"
+		case $rc in 124 | 137) why="${why:+$why; }pytest $mode the preload timed out after $CT s (CUPY_SUITE_TIMEOUT)" ;; esac
+		tails="${tails:+$tails; }$mode: '$(grep -v '^$' "$BUILD/cupy-$mode.o" | tail -1 | cut -c1-100)'"
+	done
+	run $name.compare "$PY" "$HERE/junit_compare.py" "$BUILD/cupy-without.xml" "$BUILD/cupy-with.xml"
+	[ "$RC" -eq 0 ] || why="${why:+$why; }$(bads)"
+	local fig vnote=""
+	[ -n "$tver" ] && [ "$tver" != "$ver" ] && vnote=", NOT the installed version: results may differ for that alone"
+	fig="CuPy $ver (tests of ${tver:-an unknown version}$vnote): $(figures); pytest ${secs[0]} s without, ${secs[1]} s with (NVIDIA_GPU_MEMORY_LIMITS=60G); $tails"
+	if [ -z "$why" ]; then
+		result PASS $name "$fig"
+	else
+		result FAIL $name "$why; $fig"
+	fi
+}
+cupy_suite
+echo "suite time: $SECONDS s" | tee -a "$LOG"
 
 SUMMARY="$NP passed, $NF failed"
 [ "$NS" -gt 0 ] && SUMMARY="$SUMMARY, $NS skipped"

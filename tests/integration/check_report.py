@@ -22,7 +22,7 @@ def load(path):
 
 
 SCHEMA_KEYS = ["schema", "reason", "sequence", "pid", "time", "time_ns", "command", "hostname", "version",
-               "driver", "backtrace_depth", "devices", "sites", "allocations", "streams"]
+               "driver", "backtrace_depth", "count", "devices", "sites", "allocations", "streams"]
 
 
 def schema_ok(r, what):
@@ -100,12 +100,40 @@ def storm(pattern, spaced):
               f"at exit the sites add up to the device's usage ({live})")
 
 
+def soft(directory, crossed, used):
+    """The reports of tests/integration/softlimit.c: a 4 GiB quota, a 3 GiB request from NVIDIA_GPU_MEMORY_REQUEST."""
+    GiB = 1024 * MiB
+    sl = sorted(glob.glob(os.path.join(directory, "r-soft-limit-*.json")))
+    ex = sorted(glob.glob(os.path.join(directory, "r-exit-*.json")))
+    check(len(sl) == (1 if crossed else 0), f"{len(sl)} soft-limit report(s), want {1 if crossed else 0}")
+    check(len(ex) == 1, f"one exit report ({len(ex)})")
+    reps = [(f, load(f)) for f in sl + ex]
+    for f, r in reps:
+        name = os.path.basename(f)
+        schema_ok(r, name)
+        check(name == f"r-{r['reason']}-{r['sequence']}.json", f"{name}: %r and %n expanded")
+        d = r["devices"][0]
+        check(d["soft_limit_bytes"] == 3 * GiB and d["soft_limit_source"] == "NVIDIA_GPU_MEMORY_REQUEST",
+              f"{name}: device 0's soft limit is 3 GiB from NVIDIA_GPU_MEMORY_REQUEST "
+              f"({d.get('soft_limit_bytes')}, {d.get('soft_limit_source')})")
+        check(d["quota_bytes"] == 4 * GiB and d["denied_count"] == 0, f"{name}: quota 4 GiB, nothing denied")
+    if crossed and sl:
+        r = load(sl[0])
+        check(r["reason"] == "soft-limit" and r["sequence"] == 1, "the soft-limit report comes first")
+        check(r["devices"][0]["used_bytes"] > 3 * GiB, f"it shows usage above the request ({r['devices'][0]['used_bytes']})")
+    if ex:
+        r = load(ex[0])
+        check(r["devices"][0]["used_bytes"] == used, f"exit report: {used} bytes in use ({r['devices'][0]['used_bytes']})")
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "leaks":
         leaks(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "warn")
     elif cmd == "storm":
         storm(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "soft":
+        soft(sys.argv[2], sys.argv[3] == "crossed", int(sys.argv[4]))
     elif cmd == "valid":
         for f in sys.argv[2:]:
             schema_ok(load(f), os.path.basename(f))

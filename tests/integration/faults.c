@@ -20,7 +20,7 @@
 #include "tests/fakecuda/fakecuda.h"
 
 static const char *const hook_names[] = {
-#define X_NAME(name, pfn) #name,
+#define X_NAME(name, ...) #name,
 	VG_HOOKS(X_NAME)
 #undef X_NAME
 };
@@ -540,6 +540,115 @@ static void sc_streams(void)
 	free_all();
 }
 
+/* Stream-ordered pools: create, configure, allocate through as the device's current pool, trim, destroy. */
+static void sc_pools(void)
+{
+	CUmemPoolProps props;
+	memset(&props, 0, sizeof(props));
+	props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	for (int i = 0; i < 5; i++) {
+		CUmemoryPool p = NULL;
+		CUresult rc = cuMemPoolCreate(&p, &props);
+		rc_ok("cuMemPoolCreate", rc, "pool create");
+		balance("after a pool create");
+		if (rc != CUDA_SUCCESS)
+			continue;
+		cuuint64_t thr = i & 1 ? UINT64_MAX : 0;
+		rc_ok("cuMemPoolSetAttribute", cuMemPoolSetAttribute(p, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &thr),
+		      "threshold");
+		rc = cuDeviceSetMemPool(0, p);
+		rc_ok("cuDeviceSetMemPool", rc, "set the current pool");
+		alloc_kind(K_ASYNC, 4 + i);
+		free_all();
+		rc_ok("cuMemPoolTrimTo", cuMemPoolTrimTo(p, 0), "trim");
+		balance("after a trim");
+		if (rc == CUDA_SUCCESS)
+			for (int t = 0; t < 3; t++) {
+				CUresult r2 = cuDeviceSetMemPool(0, pool);
+				rc_ok("cuDeviceSetMemPool", r2, "the default pool current again");
+				if (r2 == CUDA_SUCCESS)
+					break;
+			}
+		for (int t = 0; t < 3; t++) {
+			rc = cuMemPoolDestroy(p);
+			rc_ok("cuMemPoolDestroy", rc, "pool destroy");
+			if (rc == CUDA_SUCCESS)
+				break;
+		}
+		balance("after a pool destroy");
+	}
+}
+
+/* Graph memory (not counted under allocations counting) and its trim. */
+static void sc_graph_trim(void)
+{
+	for (int i = 0; i < 5; i++) {
+		fakecuda_graph_mem(0, (unsigned long long)(i + 1) * 8 * MiB, 0);
+		alloc_kind(K_MEM, 4);
+		rc_ok("cuDeviceGraphMemTrim", cuDeviceGraphMemTrim(0), "graph trim");
+		balance("after a graph memory trim");
+	}
+	fakecuda_graph_mem(0, 0, 0);
+	free_all();
+}
+
+/* Contexts made by the entry point under test: allocations in them, then destroyed. */
+static void sc_ctx_create(void)
+{
+	for (int i = 0; i < 5; i++) {
+		CUcontext c = NULL, x;
+		CUresult rc;
+		if (is("cuDevicePrimaryCtxRetain")) {
+			rc = cuDevicePrimaryCtxRetain(&c, 0);
+			rc_ok(H, rc, "primary retain");
+			if (rc == CUDA_SUCCESS)
+				IT_RC(cuDevicePrimaryCtxRelease_v2(0), CUDA_SUCCESS);
+			alloc_kind(K_MEM, 4);
+			continue;
+		}
+		rc = is("cuCtxCreate_v2") ? cuCtxCreate_v2(&c, 0, 0)
+		     : is("cuCtxCreate_v3") ? cuCtxCreate_v3(&c, NULL, 0, 0, 0) : cuCtxCreate_v4(&c, NULL, 0, 0);
+		rc_ok(H, rc, "context create");
+		if (rc != CUDA_SUCCESS)
+			continue;
+		alloc_kind(K_MEM, 4);
+		cuCtxPopCurrent_v2(&x);
+		IT_RC(cuCtxDestroy_v2(c), CUDA_SUCCESS);
+		forget_ctx_objs(c);
+		balance("a context made under test, destroyed with its allocations");
+	}
+	free_all();
+}
+
+/* Module and library loads (FAKECUDA_MODULE_BYTES is 0 here: nothing to charge either way). */
+static void sc_modules(void)
+{
+	for (int i = 0; i < 5; i++) {
+		CUmodule m = NULL;
+		CUlibrary l = NULL;
+		CUresult rc;
+		int lib = !strncmp(H, "cuLibrary", 9);
+		if (is("cuModuleLoad"))
+			rc = cuModuleLoad(&m, "/nonexistent.cubin");
+		else if (is("cuModuleLoadData"))
+			rc = cuModuleLoadData(&m, "image");
+		else if (is("cuModuleLoadDataEx"))
+			rc = cuModuleLoadDataEx(&m, "image", 0, NULL, NULL);
+		else if (is("cuModuleLoadFatBinary"))
+			rc = cuModuleLoadFatBinary(&m, "image");
+		else if (is("cuLibraryLoadData"))
+			rc = cuLibraryLoadData(&l, "image", NULL, NULL, 0, NULL, NULL, 0);
+		else
+			rc = cuLibraryLoadFromFile(&l, "/nonexistent.fatbin", NULL, NULL, 0, NULL, NULL, 0);
+		rc_ok(H, rc, "load");
+		if (rc == CUDA_SUCCESS)
+			IT_RC(lib ? cuLibraryUnload(l) : cuModuleUnload(m), CUDA_SUCCESS);
+		alloc_kind(K_MEM, 4);
+	}
+	free_all();
+}
+
 static void run_one(void)
 {
 	if (strstr(H, "Alloc") && strncmp(H, "cuMemFree", 9) != 0 && !is("cuMemRetainAllocationHandle")) {
@@ -578,6 +687,11 @@ static void run_one(void)
 	else if (is("cuDevicePrimaryCtxReset")) sc_primary_reset(0);
 	else if (is("cuDevicePrimaryCtxReset_v2")) sc_primary_reset(1);
 	else if (is("cuStreamCreate") || is("cuStreamCreateWithPriority")) sc_streams();
+	else if (is("cuMemPoolCreate") || is("cuMemPoolDestroy") || is("cuMemPoolTrimTo") ||
+		 is("cuMemPoolSetAttribute") || is("cuDeviceSetMemPool")) sc_pools();
+	else if (is("cuDeviceGraphMemTrim")) sc_graph_trim();
+	else if (is("cuDevicePrimaryCtxRetain") || !strncmp(H, "cuCtxCreate_v", 13)) sc_ctx_create();
+	else if (!strncmp(H, "cuModuleLoad", 12) || !strncmp(H, "cuLibraryLoad", 13)) sc_modules();
 	else if (is("cuStreamDestroy") || is("cuStreamDestroy_v2")) {
 		CUstream s[5];
 		for (int i = 0; i < 5; i++) {
@@ -596,6 +710,7 @@ static void run_one(void)
 static int called_internally(const char *h)
 {
 	return !strcmp(h, "cuDeviceTotalMem_v2") || !strcmp(h, "cuDevicePrimaryCtxRelease_v2") ||
+	       !strcmp(h, "cuDevicePrimaryCtxRetain") ||
 	       !strcmp(h, "cuMemFree_v2") || !strcmp(h, "cuStreamSynchronize");
 }
 
@@ -619,8 +734,13 @@ static int one(const char *hook)
 
 	/* Explicit contexts (FAKECUDA_AUTOCTX=0): a probe context for cuMemGetInfo_v2 under the primary one. */
 	rc_ok("cuInit", cuInit(0), "setup cuInit");
-	IT_RC(cuCtxCreate_v4(&probe_ctx, NULL, 0, 0), CUDA_SUCCESS);
-	IT_RC(cuDevicePrimaryCtxRetain(&prim, 0), CUDA_SUCCESS);
+	/* Made with entry points not under test (the ones under test may fail from their first call on). */
+	IT_RC(is("cuCtxCreate_v4") ? cuCtxCreate_v2(&probe_ctx, 0, 0) : cuCtxCreate_v4(&probe_ctx, NULL, 0, 0),
+	      CUDA_SUCCESS);
+	if (is("cuDevicePrimaryCtxRetain") || is("cuCtxCreate_v2"))
+		IT_RC(cuCtxCreate_v3(&prim, NULL, 0, 0, 0), CUDA_SUCCESS);
+	else
+		IT_RC(cuDevicePrimaryCtxRetain(&prim, 0), CUDA_SUCCESS);
 	IT_RC(cuCtxPushCurrent_v2(prim), CUDA_SUCCESS);
 	/* the main stream (never destroyed) is made by the stream creator that is not under test */
 	IT_RC(is("cuStreamCreate") ? cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, 0)

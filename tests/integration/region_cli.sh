@@ -145,11 +145,11 @@ PC=$MEMBER
 
 cli "top --once --json" 0 '^\{"schema": "vramguard.top/1"' "${RENV[@]}" -- $VG top --once --json
 rcpy "  its processes, quotas and totals" top "$CO" $PA $PB $PC $UA $UB
-cli "top --once: the table" 0 '^PID +COMMAND +GPU +IN USE +PEAK +QUOTA +DENIED +LAST REPORT +REGION$' \
+cli "top --once: the table" 0 '^PID +COMMAND +GPU +IN USE +ALLOCATED +PEAK +QUOTA +DENIED +LAST REPORT +REGION$' \
 	"${RENV[@]}" -- $VG top --once
-if grep -Eq "^$PA +region_tool join +GPU-aaaaaaaa \\(0\\) +1\\.00 GiB +2\\.00 GiB +4\\.00 GiB +1 +[0-9]+s ago +job\$" <<<"$CO" &&
-	grep -Eq "^$PB +region_tool join +GPU-aaaaaaaa \\(0\\) +3\\.00 GiB +3\\.00 GiB +8\\.00 GiB +0 +- +job\$" <<<"$CO" &&
-	grep -Eq "^$PC +region_tool control +GPU-bbbbbbbb \\(0\\) +512\\.00 MiB +512\\.00 MiB +2\\.00 GiB +0 +- +-\$" <<<"$CO"; then
+if grep -Eq "^$PA +region_tool join +GPU-aaaaaaaa \\(0\\) +1\\.00 GiB +- +2\\.00 GiB +4\\.00 GiB +1 +[0-9]+s ago +job\$" <<<"$CO" &&
+	grep -Eq "^$PB +region_tool join +GPU-aaaaaaaa \\(0\\) +3\\.00 GiB +- +3\\.00 GiB +8\\.00 GiB +0 +- +job\$" <<<"$CO" &&
+	grep -Eq "^$PC +region_tool control +GPU-bbbbbbbb \\(0\\) +512\\.00 MiB +- +512\\.00 MiB +2\\.00 GiB +0 +- +-\$" <<<"$CO"; then
 	ok "  one aligned row per process and GPU"; else bad "  the rows" "$CO"; fi
 if grep -Eq '^GPU +MEMORY +IN USE +PROCESSES +BUDGETS$' <<<"$CO" &&
 	grep -Eq '^GPU-aaaaaaaa \(0\) +16\.00 GiB +4\.00 GiB +2 +job 4\.00 GiB of 8\.00 GiB$' <<<"$CO"; then
@@ -290,7 +290,7 @@ if [ ${#NOBODY[@]} -gt 0 ]; then
 	PN=$MEMBER
 	MEMBER_AS=()
 	cli "root: top sees another user's process" 0 \
-		"^$PN +region_tool join +GPU-aaaaaaaa \\(0\\) +256\\.00 MiB +256\\.00 MiB +1\\.00 GiB +0 +- +locked\$" \
+		"^$PN +region_tool join +GPU-aaaaaaaa \\(0\\) +256\\.00 MiB +- +256\\.00 MiB +1\\.00 GiB +0 +- +locked\$" \
 		"${PENV[@]}" -- $VG top --once
 	grep -q 'could not be opened' <<<"$CO" && bad "  a permission note" "$CO" || ok "  and no permission note"
 	cli "root: top --json" 0 '' "${PENV[@]}" -- $VG top --once --json

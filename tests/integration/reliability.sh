@@ -135,8 +135,10 @@ figures() { # REGEX
 }
 
 echo "== reliability: fault injection on every hook (FAKECUDA_FAIL=HOOK:N[+]=CODE, N=1,2,3, once and from then on)"
+# The balance these runs check is the allocations' (the double counts stream-ordered allocations by their size):
+# VRAMGUARD_COUNT=allocations. Device counting has its own checks (tests/integration/physical.c).
 prog "fault campaign: each run balanced after every step (cuMemGetInfo_v2 = quota - driver's bytes)" $PRE \
-	NVIDIA_GPU_MEMORY_LIMITS=1024 -- $T/faults campaign "$RL/faults"
+	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 -- $T/faults campaign "$RL/faults"
 figures '^(not )?ok - campaign: '
 prog "  the exit reports agree with the double (used, sites, live, allocs/frees, streams)" -- python3 -c "$RELPY" faults "$RL/faults"
 out=$(env LD_LIBRARY_PATH="$PWD/$T" NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 FAKECUDA_FAIL=cuMemAlloc_v2:2 \
@@ -148,7 +150,8 @@ prog "a failed first sizing of the device (cuDeviceTotalMem_v2:1) keeps the abso
 
 echo "== reliability: stress and signal storms"
 prog "8 threads x 3 s: every allocation kind, frees, busy streams, cuMemGetInfo_v2, SIGUSR1 reports, 256 MiB quota" \
-	$PRE NVIDIA_GPU_MEMORY_LIMITS=256 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/stress/r-%p-%n-%r.json" \
+	$PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=256 VRAMGUARD_REPORT_FORMAT=json \
+	"VRAMGUARD_REPORT=$RL/stress/r-%p-%n-%r.json" \
 	-- timeout 60 $T/stress race 3
 figures '^ok - 8 threads x '
 prog "  every report complete JSON within the quota; the exit report at exact zero" -- \
@@ -158,7 +161,7 @@ if grep -q '^not ok - the driver never held more than the quota' <<<"$out"; then
 	ok "  control: without the preload the driver goes over the quota"
 else bad "  control: without the preload the quota check should fail"; fi
 prog "signal storm: 5000 SIGUSR1 (another process + a thread) while 4 threads allocate" $PRE \
-	NVIDIA_GPU_MEMORY_LIMITS=256 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/storm/r-%p-%n-%r.json" \
+	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=256 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/storm/r-%p-%n-%r.json" \
 	-- timeout 60 $T/stress storm 5000
 figures '^ok - survived '
 prog "  every report complete JSON; the exit report at exact zero" -- \
@@ -166,12 +169,12 @@ prog "  every report complete JSON; the exit report at exact zero" -- \
 
 echo "== reliability: process lifecycle"
 prog "20 forks while 4 threads allocate (FAKECUDA_FORK_OK=1): plain children and exec'd ones" $PRE \
-	$FE NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FORK_OK=1 VRAMGUARD_REPORT_FORMAT=json \
+	$FE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 FAKECUDA_FORK_OK=1 VRAMGUARD_REPORT_FORMAT=json \
 	"VRAMGUARD_REPORT=$RL/fork1/r-%p-%n-%r.json" -- timeout 60 $T/lifecycle fork "$RL/fork1"
 prog "  no report from a plain child; an exec'd child is a fresh process with its own" -- \
 	python3 -c "$RELPY" fork "$RL/fork1" $((192 * MIB))
 prog "20 forks while 4 threads allocate (the driver refuses the child, like the real one)" $PRE $FE \
-	NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/fork0/r-%p-%n-%r.json" \
+	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/fork0/r-%p-%n-%r.json" \
 	-- timeout 60 $T/lifecycle fork "$RL/fork0"
 prog "  the same reports" -- python3 -c "$RELPY" fork "$RL/fork0" $((192 * MIB))
 prog "exit(7) while 4 threads are inside the driver, 10 runs" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
@@ -187,7 +190,8 @@ prog "the application's SIGUSR1 handler, installed before 8 threads' racing firs
 expect_err_lines "  vramguard says once that signal reports are off" \
 	'^vramguard: warning: SIGUSR1 already has a handler in this process; reports on signal are off' 1
 prog "the application's SIGUSR1 handler installed after the first CUDA use replaces ours; chaining still reports" \
-	$PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/sig/sigafter-%p-%n-%r.json" \
+	$PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json \
+	"VRAMGUARD_REPORT=$RL/sig/sigafter-%p-%n-%r.json" \
 	-- $T/lifecycle sig_after "$RL/sig"
 prog "  its reports complete JSON (the chained signal one and the exit one)" -- python3 -c "$RELPY" valid 2 "$RL"/sig/sigafter-*.json
 if [ -x "$T/ctor" ]; then

@@ -699,6 +699,132 @@ static void test_reset_child(void)
 	free(v);
 }
 
+/* ---- soft limits: once per crossing, hysteresis at 90 %, one event for threads crossing together ---- */
+
+static void test_soft_once(void)
+{
+	const int d = 20;
+	CHECK_EQ_U64(vg_quota_soft(d), VG_NO_LIMIT);            /* none until set */
+	CHECK(vg_quota_reserve(d, 900 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 0);
+	CHECK(vg_quota_soft_check(-1) == 0 && vg_quota_soft_check(VG_MAX_DEVICES) == 0);
+	vg_quota_set_soft(d, 1000 * MiB);
+	CHECK_EQ_U64(vg_quota_soft(d), 1000 * MiB);
+	CHECK(vg_quota_soft_check(d) == 0);                     /* below */
+	CHECK(vg_quota_reserve(d, 100 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 0);                     /* at the line is not above it */
+	CHECK(vg_quota_reserve(d, 1 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 1);                     /* the crossing */
+	CHECK(vg_quota_soft_check(d) == 0);                     /* once */
+	CHECK(vg_quota_reserve(d, 500 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 0);                     /* further up: still the same crossing */
+	/* Hovering: down to 95 %, up again, down to exactly 90 %, up again: no new crossing. */
+	vg_quota_release(d, 551 * MiB);
+	CHECK(vg_quota_soft_check(d) == 0);
+	CHECK(vg_quota_reserve(d, 100 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 0);
+	vg_quota_release(d, 150 * MiB);                         /* 900 MiB: 90 %, not below it */
+	CHECK_EQ_U64(vg_quota_used(d), 900 * MiB);
+	CHECK(vg_quota_soft_check(d) == 0);
+	CHECK(vg_quota_reserve(d, 200 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 0);
+	/* Below 90 %: re-armed; the next crossing counts. */
+	vg_quota_release(d, 201 * MiB);
+	CHECK(vg_quota_soft_check(d) == 0);
+	CHECK(vg_quota_reserve(d, 102 * MiB, NULL) == 0);       /* 1001 MiB */
+	CHECK(vg_quota_soft_check(d) == 1);
+	CHECK(vg_quota_soft_check(d) == 0);
+	/* Setting the soft limit again re-arms it: usage already above counts as a crossing at the next check. */
+	vg_quota_set_soft(d, 1000 * MiB);
+	CHECK(vg_quota_soft_check(d) == 1);
+	/* A soft limit is no limit: nothing is refused above it. */
+	vg_quota_set_limit(d, 1200 * MiB);
+	CHECK(vg_quota_reserve(d, 199 * MiB, NULL) == 0);
+	CHECK(vg_quota_reserve(d, 1 * MiB, NULL) == -ENOSPC);
+	CHECK(vg_quota_soft_check(d) == 0);
+	struct vg_quota_stats st;
+	CHECK(vg_quota_stats(d, &st) && st.soft == 1000 * MiB && st.limit == 1200 * MiB);
+	vg_quota_set_soft(d, VG_NO_LIMIT);                      /* removed: never again */
+	CHECK(vg_quota_soft_check(d) == 0);
+	CHECK(vg_quota_stats(d, &st) && st.soft == VG_NO_LIMIT);
+	vg_quota_release(d, 1200 * MiB);
+	vg_quota_set_limit(d, VG_NO_LIMIT);
+	CHECK(vg_quota_stats(-1, &st) == false && st.soft == VG_NO_LIMIT);
+}
+
+/* Small allocations are served from per-thread credit, so the counter runs up to 2 MiB a thread above usage: the
+ * detector judges by exact usage, never by the counter. */
+static void test_soft_credit(void)
+{
+	const int d = 21;
+	const uint64_t small = 256 << 10;
+	vg_quota_set_soft(d, 39 * small);                       /* 9.75 MiB */
+	for (int i = 0; i < 39; i++) {                          /* exactly up to it */
+		CHECK(vg_quota_reserve(d, small, NULL) == 0);
+		if (vg_quota_soft_check(d) != 0)
+			CHECK(!"crossed at or below the soft limit");
+	}
+	CHECK_EQ_U64(vg_quota_used(d), 39 * small);
+	CHECK(atomic_load(&vg_quota[d].used) > 39 * small);     /* the counter holds this thread's credit too */
+	CHECK(vg_quota_soft_check(d) == 0);
+	CHECK(vg_quota_reserve(d, small, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 1);
+	for (int i = 0; i < 5; i++)                             /* 8.75 MiB: under 90 % (8.775 MiB) by exact usage */
+		vg_quota_release(d, small);
+	CHECK(atomic_load(&vg_quota[d].used) >= 9 * MiB);       /* ... not by the counter */
+	CHECK(vg_quota_soft_check(d) == 0);
+	CHECK(vg_quota_reserve(d, 2 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 1);                     /* re-armed, crossed again */
+	vg_quota_reset_usage();                                 /* a fork child starts below, armed, same soft limit */
+	CHECK_EQ_U64(vg_quota_soft(d), 39 * small);
+	CHECK(vg_quota_reserve(d, 11 * MiB, NULL) == 0);
+	CHECK(vg_quota_soft_check(d) == 1);
+	vg_quota_release(d, 11 * MiB);
+	vg_quota_set_soft(d, VG_NO_LIMIT);
+}
+
+/* Threads crossing at once: every round, 8 threads each charge 16 MiB against a soft limit of 64 MiB and check,
+ * then release and check. Several see usage above the line each round; exactly one is told. */
+#define SOFT_THREADS 8
+#define SOFT_ROUNDS 300
+static pthread_barrier_t soft_bar;
+static _Atomic int soft_hits[SOFT_ROUNDS];
+
+static void *soft_worker(void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < SOFT_ROUNDS; r++) {
+		pthread_barrier_wait(&soft_bar);
+		if (vg_quota_reserve(22, 16 * MiB, NULL) != 0)
+			abort();
+		for (int k = 0; k < 3; k++)
+			atomic_fetch_add(&soft_hits[r], vg_quota_soft_check(22));
+		pthread_barrier_wait(&soft_bar);
+		vg_quota_release(22, 16 * MiB);
+		atomic_fetch_add(&soft_hits[r], vg_quota_soft_check(22));
+		pthread_barrier_wait(&soft_bar);
+	}
+	return NULL;
+}
+
+static void test_soft_race(void)
+{
+	pthread_t th[SOFT_THREADS];
+	vg_quota_set_soft(22, 64 * MiB);
+	pthread_barrier_init(&soft_bar, NULL, SOFT_THREADS);
+	for (int i = 0; i < SOFT_THREADS; i++)
+		pthread_create(&th[i], NULL, soft_worker, NULL);
+	for (int i = 0; i < SOFT_THREADS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&soft_bar);
+	int once = 0;
+	for (int r = 0; r < SOFT_ROUNDS; r++)
+		once += atomic_load(&soft_hits[r]) == 1;
+	CHECK_EQ_U64(once, SOFT_ROUNDS);
+	CHECK_EQ_U64(vg_quota_used(22), 0);
+	vg_quota_set_soft(22, VG_NO_LIMIT);
+}
+
 int main(void)
 {
 	test_reserve();
@@ -711,5 +837,8 @@ int main(void)
 	test_pool_reuse();
 	test_stress();
 	test_reset_child();
+	test_soft_once();
+	test_soft_credit();
+	test_soft_race();
 	return UNIT_DONE();
 }

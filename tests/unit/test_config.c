@@ -431,7 +431,12 @@ static void test_load_defaults(void)
 	CHECK(C.report_format == VG_FORMAT_TEXT);
 	CHECK(C.stream_check == VG_STREAM_WARN);
 	CHECK(report_defaults(&C));
+	CHECK(C.count == VG_COUNT_DEVICE && C.device_poll_ms == 500);
+	CHECK_STR(C.note, "");
 	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 80 * GiB, &src), UINT64_MAX);
+	CHECK(src == NULL);
+	src = "x";
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 80 * GiB, &src), UINT64_MAX);
 	CHECK(src == NULL);
 	CHECK(vg_config_load(&C, NULL, 0) == 0 || C.valid == 0); /* real getenv: must not crash */
 }
@@ -598,6 +603,223 @@ static void test_load_limits(void)
 	CHECK_STR(C.error, "vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMITS '4XB': unknown unit 'XB' "
 			   "(expected e.g. 4096, 4G, 50%, 0:4G,1:2G)");
 	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 0, &src), UINT64_MAX); /* callers must check valid */
+}
+
+/* ---- NVIDIA's other names: NVIDIA_GPU_MEMORY_LIMIT, the requests (soft limits) ---- */
+
+static void test_load_limit_one(void)
+{
+	const char *src = "x";
+	static const struct {
+		const char *v;
+		uint64_t total, want;
+	} ok[] = {
+		{ "4096", 0, 4 * GiB }, { "8G", 0, 8 * GiB }, { " 1.5g ", 0, GiB + GiB / 2 }, { "512MiB", 0, 512 * MiB },
+		{ "1536B", 0, 1536 }, { "25%", 16 * GiB, 4 * GiB }, { "25%", 0, UINT64_MAX },
+		{ "unlimited", 16 * GiB, UINT64_MAX }, { "UNLIMITED", 0, UINT64_MAX },
+	};
+	static const struct {
+		const char *v, *msg;
+	} bad[] = {
+		{ "0:4G", "vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMIT '0:4G': a device key is not allowed here "
+			  "(expected e.g. 4096, 4G, 50%, unlimited; per device: NVIDIA_GPU_MEMORY_LIMITS=0:4G,1:2G)" },
+		{ "4G,2G", "vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMIT '2G': expected a single value (expected e.g. "
+			   "4096, 4G, 50%, unlimited; per device: NVIDIA_GPU_MEMORY_LIMITS=0:4G,1:2G)" },
+		{ "4XB", "vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMIT '4XB': unknown unit 'XB' (expected e.g. "
+			 "4096, 4G, 50%, unlimited; per device: NVIDIA_GPU_MEMORY_LIMITS=0:4G,1:2G)" },
+		{ "0", "vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMIT '0': must be greater than zero (expected e.g. "
+		       "4096, 4G, 50%, unlimited; per device: NVIDIA_GPU_MEMORY_LIMITS=0:4G,1:2G)" },
+		{ "-1", "invalid NVIDIA_GPU_MEMORY_LIMIT '-1': a sign is not allowed" },
+		{ "101%", "invalid NVIDIA_GPU_MEMORY_LIMIT '101%': percentage above 100%" },
+		{ "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee:1G", "a device key is not allowed here" },
+		{ "4 G", "invalid NVIDIA_GPU_MEMORY_LIMIT '4 G': spaces are not allowed" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK(load1("NVIDIA_GPU_MEMORY_LIMIT", ok[i].v) == 0 && C.valid);
+		CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, ok[i].total, &src), ok[i].want);
+		CHECK_STR(src, "NVIDIA_GPU_MEMORY_LIMIT");
+		CHECK_EQ_U64(vg_config_limit_for(&C, 63, "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", ok[i].total, NULL),
+			     ok[i].want);       /* every device */
+		CHECK_STR(C.note, "");
+	}
+	CHECK(load1("NVIDIA_GPU_MEMORY_LIMIT", " ") == 0 && C.limit_one.kind == VG_LIMIT_UNSET); /* blank: unset */
+	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 0, &src), UINT64_MAX);
+	CHECK(src == NULL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(load1("NVIDIA_GPU_MEMORY_LIMIT", bad[i].v) == -EINVAL && !C.valid);
+		if (strncmp(bad[i].msg, "vramguard: ", 11) == 0)
+			CHECK_STR(C.error, bad[i].msg);
+		else
+			CHECK_CONTAINS(C.error, bad[i].msg);
+		CHECK(C.limit_one.kind == VG_LIMIT_UNSET);      /* fail closed: nothing half-parsed survives */
+	}
+}
+
+static void test_load_requests(void)
+{
+	const char *uuid = "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee";
+	static const char *const list[] = { "NVIDIA_GPU_MEMORY_REQUESTS", "3G,1:1536,gpu-AAAAAAAA-bbbb-cccc-dddd-eeeeeeeeeeee:25%,"
+					    "2:unlimited", NULL };
+	static const char *const keyed[] = { "NVIDIA_GPU_MEMORY_REQUESTS", "1:1G", "NVIDIA_GPU_MEMORY_REQUEST", "2G",
+					     NULL };
+	static const char *const with_limit[] = { "NVIDIA_GPU_MEMORY_LIMITS", "4G", "NVIDIA_GPU_MEMORY_REQUEST", "6G",
+						  NULL };
+	const char *src = "x";
+
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUEST", "") == 0);     /* nothing: no soft limit */
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 16 * GiB, &src), UINT64_MAX);
+	CHECK(src == NULL);
+
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUEST", "3072") == 0); /* bare number = MiB, every device */
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 16 * GiB, &src), 3 * GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUEST");
+	CHECK_EQ_U64(vg_config_request_for(&C, 7, uuid, 0, NULL), 3 * GiB);
+	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 16 * GiB, NULL), UINT64_MAX); /* a request is no limit */
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUEST", "50%") == 0);
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 16 * GiB, NULL), 8 * GiB);
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 0, NULL), UINT64_MAX); /* total unknown: none */
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUEST", "unlimited") == 0);
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 16 * GiB, &src), UINT64_MAX);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUEST");
+
+	CHECK(load(list) == 0 && C.valid);
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 16 * GiB, &src), 3 * GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUESTS");
+	CHECK_EQ_U64(vg_config_request_for(&C, 1, NULL, 16 * GiB, NULL), 1536 * MiB);
+	CHECK_EQ_U64(vg_config_request_for(&C, 1, uuid, 16 * GiB, NULL), 4 * GiB); /* uuid beats ordinal */
+	CHECK_EQ_U64(vg_config_request_for(&C, 2, NULL, 16 * GiB, &src), UINT64_MAX);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUESTS");
+
+	/* the list's keyed entry, then (no default in the list) the single value */
+	CHECK(load(keyed) == 0 && C.valid);
+	CHECK_EQ_U64(vg_config_request_for(&C, 1, NULL, 0, &src), GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUESTS");
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 0, &src), 2 * GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUEST");
+
+	/* a request above the limit is allowed (the library notes it per device) */
+	CHECK(load(with_limit) == 0 && C.valid);
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 0, NULL), 6 * GiB);
+	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 0, NULL), 4 * GiB);
+	CHECK_STR(C.note, "");
+
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUESTS", "0:2G,0:3G") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid NVIDIA_GPU_MEMORY_REQUESTS '0:3G': duplicate device key "
+			   "(expected e.g. 4096, 4G, 50%, 0:4G,1:2G)");
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUESTS", "4XB") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid NVIDIA_GPU_MEMORY_REQUESTS '4XB': unknown unit 'XB' "
+			   "(expected e.g. 4096, 4G, 50%, 0:4G,1:2G)");
+	CHECK(C.requests.n == 0 && C.requests.dflt.kind == VG_LIMIT_UNSET);
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 0, NULL), UINT64_MAX); /* invalid cfg: none */
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUEST", "1:2G") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid NVIDIA_GPU_MEMORY_REQUEST '1:2G': a device key is not allowed "
+			   "here (expected e.g. 4096, 4G, 50%; per device: NVIDIA_GPU_MEMORY_REQUESTS=0:4G,1:2G)");
+	CHECK(load1("NVIDIA_GPU_MEMORY_REQUEST", "lots") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid NVIDIA_GPU_MEMORY_REQUEST 'lots': not a number (expected e.g. "
+			   "4096, 4G, 50%; per device: NVIDIA_GPU_MEMORY_REQUESTS=0:4G,1:2G)");
+	CHECK(C.request_one.kind == VG_LIMIT_UNSET);
+}
+
+/* The full limit chain: NVIDIA_GPU_MEMORY_LIMITS > NVIDIA_GPU_MEMORY_LIMIT > CUDA_DEVICE_MEMORY_LIMIT_<i> >
+ * CUDA_DEVICE_MEMORY_LIMIT, each limit's source the variable it came from; and the one note when values disagree. */
+static void test_precedence_nvidia(void)
+{
+	static const char *const chain[] = { "NVIDIA_GPU_MEMORY_LIMITS", "0:1G", "NVIDIA_GPU_MEMORY_LIMIT", "2G",
+					     "CUDA_DEVICE_MEMORY_LIMIT_2", "3g", "CUDA_DEVICE_MEMORY_LIMIT", "4g", NULL };
+	static const char *const lower[] = { "CUDA_DEVICE_MEMORY_LIMIT_2", "3g", "CUDA_DEVICE_MEMORY_LIMIT", "4g",
+					     NULL };
+	static const char *const same[] = { "NVIDIA_GPU_MEMORY_LIMITS", "4G", "NVIDIA_GPU_MEMORY_LIMIT", "4096",
+					    "CUDA_DEVICE_MEMORY_LIMIT", "4294967296", "NVIDIA_GPU_MEMORY_REQUESTS", "50%",
+					    "NVIDIA_GPU_MEMORY_REQUEST", "50.0%", NULL };
+	static const char *const full[] = { "NVIDIA_GPU_MEMORY_LIMITS", "4G", "NVIDIA_GPU_MEMORY_LIMIT", "8G", NULL };
+	static const char *const keyed_same[] = { "NVIDIA_GPU_MEMORY_LIMITS", "1:8G", "NVIDIA_GPU_MEMORY_LIMIT", "8G",
+						  NULL };
+	static const char *const req[] = { "NVIDIA_GPU_MEMORY_REQUESTS", "0:1G", "NVIDIA_GPU_MEMORY_REQUEST", "2G", NULL };
+	static const char *const pct[] = { "NVIDIA_GPU_MEMORY_LIMITS", "50%", "NVIDIA_GPU_MEMORY_LIMIT", "8G", NULL };
+	static const char *const hami_only[] = { "CUDA_DEVICE_MEMORY_LIMIT", "0:2g", "CUDA_DEVICE_MEMORY_LIMIT_1", "2g",
+						 NULL };
+	const char *src;
+
+	CHECK(load(chain) == 0 && C.valid);
+	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 0, &src), GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_LIMITS");
+	CHECK_EQ_U64(vg_config_limit_for(&C, 2, NULL, 0, &src), 2 * GiB); /* beats CUDA_DEVICE_MEMORY_LIMIT_2 */
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_LIMIT");
+	CHECK_EQ_U64(vg_config_limit_for(&C, 5, NULL, 0, &src), 2 * GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_LIMIT");
+	/* one line, each ignored variable once, naming what takes precedence */
+	CHECK_STR(C.note, "NVIDIA_GPU_MEMORY_LIMIT '2G' is ignored for the devices NVIDIA_GPU_MEMORY_LIMITS '0:1G' "
+			  "names (it takes precedence); CUDA_DEVICE_MEMORY_LIMIT_2 '3g' is ignored "
+			  "(NVIDIA_GPU_MEMORY_LIMIT '2G' takes precedence); CUDA_DEVICE_MEMORY_LIMIT '4g' is ignored "
+			  "(NVIDIA_GPU_MEMORY_LIMITS '0:1G' takes precedence)");
+	CHECK(!strchr(C.note, '\n') && strncmp(C.note, "vramguard", 9) != 0);
+
+	CHECK(load(lower) == 0 && C.valid);
+	CHECK_EQ_U64(vg_config_limit_for(&C, 2, NULL, 0, &src), 3 * GiB);
+	CHECK_STR(src, "CUDA_DEVICE_MEMORY_LIMIT_2");
+	CHECK_EQ_U64(vg_config_limit_for(&C, 0, NULL, 0, &src), 4 * GiB);
+	CHECK_STR(src, "CUDA_DEVICE_MEMORY_LIMIT");
+	CHECK_STR(C.note, "CUDA_DEVICE_MEMORY_LIMIT '4g' is ignored for the devices CUDA_DEVICE_MEMORY_LIMIT_2 '3g' "
+			  "names (it takes precedence)");
+
+	CHECK(load(same) == 0 && C.valid);              /* set several times, but to the same value: no note */
+	CHECK_STR(C.note, "");
+	CHECK(load(keyed_same) == 0 && C.valid);
+	CHECK_STR(C.note, "");
+
+	CHECK(load(full) == 0 && C.valid);
+	CHECK_EQ_U64(vg_config_limit_for(&C, 3, NULL, 0, &src), 4 * GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_LIMITS");
+	CHECK_STR(C.note, "NVIDIA_GPU_MEMORY_LIMIT '8G' is ignored (NVIDIA_GPU_MEMORY_LIMITS '4G' takes precedence)");
+
+	CHECK(load(pct) == 0);                          /* a percentage and a size: they disagree */
+	CHECK_STR(C.note, "NVIDIA_GPU_MEMORY_LIMIT '8G' is ignored (NVIDIA_GPU_MEMORY_LIMITS '50%' takes precedence)");
+
+	CHECK(load(req) == 0 && C.valid);
+	CHECK_EQ_U64(vg_config_request_for(&C, 0, NULL, 0, &src), GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUESTS");
+	CHECK_EQ_U64(vg_config_request_for(&C, 1, NULL, 0, &src), 2 * GiB);
+	CHECK_STR(src, "NVIDIA_GPU_MEMORY_REQUEST");
+	CHECK_STR(C.note, "NVIDIA_GPU_MEMORY_REQUEST '2G' is ignored for the devices NVIDIA_GPU_MEMORY_REQUESTS '0:1G' "
+			  "names (it takes precedence)");
+
+	CHECK(load(hami_only) == 0 && C.valid);         /* different devices: nothing ignored */
+	CHECK_STR(C.note, "");
+
+	CHECK(load1("NVIDIA_GPU_MEMORY_LIMIT", "4XB") == -EINVAL); /* a failed load has no note */
+	CHECK_STR(C.note, "");
+}
+
+static void test_load_count_poll(void)
+{
+	static const char *const good[] = { "50", "500", "60000", " 1000 ", "0050" };
+	static const unsigned want[] = { 50, 500, 60000, 1000, 50 };
+	static const char *const bad[] = { "0", "49", "60001", "-1", "+100", "1.5", "500ms", "1s", "ten", "1 0",
+					   "99999999999999999999999" };
+	size_t i;
+
+	CHECK(load1("VRAMGUARD_COUNT", "") == 0);
+	CHECK(C.count == VG_COUNT_DEVICE && C.device_poll_ms == 500);
+	CHECK(load1("VRAMGUARD_COUNT", "allocations") == 0 && C.count == VG_COUNT_ALLOCATIONS);
+	CHECK(load1("VRAMGUARD_COUNT", " Device ") == 0 && C.count == VG_COUNT_DEVICE);
+	CHECK(load1("VRAMGUARD_COUNT", "bytes") == -EINVAL && !C.valid);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_COUNT 'bytes': expected one of device, allocations");
+	CHECK(C.count == VG_COUNT_DEVICE);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(load1("VRAMGUARD_DEVICE_POLL", good[i]) == 0 && C.valid);
+		CHECK(C.device_poll_ms == want[i]);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char msg[VG_ERR_MAX];
+
+		CHECK(load1("VRAMGUARD_DEVICE_POLL", bad[i]) == -EINVAL && !C.valid);
+		snprintf(msg, sizeof(msg), "vramguard: error: invalid VRAMGUARD_DEVICE_POLL '%s': expected milliseconds, "
+			 "an integer from 50 to 60000", bad[i]);
+		CHECK_STR(C.error, msg);
+		CHECK(C.device_poll_ms == 500);
+	}
 }
 
 /* ---- reports: backtrace depth, signal, destination, format, stream check ---- */
@@ -961,6 +1183,18 @@ static void test_load_secure(void)
 	CHECK_EQ_U64(vg_config_limit_for(&C, 1, NULL, 16 * GiB, NULL), 1 * GiB);
 	CHECK(C.log_level == VG_LOG_INFO && C.report_format == VG_FORMAT_JSON && C.signal == SIGUSR2);
 	CHECK(C.shared_path[0] == '\0' && C.shared_name[0] == '\0' && C.shared_spec[0] == '\0');
+	/* NVIDIA's other names, the count and the poll are read too: limits only restrict the process */
+	const char *nv[] = { "NVIDIA_GPU_MEMORY_LIMIT", "3G", "NVIDIA_GPU_MEMORY_REQUEST", "2G",
+			     "NVIDIA_GPU_MEMORY_REQUESTS", "1:1G", "VRAMGUARD_COUNT", "allocations",
+			     "VRAMGUARD_DEVICE_POLL", "100", NULL };
+	struct vg_config sec;
+	fake_env = nv;
+	CHECK(vg_config_load(&sec, fake_getenv, 1) == 0 && sec.valid && sec.secure && sec.secure_ignored == 0);
+	CHECK_EQ_U64(vg_config_limit_for(&sec, 0, NULL, 16 * GiB, NULL), 3 * GiB);
+	CHECK_EQ_U64(vg_config_request_for(&sec, 0, NULL, 16 * GiB, NULL), 2 * GiB);
+	CHECK_EQ_U64(vg_config_request_for(&sec, 1, NULL, 16 * GiB, NULL), GiB);
+	CHECK(sec.count == VG_COUNT_ALLOCATIONS && sec.device_poll_ms == 100);
+	fake_env = env;
 	CHECK(C.shared_mode == 0600 && C.control == VG_CONTROL_OFF && C.report_dest == VG_REPORT_STDERR);
 	CHECK(C.report_mode == 0600);
 	CHECK_STR(C.shm_dir, "/dev/shm");
@@ -1023,8 +1257,10 @@ static void test_options_table(void)
 	static const char *const want[] = { "NVIDIA_GPU_MEMORY_LIMITS", "CUDA_DEVICE_MEMORY_LIMIT",
 					    "CUDA_DEVICE_MEMORY_LIMIT_<i>", "VRAMGUARD_LOG", "VRAMGUARD_MANAGED",
 					    "VRAMGUARD_BACKTRACE", "VRAMGUARD_SIGNAL", "VRAMGUARD_REPORT",
-					    "VRAMGUARD_REPORT_FORMAT", "VRAMGUARD_STREAM_CHECK" };
-	char md[16384] = "";
+					    "VRAMGUARD_REPORT_FORMAT", "VRAMGUARD_STREAM_CHECK",
+					    "NVIDIA_GPU_MEMORY_LIMIT", "NVIDIA_GPU_MEMORY_REQUESTS",
+					    "NVIDIA_GPU_MEMORY_REQUEST", "VRAMGUARD_COUNT", "VRAMGUARD_DEVICE_POLL" };
+	char md[20000] = "";
 	char num[16];
 	size_t i, j;
 	FILE *f;
@@ -1068,6 +1304,27 @@ static void test_options_table(void)
 			CHECK_STR(o->values, "warn, sync, off");
 			CHECK_STR(o->dflt, "warn");
 		}
+		if (strcmp(o->name, "VRAMGUARD_COUNT") == 0) {
+			CHECK_STR(o->values, "device, allocations");
+			CHECK_STR(o->dflt, "device");
+		}
+		if (strcmp(o->name, "VRAMGUARD_DEVICE_POLL") == 0) {
+			CHECK_STR(o->dflt, "500");
+			CHECK_STR(o->values, "50 to 60000 (decimal, milliseconds)");
+		}
+		/* Each limit and request row says where it stands in its precedence chain. */
+		if (strcmp(o->name, "NVIDIA_GPU_MEMORY_LIMIT") == 0)
+			CHECK_CONTAINS(o->doc, "used where NVIDIA_GPU_MEMORY_LIMITS says nothing; beats "
+					       "CUDA_DEVICE_MEMORY_LIMIT_<i> and CUDA_DEVICE_MEMORY_LIMIT");
+		if (strcmp(o->name, "NVIDIA_GPU_MEMORY_LIMITS") == 0)
+			CHECK_CONTAINS(o->doc, "NVIDIA_GPU_MEMORY_LIMIT, then CUDA_DEVICE_MEMORY_LIMIT_<i>, then "
+					       "CUDA_DEVICE_MEMORY_LIMIT");
+		if (strcmp(o->name, "CUDA_DEVICE_MEMORY_LIMIT_<i>") == 0)
+			CHECK_CONTAINS(o->doc, "loses to NVIDIA_GPU_MEMORY_LIMITS and NVIDIA_GPU_MEMORY_LIMIT");
+		if (strcmp(o->name, "NVIDIA_GPU_MEMORY_REQUESTS") == 0)
+			CHECK_CONTAINS(o->doc, "beats NVIDIA_GPU_MEMORY_REQUEST");
+		if (strcmp(o->name, "NVIDIA_GPU_MEMORY_REQUEST") == 0)
+			CHECK_CONTAINS(o->doc, "used where NVIDIA_GPU_MEMORY_REQUESTS says nothing");
 	}
 	f = fmemopen(md, sizeof(md) - 1, "w");
 	CHECK(f != NULL);
@@ -1249,6 +1506,10 @@ int main(void)
 	test_precedence();
 	test_load_enums();
 	test_load_limits();
+	test_load_limit_one();
+	test_load_requests();
+	test_precedence_nvidia();
+	test_load_count_poll();
 	test_load_backtrace();
 	test_load_signal();
 	test_load_report();

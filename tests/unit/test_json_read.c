@@ -174,6 +174,9 @@ static void test_round_trip_full(void)
 	CHECK_EQ_U64(r.ndevices, 2);
 	CHECK(r.devices[0].quota_set == 1 && r.devices[0].quota_bytes == 4294967296ull);
 	CHECK(r.devices[1].quota_set == 0 && r.devices[1].quota_bytes == 0);
+	CHECK(r.devices[0].soft_set == 1 && r.devices[0].soft_bytes == 3221225472ull);
+	CHECK_STR(r.devices[0].soft_source, "NVIDIA_GPU_MEMORY_REQUEST");
+	CHECK(r.devices[1].soft_set == 0 && r.devices[1].soft_bytes == 0 && r.devices[1].soft_source[0] == '\0');
 	CHECK_STR(r.devices[1].uuid, "GPU-00000000-1111-2222-3333-444455556666");
 	CHECK_EQ_U64(r.devices[0].largest_bytes, 536870912);
 	CHECK_EQ_U64(r.nsites, 15);
@@ -254,8 +257,8 @@ static void test_errors_syntax(void)
 	EXPECT_ERR(doc, 0, "line 1, column 1: empty document (expected a vramguard report, a JSON object)");
 	EXPECT_ERR(doc, 1, "line 1, column 2: unexpected end of input");
 	EXPECT_ERR(doc, 100, "line 6, column 13: unexpected end of input");                /* inside "time" */
-	EXPECT_ERR(doc, len / 2, "line 40, column 128: unexpected end of input");
-	EXPECT_ERR(doc, len - 2, "line 86, column 1: unexpected end of input");            /* the last '}' */
+	EXPECT_ERR(doc, len / 2, "line 40, column 21: unexpected end of input");
+	EXPECT_ERR(doc, len - 2, "line 87, column 1: unexpected end of input");            /* the last '}' */
 	{               /* without its final newline the document is whole */
 		struct vg_report r;
 		CHECK(parse_ok(doc, len - 1, &r) == 0);
@@ -270,9 +273,9 @@ static void test_errors_syntax(void)
 	p = malloc(len + 8);
 	memcpy(p, doc, len);
 	memcpy(p + len, "x", 2);
-	EXPECT_ERR(p, len + 1, "line 87, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 88, column 1: unexpected data after the end of the document");
 	memcpy(p + len, "  {}\n", 6);
-	EXPECT_ERR(p, len + 5, "line 87, column 3: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 5, "line 88, column 3: unexpected data after the end of the document");
 	memcpy(p + len, " \t\r\n", 5);
 	{
 		struct vg_report r;
@@ -280,7 +283,7 @@ static void test_errors_syntax(void)
 		vg_report_free(&r);
 	}
 	p[len] = '\0';
-	EXPECT_ERR(p, len + 1, "line 87, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 88, column 1: unexpected data after the end of the document");
 	free(p);
 
 	/* depth bombs: not an object at all; then 10000 arrays and 10000 objects inside one */
@@ -387,6 +390,12 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"quota_bytes\": 4294967296", "\"quota_bytes\": -1",
 			"devices[0].quota_bytes: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"peak_bytes\": 0, ", "", "missing required key 'devices[1].peak_bytes'");
+	EXPECT_EDIT_ERR(doc, "\"soft_limit_bytes\": 3221225472", "\"soft_limit_bytes\": \"3G\"",
+			"devices[0].soft_limit_bytes: expected an unsigned integer or null");
+	EXPECT_EDIT_ERR(doc, "\"soft_limit_bytes\": 3221225472", "\"soft_limit_bytes\": -3",
+			"devices[0].soft_limit_bytes: expected an unsigned integer");
+	EXPECT_EDIT_ERR(doc, "\"soft_limit_source\": \"NVIDIA_GPU_MEMORY_REQUEST\"", "\"soft_limit_source\": 1",
+			"devices[0].soft_limit_source: expected a string or null");
 	EXPECT_EDIT_ERR(doc, "\"pid\": 1234", "\"pid\": 2147483648", "pid: out of range (-2147483648 to 2147483647)");
 	EXPECT_EDIT_ERR(doc, "\"pid\": 1234", "\"pid\": 12.5", "pid: expected an integer");
 	EXPECT_EDIT_ERR(doc, "\"reason\": \"exit\"", "\"reason\": [\"exit\"]", "reason: expected a string");
@@ -410,7 +419,7 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"synchronized\": true", "\"synchronized\": 1",
 			"streams.destroyed_pending[1].synchronized: expected true or false");
 	EXPECT_EDIT_ERR(doc, "\"capturing\": 1", "\"capturing\": 1.0", "streams.live[1].capturing: expected an unsigned integer");
-	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 78, column 24: expected ',' or ']'");
+	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 79, column 24: expected ',' or ']'");
 	d = replace(doc, "\"streams\": {", "\"streams_v0\": {");
 	EXPECT_ERR_S(d, "missing required key 'streams'");
 	free(d);
@@ -434,6 +443,46 @@ static void test_errors_fields(void)
 		free(d3);
 	}
 	free(d);
+	free(doc);
+}
+
+/* Reports written before soft limits existed have neither soft_limit key: read as "no soft limit", rendered as
+ * before (no soft limit column). A soft-limit report is a report like any other. */
+static void test_soft_limit_keys(void)
+{
+	struct vg_report r;
+	struct vg_strbuf b = { 0 };
+	size_t len;
+	char *doc = golden("report.json", &len);
+	char *d1 = replace(doc, "\"soft_limit_bytes\": 3221225472, \"soft_limit_source\": \"NVIDIA_GPU_MEMORY_REQUEST\", ", "");
+	char *d2 = replace(d1, "\"soft_limit_bytes\": null, \"soft_limit_source\": null, ", "");
+	char *d3 = replace(doc, "\"reason\": \"exit\"", "\"reason\": \"soft-limit\"");
+
+	CHECK(strstr(d2, "soft_limit") == NULL);
+	if (parse_ok(d2, strlen(d2), &r) == 0) {
+		CHECK(r.devices[0].soft_set == 0 && r.devices[1].soft_set == 0);
+		CHECK(vg_report_render_text(&r, &b) == 0 && b.data);
+		CHECK(b.data && strstr(b.data, "soft limit") == NULL);
+		CHECK(b.data && strstr(b.data, "  GPU  used         peak         quota          allocs") != NULL);
+	} else {
+		CHECK(0);
+	}
+	vg_strbuf_free(&b);
+	vg_report_free(&r);
+	memset(&b, 0, sizeof(b));
+	if (parse_ok(d3, strlen(d3), &r) == 0) {
+		CHECK_STR(r.reason, "soft-limit");
+		CHECK(vg_report_render_text(&r, &b) == 0 && b.data);
+		CHECK(b.data && strncmp(b.data, "vramguard: report (soft-limit) pid 1234", 39) == 0);
+		CHECK(b.data && strstr(b.data, "\n  soft limits from NVIDIA_GPU_MEMORY_REQUEST (GPU 0)\n") != NULL);
+	} else {
+		CHECK(0);
+	}
+	vg_strbuf_free(&b);
+	vg_report_free(&r);
+	free(d1);
+	free(d2);
+	free(d3);
 	free(doc);
 }
 
@@ -686,6 +735,7 @@ static void test_mutations(void)
 
 int main(void)
 {
+	test_soft_limit_keys();
 	test_round_trip_full();
 	test_round_trip_empty();
 	test_read_file();

@@ -79,6 +79,9 @@ static void build_full(struct vg_report *r)
 						   .peak_bytes = 3 * GiB + 512 * MiB, .allocs = 1203, .frees = 1190,
 						   .denied_count = 2, .denied_bytes = 6 * GiB, .largest_bytes = 512 * MiB };
 	snprintf(r->devices[0].uuid, sizeof(r->devices[0].uuid), "GPU-5e3c9a1b-7f2d-4c6e-9a0b-1d2e3f405162");
+	r->devices[0].soft_set = 1;
+	r->devices[0].soft_bytes = 3 * GiB;
+	snprintf(r->devices[0].soft_source, sizeof(r->devices[0].soft_source), "NVIDIA_GPU_MEMORY_REQUEST");
 	r->devices[1] = (struct vg_report_device){ .ordinal = 1, .total_bytes = 80 * GiB };
 	snprintf(r->devices[1].uuid, sizeof(r->devices[1].uuid), "GPU-00000000-1111-2222-3333-444455556666");
 
@@ -201,17 +204,23 @@ static const char schema_check_py[] =
 	"    if type(v) is not str or not re.fullmatch('0x[0-9a-f]+', v):\n"
 	"        sys.exit('%s is not a hex address string: %r' % (what, v))\n"
 	"keys(d, ['schema','reason','sequence','pid','time','time_ns','command','hostname','version','driver',\n"
-	"         'backtrace_depth','devices','sites','allocations','streams'], 'top')\n"
+	"         'backtrace_depth','count','devices','sites','allocations','streams'], 'top')\n"
+	"assert d['count'] in ('device', 'allocations'), d['count']\n"
 	"assert d['schema'] == 'vramguard.report/1'\n"
 	"assert re.fullmatch(r'\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z', d['time']), d['time']\n"
 	"for k in ('sequence','pid','time_ns','backtrace_depth'): uint(d[k], k)\n"
 	"for k in ('reason','command','hostname','version','driver'): assert type(d[k]) is str, k\n"
 	"for dev in d['devices']:\n"
-	"    keys(dev, ['ordinal','uuid','quota_bytes','total_bytes','used_bytes','peak_bytes','allocs','frees',\n"
-	"               'denied_count','denied_bytes','largest_bytes'], 'device')\n"
+	"    keys(dev, ['ordinal','uuid','quota_bytes','soft_limit_bytes','soft_limit_source','total_bytes',\n"
+	"               'used_bytes','peak_bytes','allocs','frees','denied_count','denied_bytes','largest_bytes',\n"
+	"               'allocated_bytes','pool_reserved_bytes','pool_live_bytes','graph_bytes','driver_bytes',\n"
+	"               'driver_measured','driver_limit_bytes'], 'device')\n"
+	"    assert (dev['soft_limit_bytes'] is None) == (dev['soft_limit_source'] is None), dev\n"
 	"    for k, v in dev.items():\n"
-	"        if k == 'uuid': assert type(v) is str\n"
-	"        elif k != 'quota_bytes' or v is not None: uint(v, 'device.' + k)\n"
+	"        if k in ('uuid', 'soft_limit_source'): assert v is None or type(v) is str\n"
+	"        elif k == 'driver_measured': assert type(v) is bool\n"
+	"        elif k not in ('quota_bytes', 'soft_limit_bytes', 'driver_limit_bytes') or v is not None:\n"
+	"            uint(v, 'device.' + k)\n"
 	"for s in d['sites']:\n"
 	"    keys(s, ['id','api','live_count','live_bytes','total_allocs','total_bytes','frames'], 'site')\n"
 	"    for f in s['frames']:\n"
@@ -234,6 +243,8 @@ static const char schema_check_py[] =
 	"    devs = {x['ordinal']: x for x in d['devices']}\n"
 	"    assert devs[0]['quota_bytes'] == 4294967296, devs[0]\n"
 	"    assert devs[1]['quota_bytes'] is None, devs[1]\n"
+	"    assert (devs[0]['soft_limit_bytes'], devs[0]['soft_limit_source']) == (3221225472, 'NVIDIA_GPU_MEMORY_REQUEST')\n"
+	"    assert devs[1]['soft_limit_bytes'] is None, devs[1]\n"
 	"    mods = [f['module'] for s in d['sites'] for f in s['frames']]\n"
 	"    assert '/opt/we\"ird\\\\dir\\nname/lib\\u00e9.so' in mods, mods\n"
 	"    assert a['largest'][1]['address'] == '0xffff800000001000'\n"

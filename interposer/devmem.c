@@ -1,0 +1,521 @@
+/* Device figures (VRAMGUARD_COUNT=device, the default): the quota counts what the GPU holds for the process, not only
+ * the bytes it asked for. Next to the allocations three parts are charged (docs/quota.md, "What the quota counts"):
+ *   pools   each stream-ordered pool's reserved memory (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), instead of the logical
+ *           size of its allocations: memory the pool keeps after cuMemFreeAsync stays charged, an allocation the pool
+ *           serves from what it holds costs nothing, one that makes it grow is charged the growth first;
+ *   graphs  the device's graph memory reservation (CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT);
+ *   driver  the driver's own memory for the process (context, module images, lazily loaded kernels, local memory,
+ *           heaps): NVML's per-process used memory less everything above, measured by a background thread.
+ * The hot path reads two of our own counters per stream-ordered allocation; the driver is asked (one attribute query)
+ * only when a pool grows; NVML is called only by the sampler thread, every VRAMGUARD_DEVICE_POLL ms, after each
+ * module load and once, waited for, when a context is created. Before an allocation is refused, the pools' and
+ * graphs' figures are refreshed and unused pool memory is trimmed, so a stale figure never causes a refusal. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interposer/charge.h"
+#include "interposer/devmem.h"
+#include "accounting/region.h"
+#include "report/log.h"
+
+/* Until the NVML module lands (another branch): weak, so the build links without it. */
+bool vg_nvml_load(void) __attribute__((weak));
+const char *vg_nvml_error(void) __attribute__((weak));
+int vg_nvml_process_used(const char *uuid, uint64_t *bytes) __attribute__((weak));
+int vg_nvml_driver_limits(const char *uuid, uint64_t *hard, uint64_t *soft) __attribute__((weak));
+
+#define VG_POOL_GRAIN ((uint64_t)2 << 20)       /* pools grow in 2 MiB pages at least */
+
+struct vg_pool vg_pools[VG_POOLS_MAX];
+static _Atomic uint32_t vg_npools;              /* slots ever used: lookups scan [0, vg_npools) */
+static pthread_mutex_t vg_pools_lock = PTHREAD_MUTEX_INITIALIZER;    /* registering, never on the hot path */
+/* The device's current pool (what cuMemAllocAsync draws from): cached at first use, changed by cuDeviceSetMemPool. */
+static struct vg_pool *_Atomic vg_cur_pool[VG_MAX_DEVICES];
+
+struct vg_devmem vg_devmem[VG_MAX_DEVICES];
+
+static inline uint64_t vg_round_grain(uint64_t n)
+{
+	return n > UINT64_MAX - (VG_POOL_GRAIN - 1) ? UINT64_MAX : (n + VG_POOL_GRAIN - 1) & ~(VG_POOL_GRAIN - 1);
+}
+
+bool vg_count_device(void)
+{
+	return vg_cfg.count == VG_COUNT_DEVICE;
+}
+
+/* ---- pools ---- */
+
+static struct vg_pool *vg_pool_find(CUmemoryPool h)
+{
+	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (atomic_load_explicit(&vg_pools[i].handle, memory_order_acquire) == h)
+			return &vg_pools[i];
+	return NULL;
+}
+
+/* Register a pool of dev (idempotent). NULL when the table is full: the pool's allocations are then charged by
+ * their logical size, as VRAMGUARD_COUNT=allocations does (said once). */
+struct vg_pool *vg_pool_register(CUmemoryPool h, int dev)
+{
+	if (!h || !vg_quota_tracked(dev))
+		return NULL;
+	struct vg_pool *p = vg_pool_find(h);
+	if (p)
+		return p;
+	pthread_mutex_lock(&vg_pools_lock);
+	p = vg_pool_find(h);
+	if (!p) {
+		uint32_t n = atomic_load(&vg_npools);
+		/* A slot of a destroyed pool whose allocations are all gone can be used again. */
+		for (uint32_t i = 0; i < n && !p; i++)
+			if (!atomic_load(&vg_pools[i].handle) && atomic_load(&vg_pools[i].live) == 0 &&
+			    atomic_load(&vg_pools[i].charged) == 0)
+				p = &vg_pools[i];
+		if (!p && n < VG_POOLS_MAX)
+			p = &vg_pools[n];
+		if (p) {
+			p->dev = dev;
+			atomic_store(&p->live, 0);
+			atomic_store(&p->charged, 0);
+			atomic_store(&p->growing, 0);
+			atomic_store_explicit(&p->handle, h, memory_order_release);
+			if (p == &vg_pools[n])
+				atomic_store_explicit(&vg_npools, n + 1, memory_order_release);
+		} else {
+			static _Atomic int warned;
+			if (!atomic_exchange(&warned, 1))
+				vg_log(VG_LOG_WARN, "more than %d stream-ordered pools: allocations from the others are "
+				       "counted by their size, not by the pool's reserved memory", VG_POOLS_MAX);
+		}
+	}
+	pthread_mutex_unlock(&vg_pools_lock);
+	return p;
+}
+
+struct vg_pool *vg_pool_current(int dev)
+{
+	if (!vg_quota_tracked(dev))
+		return NULL;
+	struct vg_pool *p = atomic_load_explicit(&vg_cur_pool[dev], memory_order_acquire);
+	if (VG_LIKELY(p != NULL))
+		return p;
+	CUmemoryPool h = NULL;
+	if (!vg_real.cuDeviceGetMemPool || vg_real.cuDeviceGetMemPool(&h, (CUdevice)dev) != CUDA_SUCCESS || !h)
+		return NULL;
+	p = vg_pool_register(h, dev);
+	if (p)
+		atomic_store_explicit(&vg_cur_pool[dev], p, memory_order_release);
+	return p;
+}
+
+void vg_pool_set_current(int dev, CUmemoryPool h)
+{
+	if (vg_quota_tracked(dev))
+		atomic_store_explicit(&vg_cur_pool[dev], vg_pool_register(h, dev), memory_order_release);
+}
+
+/* The pool's reserved memory now, or false if the driver cannot say (a destroyed pool). */
+static bool vg_pool_reserved(struct vg_pool *p, uint64_t *out)
+{
+	CUmemoryPool h = atomic_load(&p->handle);
+	cuuint64_t v = 0;
+	if (!h || !vg_real.cuMemPoolGetAttribute ||
+	    vg_real.cuMemPoolGetAttribute(h, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) != CUDA_SUCCESS)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Bring the pool's charge to what it holds. Growth is charged (refused charges are forced: the memory is held
+ * already; returns false then); a shrink is given back only while no allocation of the pool is between its charge
+ * and its settle (a figure read before that allocation grew the pool would undercount it). */
+static bool vg_pool_settle(struct vg_pool *p, bool check)
+{
+	uint64_t r;
+	bool ok = true;
+	pthread_mutex_lock(&p->lock);
+	if (!vg_pool_reserved(p, &r)) {
+		pthread_mutex_unlock(&p->lock);
+		return true;
+	}
+	uint64_t c = atomic_load(&p->charged);
+	if (r > c) {
+		if (check && vg_quota_reserve(p->dev, r - c, NULL) != 0) {
+			vg_quota_force(p->dev, r - c);
+			ok = false;
+		} else if (!check) {
+			vg_quota_force(p->dev, r - c);
+		}
+		atomic_store(&p->charged, r);
+	} else if (r < c && atomic_load(&p->growing) == 0) {
+		vg_quota_release(p->dev, c - r);
+		atomic_store(&p->charged, r);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}
+
+void vg_pool_forget(CUmemoryPool h)
+{
+	struct vg_pool *p = vg_pool_find(h);
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	uint64_t c = atomic_exchange(&p->charged, 0);
+	if (c)
+		vg_quota_release(p->dev, c);
+	atomic_store_explicit(&p->handle, NULL, memory_order_release);
+	pthread_mutex_unlock(&p->lock);
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		struct vg_pool *cur = p;
+		atomic_compare_exchange_strong(&vg_cur_pool[d], &cur, NULL);
+	}
+}
+
+void vg_pool_refresh(CUmemoryPool h)
+{
+	struct vg_pool *p = vg_pool_find(h);
+	if (p)
+		vg_pool_settle(p, false);
+}
+
+CUresult vg_pool_grow(struct vg_pool *p, int dev, uint64_t live, int hook)
+{
+	atomic_fetch_add(&p->growing, 1);
+	uint64_t c = atomic_load(&p->charged);
+	uint64_t need = live > c ? vg_round_grain(live - c) : 0;
+	if (need) {
+		CUresult rc = vg_reserve(dev, need, hook);
+		if (rc != CUDA_SUCCESS) {
+			atomic_fetch_sub(&p->growing, 1);
+			return rc;
+		}
+		atomic_fetch_add(&p->charged, need);
+	}
+	return CUDA_SUCCESS;
+}
+
+bool vg_pool_grown(struct vg_pool *p)
+{
+	atomic_fetch_sub(&p->growing, 1);
+	return vg_pool_settle(p, true);
+}
+
+/* Memory the pools of dev hold but have not handed out: trimmed before a refusal. Returns true if any pool shrank. */
+static bool vg_pools_trim(int dev)
+{
+	bool shrank = false;
+	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		struct vg_pool *p = &vg_pools[i];
+		CUmemoryPool h = atomic_load(&p->handle);
+		if (!h || p->dev != dev)
+			continue;
+		uint64_t before = atomic_load(&p->charged);
+		if (vg_real.cuMemPoolTrimTo && vg_real.cuMemPoolTrimTo(h, 0) == CUDA_SUCCESS)
+			atomic_fetch_add(&vg_devmem[dev].trims, 1);
+		vg_pool_settle(p, false);
+		if (atomic_load(&p->charged) < before)
+			shrank = true;
+	}
+	return shrank;
+}
+
+/* ---- graphs ---- */
+
+static void vg_graph_settle(int dev)
+{
+	cuuint64_t v = 0;
+	if (!vg_real.cuDeviceGetGraphMemAttribute ||
+	    vg_real.cuDeviceGetGraphMemAttribute((CUdevice)dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v) !=
+		    CUDA_SUCCESS)
+		return;
+	struct vg_devmem *dm = &vg_devmem[dev];
+	pthread_mutex_lock(&dm->lock);
+	uint64_t c = atomic_load(&dm->graph);
+	if (v > c)
+		vg_quota_force(dev, v - c);
+	else if (v < c)
+		vg_quota_release(dev, c - v);
+	atomic_store(&dm->graph, v);
+	pthread_mutex_unlock(&dm->lock);
+}
+
+/* ---- refresh ---- */
+
+void vg_devmem_refresh(int dev)
+{
+	if (!vg_count_device() || !vg_quota_tracked(dev))
+		return;
+	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (atomic_load(&vg_pools[i].handle) && vg_pools[i].dev == dev)
+			vg_pool_settle(&vg_pools[i], false);
+	vg_graph_settle(dev);
+}
+
+bool vg_devmem_reclaim(int dev)
+{
+	if (!vg_count_device() || !vg_quota_tracked(dev))
+		return false;
+	uint64_t before = vg_quota_used(dev);
+	vg_devmem_refresh(dev);
+	vg_pools_trim(dev);
+	return vg_quota_used(dev) < before;
+}
+
+uint64_t vg_devmem_pools(int dev)
+{
+	uint64_t sum = 0;
+	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (vg_pools[i].dev == dev && atomic_load(&vg_pools[i].handle))
+			sum += atomic_load(&vg_pools[i].charged);
+	return sum;
+}
+
+uint64_t vg_devmem_pool_live(int dev)
+{
+	uint64_t sum = 0;
+	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (vg_pools[i].dev == dev && atomic_load(&vg_pools[i].handle))
+			sum += atomic_load(&vg_pools[i].live);
+	return sum;
+}
+
+/* ---- the driver's own memory: the sampler thread ---- */
+
+static uint64_t vg_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static pthread_mutex_t vg_smp_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t vg_smp_cond = PTHREAD_COND_INITIALIZER;
+static bool vg_smp_started, vg_smp_kicked;
+static uint64_t vg_smp_seq;                     /* rounds completed */
+static _Atomic int vg_smp_state;                /* 0 not started, 1 running, -1 could not start */
+static char vg_smp_reason[160];                 /* why the driver's memory is not measured, "" if it is */
+
+const char *vg_devmem_driver_note(void)
+{
+	return vg_smp_reason;
+}
+
+/* One device: NVML's figure for this process less what the other parts count. Allocations racing with the NVML
+ * call would skew it: read our figure before and after and try again (3 times) if it moved by more than a page. */
+static void vg_measure_driver(int dev, const char *uuid)
+{
+	struct vg_devmem *dm = &vg_devmem[dev];
+	uint64_t own = 0, u1 = 0, u2 = 0;
+	int rc = -EAGAIN;
+	for (int tries = 0; tries < 3; tries++) {
+		u1 = vg_quota_used(dev);
+		rc = vg_nvml_process_used ? vg_nvml_process_used(uuid, &own) : -ENOSYS;
+		u2 = vg_quota_used(dev);
+		if (rc != 0 || (u2 > u1 ? u2 - u1 : u1 - u2) <= VG_POOL_GRAIN)
+			break;
+		rc = -EAGAIN;
+	}
+	atomic_store(&dm->nvml_status, rc);
+	if (rc != 0)
+		return;
+	atomic_store(&dm->nvml_used, own);
+	pthread_mutex_lock(&dm->lock);
+	uint64_t drv = atomic_load(&dm->driver);
+	uint64_t others = u2 > drv ? u2 - drv : 0;
+	uint64_t want = own > others ? own - others : 0;
+	if (want > drv)
+		vg_quota_force(dev, want - drv);
+	else if (want < drv)
+		vg_quota_release(dev, drv - want);
+	atomic_store(&dm->driver, want);
+	atomic_fetch_add(&dm->samples, 1);
+	atomic_store(&dm->measured_ns, vg_mono_ns());
+	pthread_mutex_unlock(&dm->lock);
+}
+
+/* R615+ drivers' own container limits: read once per device, the tighter of the two applies. */
+static void vg_read_driver_limit(int dev, const char *uuid)
+{
+	struct vg_devmem *dm = &vg_devmem[dev];
+	if (atomic_exchange(&dm->limit_read, 1))
+		return;
+	uint64_t hard = VG_NO_LIMIT, soft = VG_NO_LIMIT;
+	if (vg_nvml_driver_limits && vg_nvml_driver_limits(uuid, &hard, &soft) == 0 && hard != VG_NO_LIMIT)
+		vg_device_apply_driver_limit(dev, hard);
+}
+
+static void vg_sample_round(void)
+{
+	bool nvml = vg_nvml_load && vg_nvml_load();
+	if (!nvml)
+		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "%s", vg_nvml_error ? vg_nvml_error() : "no NVML module");
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		const struct vg_device_info *di = vg_device_info_cached(d);
+		if (!di)
+			continue;
+		vg_devmem_refresh(d);
+		if (nvml && di->uuid[0]) {
+			vg_read_driver_limit(d, di->uuid);
+			vg_measure_driver(d, di->uuid);
+		}
+		vg_shared_publish(d);
+		vg_soft_limit_check(d);
+	}
+}
+
+static void *vg_sampler_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&vg_smp_lock);
+	for (;;) {
+		vg_smp_kicked = false;
+		pthread_mutex_unlock(&vg_smp_lock);
+		vg_sample_round();
+		pthread_mutex_lock(&vg_smp_lock);
+		vg_smp_seq++;
+		pthread_cond_broadcast(&vg_smp_cond);
+		if (vg_smp_kicked)
+			continue;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t ms = vg_cfg.device_poll_ms ? vg_cfg.device_poll_ms : 500;
+		ts.tv_sec += (time_t)(ms / 1000);
+		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		while (!vg_smp_kicked && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
+			;
+	}
+	return NULL;
+}
+
+static void vg_sampler_start_locked(void)
+{
+	if (vg_smp_started)
+		return;
+	vg_smp_started = true;
+	static pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&vg_smp_cond, &ca);
+	sigset_t all, prev;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &prev);   /* the application's signals are not ours to take */
+	pthread_t th;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&th, &attr, vg_sampler_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	if (rc != 0) {
+		atomic_store(&vg_smp_state, -1);
+		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "cannot start the sampler thread: %s", strerror(rc));
+		vg_log(VG_LOG_WARN, "the driver's own memory is not counted: %s", vg_smp_reason);
+		return;
+	}
+	pthread_setname_np(th, "vramguard-mem");
+	atomic_store(&vg_smp_state, 1);
+}
+
+static void vg_devmem_kick_for(bool wait, uint64_t wait_ms);
+
+void vg_devmem_kick(bool wait)
+{
+	vg_devmem_kick_for(wait, (uint64_t)VG_DEVMEM_WAIT_S * 1000);
+}
+
+void vg_devmem_fresh(int dev, uint64_t bytes)
+{
+	if (!vg_count_device() || !vg_quota_tracked(dev) || atomic_load_explicit(&vg_smp_state, memory_order_relaxed) != 1)
+		return;
+	uint64_t limit = atomic_load_explicit(&vg_quota[dev].limit, memory_order_relaxed);
+	if (VG_LIKELY(limit == VG_NO_LIMIT))
+		return;
+	uint64_t used = vg_quota_counter(dev);
+	if (VG_LIKELY(used + bytes + VG_DEVMEM_SLACK <= limit))
+		return;
+	struct vg_devmem *dm = &vg_devmem[dev];
+	if (atomic_load(&dm->nvml_status) != 0 ||
+	    vg_mono_ns() - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * 1000000u)
+		return;
+	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
+}
+
+static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
+{
+	if (!vg_count_device())
+		return;
+	pthread_mutex_lock(&vg_smp_lock);
+	vg_sampler_start_locked();
+	if (atomic_load(&vg_smp_state) != 1) {
+		pthread_mutex_unlock(&vg_smp_lock);
+		return;
+	}
+	/* A round that started before this call may have missed what changed: wait for the one after it. */
+	uint64_t target = vg_smp_seq + 2;
+	vg_smp_kicked = true;
+	pthread_cond_broadcast(&vg_smp_cond);
+	if (wait) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (time_t)(wait_ms / 1000);
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		while (vg_smp_seq < target && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&vg_smp_lock);
+}
+
+void vg_devmem_atfork_child(void)
+{
+	pthread_mutex_init(&vg_smp_lock, NULL);
+	pthread_mutex_init(&vg_pools_lock, NULL);
+	vg_smp_started = false;
+	vg_smp_kicked = false;
+	vg_smp_seq = 0;
+	atomic_store(&vg_smp_state, 0);
+	atomic_store(&vg_npools, 0);
+	for (int i = 0; i < VG_POOLS_MAX; i++) {
+		atomic_store(&vg_pools[i].handle, NULL);
+		pthread_mutex_init(&vg_pools[i].lock, NULL);
+	}
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		atomic_store(&vg_cur_pool[d], NULL);
+		struct vg_devmem *dm = &vg_devmem[d];
+		pthread_mutex_init(&dm->lock, NULL);
+		atomic_store(&dm->graph, 0);
+		atomic_store(&dm->driver, 0);
+		atomic_store(&dm->samples, 0);
+		atomic_store(&dm->limit_read, 0);
+	}
+}
+
+void vg_devmem_init(void)
+{
+	for (int i = 0; i < VG_POOLS_MAX; i++)
+		pthread_mutex_init(&vg_pools[i].lock, NULL);
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		pthread_mutex_init(&vg_devmem[d].lock, NULL);
+		atomic_store(&vg_devmem[d].nvml_status, -EAGAIN);
+	}
+}
