@@ -21,14 +21,9 @@
 
 #include "interposer/charge.h"
 #include "interposer/devmem.h"
+#include "interposer/nvml.h"
 #include "accounting/region.h"
 #include "report/log.h"
-
-/* Until the NVML module lands (another branch): weak, so the build links without it. */
-bool vg_nvml_load(void) __attribute__((weak));
-const char *vg_nvml_error(void) __attribute__((weak));
-int vg_nvml_process_used(const char *uuid, uint64_t *bytes) __attribute__((weak));
-int vg_nvml_driver_limits(const char *uuid, uint64_t *hard, uint64_t *soft) __attribute__((weak));
 
 #define VG_POOL_GRAIN ((uint64_t)2 << 20)       /* pools grow in 2 MiB pages at least */
 
@@ -322,7 +317,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 	int rc = -EAGAIN;
 	for (int tries = 0; tries < 3; tries++) {
 		u1 = vg_quota_used(dev);
-		rc = vg_nvml_process_used ? vg_nvml_process_used(uuid, &own) : -ENOSYS;
+		rc = vg_nvml_process_used(uuid, &own);
 		u2 = vg_quota_used(dev);
 		if (rc != 0 || (u2 > u1 ? u2 - u1 : u1 - u2) <= VG_POOL_GRAIN)
 			break;
@@ -353,15 +348,15 @@ static void vg_read_driver_limit(int dev, const char *uuid)
 	if (atomic_exchange(&dm->limit_read, 1))
 		return;
 	uint64_t hard = VG_NO_LIMIT, soft = VG_NO_LIMIT;
-	if (vg_nvml_driver_limits && vg_nvml_driver_limits(uuid, &hard, &soft) == 0 && hard != VG_NO_LIMIT)
+	if (vg_nvml_driver_limits(uuid, &hard, &soft) == 0 && hard != VG_NO_LIMIT)
 		vg_device_apply_driver_limit(dev, hard);
 }
 
 static void vg_sample_round(void)
 {
-	bool nvml = vg_nvml_load && vg_nvml_load();
+	bool nvml = vg_nvml_load();
 	if (!nvml)
-		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "%s", vg_nvml_error ? vg_nvml_error() : "no NVML module");
+		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "%s", vg_nvml_error());
 	for (int d = 0; d < VG_MAX_DEVICES; d++) {
 		const struct vg_device_info *di = vg_device_info_cached(d);
 		if (!di)

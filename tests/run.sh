@@ -125,6 +125,9 @@ prog "device counting: pools charged by their reserve (threshold 0 and max, trim
 	$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical pools
 prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 \
 	FAKECUDA_AUTOCTX=0 -- $T/physical graphs
+prog "device counting: the driver's own memory (context, modules) measured through NVML and charged" $PRE \
+	NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M FAKECUDA_MODULE_BYTES=64M -- \
+	$T/physical driver
 prog "VRAMGUARD_COUNT=allocations: logical bytes, pools' kept memory and graphs not counted" $PRE \
 	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical allocations
 prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx
