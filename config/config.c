@@ -586,6 +586,11 @@ int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, s
 	  VG_STR(VG_DEVICE_POLL_MIN) " to " VG_STR(VG_DEVICE_POLL_MAX) " (decimal, milliseconds)",                    \
 	  "How often a background thread re-measures the driver's own memory for the process (NVML) when"            \
 	  " VRAMGUARD_COUNT=device", VG_READ, vg_load_device_poll)                                                    \
+	X("VRAMGUARD_DRIVER_HEADROOM", "size", "192M", "`SIZE` (bare number = MiB; units K, M, G, B), `0` for none", \
+	  "When VRAMGUARD_COUNT=device: what the driver's own memory is charged beyond its first measurement, in"      \
+	  " advance, so that what the driver takes later (kernels loaded at their first launch, which no call"       \
+	  " shows) stays inside the quota; once it grows past that, what is measured is charged", VG_READ,           \
+	  vg_load_driver_headroom)                                                                                    \
 	X("VRAMGUARD_LOG", "enum", "warn", VG_LOG_VALUES, "Which messages vramguard writes to stderr",                \
 	  VG_READ, vg_load_log)                                                                                       \
 	X("VRAMGUARD_MANAGED", "enum", "count", VG_MANAGED_VALUES,                                                     \
@@ -888,6 +893,24 @@ static int vg_load_device_poll(struct vg_config *cfg, const struct vg_option *op
 	vg_err_head(&b, cfg, opt->name, v);
 	vg_buf_str(&b, "expected milliseconds, an integer from " VG_STR(VG_DEVICE_POLL_MIN) " to "
 		       VG_STR(VG_DEVICE_POLL_MAX));
+	return -EINVAL;
+}
+
+static int vg_load_driver_headroom(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v = get(opt->name);
+	cfg->driver_headroom = VG_DRIVER_HEADROOM_DEFAULT;
+	if (!v)
+		return 0;
+	char err[VG_ERR_MAX];
+	uint64_t bytes = 0;
+	if (strcmp(v, "0") == 0 || vg_parse_size(v, VG_MIB, &bytes, err, sizeof(err)) == 0) {
+		cfg->driver_headroom = bytes;
+		return 0;
+	}
+	struct vg_buf b;
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected a size such as 192M, 1G or 0");
 	return -EINVAL;
 }
 

@@ -66,6 +66,8 @@ enum vg_control { VG_CONTROL_ON = 0, VG_CONTROL_OFF };
  * the bytes the process asked for. */
 enum vg_count { VG_COUNT_DEVICE = 0, VG_COUNT_ALLOCATIONS };
 
+#define VG_DRIVER_HEADROOM_DEFAULT ((uint64_t)192 << 20)
+
 struct vg_config {
 	struct vg_limits limits;        /* NVIDIA_GPU_MEMORY_LIMITS */
 	struct vg_limit limit_one;      /* NVIDIA_GPU_MEMORY_LIMIT: one value for every device (below the list) */
@@ -74,6 +76,7 @@ struct vg_config {
 	struct vg_limit request_one;    /* NVIDIA_GPU_MEMORY_REQUEST: one soft limit for every device (below the list) */
 	enum vg_count count;            /* VRAMGUARD_COUNT */
 	unsigned device_poll_ms;        /* VRAMGUARD_DEVICE_POLL: VG_DEVICE_POLL_MIN..MAX */
+	uint64_t driver_headroom;       /* VRAMGUARD_DRIVER_HEADROOM, bytes */
 	int log_level;                  /* enum vg_log_level */
 	int managed;                    /* enum vg_managed_policy */
 	int backtrace_depth;            /* VRAMGUARD_BACKTRACE: frames per call site, 0..64; 0 = no call sites */

@@ -330,7 +330,19 @@ static void vg_measure_driver(int dev, const char *uuid)
 	pthread_mutex_lock(&dm->lock);
 	uint64_t drv = atomic_load(&dm->driver);
 	uint64_t others = u2 > drv ? u2 - drv : 0;
-	uint64_t want = own > others ? own - others : 0;
+	uint64_t seen = own > others ? own - others : 0;
+	/* The headroom (VRAMGUARD_DRIVER_HEADROOM) is charged beyond the first measurement until growth uses it up:
+	 * kernels loaded at their first launch take memory after the allocations that filled the quota. */
+	uint64_t first = atomic_load(&dm->driver_first);   /* first measurement + 1; 0: none yet */
+	if (!first) {
+		first = seen + 1;
+		atomic_store(&dm->driver_first, first);
+	}
+	first--;
+	uint64_t want = seen;
+	if (first + vg_cfg.driver_headroom > want)
+		want = first + vg_cfg.driver_headroom;
+	atomic_store(&dm->driver_seen, seen);
 	if (want > drv)
 		vg_quota_force(dev, want - drv);
 	else if (want < drv)
@@ -500,6 +512,8 @@ void vg_devmem_atfork_child(void)
 		pthread_mutex_init(&dm->lock, NULL);
 		atomic_store(&dm->graph, 0);
 		atomic_store(&dm->driver, 0);
+		atomic_store(&dm->driver_seen, 0);
+		atomic_store(&dm->driver_first, 0);
 		atomic_store(&dm->samples, 0);
 		atomic_store(&dm->limit_read, 0);
 	}

@@ -29,7 +29,9 @@ struct vg_pool {
 struct vg_devmem {
 	pthread_mutex_t lock;
 	_Atomic uint64_t graph;         /* charged for graph memory */
-	_Atomic uint64_t driver;        /* charged for the driver's own memory */
+	_Atomic uint64_t driver;        /* charged for the driver's own memory: measured + headroom */
+	_Atomic uint64_t driver_seen;   /* the driver's own memory as last measured */
+	_Atomic uint64_t driver_first;  /* as first measured, + 1 (0: not yet): the headroom is charged beyond it */
 	_Atomic uint64_t nvml_used;     /* NVML's last per-process figure */
 	_Atomic uint64_t samples;       /* measurements taken */
 	_Atomic uint64_t trims;         /* pools trimmed before a refusal */
@@ -71,6 +73,10 @@ static inline uint64_t vg_devmem_graph(int dev)
 static inline uint64_t vg_devmem_driver(int dev)
 {
 	return dev >= 0 && dev < VG_MAX_DEVICES ? atomic_load(&vg_devmem[dev].driver) : 0;
+}
+static inline uint64_t vg_devmem_driver_seen(int dev)
+{
+	return dev >= 0 && dev < VG_MAX_DEVICES ? atomic_load(&vg_devmem[dev].driver_seen) : 0;
 }
 /* Near the limit, a driver figure a round old may miss what the driver took since (lazily loaded kernels): an
  * allocation that would leave less than VG_DEVMEM_SLACK of dev's quota waits (at most VG_DEVMEM_FRESH_WAIT_MS)

@@ -257,7 +257,9 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 			o->pool_reserved_bytes = vg_devmem_pools(d);
 			o->pool_live_bytes = vg_devmem_pool_live(d);
 			o->graph_bytes = vg_devmem_graph(d);
-			o->driver_bytes = vg_devmem_driver(d);
+			o->driver_bytes = vg_devmem_driver_seen(d);
+			uint64_t charged = vg_devmem_driver(d);
+			o->driver_headroom_bytes = charged > o->driver_bytes ? charged - o->driver_bytes : 0;
 			o->driver_measured = atomic_load(&vg_devmem[d].nvml_status) == 0;
 		}
 		if (di && atomic_load(&di->driver_limit) != VG_NO_LIMIT) {

@@ -815,6 +815,7 @@ static const struct jr_field jr_device_fields[] = {
 	JR_FIELD_OPT(DEV, pool_live_bytes, JR_U64, pool_live_bytes),
 	JR_FIELD_OPT(DEV, graph_bytes, JR_U64, graph_bytes),
 	JR_FIELD_OPT(DEV, driver_bytes, JR_U64, driver_bytes),
+	JR_FIELD_OPT(DEV, driver_headroom_bytes, JR_U64, driver_headroom_bytes),
 	JR_FIELD_OPT(DEV, driver_measured, JR_BOOL, driver_measured),
 	JR_OTHER_OPT(driver_limit_bytes, jr_driver_limit),
 };

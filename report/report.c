@@ -334,14 +334,18 @@ static const char *vg_plural(uint64_t n, const char *one, const char *many)
 /* Device counting: what `used` is made of, so that a user sees where the memory went. */
 static void vg_text_device_parts(const struct vg_report *r, const struct vg_report_device *d, struct vg_strbuf *out)
 {
-	char a[32], pr[32], pl[32], g[32], dr[32], dl[32];
+	char a[32], pr[32], pl[32], g[32], dr[32], dh[32], dl[32];
 	if (strcmp(r->count, "device") == 0) {
-		vg_strbuf_printf(out, "       = allocations %s, pools hold %s (%s handed out), graphs %s, driver %s%s\n",
+		vg_strbuf_printf(out, "       = allocations %s, pools hold %s (%s handed out), graphs %s, driver %s%s",
 				 vg_format_bytes(d->allocated_bytes, a, sizeof(a)),
 				 vg_format_bytes(d->pool_reserved_bytes, pr, sizeof(pr)),
 				 vg_format_bytes(d->pool_live_bytes, pl, sizeof(pl)), vg_format_bytes(d->graph_bytes, g, sizeof(g)),
 				 vg_format_bytes(d->driver_bytes, dr, sizeof(dr)),
 				 d->driver_measured ? " (NVML)" : " (not measured: no NVML figure for this process)");
+		if (d->driver_headroom_bytes)
+			vg_strbuf_printf(out, " + %s headroom for it",
+					 vg_format_bytes(d->driver_headroom_bytes, dh, sizeof(dh)));
+		vg_strbuf_str(out, "\n");
 	}
 	if (d->driver_limit_set)
 		vg_strbuf_printf(out, "       the driver's own container limit: %s\n",
@@ -725,6 +729,7 @@ static void vg_json_devices(const struct vg_report *r, struct vg_strbuf *b)
 		vg_json_ku64(b, ", ", "pool_live_bytes", d->pool_live_bytes);
 		vg_json_ku64(b, ", ", "graph_bytes", d->graph_bytes);
 		vg_json_ku64(b, ", ", "driver_bytes", d->driver_bytes);
+		vg_json_ku64(b, ", ", "driver_headroom_bytes", d->driver_headroom_bytes);
 		vg_strbuf_str(b, d->driver_measured ? ", \"driver_measured\": true" : ", \"driver_measured\": false");
 		if (d->driver_limit_set)
 			vg_json_ku64(b, ", ", "driver_limit_bytes", d->driver_limit_bytes);

@@ -69,6 +69,7 @@ struct vg_report_device {
 	uint64_t pool_live_bytes;       /* of which handed out */
 	uint64_t graph_bytes;           /* graph memory reservation */
 	uint64_t driver_bytes;          /* the driver's own memory for the process (NVML), 0 if not measured */
+	uint64_t driver_headroom_bytes; /* charged beyond it in advance (VRAMGUARD_DRIVER_HEADROOM, what is left) */
 	int driver_measured;            /* NVML measured it (else driver_bytes is 0) */
 	int driver_limit_set;           /* the driver enforces a container limit here (R615+) */
 	uint64_t driver_limit_bytes;

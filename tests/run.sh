@@ -73,6 +73,9 @@ expect_quiet() { # NAME
 	if [ ! -s "$ERR" ]; then ok "$1"; else bad "$1" "stderr: $(head -3 "$ERR")"; fi
 }
 
+# The fake NVML next to the double measures the process's memory, so device counting charges the driver's headroom
+# (VRAMGUARD_DRIVER_HEADROOM) beyond it; the checks count bytes exactly and set it to 0, except the headroom's own.
+export VRAMGUARD_DRIVER_HEADROOM=0
 PRE="LD_PRELOAD=$SP$LIB"
 D=$T/direct
 
@@ -126,8 +129,11 @@ prog "device counting: pools charged by their reserve (threshold 0 and max, trim
 prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 \
 	FAKECUDA_AUTOCTX=0 -- $T/physical graphs
 prog "device counting: the driver's own memory (context, modules) measured through NVML and charged" $PRE \
-	NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M FAKECUDA_MODULE_BYTES=64M -- \
-	$T/physical driver
+	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
+	FAKECUDA_MODULE_BYTES=64M -- $T/physical driver
+prog "device counting: VRAMGUARD_DRIVER_HEADROOM is charged beyond the first measurement until growth uses it" $PRE \
+	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=100M FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
+	FAKECUDA_MODULE_BYTES=64M -- $T/physical headroom
 prog "VRAMGUARD_COUNT=allocations: logical bytes, pools' kept memory and graphs not counted" $PRE \
 	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical allocations
 prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx

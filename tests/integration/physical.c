@@ -142,6 +142,28 @@ static void t_driver(void)
 	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
 }
 
+/* VRAMGUARD_DRIVER_HEADROOM=100M with FAKECUDA_CTX_BYTES=300M, FAKECUDA_MODULE_BYTES=64M: the context is charged
+ * 300 + 100 MiB; a module's growth is inside the headroom until it is used up. */
+static void t_headroom(void)
+{
+	CUstream s;
+	CUmodule m1, m2;
+	setup(&s);
+	IT_CHECK(mem_free() == Q - 400 * MiB, "the context is charged with 100 MiB of headroom (free %zu)", mem_free());
+	IT_RC(cuModuleLoadData(&m1, "image"), CUDA_SUCCESS);
+	it_sleep_s(0.1);
+	IT_CHECK(mem_free() == Q - 400 * MiB, "a 64 MiB module fits in the headroom: no more is charged (free %zu)",
+		 mem_free());
+	IT_RC(cuModuleLoadData(&m2, "image"), CUDA_SUCCESS);
+	size_t f = 0;
+	for (int i = 0; i < 200 && (f = mem_free()) != Q - 428 * MiB; i++)
+		it_sleep_s(0.01);
+	IT_CHECK(f == Q - 428 * MiB, "past the headroom, what is measured is charged (free %zu)", f);
+	IT_RC(cuModuleUnload(m1), CUDA_SUCCESS);
+	IT_RC(cuModuleUnload(m2), CUDA_SUCCESS);
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+}
+
 /* VRAMGUARD_COUNT=allocations: the bytes asked for, as before device counting. */
 static void t_allocations(void)
 {
@@ -167,6 +189,8 @@ int main(int argc, char **argv)
 		t_graphs();
 	else if (!strcmp(t, "driver"))
 		t_driver();
+	else if (!strcmp(t, "headroom"))
+		t_headroom();
 	else if (!strcmp(t, "allocations"))
 		t_allocations();
 	else {

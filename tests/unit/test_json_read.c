@@ -257,7 +257,7 @@ static void test_errors_syntax(void)
 	EXPECT_ERR(doc, 0, "line 1, column 1: empty document (expected a vramguard report, a JSON object)");
 	EXPECT_ERR(doc, 1, "line 1, column 2: unexpected end of input");
 	EXPECT_ERR(doc, 100, "line 6, column 13: unexpected end of input");                /* inside "time" */
-	EXPECT_ERR(doc, len / 2, "line 40, column 21: unexpected end of input");
+	EXPECT_ERR(doc, len / 2, "line 39, column 131: unexpected end of input");
 	EXPECT_ERR(doc, len - 2, "line 87, column 1: unexpected end of input");            /* the last '}' */
 	{               /* without its final newline the document is whole */
 		struct vg_report r;

@@ -214,6 +214,7 @@ static const char schema_check_py[] =
 	"    keys(dev, ['ordinal','uuid','quota_bytes','soft_limit_bytes','soft_limit_source','total_bytes',\n"
 	"               'used_bytes','peak_bytes','allocs','frees','denied_count','denied_bytes','largest_bytes',\n"
 	"               'allocated_bytes','pool_reserved_bytes','pool_live_bytes','graph_bytes','driver_bytes',\n"
+	"               'driver_headroom_bytes',\n"
 	"               'driver_measured','driver_limit_bytes'], 'device')\n"
 	"    assert (dev['soft_limit_bytes'] is None) == (dev['soft_limit_source'] is None), dev\n"
 	"    for k, v in dev.items():\n"
