@@ -9,7 +9,8 @@
 #                   (python3 -c 'import cupy; print(cupy.__version__)'; run.sh prints both versions)
 #     CUPY_TESTS_OUT  where to put them (default: .gpu-cache/cupy-tests in this repository)
 #
-# What is copied, and why: tests/cupy_tests/cuda_tests (the tests), tests/cupy_tests/__init__.py (cuda_tests is a
+# What is copied, and why: tests/cupy_tests/cuda_tests (the tests), fft_tests/test_fft.py (cuda_tests/test_cufft.py
+# imports a helper from it; only cuda_tests is run), tests/cupy_tests/__init__.py (cuda_tests is a
 # package inside cupy_tests), tests/conftest.py (the pytester plugin and options the tests run with) moved up one
 # level next to cupy_tests/, pyproject.toml (pytest's settings: --strict-markers with the markers slow and multi_gpu,
 # xfail_strict, the warning filters) and LICENSE (CuPy's MIT licence travels with its code). None of it is ever
@@ -28,7 +29,8 @@ version=$(git -C "$src" show "$commit:cupy/_version.py" | sed -n "s/^__version__
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git -C "$src" archive --format=tar "$commit" pyproject.toml LICENSE tests/conftest.py tests/cupy_tests/__init__.py \
-	tests/cupy_tests/cuda_tests | tar -x -C "$tmp"
+	tests/cupy_tests/cuda_tests tests/cupy_tests/fft_tests/__init__.py tests/cupy_tests/fft_tests/test_fft.py |
+	tar -x -C "$tmp"
 mkdir -p "$tmp/out"
 mv "$tmp/tests/conftest.py" "$tmp/tests/cupy_tests" "$tmp/pyproject.toml" "$tmp/LICENSE" "$tmp/out/"
 printf 'version %s\nref %s\ncommit %s\nfrom %s\n' "$version" "$ref" "$commit" "$src" >"$tmp/out/SOURCE"
