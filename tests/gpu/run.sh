@@ -122,6 +122,7 @@ built() { # built NAME: true if the binary exists, else a FAIL line for CHECK ($
 	return 1
 }
 fi # VG_ONLY
+unset VRAMGUARD_COUNT
 
 # ---- 0. the library is there and actually mapped into a preloaded process
 if [ ! -f "$VG_LIB" ]; then
@@ -135,6 +136,10 @@ else
 fi
 
 if [ "$VG_ONLY" != physical ]; then # (not indented, up to region_checks)
+# The checks up to region_pidns count bytes exactly (so many GiB fit, so much is free at the start): they hold the
+# allocations' accounting (VRAMGUARD_COUNT=allocations) on every route. Device counting, the default, is proved by
+# the phys_* checks at the end, which read what nvidia-smi shows.
+export VRAMGUARD_COUNT=allocations
 # ---- 1-3. CUDA C
 built driver_api driver_api && EXTRA=need_denial program driver_api vg "$BUILD/driver_api"
 built runtime_api runtime_api && EXTRA=need_denial program runtime_api vg "$BUILD/runtime_api"
@@ -811,6 +816,7 @@ region_checks() {
 }
 region_checks
 fi # VG_ONLY
+unset VRAMGUARD_COUNT
 
 # ---- physical memory: what the GPU really holds for a process, read with nvidia-smi WITHOUT the preload. Counting
 # device memory (the default; VRAMGUARD_COUNT=allocations keeps the old logical counting), the quota covers the
