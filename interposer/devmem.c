@@ -299,6 +299,7 @@ static uint64_t vg_mono_ns(void)
 static pthread_mutex_t vg_smp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vg_smp_cond = PTHREAD_COND_INITIALIZER;
 static bool vg_smp_started, vg_smp_kicked;
+static unsigned vg_smp_urgent;                  /* threads waiting for a round */
 static uint64_t vg_smp_seq;                     /* rounds completed */
 static _Atomic int vg_smp_state;                /* 0 not started, 1 running, -1 could not start */
 static char vg_smp_reason[160];                 /* why the driver's memory is not measured, "" if it is */
@@ -383,6 +384,16 @@ static void vg_sample_round(void)
 	}
 }
 
+static void vg_deadline(struct timespec *ts, uint64_t from_ns, uint64_t ms)
+{
+	uint64_t t = from_ns + ms * 1000000u;
+	ts->tv_sec = (time_t)(t / 1000000000u);
+	ts->tv_nsec = (long)(t % 1000000000u);
+}
+
+/* Rounds: every VRAMGUARD_DEVICE_POLL ms; sooner when kicked (a module load: at most one round per
+ * VG_DEVMEM_MIN_GAP_MS, so a program loading hundreds of modules a second costs one NVML query per gap, not one per
+ * load); at once when a thread waits for a measurement (a context creation, an allocation near the limit). */
 static void *vg_sampler_main(void *arg)
 {
 	(void)arg;
@@ -394,19 +405,20 @@ static void *vg_sampler_main(void *arg)
 		pthread_mutex_lock(&vg_smp_lock);
 		vg_smp_seq++;
 		pthread_cond_broadcast(&vg_smp_cond);
-		if (vg_smp_kicked)
-			continue;
+		uint64_t end = vg_mono_ns();
+		uint64_t poll = vg_cfg.device_poll_ms ? vg_cfg.device_poll_ms : 500;
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ms = vg_cfg.device_poll_ms ? vg_cfg.device_poll_ms : 500;
-		ts.tv_sec += (time_t)(ms / 1000);
-		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+		for (;;) {
+			if (vg_smp_urgent)
+				break;
+			uint64_t now = vg_mono_ns();
+			if (vg_smp_kicked && now >= end + (uint64_t)VG_DEVMEM_MIN_GAP_MS * 1000000u)
+				break;
+			if (now >= end + poll * 1000000u)
+				break;
+			vg_deadline(&ts, end, vg_smp_kicked && VG_DEVMEM_MIN_GAP_MS < poll ? VG_DEVMEM_MIN_GAP_MS : poll);
+			pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts);
 		}
-		while (!vg_smp_kicked && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
-			;
 	}
 	return NULL;
 }
@@ -480,15 +492,12 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 	pthread_cond_broadcast(&vg_smp_cond);
 	if (wait) {
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += (time_t)(wait_ms / 1000);
-		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		vg_deadline(&ts, vg_mono_ns(), wait_ms);
+		vg_smp_urgent++;
+		pthread_cond_broadcast(&vg_smp_cond);
 		while (vg_smp_seq < target && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
 			;
+		vg_smp_urgent--;
 	}
 	pthread_mutex_unlock(&vg_smp_lock);
 }
@@ -499,6 +508,7 @@ void vg_devmem_atfork_child(void)
 	pthread_mutex_init(&vg_pools_lock, NULL);
 	vg_smp_started = false;
 	vg_smp_kicked = false;
+	vg_smp_urgent = 0;
 	vg_smp_seq = 0;
 	atomic_store(&vg_smp_state, 0);
 	atomic_store(&vg_npools, 0);

@@ -10,6 +10,7 @@
 #include "interposer/interposer.h"
 
 #define VG_POOLS_MAX 256
+#define VG_DEVMEM_MIN_GAP_MS 50         /* rounds woken by module loads: at most one per 50 ms */
 #define VG_DEVMEM_WAIT_S 3              /* the longest a context creation waits for its first measurement */
 
 /* A stream-ordered pool this process allocates from. `charged` is what the quota holds for the pool's reserve;

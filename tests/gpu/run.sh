@@ -6,7 +6,9 @@
 #   CUPY_TESTS  CuPy's tests for cupy_suite: a folder holding cupy_tests/cuda_tests and conftest.py (default
 #               .gpu-cache/cupy-tests if there, made by scripts/fetch-cupy-tests.sh; "off" skips); CUPY_SUITE_TIMEOUT
 #               bounds each of its two pytest runs (default 240 s)
-#   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite)
+#   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite);
+#               VG_ONLY=cupy: only library_loads and cupy_suite. CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
+#               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints one line: PASS/FAIL/SKIP <name>: <figures>. No check can stop or hang the others (no set -e,
 # every command under timeout). Exit status 1 when anything failed.
 set -u
@@ -99,7 +101,7 @@ echo "vramguard GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), library $VG_LIB"
 NGPU=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 
 VG_ONLY=${VG_ONLY:-}
-if [ "$VG_ONLY" != physical ]; then # (not indented: VG_ONLY=physical skips the build and the checks up to region_pidns)
+if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ]; then # (not indented: VG_ONLY=physical skips the build and the checks up to region_pidns)
 # ---- build (in parallel; -arch=native needs the GPU, sm_90 is the H100/H200 fallback)
 compile() { # compile NAME SRC NVCC-ARGS...
 	local name=$1 src=$2
@@ -135,7 +137,7 @@ else
 	else result FAIL library_loads "$(why_rc), not mapped: $(head -c 300 "$BUILD/e")"; fi
 fi
 
-if [ "$VG_ONLY" != physical ]; then # (not indented, up to region_checks)
+if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ]; then # (not indented, up to region_checks)
 # The checks up to region_pidns count bytes exactly (so many GiB fit, so much is free at the start): they hold the
 # allocations' accounting (VRAMGUARD_COUNT=allocations) on every route. Device counting, the default, is proved by
 # the phys_* checks at the end, which read what nvidia-smi shows.
@@ -870,7 +872,7 @@ phys_fill_checks() {
 	program phys_fill_cupy_async vg "${F[@]}" cupy-async --quota-mib $QUOTA
 }
 PHYS_TORCH_MIB=""
-phys_fill_checks
+[ "$VG_ONLY" = cupy ] || phys_fill_checks
 
 # phys_shared: three PyTorch jobs in one 8192 MiB region (own quotas far above it) fill until OOM and hold at the
 # same time; nvidia-smi's sum for the three pids must be <= 8192 MiB. All three warm up (context, cuBLAS) before any
@@ -916,7 +918,7 @@ phys_shared() {
 	fi
 	rm -rf "$D"
 }
-phys_shared
+[ "$VG_ONLY" = cupy ] || phys_shared
 
 # nvml_view: under the preload with a 4096 MiB quota, NVML reports the quota as the card's total, in the job
 # (nvml_view.py: ctypes and pynvml, before CUDA and with 1 GiB held; torch.cuda.mem_get_info agrees) and in nvidia-smi
@@ -946,7 +948,7 @@ nvml_view() {
 		result FAIL $name "$why; nvidia-smi with the preload '$with', without '$without'; in the job: $fig"
 	fi
 }
-nvml_view
+[ "$VG_ONLY" = cupy ] || nvml_view
 
 # phys_pidns: the PyTorch fill of phys_fill_torch in its own PID namespace (unshare --pid --mount-proc, as root):
 # the job sees itself as pid 1, nvidia-smi lists its host pid (found as the unshare process's child). PASS when
@@ -998,7 +1000,7 @@ phys_pidns() {
 		result FAIL $name "$why; $fig$(tail -c 200 "$BUILD/pn.e" | tr '\n' ' ')"
 	fi
 }
-phys_pidns
+[ "$VG_ONLY" = cupy ] || phys_pidns
 
 # cupy_suite: CuPy's own tests/cupy_tests/cuda_tests (of the installed version; see scripts/fetch-cupy-tests.sh) with
 # pytest, without the preload, then with it (quota 60G, default counting): every test that passed without must pass
@@ -1020,6 +1022,9 @@ cupy_suite() {
 	tver=$(sed -n 's/^version //p' "$dir/SOURCE" 2>/dev/null)
 	# pytest-timeout, where installed: a test that hangs fails alone instead of taking the whole run with it
 	timeout 60 "$PY" -c 'import pytest_timeout' 2>/dev/null && tmo=(--timeout=120)
+	# pytest-xdist, where installed: the tests in parallel worker processes (each its own CUDA context and quota)
+	timeout 60 "$PY" -c 'import xdist' 2>/dev/null && [ "${CUPY_SUITE_WORKERS:-8}" -gt 1 ] &&
+		tmo+=(-n "${CUPY_SUITE_WORKERS:-8}")
 	for mode in without with; do
 		cmd=("$PY" -m pytest -p no:cacheprovider -q -rfEs "${tmo[@]}" --junitxml="$BUILD/cupy-$mode.xml" cupy_tests/cuda_tests)
 		[ $mode = with ] && cmd=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=60G "${cmd[@]}")
