@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -267,24 +268,15 @@ bool vg_devmem_reclaim(int dev)
 	return vg_quota_used(dev) < before;
 }
 
-uint64_t vg_devmem_pools(int dev)
+void vg_devmem_pool_figures(int dev, uint64_t *reserved, uint64_t *live)
 {
-	uint64_t sum = 0;
+	*reserved = *live = 0;
 	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++)
-		if (vg_pools[i].dev == dev && atomic_load(&vg_pools[i].handle))
-			sum += atomic_load(&vg_pools[i].charged);
-	return sum;
-}
-
-uint64_t vg_devmem_pool_live(int dev)
-{
-	uint64_t sum = 0;
-	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
-	for (uint32_t i = 0; i < n; i++)
-		if (vg_pools[i].dev == dev && atomic_load(&vg_pools[i].handle))
-			sum += atomic_load(&vg_pools[i].live);
-	return sum;
+		if (vg_pools[i].dev == dev && atomic_load(&vg_pools[i].handle)) {
+			*reserved += atomic_load(&vg_pools[i].charged);
+			*live += atomic_load(&vg_pools[i].live);
+		}
 }
 
 /* ---- the driver's own memory: the sampler thread ---- */
@@ -300,6 +292,7 @@ static pthread_mutex_t vg_smp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vg_smp_cond = PTHREAD_COND_INITIALIZER;
 static bool vg_smp_started, vg_smp_kicked;
 static unsigned vg_smp_urgent;                  /* threads waiting for a round */
+static bool vg_smp_stop, vg_smp_in_round;       /* exit: no round may start, or be under way, past atexit */
 static uint64_t vg_smp_seq;                     /* rounds completed */
 static _Atomic int vg_smp_state;                /* 0 not started, 1 running, -1 could not start */
 static char vg_smp_reason[160];                 /* why the driver's memory is not measured, "" if it is */
@@ -399,10 +392,14 @@ static void *vg_sampler_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&vg_smp_lock);
 	for (;;) {
+		while (vg_smp_stop)
+			pthread_cond_wait(&vg_smp_cond, &vg_smp_lock);
 		vg_smp_kicked = false;
+		vg_smp_in_round = true;
 		pthread_mutex_unlock(&vg_smp_lock);
 		vg_sample_round();
 		pthread_mutex_lock(&vg_smp_lock);
+		vg_smp_in_round = false;
 		vg_smp_seq++;
 		pthread_cond_broadcast(&vg_smp_cond);
 		uint64_t end = vg_mono_ns();
@@ -423,11 +420,29 @@ static void *vg_sampler_main(void *arg)
 	return NULL;
 }
 
+/* At exit (atexit runs before any library's destructors): NVML and the driver are about to go; the sampler stops
+ * using them. A round under way is waited for (it takes a few milliseconds; at most 500 ms). */
+static void vg_sampler_stop(void)
+{
+	pthread_mutex_lock(&vg_smp_lock);
+	vg_smp_stop = true;
+	struct timespec ts;
+	vg_deadline(&ts, vg_mono_ns(), 500);
+	while (vg_smp_in_round && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&vg_smp_lock);
+}
+
 static void vg_sampler_start_locked(void)
 {
 	if (vg_smp_started)
 		return;
 	vg_smp_started = true;
+	static bool registered;
+	if (!registered) {
+		registered = true;
+		atexit(vg_sampler_stop);
+	}
 	static pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -482,7 +497,7 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 		return;
 	pthread_mutex_lock(&vg_smp_lock);
 	vg_sampler_start_locked();
-	if (atomic_load(&vg_smp_state) != 1) {
+	if (atomic_load(&vg_smp_state) != 1 || vg_smp_stop) {
 		pthread_mutex_unlock(&vg_smp_lock);
 		return;
 	}
@@ -509,6 +524,8 @@ void vg_devmem_atfork_child(void)
 	vg_smp_started = false;
 	vg_smp_kicked = false;
 	vg_smp_urgent = 0;
+	vg_smp_stop = false;
+	vg_smp_in_round = false;
 	vg_smp_seq = 0;
 	atomic_store(&vg_smp_state, 0);
 	atomic_store(&vg_npools, 0);

@@ -64,9 +64,9 @@ bool vg_pool_grown(struct vg_pool *p);
 void vg_devmem_refresh(int dev);
 /* Before refusing on dev: refresh and trim the pools' unused memory. True if usage went down (try again). */
 bool vg_devmem_reclaim(int dev);
-/* The parts of dev's figure: the pools' reserve, graph memory, the driver's own memory. */
-uint64_t vg_devmem_pools(int dev);
-uint64_t vg_devmem_pool_live(int dev);
+/* The parts of dev's figure: the pools' reserve (and what of it is handed out), graph memory, the driver's own
+ * memory (charged, and as last measured). */
+void vg_devmem_pool_figures(int dev, uint64_t *reserved, uint64_t *live);
 static inline uint64_t vg_devmem_graph(int dev)
 {
 	return dev >= 0 && dev < VG_MAX_DEVICES ? atomic_load(&vg_devmem[dev].graph) : 0;

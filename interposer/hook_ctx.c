@@ -59,7 +59,6 @@ static CUresult vg_ctx_destroy(bool v2, CUcontext ctx)
 		   v2 ? VG_REAL_CALL(cuCtxDestroy_v2, ctx) : VG_REAL_CALL(cuCtxDestroy, ctx));
 	struct vg_alloc *list = ctx ? vg_take_ctx(ctx) : NULL;
 	rc = v2 ? VG_REAL_CALL(cuCtxDestroy_v2, ctx) : VG_REAL_CALL(cuCtxDestroy, ctx);
-	vg_ctx_cache_invalidate();
 	vg_settle_ctx(list, rc == CUDA_SUCCESS);
 	vg_devmem_kick(false);
 out:
@@ -103,7 +102,6 @@ static CUresult vg_primary_reset(bool v2, CUdevice dev)
 	CUcontext ctx = vg_primary_ctx(dev);
 	struct vg_alloc *list = ctx ? vg_take_ctx(ctx) : NULL;
 	rc = v2 ? VG_REAL_CALL(cuDevicePrimaryCtxReset_v2, dev) : VG_REAL_CALL(cuDevicePrimaryCtxReset, dev);
-	vg_ctx_cache_invalidate();
 	vg_settle_ctx(list, rc == CUDA_SUCCESS);
 	vg_devmem_kick(false);
 out:

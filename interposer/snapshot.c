@@ -254,8 +254,7 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		o->largest_bytes = q.largest;
 		o->allocated_bytes = q.allocated;
 		if (vg_count_device()) {
-			o->pool_reserved_bytes = vg_devmem_pools(d);
-			o->pool_live_bytes = vg_devmem_pool_live(d);
+			vg_devmem_pool_figures(d, &o->pool_reserved_bytes, &o->pool_live_bytes);
 			o->graph_bytes = vg_devmem_graph(d);
 			o->driver_bytes = vg_devmem_driver_seen(d);
 			uint64_t charged = vg_devmem_driver(d);
