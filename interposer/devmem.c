@@ -61,7 +61,7 @@ static struct vg_pool *vg_pool_find(CUmemoryPool h)
  * their logical size, as VRAMGUARD_COUNT=allocations does (said once). */
 struct vg_pool *vg_pool_register(CUmemoryPool h, int dev)
 {
-	if (!h || !vg_quota_tracked(dev))
+	if (!h || dev < -1 || dev >= VG_MAX_DEVICES)    /* -1: a host pool, remembered so as not to be taken for one */
 		return NULL;
 	struct vg_pool *p = vg_pool_find(h);
 	if (p)
@@ -179,7 +179,7 @@ void vg_pool_forget(CUmemoryPool h)
 void vg_pool_refresh(CUmemoryPool h)
 {
 	struct vg_pool *p = vg_pool_find(h);
-	if (p)
+	if (p && p->dev >= 0)
 		vg_pool_settle(p, false);
 }
 
@@ -302,21 +302,24 @@ const char *vg_devmem_driver_note(void)
 	return vg_smp_reason;
 }
 
-/* One device: NVML's figure for this process less what the other parts count. Allocations racing with the NVML
- * call would skew it: read our figure before and after and try again (3 times) if it moved by more than a page. */
+/* One device: NVML's figure for this process less what the other parts count. An allocation or a free racing with
+ * the NVML call would skew it (a free between NVML's read and ours would look like the driver's memory): read our
+ * figure before and after and use the measurement only if it did not move (5 tries, else the last one stands). */
 static void vg_measure_driver(int dev, const char *uuid)
 {
 	struct vg_devmem *dm = &vg_devmem[dev];
 	uint64_t own = 0, u1 = 0, u2 = 0;
 	int rc = -EAGAIN;
-	for (int tries = 0; tries < 3; tries++) {
+	for (int tries = 0; tries < 5; tries++) {
 		u1 = vg_quota_used(dev);
 		rc = vg_nvml_process_used(uuid, &own);
 		u2 = vg_quota_used(dev);
-		if (rc != 0 || (u2 > u1 ? u2 - u1 : u1 - u2) <= VG_POOL_GRAIN)
+		if (rc != 0 || u2 == u1)
 			break;
-		rc = -EAGAIN;
+		rc = -EAGAIN;   /* a free between the two reads would be counted as the driver's: look again */
 	}
+	if (rc == -EAGAIN && atomic_load(&dm->samples))
+		return;         /* busy: keep the last measurement */
 	atomic_store(&dm->nvml_status, rc);
 	if (rc != 0)
 		return;

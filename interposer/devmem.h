@@ -47,7 +47,8 @@ extern struct vg_pool vg_pools[VG_POOLS_MAX];
 /* VRAMGUARD_COUNT=device. */
 bool vg_count_device(void);
 
-/* Pools: register one (cuMemPoolCreate, first use), the device's current pool (cuMemAllocAsync), a new current pool
+/* Pools: register one (cuMemPoolCreate, first use; dev -1 for a host pool, whose allocations are then counted by
+ * their size as before), the device's current pool (cuMemAllocAsync), a new current pool
  * (cuDeviceSetMemPool), a destroyed one, and re-read one after the application changed it (trim, threshold). */
 struct vg_pool *vg_pool_register(CUmemoryPool h, int dev);
 struct vg_pool *vg_pool_current(int dev);

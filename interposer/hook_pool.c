@@ -57,7 +57,8 @@ static struct vg_pool *vg_pool_of(CUmemoryPool pool, int dev)
 {
 	if (!vg_count_device())
 		return NULL;
-	return pool ? vg_pool_register(pool, dev) : vg_pool_current(dev);
+	struct vg_pool *p = pool ? vg_pool_register(pool, dev) : vg_pool_current(dev);
+	return p && p->dev >= 0 ? p : NULL;     /* a host pool: its allocations by their size */
 }
 
 /* The pool grew past the quota between our charge and the driver's figure (fragmentation, or growth in bigger steps
@@ -172,9 +173,8 @@ VG_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolPr
 {
 	VG_OPEN(cuMemPoolCreate, pool, props);
 	rc = VG_REAL_CALL(cuMemPoolCreate, pool, props);
-	if (rc == CUDA_SUCCESS && pool && props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
-	    vg_count_device())
-		vg_pool_register(*pool, props->location.id);
+	if (rc == CUDA_SUCCESS && pool && props && vg_count_device())
+		vg_pool_register(*pool, props->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props->location.id : -1);
 out:
 	vg_hook_leave();
 	return rc;

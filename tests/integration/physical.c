@@ -86,6 +86,18 @@ static void t_pools(void)
 	IT_RC(cuMemPoolDestroy(mine), CUDA_SUCCESS);
 	IT_CHECK(mem_free() == Q, "cuMemPoolDestroy releases the rest (free %zu)", mem_free());
 
+	/* A host pool is not device memory: its allocations are counted by their size, as before device counting,
+	 * and never by a reserve the device does not hold. */
+	props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+	props.location.id = 0;
+	CUmemoryPool host;
+	IT_RC(cuMemPoolCreate(&host, &props), CUDA_SUCCESS);
+	IT_RC(cuMemAllocFromPoolAsync(&c, 64 * MiB, host, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == Q - 64 * MiB, "a host pool's allocation is counted by its size (free %zu)", mem_free());
+	IT_RC(cuMemFreeAsync(c, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == Q, "and uncharged at its free (free %zu)", mem_free());
+	IT_RC(cuMemPoolDestroy(host), CUDA_SUCCESS);
+
 	/* Growth past the quota is refused before the driver is asked. */
 	IT_RC(cuMemAllocAsync(&a, Q + 2 * MiB, s), CUDA_ERROR_OUT_OF_MEMORY);
 	IT_CHECK(fakecuda_pool_reserved(0) == 0, "the refused growth never reached the driver");
