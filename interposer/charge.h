@@ -41,6 +41,12 @@ static inline bool vg_fails_closed(enum vg_mode m, int id)
 		goto out;                                                                                    \
 	}
 #define VG_OPEN(name, ...) VG_OPEN_AS(VG_HOOK_##name, VG_REAL_CALL(name, __VA_ARGS__))
+/* Two rows served by one helper, name and name##suffix (cuCtxDestroy / _v2, cuMemFreeAsync / _ptsz): the real call
+ * of the one alt picks, and the opening for it. */
+#define VG_REAL_EITHER(alt, name, suffix, ...)                                                               \
+	((alt) ? VG_REAL_CALL(name##suffix, __VA_ARGS__) : VG_REAL_CALL(name, __VA_ARGS__))
+#define VG_OPEN_EITHER(alt, name, suffix, ...)                                                               \
+	VG_OPEN_AS((alt) ? VG_HOOK_##name##suffix : VG_HOOK_##name, VG_REAL_EITHER(alt, name, suffix, __VA_ARGS__))
 
 /* One message a second at most (a framework retrying after freeing its cache, a loop destroying busy streams).
  * vg_rate_ok writes "; N more since the last message" into tail when some were suppressed; false: suppressed. */

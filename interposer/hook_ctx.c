@@ -55,10 +55,9 @@ static void vg_settle_ctx(struct vg_alloc *list, bool destroyed)
 
 static CUresult vg_ctx_destroy(bool v2, CUcontext ctx)
 {
-	VG_OPEN_AS(v2 ? VG_HOOK_cuCtxDestroy_v2 : VG_HOOK_cuCtxDestroy,
-		   v2 ? VG_REAL_CALL(cuCtxDestroy_v2, ctx) : VG_REAL_CALL(cuCtxDestroy, ctx));
+	VG_OPEN_EITHER(v2, cuCtxDestroy, _v2, ctx);
 	struct vg_alloc *list = ctx ? vg_take_ctx(ctx) : NULL;
-	rc = v2 ? VG_REAL_CALL(cuCtxDestroy_v2, ctx) : VG_REAL_CALL(cuCtxDestroy, ctx);
+	rc = VG_REAL_EITHER(v2, cuCtxDestroy, _v2, ctx);
 	vg_settle_ctx(list, rc == CUDA_SUCCESS);
 	vg_devmem_kick(false);
 out:
@@ -97,11 +96,10 @@ static CUcontext vg_primary_ctx(CUdevice dev)
 
 static CUresult vg_primary_reset(bool v2, CUdevice dev)
 {
-	VG_OPEN_AS(v2 ? VG_HOOK_cuDevicePrimaryCtxReset_v2 : VG_HOOK_cuDevicePrimaryCtxReset,
-		   v2 ? VG_REAL_CALL(cuDevicePrimaryCtxReset_v2, dev) : VG_REAL_CALL(cuDevicePrimaryCtxReset, dev));
+	VG_OPEN_EITHER(v2, cuDevicePrimaryCtxReset, _v2, dev);
 	CUcontext ctx = vg_primary_ctx(dev);
 	struct vg_alloc *list = ctx ? vg_take_ctx(ctx) : NULL;
-	rc = v2 ? VG_REAL_CALL(cuDevicePrimaryCtxReset_v2, dev) : VG_REAL_CALL(cuDevicePrimaryCtxReset, dev);
+	rc = VG_REAL_EITHER(v2, cuDevicePrimaryCtxReset, _v2, dev);
 	vg_settle_ctx(list, rc == CUDA_SUCCESS);
 	vg_devmem_kick(false);
 out:
@@ -123,11 +121,9 @@ VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 /* Releasing the last reference destroys the primary context and everything in it. */
 static CUresult vg_primary_release(bool v2, CUdevice dev)
 {
-	VG_OPEN_AS(v2 ? VG_HOOK_cuDevicePrimaryCtxRelease_v2 : VG_HOOK_cuDevicePrimaryCtxRelease,
-		   v2 ? VG_REAL_CALL(cuDevicePrimaryCtxRelease_v2, dev) : VG_REAL_CALL(cuDevicePrimaryCtxRelease, dev));
+	VG_OPEN_EITHER(v2, cuDevicePrimaryCtxRelease, _v2, dev);
 	CUcontext ctx = vg_primary_ctx(dev);
-	rc = v2 ? VG_REAL_CALL(cuDevicePrimaryCtxRelease_v2, dev) : VG_REAL_CALL(cuDevicePrimaryCtxRelease, dev);
-	vg_ctx_cache_invalidate();
+	rc = VG_REAL_EITHER(v2, cuDevicePrimaryCtxRelease, _v2, dev);
 	if (rc == CUDA_SUCCESS && ctx) {
 		unsigned int flags = 0;
 		int active = 1;

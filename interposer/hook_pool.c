@@ -67,7 +67,7 @@ static struct vg_pool *vg_pool_of(CUmemoryPool pool, int dev)
 static CUresult vg_pool_undo(struct vg_pool *p, int dev, int hook, bool ptsz, CUdeviceptr ptr, size_t bytes,
 			     CUstream s)
 {
-	(void)(ptsz ? VG_REAL_CALL(cuMemFreeAsync_ptsz, ptr, s) : VG_REAL_CALL(cuMemFreeAsync, ptr, s));
+	(void)VG_REAL_EITHER(ptsz, cuMemFreeAsync, _ptsz, ptr, s);
 	if (vg_real.cuStreamSynchronize)
 		(void)vg_real.cuStreamSynchronize(s);
 	atomic_fetch_sub(&p->live, bytes);
@@ -147,10 +147,9 @@ VG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_
 
 static CUresult vg_free_async(bool ptsz, CUdeviceptr dptr, CUstream s)
 {
-	VG_OPEN_AS(ptsz ? VG_HOOK_cuMemFreeAsync_ptsz : VG_HOOK_cuMemFreeAsync,
-		   ptsz ? VG_REAL_CALL(cuMemFreeAsync_ptsz, dptr, s) : VG_REAL_CALL(cuMemFreeAsync, dptr, s));
+	VG_OPEN_EITHER(ptsz, cuMemFreeAsync, _ptsz, dptr, s);
 	struct vg_alloc *r = dptr ? vg_table_remove(&vg_ptrs, dptr) : NULL;
-	rc = ptsz ? VG_REAL_CALL(cuMemFreeAsync_ptsz, dptr, s) : VG_REAL_CALL(cuMemFreeAsync, dptr, s);
+	rc = VG_REAL_EITHER(ptsz, cuMemFreeAsync, _ptsz, dptr, s);
 	vg_free_end(rc, &vg_ptrs, r);
 out:
 	vg_hook_leave();

@@ -166,7 +166,7 @@ static void vg_stream_pending_destroyed(CUstream s, struct vg_site *csite, struc
 static CUresult vg_stream_destroy(bool v2, CUstream s)
 {
 	int hook = v2 ? VG_HOOK_cuStreamDestroy_v2 : VG_HOOK_cuStreamDestroy;
-	VG_OPEN_AS(hook, v2 ? VG_REAL_CALL(cuStreamDestroy_v2, s) : VG_REAL_CALL(cuStreamDestroy, s));
+	VG_OPEN_EITHER(v2, cuStreamDestroy, _v2, s);
 	struct vg_alloc *r = NULL;
 	struct vg_site *dsite = NULL;
 	bool pending = false, sync = vg_cfg.stream_check == VG_STREAM_SYNC;
@@ -180,7 +180,7 @@ static CUresult vg_stream_destroy(bool v2, CUstream s)
 				(void)vg_real.cuStreamSynchronize(s);
 		}
 	}
-	rc = v2 ? VG_REAL_CALL(cuStreamDestroy_v2, s) : VG_REAL_CALL(cuStreamDestroy, s);
+	rc = VG_REAL_EITHER(v2, cuStreamDestroy, _v2, s);
 	if (rc == CUDA_SUCCESS && !vg_special_stream(s)) {
 		atomic_fetch_add(&vg_streams_destroyed, 1);
 		if (pending)

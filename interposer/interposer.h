@@ -61,15 +61,6 @@ const struct vg_device_info *vg_device_info(int dev);
 /* The same, but only if already resolved: never calls the driver (reports). */
 const struct vg_device_info *vg_device_info_cached(int dev);
 
-/* What this process is told about CUDA device dev (already resolved: vg_device_info_cached), whose real size is
- * real_total, when a quota or a shared region's budget applies to it -- the one answer NVML's wrappers give too
- * (interposer/nvml_hooks.c). *total: the tighter of real_total, the process's quota and the region's budget.
- * *used: the region's usage on that GPU if a shared region applies; otherwise this process's (vg_quota_used) plus
- * that of the other processes with a region file for the GPU in VRAMGUARD_SHM_DIR (a container's processes), at
- * most *total. false (nothing written) when neither applies, the device is not resolved yet, or the configuration is
- * invalid. Reads region files (vg_region_dir_usage): not for an allocation path. */
-bool vg_device_view(int dev, uint64_t real_total, uint64_t *total, uint64_t *used);
-
 /* Reports: start the exit handler and the signal reporter (at first CUDA use), and write one now. */
 void vg_reporter_start(void);
 void vg_reporter_arm_exit(void);

@@ -1,7 +1,7 @@
 /* NVML under the preload: nvmlDeviceGetMemoryInfo[_v2] tell what cuMemGetInfo tells, so that a framework sizing
  * itself with NVML, and nvidia-smi in the container, see the quota rather than the card. Both routes land here: our
  * exports (a program linked against libnvidia-ml gets them first) and dlsym on a handle of NVML (how nvidia-smi and
- * ctypes reach it; route.c). The view itself, shared with the CUDA side, is vg_device_view.
+ * ctypes reach it; route.c). The view is vg_view below.
  *
  * Nothing here loads NVML: the wrappers run only because the application loaded it. A limit keyed by CUDA ordinal
  * ("0:4G") needs the ordinal of an NVML device; a process that has not used that GPU through CUDA (nvidia-smi) asks
@@ -169,15 +169,6 @@ static bool vg_view(const struct vg_config *cfg, const char *uuid, int ordinal, 
 	*total = t;
 	*used = u < t ? u : t;
 	return true;
-}
-
-bool vg_device_view(int dev, uint64_t real_total, uint64_t *total, uint64_t *used)
-{
-	const struct vg_device_info *di = vg_device_info_cached(dev);
-	const struct vg_config *cfg = vg_view_config();
-	if (!di || !cfg)
-		return false;
-	return vg_view(cfg, di->uuid[0] ? di->uuid : NULL, dev, dev, real_total, atomic_load(&di->limit), total, used);
 }
 
 /* ---- the real functions behind the exports ---- */
