@@ -18,46 +18,6 @@
 
 #define FN_EXPORT __attribute__((visibility("default")))
 
-typedef enum {
-	NVML_SUCCESS = 0,
-	NVML_ERROR_UNINITIALIZED = 1,
-	NVML_ERROR_INVALID_ARGUMENT = 2,
-	NVML_ERROR_NOT_SUPPORTED = 3,
-	NVML_ERROR_NOT_FOUND = 6,
-	NVML_ERROR_INSUFFICIENT_SIZE = 7,
-	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
-	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-	NVML_ERROR_UNKNOWN = 999,
-} nvmlReturn_t;
-
-typedef struct nvmlDevice_st *nvmlDevice_t;
-
-typedef struct {
-	unsigned long long total, free, used;
-} nvmlMemory_t;
-
-typedef struct {
-	unsigned int version;
-	unsigned long long total, reserved, free, used;
-} nvmlMemory_v2_t;
-#define nvmlMemory_v2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
-
-typedef struct {
-	unsigned int pid;
-	unsigned long long usedGpuMemory;
-} nvmlProcessInfo_v1_t;
-
-typedef struct {
-	unsigned int pid;
-	unsigned long long usedGpuMemory;
-	unsigned int gpuInstanceId, computeInstanceId;
-} nvmlProcessInfo_v2_t;
-
-typedef struct {
-	const char *nameSpace;
-	unsigned long long softLimit, hardLimit, currentUsed;
-} nvmlGetMemoryLimits_v1_t;
-#define NVML_DEVICE_MEMORY_LIMIT_MAX 0xffffffffffffffffull
 
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t");
 _Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t");

@@ -55,6 +55,52 @@
 extern "C" {
 #endif
 
+/* NVML's ABI as the tests see it (the double and the programs that read NVML, tests/integration/nvml_probe.c): its
+ * own copy, not the library's (interposer/nvml.h), so that a layout mistake there cannot hide in both. A unit test
+ * of the library's NVML code defines FAKENVML_NO_ABI and gets the library's. */
+#ifndef FAKENVML_NO_ABI
+typedef enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_UNINITIALIZED = 1,
+	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
+	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+	NVML_ERROR_UNKNOWN = 999,
+} nvmlReturn_t;
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+typedef struct {
+	unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+#define nvmlMemory_v2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
+
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_v2_t;
+
+typedef struct {
+	const char *nameSpace;
+	unsigned long long softLimit, hardLimit, currentUsed;
+} nvmlGetMemoryLimits_v1_t;
+#define NVML_DEVICE_MEMORY_LIMIT_MAX 0xffffffffffffffffull
+#endif
+
 #define FAKENVML_RESERVED_MIB 32ull
 #define FAKENVML_EXTRA_PID_BASE 4000000u
 

@@ -16,16 +16,7 @@
 
 #include "tests/integration/itest.h"
 
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef struct {
-	unsigned long long total, free, used;
-} nvmlMemory_t;
-typedef struct {
-	unsigned int version;
-	unsigned long long total, reserved, free, used;
-} nvmlMemory_v2_t;
-#define NVML_MEMORY_V2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
+#include "tests/fakecuda/fakenvml.h"     /* NVML's types as the tests see them; no fake function is called */
 
 struct nvml {
 	const char *how;
@@ -58,9 +49,9 @@ static void check(const struct nvml *n)
 		 "%s: nvmlDeviceGetMemoryInfo total %llu MiB, used %llu MiB, free %llu MiB (got rc %d: %llu, %llu, %llu "
 		 "bytes)", n->how, want_total >> 20, want_used >> 20, (want_total - want_used) >> 20, rc, m.total, m.used,
 		 m.free);
-	nvmlMemory_v2_t v = { .version = NVML_MEMORY_V2 };
+	nvmlMemory_v2_t v = { .version = nvmlMemory_v2 };
 	rc = n->info_v2(d, &v);
-	IT_CHECK(rc == 0 && v.version == NVML_MEMORY_V2 && v.total == want_total && v.used == want_used &&
+	IT_CHECK(rc == 0 && v.version == nvmlMemory_v2 && v.total == want_total && v.used == want_used &&
 			 v.free == v.total - v.used && v.reserved == want_reserved,
 		 "%s: nvmlDeviceGetMemoryInfo_v2 the same, reserved %llu MiB, version kept (got rc %d: %llu, %llu, %llu, "
 		 "reserved %llu, version %#x)", n->how, want_reserved >> 20, rc, v.total, v.used, v.free, v.reserved,

@@ -17,6 +17,7 @@
 
 #if !defined(TEST_NVML_MISSING)
 #include <cuda.h>
+#define FAKENVML_NO_ABI         /* the NVML types are interposer/nvml.h's here */
 #include "tests/fakecuda/fakenvml.h"
 /* The fake's test helpers, looked up once NVML is loaded (the binary does not link NVML: nothing may load it but
  * vg_nvml_load). */
