@@ -46,6 +46,17 @@ bool vg_count_device(void)
 	return vg_cfg.count == VG_COUNT_DEVICE;
 }
 
+/* Bring a part's charge (*charged, on dev's quota) to want, forced: the memory is held already. */
+static void vg_charge_to(int dev, _Atomic uint64_t *charged, uint64_t want)
+{
+	uint64_t c = atomic_load(charged);
+	if (want > c)
+		vg_quota_force(dev, want - c);
+	else if (want < c)
+		vg_quota_release(dev, c - want);
+	atomic_store(charged, want);
+}
+
 /* ---- pools ---- */
 
 static struct vg_pool *vg_pool_find(CUmemoryPool h)
@@ -143,17 +154,14 @@ static bool vg_pool_settle(struct vg_pool *p, bool check)
 		return true;
 	}
 	uint64_t c = atomic_load(&p->charged);
-	if (r > c) {
-		if (check && vg_quota_reserve(p->dev, r - c, NULL) != 0) {
+	if (r > c && check) {
+		if (vg_quota_reserve(p->dev, r - c, NULL) != 0) {
 			vg_quota_force(p->dev, r - c);
 			ok = false;
-		} else if (!check) {
-			vg_quota_force(p->dev, r - c);
 		}
 		atomic_store(&p->charged, r);
-	} else if (r < c && atomic_load(&p->growing) == 0) {
-		vg_quota_release(p->dev, c - r);
-		atomic_store(&p->charged, r);
+	} else if (r > c || atomic_load(&p->growing) == 0) {
+		vg_charge_to(p->dev, &p->charged, r);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return ok;
@@ -205,24 +213,19 @@ bool vg_pool_grown(struct vg_pool *p)
 	return vg_pool_settle(p, true);
 }
 
-/* Memory the pools of dev hold but have not handed out: trimmed before a refusal. Returns true if any pool shrank. */
-static bool vg_pools_trim(int dev)
+/* Memory the pools of dev hold but have not handed out: trimmed before a refusal, and each pool's charge settled. */
+static void vg_pools_trim(int dev)
 {
-	bool shrank = false;
 	uint32_t n = atomic_load_explicit(&vg_npools, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++) {
 		struct vg_pool *p = &vg_pools[i];
 		CUmemoryPool h = atomic_load(&p->handle);
 		if (!h || p->dev != dev)
 			continue;
-		uint64_t before = atomic_load(&p->charged);
 		if (vg_real.cuMemPoolTrimTo && vg_real.cuMemPoolTrimTo(h, 0) == CUDA_SUCCESS)
 			atomic_fetch_add(&vg_devmem[dev].trims, 1);
 		vg_pool_settle(p, false);
-		if (atomic_load(&p->charged) < before)
-			shrank = true;
 	}
-	return shrank;
 }
 
 /* ---- graphs ---- */
@@ -236,12 +239,7 @@ static void vg_graph_settle(int dev)
 		return;
 	struct vg_devmem *dm = &vg_devmem[dev];
 	pthread_mutex_lock(&dm->lock);
-	uint64_t c = atomic_load(&dm->graph);
-	if (v > c)
-		vg_quota_force(dev, v - c);
-	else if (v < c)
-		vg_quota_release(dev, c - v);
-	atomic_store(&dm->graph, v);
+	vg_charge_to(dev, &dm->graph, v);
 	pthread_mutex_unlock(&dm->lock);
 }
 
@@ -263,8 +261,8 @@ bool vg_devmem_reclaim(int dev)
 	if (!vg_count_device() || !vg_quota_tracked(dev))
 		return false;
 	uint64_t before = vg_quota_used(dev);
-	vg_devmem_refresh(dev);
-	vg_pools_trim(dev);
+	vg_pools_trim(dev);     /* settles each pool after its trim: a refresh first would read them twice */
+	vg_graph_settle(dev);
 	return vg_quota_used(dev) < before;
 }
 
@@ -340,11 +338,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 	if (first + vg_cfg.driver_headroom > want)
 		want = first + vg_cfg.driver_headroom;
 	atomic_store(&dm->driver_seen, seen);
-	if (want > drv)
-		vg_quota_force(dev, want - drv);
-	else if (want < drv)
-		vg_quota_release(dev, drv - want);
-	atomic_store(&dm->driver, want);
+	vg_charge_to(dev, &dm->driver, want);
 	atomic_fetch_add(&dm->samples, 1);
 	atomic_store(&dm->measured_ns, vg_mono_ns());
 	pthread_mutex_unlock(&dm->lock);
