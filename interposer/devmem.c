@@ -41,11 +41,6 @@ static inline uint64_t vg_round_grain(uint64_t n)
 	return n > UINT64_MAX - (VG_POOL_GRAIN - 1) ? UINT64_MAX : (n + VG_POOL_GRAIN - 1) & ~(VG_POOL_GRAIN - 1);
 }
 
-bool vg_count_device(void)
-{
-	return vg_cfg.count == VG_COUNT_DEVICE;
-}
-
 /* Bring a part's charge (*charged, on dev's quota) to want, forced: the memory is held already. */
 static void vg_charge_to(int dev, _Atomic uint64_t *charged, uint64_t want)
 {

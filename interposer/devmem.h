@@ -44,8 +44,11 @@ struct vg_devmem {
 extern struct vg_devmem vg_devmem[VG_MAX_DEVICES];
 extern struct vg_pool vg_pools[VG_POOLS_MAX];
 
-/* VRAMGUARD_COUNT=device. */
-bool vg_count_device(void);
+/* VRAMGUARD_COUNT=device. Inline: every stream-ordered allocation and every charge asks. */
+static inline bool vg_count_device(void)
+{
+	return vg_cfg.count == VG_COUNT_DEVICE;
+}
 
 /* Pools: register one (cuMemPoolCreate, first use; dev -1 for a host pool, whose allocations are then counted by
  * their size as before), the device's current pool (cuMemAllocAsync), a new current pool
