@@ -5,7 +5,9 @@
  * reports what happened; run.sh decides what should have: an allocation within the quota, one over it (the quota
  * must still hold), the control segments of this pid found while it runs (argv[3..]: directories to look in),
  * since a control segment is removed at exit, and likewise the mode of the file an absolute VRAMGUARD_SHARED names
- * (a region is removed when its last member exits). */
+ * (a region is removed when its last member exits). A segment is this process's only with its PID *and* its start
+ * time: a killed process with the same PID may have left one behind (the CI run that failed on a stale
+ * vramguard.proc.PID.* of another run). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -17,6 +19,21 @@
 #include <unistd.h>
 
 #include <cudaTypedefs.h>
+
+/* Field 22 of /proc/self/stat, the start time in clock ticks since boot, as the library names the segment. */
+static unsigned long long start_time(void)
+{
+	char buf[1024];
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');    /* the command name may hold spaces and parentheses */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -40,13 +57,13 @@ int main(int argc, char **argv)
 	struct stat st;
 	if (shared && shared[0] == '/' && stat(shared, &st) == 0)
 		printf("shared region file: mode %o\n", (unsigned)(st.st_mode & 07777));
-	char prefix[64];
-	snprintf(prefix, sizeof(prefix), "vramguard.proc.%d.", (int)getpid());
+	char name[64];
+	snprintf(name, sizeof(name), "vramguard.proc.%d.%llu", (int)getpid(), start_time());
 	for (int i = 3; i < argc; i++) {
 		DIR *d = opendir(argv[i]);
 		struct dirent *e;
 		while (d && (e = readdir(d)))
-			if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			if (strcmp(e->d_name, name) == 0)
 				printf("control segment: %s/%s\n", argv[i], e->d_name);
 		if (d)
 			closedir(d);
