@@ -10,10 +10,15 @@ VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -ftls-model=init
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
+# config/ is the bottom layer, linked whole into the library, the command and every test that parses a variable.
+CONFIG_SRCS := $(wildcard config/*.c)
+CONFIG_HDRS := $(wildcard config/*.h)
+
 LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
 	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c interposer/nvml.c interposer/nvml_hooks.c accounting/quota.c accounting/table.c accounting/sites.c \
-	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
+	accounting/unwind.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS) report/log.c report/report.c \
+	report/symbolize.c report/path.c
 LIB_SRCS += interposer/softlimit.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
@@ -21,8 +26,8 @@ LIB := $(BUILD)/libvramguard.so
 HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 CLI := $(BUILD)/vramguard
-CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c cli/region.c report/json_read.c report/report.c config/config.c \
-	accounting/region.c
+CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c cli/region.c report/json_read.c report/report.c \
+	$(CONFIG_SRCS) accounting/region.c accounting/region_path.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -84,18 +89,20 @@ $(FAKE_NVML_R580): tests/fakecuda/fakenvml.c tests/fakecuda/fakenvml.h Makefile
 $(T)/fakecuda_selftest: tests/fakecuda/selftest.c tests/fakecuda/fakecuda.h $(FAKE)
 	$(CC) $(TEST_CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
-$(T)/test_config: tests/unit/test_config.c config/config.c config/config.h tests/unit/unit.h
+$(T)/test_config: tests/unit/test_config.c $(CONFIG_SRCS) $(CONFIG_HDRS) report/path.c report/path.h tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c $(CONFIG_SRCS) report/path.c
 
-$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c accounting/region.c config/config.c $(HEADERS)
+$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c accounting/region.c \
+		accounting/region_path.c $(CONFIG_SRCS) $(HEADERS)
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_accounting.c accounting/quota.c accounting/table.c \
-		accounting/region.c config/config.c
+		accounting/region.c accounting/region_path.c $(CONFIG_SRCS)
 
-$(T)/test_region: tests/unit/test_region.c accounting/region.c config/config.c $(HEADERS) tests/unit/unit.h
+$(T)/test_region: tests/unit/test_region.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS) $(HEADERS) \
+		tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c accounting/region.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS)
 
 # Our own NVML access (interposer/nvml.c) against the test double of NVML, found through the rpath: with R615's
 # limits, as a driver before R615, and with no NVML at all.
@@ -111,21 +118,21 @@ $(T)/test_nvml_missing: $(TEST_NVML_DEPS)
 	$(CC) $(TEST_CFLAGS) -DTEST_NVML_MISSING -I. -o $@ tests/unit/test_nvml.c interposer/nvml.c -ldl \
 		-Wl,-rpath,'$$ORIGIN/no-nvml-here'
 
-$(T)/test_report: tests/unit/test_report.c report/report.c report/report.h config/config.c config/config.h tests/unit/unit.h
+$(T)/test_report: tests/unit/test_report.c report/report.c report/report.h $(CONFIG_SRCS) $(CONFIG_HDRS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c config/config.c -ldl
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c $(CONFIG_SRCS) -ldl
 
 $(T)/test_symbolize: tests/unit/test_symbolize.c report/symbolize.c report/symbolize.h report/report.h tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_symbolize.c report/symbolize.c -ldl
 
-$(T)/test_json_read: tests/unit/test_json_read.c report/json_read.c report/json_read.h report/report.c config/config.c tests/unit/unit.h
+$(T)/test_json_read: tests/unit/test_json_read.c report/json_read.c report/json_read.h report/report.c $(CONFIG_SRCS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c report/json_read.c report/report.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c report/json_read.c report/report.c $(CONFIG_SRCS)
 
-$(T)/test_diff: tests/unit/test_diff.c cli/diff.c cli/diff.h report/report.c config/config.c tests/unit/unit.h
+$(T)/test_diff: tests/unit/test_diff.c cli/diff.c cli/diff.h report/report.c $(CONFIG_SRCS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c cli/diff.c report/report.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c cli/diff.c report/report.c $(CONFIG_SRCS)
 
 # The call-site unwinder against libgcc (tests/unit/test_unwind.c). unwind.c goes into a shared library, as in
 # production, so that its frames can be skipped by address range; the test's own frames are built without frame
@@ -143,9 +150,9 @@ $(T)/test_unwind: tests/unit/test_unwind.c tests/unit/unit.h accounting/unwind.h
 
 $(BUILD)/gen-hook-doc: scripts/gen-hook-doc.c interposer/hooks.h | $(BUILD)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ scripts/gen-hook-doc.c
-$(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
+$(BUILD)/gen-env-doc: scripts/gen-env-doc.c $(CONFIG_SRCS) $(CONFIG_HDRS)
 	@mkdir -p $(BUILD)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c $(CONFIG_SRCS)
 
 # Integration programs: linked against the test double (-lcuda route) or using dlopen (dlsym route).
 INTEG_SRCS := $(filter-out tests/integration/nvml_probe.c,$(wildcard tests/integration/*.c))
@@ -157,9 +164,11 @@ $(T)/nvml_link: tests/integration/nvml_probe.c tests/integration/itest.h $(FAKE)
 $(T)/nvml_smi: tests/integration/nvml_probe.c tests/integration/itest.h
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
 # Makes regions and slots for the `top` / `limit` tests without CUDA, through region.h only.
-$(T)/region_tool: tests/integration/region_tool.c accounting/region.c accounting/region.h config/config.c config/config.h
+$(T)/region_tool: tests/integration/region_tool.c accounting/region.c accounting/region_path.c accounting/region.h \
+		$(CONFIG_SRCS) $(CONFIG_HDRS)
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c accounting/region.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c accounting/region.c accounting/region_path.c \
+		$(CONFIG_SRCS)
 # Pokes at a region file through its layout only (a lock held by a stopped member, a poisoned total).
 $(T)/region_poke: tests/integration/region_poke.c accounting/region.h
 	@mkdir -p $(T)
@@ -189,13 +198,13 @@ TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).
 FUZZ_TARGETS := config json path diff
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS_config := config/config.c
-FUZZ_SRCS_path := config/config.c
-FUZZ_SRCS_json := report/json_read.c report/report.c config/config.c
-FUZZ_SRCS_diff := cli/diff.c report/json_read.c report/report.c config/config.c
+FUZZ_SRCS_config := $(CONFIG_SRCS) report/path.c
+FUZZ_SRCS_path := $(CONFIG_SRCS) report/path.c
+FUZZ_SRCS_json := report/json_read.c report/report.c $(CONFIG_SRCS)
+FUZZ_SRCS_diff := cli/diff.c report/json_read.c report/report.c $(CONFIG_SRCS)
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(T)/fuzz_%_replay)
 $(T)/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.h cli/diff.c report/json_read.c \
-		report/report.c config/config.c $(HEADERS) cli/diff.h report/json_read.h
+		report/report.c report/path.c $(CONFIG_SRCS) $(HEADERS) cli/diff.h report/json_read.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -DVG_FUZZ_REPLAY -I. -o $@ $< \
 		$(FUZZ_SRCS_$*) -ldl

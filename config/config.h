@@ -1,5 +1,6 @@
-/* vramguard configuration: the one options table, strict parsers for sizes and per-device limit lists.
- * No CUDA here: the interposer resolves a limit against a device (ordinal, UUID, total memory) itself. */
+/* vramguard configuration: the one options table (options.h), strict parsers for sizes and per-device limit
+ * lists. No CUDA here, and nothing from the rest of the tree: config/ is the bottom layer. The interposer resolves a
+ * limit against a device (ordinal, UUID, total memory) itself. */
 #ifndef VG_CONFIG_H
 #define VG_CONFIG_H
 
@@ -19,6 +20,9 @@
 #define VG_SIGNAL_NAME_MAX 16       /* "SIGRTMIN+NN", "off" */
 #define VG_REPORT_PATH_MAX 1024     /* a VRAMGUARD_REPORT template, NUL included */
 #define VG_SHM_DIR_MAX 256          /* VRAMGUARD_SHM_DIR, NUL included */
+#define VG_SHM_DIR_DEFAULT "/dev/shm" /* VRAMGUARD_SHM_DIR unset */
+#define VG_SHARED_PREFIX "vramguard." /* a region's file: DIR/vramguard.NAME (control segments: vramguard.proc.*) */
+#define VG_SHARED_NAME_MAX 64       /* NAME in VRAMGUARD_SHARED=NAME, NUL included */
 #define VG_SHARED_PATH_MAX 512      /* the shared region's file, NUL included */
 #define VG_SHARED_SLOTS_DEFAULT 1024 /* VRAMGUARD_SHARED_SLOTS: processes per shared region (region.h's numbers) */
 #define VG_SHARED_SLOTS_MAX 16384
@@ -151,15 +155,29 @@ uint64_t vg_config_request_for(const struct vg_config *cfg, int ordinal, const c
 uint64_t vg_limits_for(const struct vg_limits *ls, int ordinal, const char *uuid, uint64_t total, const char **source,
 		       int *said);
 
-/* Expand a VRAMGUARD_REPORT template into out: %p pid, %n seq, %r reason ("exit", "signal", "soft-limit"), %h
- * host, %% a '%'.
- * A NULL reason or host expands to nothing; a '/' in either becomes '_' so they cannot add path components.
- * No heap, no stdio: safe on the reporter thread. Returns 0, -ENAMETOOLONG if the result (NUL included) does not fit
- * in outlen (out then holds no usable result), or -EINVAL for a template the loader would have rejected. */
-int vg_report_path_expand(const char *tmpl, int pid, uint64_t seq, const char *reason, const char *host, char *out,
-			  size_t outlen);
+/* VRAMGUARD_REPORT's template rules (%p %n %r %h %%, nothing else after a '%'): NULL if t[0..n) is a valid
+ * template, else the reason, with *bad and *badn set to the offending specifier ("%q"). report/path.c expands what
+ * this accepts. */
+const char *vg_report_template_check(const char *t, size_t n, const char **bad, size_t *badn);
 
-/* The options table: one row per environment variable, the source of docs/env.md and of `--help` text. */
+/* VRAMGUARD_SHARED's value to a file: a NAME gives DIR/vramguard.NAME (dir NULL or "": VG_SHM_DIR_DEFAULT), an
+ * absolute PATH is taken as is. Names starting with "proc." are reserved for control segments
+ * (DIR/vramguard.proc.PID.START). Returns 0 or -EINVAL with a one-line reason in err. The loader resolves
+ * cfg->shared_path with it; accounting/region.h's vg_region_path is the same rule for the commands. */
+int vg_shared_path(const char *dir, const char *name_or_path, char *out, size_t outlen, char *err, size_t errlen);
+
+/* A row's flag of `vramguard run` (cli/run.c builds its getopt_long table and its --help from these; the man page's
+ * run options come from them too). */
+struct vg_option_flag {
+	const char *name;               /* long flag without "--", e.g. "limit"; NULL: `run` has no flag for the row */
+	char short_name;                /* 'l' for -l, or 0 */
+	const char *metavar;            /* "SPEC", "PATH", ... */
+	const char *usage;              /* what follows the variable's name in `run --help`; a '\n' starts an indented
+					 * continuation line */
+};
+
+/* The options table (config/options.h): one row per environment variable, the source of docs/env.md, of the man
+ * page's ENVIRONMENT section and of `vramguard run`'s flags and their --help text. */
 struct vg_option {
 	const char *name;               /* exact variable name; "CUDA_DEVICE_MEMORY_LIMIT_<i>" for the indexed form */
 	const char *type;               /* "limits", "enum", ... for the docs */
@@ -169,6 +187,7 @@ struct vg_option {
 	const char *secure;             /* NULL: read in secure mode too. Else the row names a file, a directory or a
 					 * file mode and is ignored in secure mode, where it reads as this value
 					 * ("" = its default) */
+	struct vg_option_flag flag;     /* `vramguard run`'s flag for it, if any */
 };
 extern const struct vg_option vg_options[];
 extern const size_t vg_options_count;

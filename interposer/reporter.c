@@ -16,6 +16,7 @@
 
 #include "interposer/interposer.h"
 #include "report/log.h"
+#include "report/path.h"
 #include "report/report.h"
 
 static int vg_report_pid;                       /* the process that may report; a forked child never does */

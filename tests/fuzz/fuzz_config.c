@@ -10,6 +10,7 @@
  * Properties: errors are one line, name the variable and quote the token; accepted values are in range; a parsed
  * list printed back canonically parses to the same list; the loader agrees with the parsers and fails closed. */
 #include "config/config.h"
+#include "report/path.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <errno.h>

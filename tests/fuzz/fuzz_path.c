@@ -1,10 +1,11 @@
-/* Fuzz target for vg_report_path_expand (config/config.c), the report file name at exit and on signal. Input: a
+/* Fuzz target for vg_report_path_expand (report/path.c), the report file name at exit and on signal. Input: a
  * 15-byte header -- flags (bit 0: reason NULL, bit 1: host NULL), pid (int32, little-endian), sequence (uint64),
  * output size (uint16 % 2048) -- then "reason\0host\0template". Properties: the result equals a simple reference
  * expansion, never writes past the output size, fails with -ENAMETOOLONG exactly when it does not fit and -EINVAL
  * exactly for a template with a bad specifier; and VRAMGUARD_REPORT takes a template exactly when it is valid (and
  * does not name a directory). */
 #include "config/config.h"
+#include "report/path.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <errno.h>

@@ -1,6 +1,8 @@
 /* Unit tests for config/: sizes, per-device lists, the loader with a fake environment, precedence, docs table.
  * No CUDA; also a fixed-seed robustness loop over random strings. */
+#include "accounting/region.h"     /* its macros only: config and the region name the same files */
 #include "config/config.h"
+#include "report/path.h"
 #include "tests/unit/unit.h"
 
 #include <errno.h>
@@ -1326,6 +1328,45 @@ static void test_options_table(void)
 		if (strcmp(o->name, "NVIDIA_GPU_MEMORY_REQUEST") == 0)
 			CHECK_CONTAINS(o->doc, "used where NVIDIA_GPU_MEMORY_REQUESTS says nothing");
 	}
+	/* `vramguard run`'s flags come from the table: each names its variable once, long and short flags unique. */
+	{
+		static const char *const flags[][3] = {
+			{ "limit", "l", "NVIDIA_GPU_MEMORY_LIMITS" }, { "report", "r", "VRAMGUARD_REPORT" },
+			{ "format", "f", "VRAMGUARD_REPORT_FORMAT" }, { "backtrace", "b", "VRAMGUARD_BACKTRACE" },
+			{ "signal", "s", "VRAMGUARD_SIGNAL" },        { "log", "", "VRAMGUARD_LOG" },
+			{ "stream-check", "", "VRAMGUARD_STREAM_CHECK" }, { "shared", "", "VRAMGUARD_SHARED" },
+			{ "shared-limit", "", "VRAMGUARD_SHARED_LIMITS" },
+		};
+		size_t nflags = 0;
+		for (j = 0; j < vg_options_count; j++) {
+			const struct vg_option_flag *fl = &vg_options[j].flag;
+			if (!fl->name) {
+				CHECK(!fl->short_name && !fl->metavar && !fl->usage);
+				continue;
+			}
+			nflags++;
+			CHECK(fl->metavar && *fl->metavar && fl->usage && *fl->usage && fl->short_name != 'h');
+			CHECK(strcmp(fl->name, "help") != 0);
+			for (i = 0; i < j; i++) {
+				const struct vg_option_flag *o = &vg_options[i].flag;
+				CHECK(!o->name || strcmp(o->name, fl->name) != 0);
+				CHECK(!fl->short_name || o->short_name != fl->short_name);
+			}
+		}
+		CHECK_EQ_U64(nflags, sizeof(flags) / sizeof(flags[0]));
+		for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+			int found = 0;
+			for (j = 0; j < vg_options_count; j++) {
+				const struct vg_option_flag *fl = &vg_options[j].flag;
+				if (fl->name && strcmp(fl->name, flags[i][0]) == 0) {
+					found = 1;
+					CHECK_STR(vg_options[j].name, flags[i][2]);
+					CHECK(fl->short_name == flags[i][1][0]);
+				}
+			}
+			CHECK(found);
+		}
+	}
 	f = fmemopen(md, sizeof(md) - 1, "w");
 	CHECK(f != NULL);
 	if (f) {
@@ -1490,6 +1531,12 @@ static void test_load_shared(void)
 	path[401] = '\0';
 	const char *longpath[] = { "VRAMGUARD_SHARED", path, NULL };
 	CHECK(load(longpath) == 0 && C.valid && strcmp(C.shared_name, path) == 0);
+	/* config resolves VRAMGUARD_SHARED to the file the region code opens: the same directory and prefix. */
+	CHECK_STR(VG_SHM_DIR_DEFAULT, VG_REGION_DIR);
+	CHECK_STR(VG_SHARED_PREFIX, VG_REGION_PREFIX);
+	const char *named[] = { "VRAMGUARD_SHARED", "team", NULL };
+	CHECK(load(named) == 0 && C.valid);
+	CHECK_STR(C.shared_path, VG_REGION_DIR "/" VG_REGION_PREFIX "team");
 }
 
 int main(void)

@@ -1,0 +1,98 @@
+/* Text for people: user text quoted as every message quotes it (vg_quote) and byte counts (vg_format_bytes), with
+ * the appender's number and quote steps they share. No heap, no stdio: safe on the interposer's hot paths. */
+#include "config/internal.h"
+
+#include <string.h>
+
+#define VG_TOKEN_MAX 80 /* longest user text quoted in a message (vg_buf_quote) */
+#define VG_TOKEN_TAIL 24 /* of which its end */
+
+void vg_buf_u64(struct vg_buf *b, uint64_t v)
+{
+	char tmp[21];
+	int i = 0;
+
+	do {
+		tmp[i++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (i)
+		vg_buf_char(b, tmp[--i]);
+}
+
+/* User text, quoted on one line: 'text'. Control bytes become '?'; text longer than VG_TOKEN_MAX keeps its start and
+ * its end (where a path has its file name, a value its unit), cut at character boundaries, and says how long it
+ * was: 'start...end' (5000 bytes). So a message stays short whatever it is given. */
+void vg_buf_quote(struct vg_buf *b, const char *s, size_t n)
+{
+	size_t head = n, tail = n, i;
+
+	if (n > VG_TOKEN_MAX) {
+		head = VG_TOKEN_MAX - VG_TOKEN_TAIL;
+		tail = n - VG_TOKEN_TAIL;
+		while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+			head--;
+		while (tail < n && ((unsigned char)s[tail] & 0xc0) == 0x80)
+			tail++;
+	}
+	vg_buf_char(b, '\'');
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (i == head) {
+			vg_buf_str(b, "...");
+			i = tail;
+			if (i == n)
+				break;
+			c = (unsigned char)s[i];
+		}
+		vg_buf_char(b, (c < 0x20 || c == 0x7f) ? '?' : (char)c);
+	}
+	vg_buf_char(b, '\'');
+	if (head < n) {
+		vg_buf_str(b, " (");
+		vg_buf_u64(b, (uint64_t)n);
+		vg_buf_str(b, " bytes)");
+	}
+}
+
+const char *vg_quote(const char *s, char *buf, size_t len)
+{
+	struct vg_buf b;
+
+	vg_buf_init(&b, buf, len);
+	if (s)
+		vg_buf_quote(&b, s, strlen(s));
+	return buf;
+}
+
+/* ---- people-readable sizes ---- */
+
+const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const names[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	struct vg_buf b;
+	uint64_t unit = VG_KIB, rem;
+	int u = 0, d;
+
+	vg_buf_init(&b, buf, len);
+	if (bytes < VG_KIB) {
+		vg_buf_u64(&b, bytes);
+		vg_buf_str(&b, " B");
+		return buf;
+	}
+	while (u < 5 && bytes / unit >= 1024) {
+		unit <<= 10;
+		u++;
+	}
+	/* two decimals, rounded down (never overstate a quota); unit <= 2^60 so rem * 10 cannot overflow */
+	rem = bytes % unit;
+	vg_buf_u64(&b, bytes / unit);
+	vg_buf_char(&b, '.');
+	for (d = 0; d < 2; d++) {
+		vg_buf_char(&b, (char)('0' + rem * 10 / unit));
+		rem = rem * 10 % unit;
+	}
+	vg_buf_char(&b, ' ');
+	vg_buf_str(&b, names[u]);
+	return buf;
+}

@@ -1,0 +1,59 @@
+/* The options table as data (vg_options[], expanded from VG_OPTIONS in options.h) and as the Markdown table of
+ * docs/env.md. */
+#include "config/options.h"
+
+#include <stdio.h>
+
+#define VG_OPTION_ROW(name, type, dflt, values, doc, secure, load, flag) \
+	{ name, type, dflt, values, doc, secure, flag },
+const struct vg_option vg_options[] = { VG_OPTIONS(VG_OPTION_ROW) };
+const size_t vg_options_count = sizeof(vg_options) / sizeof(vg_options[0]);
+
+_Static_assert(sizeof(vg_options) / sizeof(vg_options[0]) <= 64, "vg_config.secure_ignored has one bit per row");
+
+/* The enum word lists of options.h must match the C enums the rest of the tree switches on. */
+_Static_assert(VG_LOG_OFF == 0 && VG_LOG_ERROR == 1 && VG_LOG_WARN == 2 && VG_LOG_INFO == 3 && VG_LOG_DEBUG == 4,
+	       "VG_LOG_VALUES order");
+_Static_assert(VG_MANAGED_COUNT == 0 && VG_MANAGED_IGNORE == 1, "VG_MANAGED_VALUES order");
+_Static_assert(VG_FORMAT_TEXT == 0 && VG_FORMAT_JSON == 1, "VG_FORMAT_VALUES order");
+_Static_assert(VG_STREAM_WARN == 0 && VG_STREAM_SYNC == 1 && VG_STREAM_OFF == 2, "VG_STREAM_VALUES order");
+_Static_assert(VG_CONTROL_ON == 0 && VG_CONTROL_OFF == 1, "VG_CONTROL_VALUES order");
+_Static_assert(VG_COUNT_DEVICE == 0 && VG_COUNT_ALLOCATIONS == 1, "VG_COUNT_VALUES order");
+_Static_assert(VG_DEVICE_POLL_MIN <= VG_DEVICE_POLL_DEFAULT && VG_DEVICE_POLL_DEFAULT <= VG_DEVICE_POLL_MAX,
+	       "VG_DEVICE_POLL_DEFAULT range");
+_Static_assert(VG_BACKTRACE_DEFAULT >= 0 && VG_BACKTRACE_DEFAULT <= VG_BACKTRACE_MAX, "VG_BACKTRACE_DEFAULT range");
+
+static void vg_md_cell(FILE *f, const char *s)
+{
+	fputc(' ', f);
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputs(" |", f);
+}
+
+void vg_options_write_markdown(FILE *f)
+{
+	size_t i;
+
+	fputs("| Variable | Type | Default | Values | Description | Secure mode |\n", f);
+	fputs("|---|---|---|---|---|---|\n", f);
+	for (i = 0; i < vg_options_count; i++) {
+		const struct vg_option *o = &vg_options[i];
+
+		fprintf(f, "| `%s` |", o->name);
+		vg_md_cell(f, o->type);
+		vg_md_cell(f, o->dflt);
+		vg_md_cell(f, o->values);
+		vg_md_cell(f, o->doc);
+		if (!o->secure)
+			fputs(" read |", f);
+		else if (!o->secure[0])
+			fputs(" ignored |", f);
+		else
+			fprintf(f, " ignored: `%s` |", o->secure);
+		fputc('\n', f);
+	}
+}
