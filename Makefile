@@ -26,8 +26,8 @@ LIB := $(BUILD)/libvramguard.so
 HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 CLI := $(BUILD)/vramguard
-CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c cli/region.c report/json_read.c report/report.c \
-	$(CONFIG_SRCS) accounting/region.c accounting/region_path.c
+CLI_SRCS := cli/vramguard.c cli/run.c cli/report_cmd.c cli/dump.c cli/check.c cli/diff.c cli/top.c cli/limit.c \
+	cli/region.c report/json_read.c report/report.c $(CONFIG_SRCS) accounting/region.c accounting/region_path.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -54,7 +54,7 @@ $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
-$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h cli/top.h report/json_read.h Makefile | $(BUILD)/.deps-ok
+$(CLI): $(CLI_SRCS) $(HEADERS) cli/commands.h cli/diff.h cli/top.h report/json_read.h Makefile | $(BUILD)/.deps-ok
 	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl -pthread
 
 install: $(LIB) $(CLI)
@@ -150,6 +150,9 @@ $(T)/test_unwind: tests/unit/test_unwind.c tests/unit/unit.h accounting/unwind.h
 
 $(BUILD)/gen-hook-doc: scripts/gen-hook-doc.c interposer/hooks.h | $(BUILD)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ scripts/gen-hook-doc.c
+$(BUILD)/gen-man: scripts/gen-man.c $(CONFIG_SRCS) $(CONFIG_HDRS)
+	@mkdir -p $(BUILD)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-man.c $(CONFIG_SRCS)
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c $(CONFIG_SRCS) $(CONFIG_HDRS)
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c $(CONFIG_SRCS)
@@ -192,7 +195,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-hook-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).

@@ -694,6 +694,26 @@ if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matc
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
 if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
 	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
+if "$B/gen-man" <docs/vramguard.1 | diff -q - docs/vramguard.1 >/dev/null; then
+	ok "docs/vramguard.1 matches the options table (run options, ENVIRONMENT)"
+else
+	bad "docs/vramguard.1 is stale: run $B/gen-man < docs/vramguard.1 > $B/vramguard.1 && mv $B/vramguard.1 docs/"
+fi
+if ! command -v groff >/dev/null; then
+	skip "the man page renders without warnings" "no groff here"
+elif w=$(groff -man -Tutf8 -ww docs/vramguard.1 2>&1 >/dev/null) && [ -z "$w" ]; then
+	ok "the man page renders without warnings"
+else
+	bad "groff warns about docs/vramguard.1" "$(head -3 <<<"$w")"
+fi
+# `run`'s --help is drawn from the same rows as the man page's run options: the same flags in both.
+man_flags=$(sed -n 's/^.*\\fB\\-\\-\([a-z\\-]*\)\\fR \\fI.*$/\1/p' docs/vramguard.1 | sed 's/\\-/-/g' | sort)
+help_flags=$("$VG" help run | sed -n 's/^  .*--\([a-z-]*\) [A-Z|][A-Z|]* .*/\1/p' | sort)
+if [ -n "$man_flags" ] && [ "$man_flags" = "$help_flags" ]; then
+	ok "help run and the man page list the same $(wc -l <<<"$man_flags") run flags"
+else
+	bad "help run and the man page disagree on run's flags" "$(diff <(echo "$man_flags") <(echo "$help_flags") | head -5)"
+fi
 
 echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh
