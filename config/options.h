@@ -92,8 +92,8 @@
 	  VG_READ, vg_load_signal,                                                                                    \
 	  VG_FLAG("signal", 's', "SIG", "USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N or off"))                          \
 	X("VRAMGUARD_REPORT", "path", "stderr",                                                                       \
-	  "`stderr`, `off`, or a file path template: `%p` pid, `%n` report number, `%r` reason (exit, signal),"       \
-	  " `%h` host name, `%%` a literal %; at most 1023 bytes",                                                    \
+	  "`stderr`, `off`, or a file path template: `%p` pid, `%n` report number, `%r` reason (exit, signal,"        \
+	  " soft-limit), `%h` host name, `%%` a literal %; at most 1023 bytes",                                       \
 	  "Where reports go (at exit and on VRAMGUARD_SIGNAL); files are created exclusively, never overwritten,"     \
 	  " symlinks not followed", VG_IGNORED("stderr"), vg_load_report,                                             \
 	  VG_FLAG("report", 'r', "PATH", "stderr, off, or a file template (%p pid, %n sequence,\n"                    \

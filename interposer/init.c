@@ -164,7 +164,7 @@ enum vg_mode vg_init(void)
 	if (mode == VG_MODE_UNINIT) {
 		atomic_store(&vg_mode_now, VG_MODE_INITIALIZING);
 		/* AT_SECURE (setuid/setgid, file capabilities): the environment is a less privileged user's; the
-		 * loader ignores the variables that name files, directories or modes (config.c, the options table). */
+		 * loader ignores the variables that name files, directories or modes (config/options.h, the options table). */
 		vg_config_load(&vg_cfg, vg_getenv, getauxval(AT_SECURE) != 0);
 		vg_log_level = vg_cfg.log_level;
 		if (!vg_is_first_copy()) {

@@ -1,5 +1,5 @@
 /* Prints docs/env.md from the options table, so the reference cannot drift from the parser.
- * Build: make build/gen-env-doc (scripts/gen-env-doc.c and config/*.c) */
+ * Build: make build/gen-env-doc (this file and config/'s sources). */
 #include "config/config.h"
 
 #include <stdio.h>

@@ -56,7 +56,7 @@ class Results:
         return cond
 
 
-# ---- the quota's grammar (a mirror of config/config.c's parser, for catching typos in recipes) ----
+# ---- the quota's grammar (a mirror of config/'s parser (size.c, limits.c), for catching typos in recipes) ----
 
 SIZE = r"(?:\d+(?:\.\d+)?(?:[kmgt](?:i?b)?|b)?|\d+(?:\.\d+)?%|unlimited)"
 KEY = r"(?:\d+|GPU-[0-9a-f-]+|MIG-[0-9a-zA-Z/-]+)"
