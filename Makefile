@@ -10,10 +10,16 @@ VG_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -ftls-model=init
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
 VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
+# The report (report/): what writing one takes, in the library and the command alike (REPORT_WRITE_SRCS), and
+# what reading one back adds, in the command only (REPORT_READ_SRCS). `vramguard diff` is DIFF_SRCS.
+REPORT_WRITE_SRCS := report/strbuf.c report/json_out.c report/report.c report/text.c report/json_write.c
+REPORT_READ_SRCS := report/json_read.c
+DIFF_SRCS := cli/diff.c
+
 LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
 	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c interposer/nvml.c interposer/nvml_hooks.c accounting/quota.c accounting/table.c accounting/sites.c \
-	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
+	accounting/unwind.c accounting/region.c config/config.c report/log.c $(REPORT_WRITE_SRCS) report/symbolize.c
 LIB_SRCS += interposer/softlimit.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
@@ -21,8 +27,8 @@ LIB := $(BUILD)/libvramguard.so
 HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 CLI := $(BUILD)/vramguard
-CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c cli/region.c report/json_read.c report/report.c config/config.c \
-	accounting/region.c
+CLI_SRCS := cli/vramguard.c $(DIFF_SRCS) cli/top.c cli/limit.c cli/region.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) \
+	config/config.c accounting/region.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -49,7 +55,7 @@ $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
-$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h cli/top.h report/json_read.h Makefile | $(BUILD)/.deps-ok
+$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h cli/top.h Makefile | $(BUILD)/.deps-ok
 	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl -pthread
 
 install: $(LIB) $(CLI)
@@ -111,21 +117,23 @@ $(T)/test_nvml_missing: $(TEST_NVML_DEPS)
 	$(CC) $(TEST_CFLAGS) -DTEST_NVML_MISSING -I. -o $@ tests/unit/test_nvml.c interposer/nvml.c -ldl \
 		-Wl,-rpath,'$$ORIGIN/no-nvml-here'
 
-$(T)/test_report: tests/unit/test_report.c report/report.c report/report.h config/config.c config/config.h tests/unit/unit.h
+$(T)/test_report: tests/unit/test_report.c $(REPORT_WRITE_SRCS) config/config.c $(HEADERS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c config/config.c -ldl
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c $(REPORT_WRITE_SRCS) config/config.c -ldl
 
 $(T)/test_symbolize: tests/unit/test_symbolize.c report/symbolize.c report/symbolize.h report/report.h tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_symbolize.c report/symbolize.c -ldl
 
-$(T)/test_json_read: tests/unit/test_json_read.c report/json_read.c report/json_read.h report/report.c config/config.c tests/unit/unit.h
+$(T)/test_json_read: tests/unit/test_json_read.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) config/config.c $(HEADERS) \
+		tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c report/json_read.c report/report.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) config/config.c -ldl
 
-$(T)/test_diff: tests/unit/test_diff.c cli/diff.c cli/diff.h report/report.c config/config.c tests/unit/unit.h
+$(T)/test_diff: tests/unit/test_diff.c $(DIFF_SRCS) cli/diff.h $(REPORT_WRITE_SRCS) config/config.c $(HEADERS) \
+		tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c cli/diff.c report/report.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c $(DIFF_SRCS) $(REPORT_WRITE_SRCS) config/config.c -ldl
 
 # The call-site unwinder against libgcc (tests/unit/test_unwind.c). unwind.c goes into a shared library, as in
 # production, so that its frames can be skipped by address range; the test's own frames are built without frame
@@ -191,11 +199,11 @@ FUZZ_TARGETS := config json path diff
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS_config := config/config.c
 FUZZ_SRCS_path := config/config.c
-FUZZ_SRCS_json := report/json_read.c report/report.c config/config.c
-FUZZ_SRCS_diff := cli/diff.c report/json_read.c report/report.c config/config.c
+FUZZ_SRCS_json := $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) config/config.c
+FUZZ_SRCS_diff := $(DIFF_SRCS) $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) config/config.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(T)/fuzz_%_replay)
-$(T)/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.h cli/diff.c report/json_read.c \
-		report/report.c config/config.c $(HEADERS) cli/diff.h report/json_read.h
+$(T)/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.h $(DIFF_SRCS) $(REPORT_READ_SRCS) \
+		$(REPORT_WRITE_SRCS) config/config.c $(HEADERS) cli/diff.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -DVG_FUZZ_REPLAY -I. -o $@ $< \
 		$(FUZZ_SRCS_$*) -ldl

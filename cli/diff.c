@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #define VG_DIFF_FRAMES 4        /* per site: the first frame outside the CUDA runtime and its next callers */
 #define VG_DIFF_SYM_COL 48      /* the symbol column is padded to at most this width */
@@ -43,26 +42,7 @@ struct vg_diff {
 	size_t first[VG_DIFF_NKINDS];           /* index of the section's first row */
 };
 
-/* ---- small text helpers (the rest are shared with report.c, see report.h) ---- */
-
-static const char *vg_plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
-static void vg_diff_time(uint64_t ns, char *buf, size_t len)
-{
-	time_t sec = (time_t)(ns / 1000000000u);
-	struct tm tm;
-
-	if (!gmtime_r(&sec, &tm)) {
-		memset(&tm, 0, sizeof(tm));
-		tm.tm_year = 70;
-		tm.tm_mday = 1;
-	}
-	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
+/* ---- small text helpers (the rest are shared with the report: report/strbuf.h, report/report.h) ---- */
 
 /* "20m38s later", "2h05m earlier", "at the same time" */
 static void vg_diff_interval(uint64_t from, uint64_t to, char *buf, size_t len)
@@ -917,8 +897,8 @@ static void vg_diff_header(const struct vg_diff *d, struct vg_strbuf *out)
 	char to[40], tn[40], gap[48];
 	bool same_host = strncmp(o->hostname, n->hostname, sizeof(o->hostname)) == 0;
 
-	vg_diff_time(o->time_ns, to, sizeof(to));
-	vg_diff_time(n->time_ns, tn, sizeof(tn));
+	vg_report_time(o->time_ns, 0, to, sizeof(to));
+	vg_report_time(n->time_ns, 0, tn, sizeof(tn));
 	vg_diff_interval(o->time_ns, n->time_ns, gap, sizeof(gap));
 	if (o->pid == n->pid && same_host) {
 		vg_strbuf_printf(out, "vramguard: diff of pid %d on ", n->pid);
