@@ -12,8 +12,8 @@ VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 
 # The report (report/): what writing one takes, in the library and the command alike (REPORT_WRITE_SRCS), and
 # what reading one back adds, in the command only (REPORT_READ_SRCS). `vramguard diff` is DIFF_SRCS.
-REPORT_WRITE_SRCS := report/strbuf.c report/json_out.c report/report.c report/text.c report/json_write.c
-REPORT_READ_SRCS := report/json_read.c
+REPORT_WRITE_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c
+REPORT_READ_SRCS := report/json.c report/json_read.c
 DIFF_SRCS := cli/diff.c
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
@@ -154,6 +154,9 @@ $(BUILD)/gen-hook-doc: scripts/gen-hook-doc.c interposer/hooks.h | $(BUILD)/.dep
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c config/config.c config/config.h
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c config/config.c
+$(BUILD)/gen-report-doc: scripts/gen-report-doc.c report/schema.c $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-report-doc.c report/schema.c
 
 # Integration programs: linked against the test double (-lcuda route) or using dlopen (dlsym route).
 INTEG_SRCS := $(filter-out tests/integration/nvml_probe.c,$(wildcard tests/integration/*.c))
@@ -191,7 +194,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-hook-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).

@@ -1,7 +1,7 @@
 /* The report model's own functions: the time stamp both forms print, the queries on frames that the text form,
  * `vramguard diff` and the stream warnings share, and freeing a report's arrays. */
 #define _GNU_SOURCE
-#include "report/report.h"
+#include "report/schema.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -117,25 +117,6 @@ void vg_report_frame_symbol_text(struct vg_strbuf *b, const struct vg_report_fra
 
 void vg_report_free(struct vg_report *r)
 {
-	size_t i;
-
-	if (!r)
-		return;
-	if (r->sites)
-		for (i = 0; i < r->nsites; i++) {
-			free(r->sites[i].frames);
-			r->sites[i].frames = NULL;
-			r->sites[i].nframes = 0;
-		}
-	free(r->devices);
-	free(r->sites);
-	free(r->allocs);
-	free(r->stream_events);
-	free(r->stream_live);
-	r->devices = NULL;
-	r->sites = NULL;
-	r->allocs = NULL;
-	r->stream_events = NULL;
-	r->stream_live = NULL;
-	r->ndevices = r->nsites = r->nallocs = r->nstream_events = r->nstream_live = 0;
+	if (r)
+		vg_schema_free(&vg_schema_report, r);
 }

@@ -694,6 +694,9 @@ if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matc
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
 if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
 	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
+if "$B/gen-report-doc" docs/report-format.md >"$T/report-format.md" && cmp -s "$T/report-format.md" docs/report-format.md
+then ok "docs/report-format.md matches the report schema"; else
+	bad "docs/report-format.md is stale: run $B/gen-report-doc -i docs/report-format.md"; fi
 
 echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh
