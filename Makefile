@@ -14,7 +14,7 @@ VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 # what reading one back adds, in the command only (REPORT_READ_SRCS). `vramguard diff` is DIFF_SRCS.
 REPORT_WRITE_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
-DIFF_SRCS := cli/diff.c
+DIFF_SRCS := cli/diff.c cli/diff_compare.c
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
 	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
@@ -55,7 +55,7 @@ $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
-$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h cli/top.h Makefile | $(BUILD)/.deps-ok
+$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h cli/diff_compare.h cli/top.h Makefile | $(BUILD)/.deps-ok
 	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl -pthread
 
 install: $(LIB) $(CLI)
@@ -130,8 +130,8 @@ $(T)/test_json_read: tests/unit/test_json_read.c $(REPORT_READ_SRCS) $(REPORT_WR
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) config/config.c -ldl
 
-$(T)/test_diff: tests/unit/test_diff.c $(DIFF_SRCS) cli/diff.h $(REPORT_WRITE_SRCS) config/config.c $(HEADERS) \
-		tests/unit/unit.h
+$(T)/test_diff: tests/unit/test_diff.c $(DIFF_SRCS) cli/diff.h cli/diff_compare.h $(REPORT_WRITE_SRCS) config/config.c \
+		$(HEADERS) tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c $(DIFF_SRCS) $(REPORT_WRITE_SRCS) config/config.c -ldl
 
@@ -206,7 +206,7 @@ FUZZ_SRCS_json := $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) config/config.c
 FUZZ_SRCS_diff := $(DIFF_SRCS) $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) config/config.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(T)/fuzz_%_replay)
 $(T)/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.h $(DIFF_SRCS) $(REPORT_READ_SRCS) \
-		$(REPORT_WRITE_SRCS) config/config.c $(HEADERS) cli/diff.h
+		$(REPORT_WRITE_SRCS) config/config.c $(HEADERS) cli/diff.h cli/diff_compare.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -DVG_FUZZ_REPLAY -I. -o $@ $< \
 		$(FUZZ_SRCS_$*) -ldl

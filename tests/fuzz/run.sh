@@ -17,7 +17,7 @@ srcs() { # the library sources a target links
 	case $1 in
 	config | path) echo config/config.c ;;
 	json) echo report/json.c report/json_read.c report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c config/config.c ;;
-	diff) echo cli/diff.c report/json.c report/json_read.c report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c config/config.c ;;
+	diff) echo cli/diff.c cli/diff_compare.c report/json.c report/json_read.c report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c config/config.c ;;
 	*) echo "run.sh: unknown target '$1' (expected one of: $ALL)" >&2; return 1 ;;
 	esac
 }
