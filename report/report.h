@@ -1,6 +1,8 @@
-/* The report model and its one emitter. A report is a self-contained snapshot (no pointers into live tables), so
- * the same renderer serves the library (exit and signal dumps) and the `vramguard` command (which rebuilds a
- * vg_report from a JSON file). Rendering allocates (a growable buffer); never call it from a signal handler. */
+/* The report model. A report is a self-contained snapshot (no pointers into live tables), so the same renderers
+ * serve the library (exit and signal dumps) and the `vramguard` command (which rebuilds a vg_report from a JSON
+ * file): the text form (report/text.c) and the JSON form (report/json_write.c, following the schema table in
+ * report/schema.h, which every key of the JSON is a row of). Rendering allocates (a growable buffer); never call it
+ * from a signal handler. */
 #ifndef VG_REPORT_H
 #define VG_REPORT_H
 
