@@ -13,11 +13,16 @@ VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
 # config/ is the bottom layer, linked whole into the library, the command and every test that parses a variable.
 CONFIG_SRCS := $(wildcard config/*.c)
 CONFIG_HDRS := $(wildcard config/*.h)
+# The report (report/): what writing one takes, in the library and the command alike (REPORT_WRITE_SRCS), and
+# what reading one back adds, in the command only (REPORT_READ_SRCS). `vramguard diff` is DIFF_SRCS.
+REPORT_WRITE_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c
+REPORT_READ_SRCS := report/json.c report/json_read.c
+DIFF_SRCS := cli/diff.c cli/diff_compare.c
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
 	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c interposer/nvml.c interposer/nvml_hooks.c accounting/quota.c accounting/table.c accounting/sites.c \
-	accounting/unwind.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS) report/log.c report/report.c \
+	accounting/unwind.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS) report/log.c $(REPORT_WRITE_SRCS) \
 	report/symbolize.c report/path.c
 LIB_SRCS += interposer/softlimit.c
 LIB_ASM := interposer/dlsym.S
@@ -26,8 +31,8 @@ LIB := $(BUILD)/libvramguard.so
 HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 CLI := $(BUILD)/vramguard
-CLI_SRCS := cli/vramguard.c cli/run.c cli/report_cmd.c cli/dump.c cli/check.c cli/diff.c cli/top.c cli/limit.c \
-	cli/region.c report/json_read.c report/report.c $(CONFIG_SRCS) accounting/region.c accounting/region_path.c
+CLI_SRCS := cli/vramguard.c cli/run.c cli/report_cmd.c cli/dump.c cli/check.c $(DIFF_SRCS) cli/top.c cli/limit.c \
+	cli/region.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) accounting/region.c accounting/region_path.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -54,7 +59,7 @@ $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
-$(CLI): $(CLI_SRCS) $(HEADERS) cli/commands.h cli/diff.h cli/top.h report/json_read.h Makefile | $(BUILD)/.deps-ok
+$(CLI): $(CLI_SRCS) $(HEADERS) cli/commands.h cli/diff.h cli/diff_compare.h cli/top.h Makefile | $(BUILD)/.deps-ok
 	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl -pthread
 
 install: $(LIB) $(CLI)
@@ -118,21 +123,23 @@ $(T)/test_nvml_missing: $(TEST_NVML_DEPS)
 	$(CC) $(TEST_CFLAGS) -DTEST_NVML_MISSING -I. -o $@ tests/unit/test_nvml.c interposer/nvml.c -ldl \
 		-Wl,-rpath,'$$ORIGIN/no-nvml-here'
 
-$(T)/test_report: tests/unit/test_report.c report/report.c report/report.h $(CONFIG_SRCS) $(CONFIG_HDRS) tests/unit/unit.h
+$(T)/test_report: tests/unit/test_report.c $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) $(HEADERS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c report/report.c $(CONFIG_SRCS) -ldl
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_report.c $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) -ldl
 
 $(T)/test_symbolize: tests/unit/test_symbolize.c report/symbolize.c report/symbolize.h report/report.h tests/unit/unit.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_symbolize.c report/symbolize.c -ldl
 
-$(T)/test_json_read: tests/unit/test_json_read.c report/json_read.c report/json_read.h report/report.c $(CONFIG_SRCS) tests/unit/unit.h
+$(T)/test_json_read: tests/unit/test_json_read.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) $(HEADERS) \
+		tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c report/json_read.c report/report.c $(CONFIG_SRCS)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_json_read.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) -ldl
 
-$(T)/test_diff: tests/unit/test_diff.c cli/diff.c cli/diff.h report/report.c $(CONFIG_SRCS) tests/unit/unit.h
+$(T)/test_diff: tests/unit/test_diff.c $(DIFF_SRCS) cli/diff.h cli/diff_compare.h $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) \
+		$(HEADERS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c cli/diff.c report/report.c $(CONFIG_SRCS)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_diff.c $(DIFF_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) -ldl
 
 # The call-site unwinder against libgcc (tests/unit/test_unwind.c). unwind.c goes into a shared library, as in
 # production, so that its frames can be skipped by address range; the test's own frames are built without frame
@@ -156,6 +163,9 @@ $(BUILD)/gen-man: scripts/gen-man.c $(CONFIG_SRCS) $(CONFIG_HDRS)
 $(BUILD)/gen-env-doc: scripts/gen-env-doc.c $(CONFIG_SRCS) $(CONFIG_HDRS)
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-env-doc.c $(CONFIG_SRCS)
+$(BUILD)/gen-report-doc: scripts/gen-report-doc.c report/schema.c $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ scripts/gen-report-doc.c report/schema.c
 
 # Integration programs: linked against the test double (-lcuda route) or using dlopen (dlsym route).
 INTEG_SRCS := $(filter-out tests/integration/nvml_probe.c,$(wildcard tests/integration/*.c))
@@ -195,7 +205,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).
@@ -203,11 +213,11 @@ FUZZ_TARGETS := config json path diff
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS_config := $(CONFIG_SRCS) report/path.c
 FUZZ_SRCS_path := $(CONFIG_SRCS) report/path.c
-FUZZ_SRCS_json := report/json_read.c report/report.c $(CONFIG_SRCS)
-FUZZ_SRCS_diff := cli/diff.c report/json_read.c report/report.c $(CONFIG_SRCS)
+FUZZ_SRCS_json := $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS)
+FUZZ_SRCS_diff := $(DIFF_SRCS) $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS)
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(T)/fuzz_%_replay)
-$(T)/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.h cli/diff.c report/json_read.c \
-		report/report.c report/path.c $(CONFIG_SRCS) $(HEADERS) cli/diff.h report/json_read.h
+$(T)/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.h $(DIFF_SRCS) $(REPORT_READ_SRCS) \
+		$(REPORT_WRITE_SRCS) report/path.c $(CONFIG_SRCS) $(HEADERS) cli/diff.h cli/diff_compare.h
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -DVG_FUZZ_REPLAY -I. -o $@ $< \
 		$(FUZZ_SRCS_$*) -ldl

@@ -1,4 +1,4 @@
-/* The JSON reader: a "vramguard.report/1" document (docs/report-format.md) back into a struct vg_report, so the
+/* Reading a report back: a "vramguard.report/1" document (docs/report-format.md) into a struct vg_report, so the
  * `vramguard` command renders it with the library's own emitter and diffs two of them. libc only; not for the
  * preloaded library (it allocates freely and may take a while on a large file). */
 #ifndef VG_JSON_READ_H
@@ -8,7 +8,6 @@
 
 #include "report/report.h"
 
-#define VG_JSON_MAX_DEPTH 64                    /* nesting levels of objects and arrays (the report needs 4) */
 #define VG_JSON_MAX_FILE ((size_t)256 << 20)    /* vg_report_read_file refuses larger files */
 
 /* Parse one report document. Returns 0 and fills *out (arrays malloc'd; free with vg_report_free), or -EINVAL with a

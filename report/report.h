@@ -1,36 +1,20 @@
-/* The report model and its one emitter. A report is a self-contained snapshot (no pointers into live tables), so
- * the same renderer serves the library (exit and signal dumps) and the `vramguard` command (which rebuilds a
- * vg_report from a JSON file). Rendering allocates (a growable buffer); never call it from a signal handler. */
+/* The report model. A report is a self-contained snapshot (no pointers into live tables), so the same renderers
+ * serve the library (exit and signal dumps) and the `vramguard` command (which rebuilds a vg_report from a JSON
+ * file): the text form (report/text.c) and the JSON form (report/json_write.c, following the schema table in
+ * report/schema.h, which every key of the JSON is a row of). Rendering allocates (a growable buffer); never call it
+ * from a signal handler. */
 #ifndef VG_REPORT_H
 #define VG_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/json_out.h"
+#include "report/strbuf.h"
+
 #define VG_REPORT_SCHEMA "vramguard.report/1"
 #define VG_REPORT_MAX_FRAMES 64
-
-/* A growable output buffer. On allocation failure it sets .failed and drops further output. */
-struct vg_strbuf {
-	char *data;
-	size_t len, cap;
-	int failed;
-};
-void vg_strbuf_free(struct vg_strbuf *b);
-void vg_strbuf_add(struct vg_strbuf *b, const char *s, size_t n);
-void vg_strbuf_printf(struct vg_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vg_strbuf_str(struct vg_strbuf *b, const char *s);
-void vg_strbuf_spaces(struct vg_strbuf *b, size_t n);
-
-/* Text helpers shared by the report and diff renderers. vg_text_str appends at most max bytes of s with control
- * characters escaped (\n, \t, \xNN), so no path or command line can start a line of its own; vg_text_width counts
- * terminal columns (UTF-8 continuation bytes take none); vg_text_pad appends s padded to width columns. */
-void vg_text_str(struct vg_strbuf *b, const char *s, size_t max);
-/* A JSON string of at most max bytes of s, quoted and escaped; bytes that are not well-formed UTF-8 become U+FFFD
- * (used by the report and by `vramguard top` / `limit show`). */
-void vg_json_str(struct vg_strbuf *b, const char *s, size_t max);
-size_t vg_text_width(const char *s, size_t n);
-void vg_text_pad(struct vg_strbuf *b, const char *s, size_t width);
 
 struct vg_report_frame {
 	uint64_t address;               /* absolute return address in the reporting process */
@@ -132,13 +116,16 @@ struct vg_report {
 #define VG_REPORT_MAX_ALLOCS 256        /* largest live allocations listed in a report */
 #define VG_REPORT_TEXT_SITES 10         /* sites shown in the text form before "and N more" */
 
-/* Render. Both append to out; return 0, or -ENOMEM if the buffer could not grow. */
+/* Render. Both append to out; return 0, or -ENOMEM if the buffer could not grow. The text form is report/text.c;
+ * the JSON form (report/json_write.c) follows the schema table, report/schema.h. */
 int vg_report_render_text(const struct vg_report *r, struct vg_strbuf *out);
 int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out);
 
+/* UTC time of a CLOCK_REALTIME nanosecond stamp: "2026-11-21T21:50:03.123Z" (iso) or "2026-11-21 21:50:03 UTC". */
+void vg_report_time(uint64_t ns, int iso, char *buf, size_t len);
+
 /* True for a frame inside the CUDA runtime (libcudart, static cudart's internals, the cuda* API functions): the
  * text form and warnings name the first frame past them. */
-#include <stdbool.h>
 bool vg_report_frame_is_runtime(const struct vg_report_frame *f);
 /* How many leading frames of a site are in the CUDA runtime (0 if all are: then they are shown). */
 size_t vg_report_runtime_prefix(const struct vg_report_site *s);

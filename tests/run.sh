@@ -714,6 +714,9 @@ if [ -n "$man_flags" ] && [ "$man_flags" = "$help_flags" ]; then
 else
 	bad "help run and the man page disagree on run's flags" "$(diff <(echo "$man_flags") <(echo "$help_flags") | head -5)"
 fi
+if "$B/gen-report-doc" docs/report-format.md >"$T/report-format.md" && cmp -s "$T/report-format.md" docs/report-format.md
+then ok "docs/report-format.md matches the report schema"; else
+	bad "docs/report-format.md is stale: run $B/gen-report-doc -i docs/report-format.md"; fi
 
 echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh

@@ -1,7 +1,7 @@
-/* Fuzz target for report/json_read.c, as `vramguard report` uses it: the input is a JSON document for
- * vg_report_from_json (not NUL-terminated). Properties: a refusal is one line and leaves the report empty; an
- * accepted report renders as text (one block, no control characters) and as JSON, and that JSON is a fixed point:
- * it parses again and renders to the same bytes, text included. */
+/* Fuzz target for report/json.c and report/json_read.c, as `vramguard report` uses them: the input is a JSON
+ * document for vg_report_from_json (not NUL-terminated). Properties: a refusal is one line and leaves the report
+ * empty; an accepted report renders as text (one block, no control characters) and as JSON, and that JSON is a
+ * fixed point: it parses again and renders to the same bytes, text included. */
 #include "report/json_read.h"
 #include "report/report.h"
 #include "tests/fuzz/fuzz.h"

@@ -16,8 +16,8 @@ JOBS=${FUZZ_JOBS:-1}
 srcs() { # the library sources a target links
 	case $1 in
 	config | path) echo config/*.c report/path.c ;;
-	json) echo report/json_read.c report/report.c config/*.c ;;
-	diff) echo cli/diff.c report/json_read.c report/report.c config/*.c ;;
+	json) echo report/json.c report/json_read.c report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c config/*.c ;;
+	diff) echo cli/diff.c cli/diff_compare.c report/json.c report/json_read.c report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c config/*.c ;;
 	*) echo "run.sh: unknown target '$1' (expected one of: $ALL)" >&2; return 1 ;;
 	esac
 }

@@ -1,4 +1,4 @@
-/* Unit tests for report/json_read.c: the golden reports read back and rendered again byte for byte, exact error
+/* Unit tests for the JSON reader (report/json.c) and the report's mapping (report/json_read.c): the golden reports read back and rendered again byte for byte, exact error
  * messages, forward compatibility (unknown and repeated keys, any key order), string decoding, and a fixed-seed
  * mutation loop that must never crash. Run from the repository root. */
 #include "report/json_read.h"
