@@ -23,6 +23,8 @@ HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 CLI := $(BUILD)/vramguard
 CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c cli/region.c report/json_read.c report/report.c config/config.c \
 	accounting/region.c
+CLI_SRCS += cli/cli.c cli/scan.c cli/table.c cli/view_json.c cli/top_snap.c cli/top_text.c cli/top_json.c \
+	accounting/region_scan.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -49,7 +51,7 @@ $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
-$(CLI): $(CLI_SRCS) $(HEADERS) cli/diff.h cli/top.h report/json_read.h Makefile | $(BUILD)/.deps-ok
+$(CLI): $(CLI_SRCS) $(HEADERS) $(wildcard cli/*.h) report/json_read.h Makefile | $(BUILD)/.deps-ok
 	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl -pthread
 
 install: $(LIB) $(CLI)
