@@ -694,6 +694,9 @@ if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matc
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
 if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
 	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
+# The folders' arrows point one way: config <- accounting, report <- interposer, cli (scripts/check-layers.py).
+if layers=$(python3 scripts/check-layers.py --objs "$B/obj" 2>&1); then ok "layers: $layers"; else
+	bad "layers: back edges in the include graph" "$(head -5 <<<"$layers")"; fi
 
 echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh
