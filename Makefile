@@ -14,6 +14,8 @@ LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/
 	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c interposer/nvml.c interposer/nvml_hooks.c accounting/quota.c accounting/table.c accounting/sites.c \
 	accounting/unwind.c accounting/region.c config/config.c report/log.c report/report.c report/symbolize.c
+LIB_SRCS += accounting/region_proc.c accounting/region_slots.c accounting/region_charge.c accounting/region_limit.c \
+	accounting/region_usage.c
 LIB_SRCS += interposer/softlimit.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
@@ -24,7 +26,8 @@ CLI := $(BUILD)/vramguard
 CLI_SRCS := cli/vramguard.c cli/diff.c cli/top.c cli/limit.c cli/region.c report/json_read.c report/report.c config/config.c \
 	accounting/region.c
 CLI_SRCS += cli/cli.c cli/scan.c cli/table.c cli/view_json.c cli/top_snap.c cli/top_text.c cli/top_json.c \
-	accounting/region_scan.c
+	accounting/region_scan.c accounting/region_proc.c accounting/region_slots.c accounting/region_charge.c \
+	accounting/region_limit.c accounting/region_usage.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -90,14 +93,17 @@ $(T)/test_config: tests/unit/test_config.c config/config.c config/config.h tests
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c config/config.c
 
-$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c accounting/region.c config/config.c $(HEADERS)
+$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c accounting/region*.c config/config.c $(HEADERS)
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_accounting.c accounting/quota.c accounting/table.c \
-		accounting/region.c config/config.c
+		accounting/region.c config/config.c accounting/region_proc.c accounting/region_slots.c \
+		accounting/region_charge.c accounting/region_limit.c accounting/region_usage.c
 
-$(T)/test_region: tests/unit/test_region.c accounting/region.c config/config.c $(HEADERS) tests/unit/unit.h
+$(T)/test_region: tests/unit/test_region.c accounting/region*.c config/config.c $(HEADERS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c accounting/region.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c accounting/region.c config/config.c \
+		accounting/region_proc.c accounting/region_slots.c accounting/region_charge.c accounting/region_limit.c \
+		accounting/region_usage.c
 
 # Our own NVML access (interposer/nvml.c) against the test double of NVML, found through the rpath: with R615's
 # limits, as a driver before R615, and with no NVML at all.
@@ -159,9 +165,11 @@ $(T)/nvml_link: tests/integration/nvml_probe.c tests/integration/itest.h $(FAKE)
 $(T)/nvml_smi: tests/integration/nvml_probe.c tests/integration/itest.h
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
 # Makes regions and slots for the `top` / `limit` tests without CUDA, through region.h only.
-$(T)/region_tool: tests/integration/region_tool.c accounting/region.c accounting/region.h config/config.c config/config.h
+$(T)/region_tool: tests/integration/region_tool.c accounting/region*.c accounting/region*.h config/config.c config/config.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c accounting/region.c config/config.c
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c accounting/region.c config/config.c \
+		accounting/region_proc.c accounting/region_slots.c accounting/region_charge.c accounting/region_limit.c \
+		accounting/region_usage.c
 # Pokes at a region file through its layout only (a lock held by a stopped member, a poisoned total).
 $(T)/region_poke: tests/integration/region_poke.c accounting/region.h
 	@mkdir -p $(T)
