@@ -1,7 +1,8 @@
 /* Reading regions from outside: what `vramguard top`, `limit` and `region` see of the files in a directory. The
  * header, a device and a slot are copied out of the mapped file (strings terminated, a slot re-read until it is
  * consistent), so a caller never touches the layout of region.h; a scan finds and opens every region file of a
- * directory and says, per kind, which could not be opened and why. Linked into the command, not the library. */
+ * directory and says, per kind, which could not be opened and why. Linked into the command, not the library (it
+ * uses stat, lstat and getpwuid, which the library avoids: see region_impl.h's vg_fstat). */
 #ifndef VG_REGION_SCAN_H
 #define VG_REGION_SCAN_H
 

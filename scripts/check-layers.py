@@ -9,7 +9,7 @@ Every `#include "..."` of a .c, .h or .S in those folders is an edge; an edge to
 is printed as `file -> header (rule)` and fails the check. With --objs DIR (the library's objects, build/obj), a
 call is an edge too: an object that needs a function defined in a folder it may not include is printed as
 `file -> symbol in file (rule)`. And cli/ reads regions through accounting/region_scan.h only: a `->h->` or
-`->slot[` in cli/ is the command reaching into a region's layout.
+`->slot[` in cli/ is the command reaching into a region's layout, and a *_impl.h header is its folder's own.
 
 Exit status 0 when the graph is clean, 1 otherwise."""
 import os
@@ -118,6 +118,8 @@ def main(argv):
         for target in include_edges(root, path):
             if folder(target) not in ALLOWED[src] and (path, target) not in ALLOW:
                 bad.append(f"{path} -> {target} ({RULE[src]})")
+            elif target.endswith("_impl.h") and folder(target) != src:
+                bad.append(f"{path} -> {target} (a *_impl.h header is private to its folder)")
         if src == "cli":
             with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
                 for n, line in enumerate(f, 1):
