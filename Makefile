@@ -18,12 +18,14 @@ CONFIG_HDRS := $(wildcard config/*.h)
 REPORT_WRITE_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
 DIFF_SRCS := cli/diff.c cli/diff_compare.c
+# The shared-memory regions (accounting/region*.c): the library's part; the command adds region_scan.c.
+REGION_SRCS := accounting/region.c accounting/region_path.c accounting/region_proc.c accounting/region_slots.c \
+	accounting/region_charge.c accounting/region_limit.c accounting/region_usage.c
 
 LIB_SRCS := interposer/init.c interposer/route.c interposer/charge.c interposer/hook_mem.c interposer/hook_pool.c \
 	interposer/hook_vmm.c interposer/hook_array.c interposer/hook_ctx.c interposer/hook_stream.c interposer/devmem.c interposer/snapshot.c \
 	interposer/reporter.c interposer/shared.c interposer/nvml.c interposer/nvml_hooks.c accounting/quota.c accounting/table.c accounting/sites.c \
-	accounting/unwind.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS) report/log.c $(REPORT_WRITE_SRCS) \
-	report/symbolize.c report/path.c
+	accounting/unwind.c $(REGION_SRCS) $(CONFIG_SRCS) report/log.c $(REPORT_WRITE_SRCS) report/symbolize.c report/path.c
 LIB_SRCS += interposer/softlimit.c
 LIB_ASM := interposer/dlsym.S
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
@@ -32,7 +34,8 @@ HEADERS := $(wildcard interposer/*.h accounting/*.h config/*.h report/*.h)
 
 CLI := $(BUILD)/vramguard
 CLI_SRCS := cli/vramguard.c cli/run.c cli/report_cmd.c cli/dump.c cli/check.c $(DIFF_SRCS) cli/top.c cli/limit.c \
-	cli/region.c $(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) accounting/region.c accounting/region_path.c
+	cli/region.c cli/cli.c cli/scan.c cli/table.c cli/view_json.c cli/top_snap.c cli/top_text.c cli/top_json.c \
+	$(REPORT_READ_SRCS) $(REPORT_WRITE_SRCS) $(CONFIG_SRCS) $(REGION_SRCS) accounting/region_scan.c
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -59,7 +62,7 @@ $(LIB): $(LIB_OBJS)
 	$(CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
-$(CLI): $(CLI_SRCS) $(HEADERS) cli/commands.h cli/diff.h cli/diff_compare.h cli/top.h Makefile | $(BUILD)/.deps-ok
+$(CLI): $(CLI_SRCS) $(HEADERS) $(wildcard cli/*.h) Makefile | $(BUILD)/.deps-ok
 	$(CC) $(VG_CPPFLAGS) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $(CLI_SRCS) -ldl -pthread
 
 install: $(LIB) $(CLI)
@@ -98,16 +101,15 @@ $(T)/test_config: tests/unit/test_config.c $(CONFIG_SRCS) $(CONFIG_HDRS) report/
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_config.c $(CONFIG_SRCS) report/path.c
 
-$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c accounting/region.c \
-		accounting/region_path.c $(CONFIG_SRCS) $(HEADERS)
+$(T)/test_accounting: tests/unit/test_accounting.c accounting/quota.c accounting/table.c $(REGION_SRCS) $(CONFIG_SRCS) \
+		$(HEADERS)
 	@mkdir -p $(T)
 	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_accounting.c accounting/quota.c accounting/table.c \
-		accounting/region.c accounting/region_path.c $(CONFIG_SRCS)
+		$(REGION_SRCS) $(CONFIG_SRCS)
 
-$(T)/test_region: tests/unit/test_region.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS) $(HEADERS) \
-		tests/unit/unit.h
+$(T)/test_region: tests/unit/test_region.c $(REGION_SRCS) $(CONFIG_SRCS) $(HEADERS) tests/unit/unit.h
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c accounting/region.c accounting/region_path.c $(CONFIG_SRCS)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_region.c $(REGION_SRCS) $(CONFIG_SRCS)
 
 # Our own NVML access (interposer/nvml.c) against the test double of NVML, found through the rpath: with R615's
 # limits, as a driver before R615, and with no NVML at all.
@@ -177,11 +179,9 @@ $(T)/nvml_link: tests/integration/nvml_probe.c tests/integration/itest.h $(FAKE)
 $(T)/nvml_smi: tests/integration/nvml_probe.c tests/integration/itest.h
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
 # Makes regions and slots for the `top` / `limit` tests without CUDA, through region.h only.
-$(T)/region_tool: tests/integration/region_tool.c accounting/region.c accounting/region_path.c accounting/region.h \
-		$(CONFIG_SRCS) $(CONFIG_HDRS)
+$(T)/region_tool: tests/integration/region_tool.c $(REGION_SRCS) $(CONFIG_SRCS) $(HEADERS)
 	@mkdir -p $(T)
-	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c accounting/region.c accounting/region_path.c \
-		$(CONFIG_SRCS)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/integration/region_tool.c $(REGION_SRCS) $(CONFIG_SRCS)
 # Pokes at a region file through its layout only (a lock held by a stopped member, a poisoned total).
 $(T)/region_poke: tests/integration/region_poke.c accounting/region.h
 	@mkdir -p $(T)

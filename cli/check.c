@@ -14,7 +14,7 @@
 #include <cuda.h>
 
 #include "cli/commands.h"
-#include "cli/top.h"
+#include "cli/cli.h"
 #include "config/config.h"
 
 const char vg_usage_check[] =

@@ -1,5 +1,5 @@
 /* The `vramguard` command's own commands, one file each: run (cli/run.c), report and diff (cli/report_cmd.c), dump
- * (cli/dump.c), check (cli/check.c); main and help in cli/vramguard.c. top, limit and region are in cli/top.h. */
+ * (cli/dump.c), check (cli/check.c); main and help in cli/vramguard.c. top, limit and region are declared in cli/cli.h. */
 #ifndef VG_CLI_COMMANDS_H
 #define VG_CLI_COMMANDS_H
 
@@ -22,7 +22,7 @@ extern const char vg_usage_check[];
 /* Print the usage of cmd (NULL: every command) on stdout; returns 0. An unknown cmd is a usage error (exit 2). */
 int vg_cli_help(const char *cmd);
 
-/* vg_cli_fail and vg_cli_usage (cli/top.h), then exit with their status: for the commands that stop at the first
+/* vg_cli_fail and vg_cli_usage (cli/cli.h), then exit with their status: for the commands that stop at the first
  * error. */
 void vg_cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 void vg_cli_usage_exit(const char *usage, const char *fmt, const char *arg) __attribute__((noreturn));

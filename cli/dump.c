@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/top.h"
+#include "cli/cli.h"
 #include "config/config.h"
 
 const char vg_usage_dump[] =

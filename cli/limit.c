@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/top.h"
+#include "cli/cli.h"
+#include "cli/scan.h"
+#include "cli/table.h"
+#include "cli/view_json.h"
 #include "config/config.h"
 
 const char vg_usage_limit[] =
@@ -82,7 +85,7 @@ static int limit_open_shared(const char *dir, const char *name, struct vg_region
 				  "'vramguard run --shared %s' creates it", vg_cli_q(name), vg_cli_q(path), vg_cli_q(name));
 	if (rc == -EACCES)
 		return vg_cli_fail(1, "permission denied: %s belongs to %s: run this as that user or root", path,
-				  vg_cli_owner(path, who, sizeof(who)));
+				  vg_region_owner(path, who, sizeof(who)));
 	if (rc)
 		return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 	return 0;
@@ -94,8 +97,10 @@ static int limit_set_shared(const char *dir, const char *name, const char *spec,
 	int rc = limit_open_shared(dir, name, &r, true);
 	if (rc)
 		return rc;
-	char old[VG_REGION_SPEC_MAX], now[VG_REGION_SPEC_MAX], err[VG_CLI_WHY_MAX], label[VG_SHARED_PATH_MAX];
-	VG_CLI_FIELD(old, r.h->spec);
+	char err[VG_CLI_WHY_MAX], label[VG_SHARED_PATH_MAX];
+	struct vg_region_info before, after;
+	vg_region_info_read(&r, &before);
+	const char *old = before.spec;
 	vg_cli_region_label(&r, name, label, sizeof(label));
 	vg_region_reclaim(&r);
 	if ((rc = vg_region_set_limit(&r, spec, err, sizeof(err))) != 0) {
@@ -104,7 +109,8 @@ static int limit_set_shared(const char *dir, const char *name, const char *spec,
 	}
 	/* What the region stored: a spec with keys only keeps the old bare default in front ("8G" + "0:3G" gives
 	 * "8G,0:3G"), for the GPUs registered later. */
-	VG_CLI_FIELD(now, r.h->spec);
+	vg_region_info_read(&r, &after);
+	const char *now = after.spec;
 	char kept[VG_REGION_SPEC_MAX + 64] = "";
 	size_t nl = strlen(now), sl = strlen(spec);
 	if (strcmp(now, spec) != 0 && nl > sl + 1 && now[nl - sl - 1] == ',' && !strcmp(now + nl - sl, spec))
@@ -118,19 +124,18 @@ static int limit_set_shared(const char *dir, const char *name, const char *spec,
 	}
 	struct vg_strbuf over = { 0 };
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		struct vg_region_dev *v = &r.h->dev[d];
-		char uuid[VG_REGION_UUID_MAX];
-		if (!VG_CLI_FIELD(uuid, v->uuid)[0])
+		struct vg_dev_view v;
+		if (!vg_dev_read(&r, d, &v))
 			continue;
 		ndev++;
 		int said = 0;
-		vg_limits_for(l, v->ordinal, strncmp(uuid, "ordinal:", 8) ? uuid : NULL, v->total, NULL, &said);
+		vg_limits_for(l, v.ordinal, strncmp(v.uuid, "ordinal:", 8) ? v.uuid : NULL, v.total, NULL, &said);
 		named += said;
-		uint64_t lim = atomic_load(&v->limit), used = atomic_load(&v->used);
+		uint64_t lim = v.limit, used = v.used;
 		if (said && lim != VG_REGION_NONE && used > lim) {       /* GPUs the spec does not name keep theirs */
 			char g[64], a[32], b[32];
 			vg_strbuf_printf(&over, "; %s has %s in use, over the new %s: new allocations there are denied "
-					 "until usage drops", vg_dev_label(v, g, sizeof(g)), vg_format_bytes(used, a, sizeof(a)),
+					 "until usage drops", vg_dev_label(&v, g, sizeof(g)), vg_format_bytes(used, a, sizeof(a)),
 					 vg_format_bytes(lim, b, sizeof(b)));
 		}
 	}
@@ -177,7 +182,7 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 					err, sizeof(err));
 		if (rc == -EACCES)
 			return vg_cli_fail(1, "permission denied: %s (the control segment of process %d) belongs to %s: run "
-					  "this as that user or root", path, (int)pid, vg_cli_owner(path, who, sizeof(who)));
+					  "this as that user or root", path, (int)pid, vg_region_owner(path, who, sizeof(who)));
 		if (rc && rc != -ENOENT)
 			return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 		if (rc == 0) {
@@ -204,14 +209,12 @@ static int limit_find_pid(const char *dir, const char *shared, int32_t pid, bool
 			else
 				code = vg_cli_fail(1, "permission denied: process %d is in %s, which belongs to %s: run this "
 						  "as that user or root", (int)pid, s.v[i].r.path,
-						  vg_cli_owner(s.v[i].r.path, who, sizeof(who)));
+						  vg_region_owner(s.v[i].r.path, who, sizeof(who)));
 			vg_scan_close(&s);
 			return code;
 		}
-		*out = s.v[i].r;
+		vg_scan_take(&s, i, out);
 		*slot = k;
-		s.v[i].r.h = NULL;      /* handed over, with its descriptor */
-		s.v[i].r.fd = -1;
 		vg_scan_close(&s);
 		return 0;
 	}
@@ -291,17 +294,16 @@ static int limit_set_pid(const char *dir, const char *shared, int32_t pid, const
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		if (!vg_slot_uses(&r, &v, d) || !v.used[d])
 			continue;
-		struct vg_region_dev *dv = &r.h->dev[d];
-		char uuid[VG_REGION_UUID_MAX];
-		VG_CLI_FIELD(uuid, dv->uuid);
+		struct vg_dev_view dv;
+		vg_dev_read(&r, d, &dv);
 		int said = 0;
-		uint64_t lim = vg_limits_for(l, dv->ordinal, strncmp(uuid, "ordinal:", 8) ? uuid : NULL, dv->total, NULL,
+		uint64_t lim = vg_limits_for(l, dv.ordinal, strncmp(dv.uuid, "ordinal:", 8) ? dv.uuid : NULL, dv.total, NULL,
 					     &said);
 		if (said && lim != UINT64_MAX && v.used[d] > lim) {
 			char g[64], a[32], b[32];
 			vg_strbuf_printf(&over, "; it has %s in use on %s, over %s: its new allocations there are denied "
 					 "until usage drops", vg_format_bytes(v.used[d], a, sizeof(a)),
-					 vg_dev_label(dv, g, sizeof(g)), vg_format_bytes(lim, b, sizeof(b)));
+					 vg_dev_label(&dv, g, sizeof(g)), vg_format_bytes(lim, b, sizeof(b)));
 		}
 	}
 	char label[sizeof(r.path)];
@@ -370,13 +372,12 @@ static int limit_set(int argc, char **argv)
 
 static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, struct vg_strbuf *out, bool *requested)
 {
-	struct vg_region_hdr *h = sr->r.h;
 	struct vg_tab t;
 	char g[64];
 	if (!sr->control) {
-		char created[VG_REGION_SPEC_MAX], spec[VG_REGION_SPEC_MAX];
-		VG_CLI_FIELD(created, h->created_spec);
-		VG_CLI_FIELD(spec, h->spec);
+		struct vg_region_info info;
+		vg_region_info_read(&sr->r, &info);
+		const char *created = info.created_spec, *spec = info.spec;
 		vg_strbuf_printf(out, "shared region '%s' (%s)%s\n", sr->label, sr->r.path,
 				 sr->r.writable ? "" : " (read-only here)");
 		vg_strbuf_printf(out, "  created with  %s\n  in force      %s\n", created[0] ? created : "none",
@@ -387,17 +388,16 @@ static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, 
 		vg_tab_row(&t, head);
 		int n = 0;
 		for (int d = 0; d < VG_REGION_DEVS; d++) {
-			struct vg_region_dev *v = &h->dev[d];
-			char idx[16], ord[16], mem[32], lim[32], used[32], peak[32], den[24], uuid[VG_REGION_UUID_MAX];
-			if (!VG_CLI_FIELD(uuid, v->uuid)[0])
+			struct vg_dev_view v;
+			char idx[16], ord[16], mem[32], lim[32], used[32], peak[32], den[24];
+			if (!vg_dev_read(&sr->r, d, &v))
 				continue;
 			snprintf(idx, sizeof(idx), "%d", d);
-			snprintf(ord, sizeof(ord), "%d", (int)v->ordinal);
-			snprintf(den, sizeof(den), "%llu", (unsigned long long)atomic_load(&v->denied));
-			const char *row[] = { idx, uuid, ord, v->total ? vg_format_bytes(v->total, mem, sizeof(mem)) : "?",
-					      vg_cli_size(atomic_load(&v->limit), lim, sizeof(lim)),
-					      vg_format_bytes(atomic_load(&v->used), used, sizeof(used)),
-					      vg_format_bytes(atomic_load(&v->peak), peak, sizeof(peak)), den };
+			snprintf(ord, sizeof(ord), "%d", (int)v.ordinal);
+			snprintf(den, sizeof(den), "%llu", (unsigned long long)v.denied);
+			const char *row[] = { idx, v.uuid, ord, v.total ? vg_format_bytes(v.total, mem, sizeof(mem)) : "?",
+					      vg_cli_size(v.limit, lim, sizeof(lim)), vg_format_bytes(v.used, used, sizeof(used)),
+					      vg_format_bytes(v.peak, peak, sizeof(peak)), den };
 			vg_tab_row(&t, row);
 			n++;
 		}
@@ -429,7 +429,9 @@ static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, 
 		for (int d = 0; d < VG_REGION_DEVS; d++) {
 			if (!vg_slot_uses(&sr->r, &v, d))
 				continue;
-			const char *row[] = { pid, cmd, vg_dev_label(&h->dev[d], g, sizeof(g)),
+			struct vg_dev_view dv;
+			vg_dev_read(&sr->r, d, &dv);
+			const char *row[] = { pid, cmd, vg_dev_label(&dv, g, sizeof(g)),
 					      vg_cli_size(v.quota[d], q, sizeof(q)),
 					      vg_format_bytes(v.used[d], used, sizeof(used)),
 					      vg_format_bytes(v.peak[d], peak, sizeof(peak)), req };
@@ -537,24 +539,10 @@ static int limit_show(int argc, char **argv)
 			free(names);
 			return rc;
 		}
-		memset(&s, 0, sizeof(s));
-		snprintf(s.dir, sizeof(s.dir), "%s", dir);
-		s.v = calloc(1, sizeof(*s.v));
-		if (!s.v) {
-			vg_region_close(&r);
+		if (!vg_scan_single(&s, dir, &r)) {
 			free(names);
 			return vg_cli_fail(1, "out of memory");
 		}
-		s.n = 1;
-		s.v[0].r = r;
-		s.v[0].control = r.kind == VG_REGION_CONTROL;
-		const char *base = strrchr(r.path, '/') + 1;
-		if (!strncmp(base, VG_REGION_PREFIX, strlen(VG_REGION_PREFIX)))
-			base += strlen(VG_REGION_PREFIX);
-		if (s.v[0].control)
-			snprintf(s.v[0].label, sizeof(s.v[0].label), "-");
-		else
-			vg_cli_region_label(&r, base, s.v[0].label, sizeof(s.v[0].label));
 	} else {
 		if (vg_scan_open(&s, dir, names, nnames, (nnames ? 0 : VG_SCAN_DIR) | VG_SCAN_CLEAN, err,
 				 sizeof(err)) != 0) {

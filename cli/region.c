@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/top.h"
+#include "cli/cli.h"
+#include "cli/scan.h"
 #include "config/config.h"
 
 const char vg_usage_region[] =
@@ -139,7 +140,7 @@ static int region_open(const struct region_args *a, char *path, size_t plen, str
 		return vg_cli_fail(1, "no shared region %s (%s does not exist)", vg_cli_q(a->name), vg_cli_q(path));
 	if (rc == -EACCES)
 		return vg_cli_fail(1, "permission denied: %s belongs to %s: run this as that user or root", vg_cli_q(path),
-				   vg_cli_owner(path, who, sizeof(who)));
+				   vg_region_owner(path, who, sizeof(who)));
 	if (rc)
 		return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 	vg_cli_region_label(r, a->name, label, llen);
@@ -169,8 +170,10 @@ static int region_create(int argc, char **argv)
 		char in_force[VG_REGION_SPEC_MAX] = "?";
 		bool persistent = false;
 		if (vg_region_open(&r, path, VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) == 0) {
-			VG_CLI_FIELD(in_force, r.h->spec);
-			persistent = r.h->flags & VG_REGION_PERSISTENT;
+			struct vg_region_info info;
+			vg_region_info_read(&r, &info);
+			memcpy(in_force, info.spec, sizeof(in_force));
+			persistent = info.persistent;
 			vg_region_close(&r);
 		}
 		return vg_cli_fail(1, "shared region %s already exists (%s, %s, budget '%s'): change its budget with "
@@ -210,14 +213,16 @@ static int region_rm(int argc, char **argv)
 	int rc = region_parse(argc, argv, "rm", 1, "f", "--force and --dir", &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128], spec[VG_REGION_SPEC_MAX];
+	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
 	struct vg_region r;
 	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
-	VG_CLI_FIELD(spec, r.h->spec);
+	struct vg_region_info info;
+	vg_region_info_read(&r, &info);
+	const char *spec = info.spec;
 	struct vg_strbuf who = { 0 };
 	region_members(&r, &who);
-	bool persistent = r.h->flags & VG_REGION_PERSISTENT;
+	bool persistent = info.persistent;
 	int members = 0;
 	rc = vg_region_remove(&r, a.force, &members, err, sizeof(err));
 	vg_region_close(&r);
@@ -246,25 +251,31 @@ static int region_reset(int argc, char **argv)
 	struct vg_region r;
 	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
-	uint64_t before[VG_REGION_DEVS], reclaimed = atomic_load(&r.h->reclaimed);
-	for (int d = 0; d < VG_REGION_DEVS; d++)
-		before[d] = atomic_load(&r.h->dev[d].used);
+	struct vg_region_info info;
+	vg_region_info_read(&r, &info);
+	uint64_t before[VG_REGION_DEVS], reclaimed = info.reclaimed;
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_dev_view v;
+		vg_dev_read(&r, d, &v);
+		before[d] = v.used;
+	}
 	if ((rc = vg_region_reset(&r, err, sizeof(err))) != 0) {
 		vg_region_close(&r);
 		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	}
 	int members = vg_region_members(&r);
 	printf("vramguard: reset shared region '%s' (%s): %d member%s", label, path, members, members == 1 ? "" : "s");
-	uint64_t n = atomic_load(&r.h->reclaimed) - reclaimed;
+	vg_region_info_read(&r, &info);
+	uint64_t n = info.reclaimed - reclaimed;
 	if (n)
 		printf(", %llu exited one%s reclaimed", (unsigned long long)n, n == 1 ? "" : "s");
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		struct vg_region_dev *v = &r.h->dev[d];
-		char uuid[VG_REGION_UUID_MAX], g[64], x[32], y[32];
-		if (!VG_CLI_FIELD(uuid, v->uuid)[0])
+		struct vg_dev_view v;
+		char g[64], x[32], y[32];
+		if (!vg_dev_read(&r, d, &v))
 			continue;
-		printf("; %s: in use %s -> %s", vg_dev_label(v, g, sizeof(g)), vg_format_bytes(before[d], x, sizeof(x)),
-		       vg_format_bytes(atomic_load(&v->used), y, sizeof(y)));
+		printf("; %s: in use %s -> %s", vg_dev_label(&v, g, sizeof(g)), vg_format_bytes(before[d], x, sizeof(x)),
+		       vg_format_bytes(v.used, y, sizeof(y)));
 	}
 	printf(" (peaks set to what is in use, denials to 0)\n");
 	vg_region_close(&r);
@@ -315,13 +326,13 @@ static int region_evict(int argc, char **argv)
 	       vg_life_name(v.life), label);
 	const char *sep = " ";
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		struct vg_region_dev *dv = &r.h->dev[d];
-		char uuid[VG_REGION_UUID_MAX], g[64], x[32];
+		struct vg_dev_view dv;
+		char g[64], x[32];
 		if (!freed[d] && !(v.bound >> d & 1))
 			continue;
-		if (!VG_CLI_FIELD(uuid, dv->uuid)[0])
+		if (!vg_dev_read(&r, d, &dv))
 			continue;
-		printf("%s%s on %s", sep, vg_format_bytes(freed[d], x, sizeof(x)), vg_dev_label(dv, g, sizeof(g)));
+		printf("%s%s on %s", sep, vg_format_bytes(freed[d], x, sizeof(x)), vg_dev_label(&dv, g, sizeof(g)));
 		sep = ", ";
 	}
 	printf("%s\n", sep[0] == ' ' ? " nothing (it held no memory)" : "");

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/diff.h"
-#include "cli/top.h"
+#include "cli/cli.h"
 #include "report/json_read.h"
 #include "report/report.h"
 

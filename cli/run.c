@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/top.h"
+#include "cli/cli.h"
 #include "config/config.h"
 
 #define VG_RUN_FLAG_WIDTH 19    /* "--shared-limit SPEC": the usage column starts after the longest flag */

@@ -1,7 +1,7 @@
 /* The `vramguard` command: a launcher that validates the configuration with the library's own parser and execs the
  * job under the preload (run), tools to read reports (report, diff), to ask a running process for one (dump), to
  * see what the library would do on this machine (check), and to watch and change running jobs (top, limit,
- * region). This file holds main and help; each command has its own file (cli/commands.h, cli/top.h). Unlike the
+ * region). This file holds main and help; each command has its own file (cli/commands.h, cli/cli.h). Unlike the
  * library, this program may exit. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/top.h"
+#include "cli/cli.h"
 #include "config/config.h"
 
 void vg_cli_die(int code, const char *fmt, ...)

@@ -12,7 +12,10 @@
 #include <unistd.h>
 
 #include "interposer/charge.h"
+#include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/reporter.h"
+#include "interposer/shared.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
 #include "report/log.h"

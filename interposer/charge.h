@@ -1,23 +1,17 @@
 /* The charging core shared by the hook files (interposer/hook_*.c), and the one opening every hook has.
- * Owners: charge.c owns the allocation tables and the per-thread id; the hook files own nothing global but their own
- * rate limits. A hook file includes this header only. */
+ * Owners: charge.c owns the allocation tables (interposer/globals.h) and the per-thread id; the hook files own
+ * nothing global but their own rate limits. A hook file includes this header, and device.h, shared.h, devmem.h or
+ * reporter.h for what else it calls. */
 #ifndef VG_CHARGE_H
 #define VG_CHARGE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interposer/interposer.h"
+#include "interposer/globals.h"
+#include "interposer/init.h"
 #include "accounting/quota.h"
 #include "accounting/table.h"
-
-extern struct vg_table vg_ptrs;         /* device pointers: cuMemAlloc, pitch, managed, async */
-extern struct vg_table vg_arrays;       /* CUarray and CUmipmappedArray handles */
-extern struct vg_table vg_vmm;          /* cuMemCreate handles (refs + maps) */
-extern struct vg_table vg_maps;         /* cuMemMap mappings by start address */
-extern struct vg_table vg_streams;      /* live streams, with their creation sites */
-extern struct vg_table vg_stream_events;/* streams destroyed with work queued, by (create, destroy) site */
-extern _Atomic uint64_t vg_streams_created, vg_streams_destroyed;
 
 #define VG_REAL_CALL(name, ...) (vg_real.name ? vg_real.name(__VA_ARGS__) : CUDA_ERROR_NOT_FOUND)
 
@@ -85,5 +79,12 @@ void vg_free_end(CUresult rc, struct vg_table *t, struct vg_alloc *r);
 
 /* Query a stream without blocking: 1 work queued, 0 idle, -1 capturing, -2 unknown (hook_stream.c). */
 int vg_stream_state(CUstream s);
+
+/* charge.c's own life, driven by init.c: the tables made at init, and kept consistent across fork (prepare and
+ * parent hold and release the tables' locks; the child starts from empty tables). */
+void vg_wrappers_init(void);
+void vg_wrappers_atfork_prepare(void);
+void vg_wrappers_atfork_parent(void);
+void vg_wrappers_atfork_child(void);
 
 #endif

@@ -21,8 +21,11 @@
 #include <unistd.h>
 
 #include "interposer/charge.h"
+#include "interposer/device.h"
 #include "interposer/devmem.h"
 #include "interposer/nvml.h"
+#include "interposer/reporter.h"
+#include "interposer/shared.h"
 #include "accounting/region.h"
 #include "report/log.h"
 

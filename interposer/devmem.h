@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interposer/interposer.h"
+#include "interposer/init.h"
 
 #define VG_POOLS_MAX 256
 #define VG_DEVMEM_MIN_GAP_MS 50         /* rounds woken by module loads: at most one per 50 ms */

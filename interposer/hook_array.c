@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "interposer/charge.h"
+#include "interposer/device.h"
 
 /* ---- arrays (an estimate: the driver's real footprint includes padding and tiling we cannot see) ---- */
 

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "interposer/charge.h"
+#include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/reporter.h"
+#include "interposer/shared.h"
 
 /* ---- init ---- */
 

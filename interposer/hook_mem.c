@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "interposer/charge.h"
+#include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/shared.h"
 #include "accounting/region.h"
 
 /* ---- linear device memory ---- */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "interposer/charge.h"
+#include "interposer/device.h"
 #include "interposer/devmem.h"
 
 /* ---- stream-ordered allocation ---- */

@@ -1,5 +1,6 @@
-/* Lazy start-up: the real driver table, the process-level init (config, fork handler), the hook prologue, and the
- * per-device limit resolution. The constructor does nothing: a process that never touches CUDA never gets here. */
+/* Lazy start-up: the real driver table, the process-level init (config, fork handler), the hook prologue (init.h),
+ * and the per-device limit resolution (device.h). The constructor does nothing: a process that never touches CUDA
+ * never gets here. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
@@ -11,7 +12,12 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "interposer/interposer.h"
+#include "interposer/init.h"
+#include "interposer/charge.h"
+#include "interposer/device.h"
+#include "interposer/reporter.h"
+#include "interposer/route.h"
+#include "interposer/shared.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
@@ -36,12 +42,6 @@ const char *const vg_hook_charges[VG_HOOK_COUNT] = {
 VG_EXPORT const int vg_instance_marker = 1;
 /* Our own copy's address, whatever the global scope binds vg_instance_marker to. */
 extern const int vg_instance_marker_self __attribute__((alias("vg_instance_marker"), visibility("hidden")));
-
-VG_HIDDEN void vg_wrappers_init(void);
-
-/* Real dlsym, set by vg_dlsym_route (dlsym.c) before anything else needs it. */
-extern void *(*vg_real_dlsym)(void *, const char *);
-VG_HIDDEN void *(*vg_resolve_real_dlsym(void))(void *, const char *);
 
 /* 0: not resolved, 1: resolved, -1: libcuda.so.1 could not be loaded */
 static _Atomic int vg_real_state;
@@ -415,10 +415,6 @@ int vg_current_device(CUcontext *ctx)
 }
 
 /* ---- fork ---- */
-
-VG_HIDDEN void vg_wrappers_atfork_prepare(void);
-VG_HIDDEN void vg_wrappers_init(void);
-VG_HIDDEN void vg_wrappers_atfork_parent(void);
 
 static void vg_atfork_prepare(void)
 {

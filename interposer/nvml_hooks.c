@@ -19,8 +19,11 @@
 
 #include "accounting/quota.h"
 #include "accounting/region.h"
-#include "interposer/interposer.h"
+#include "interposer/init.h"
+#include "interposer/device.h"
 #include "interposer/nvml.h"
+#include "interposer/route.h"
+#include "interposer/shared.h"
 
 /* Each wrapper must have the exact type of its row. */
 #define VG_NVML_X_CHECK(name, ret, params)                                                                            \

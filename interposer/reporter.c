@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "interposer/interposer.h"
+#include "interposer/init.h"
+#include "interposer/reporter.h"
+#include "interposer/shared.h"
 #include "report/log.h"
 #include "report/path.h"
 #include "report/report.h"

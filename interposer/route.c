@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "accounting/unwind.h"
-#include "interposer/interposer.h"
+#include "interposer/init.h"
 #include "interposer/nvml.h"
+#include "interposer/route.h"
 #include "report/log.h"
 
 /* Each hook's definition must have the exact type of its cudaTypedefs.h row. */

@@ -13,8 +13,10 @@
 
 #include "accounting/quota.h"
 #include "accounting/region.h"
-#include "interposer/interposer.h"
+#include "interposer/init.h"
+#include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/shared.h"
 #include "report/log.h"
 
 static struct vg_region vg_self;

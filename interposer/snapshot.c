@@ -9,18 +9,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "interposer/interposer.h"
+#include "interposer/charge.h"
+#include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/reporter.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
 #include "accounting/table.h"
 #include "report/report.h"
 #include "report/symbolize.h"
-
-extern struct vg_table vg_ptrs, vg_arrays, vg_vmm, vg_streams, vg_stream_events;
-extern _Atomic uint64_t vg_streams_created, vg_streams_destroyed;
-int vg_stream_state(CUstream s);
 
 /* Room for one more element in a growable array (doubling from first); false, and *failed set, if memory is
  * short: the report then lists what it has. */

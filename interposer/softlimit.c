@@ -4,7 +4,9 @@
 #define _GNU_SOURCE
 #include <time.h>
 
-#include "interposer/interposer.h"
+#include "interposer/init.h"
+#include "interposer/device.h"
+#include "interposer/reporter.h"
 #include "accounting/quota.h"
 #include "report/log.h"
 

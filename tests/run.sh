@@ -717,6 +717,9 @@ fi
 if "$B/gen-report-doc" docs/report-format.md >"$T/report-format.md" && cmp -s "$T/report-format.md" docs/report-format.md
 then ok "docs/report-format.md matches the report schema"; else
 	bad "docs/report-format.md is stale: run $B/gen-report-doc -i docs/report-format.md"; fi
+# The folders' arrows point one way: config <- accounting, report <- interposer, cli (scripts/check-layers.py).
+if layers=$(python3 scripts/check-layers.py --objs "$B/obj" 2>&1); then ok "layers: $layers"; else
+	bad "layers: back edges in the include graph" "$(head -5 <<<"$layers")"; fi
 
 echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh

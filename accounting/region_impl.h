@@ -1,0 +1,110 @@
+/* Private to accounting/region*.c: the helpers the region's files share (the lock, liveness locks, slot claiming),
+ * and the checks on the layout. Nothing outside accounting/ includes this; the API is region.h. */
+#ifndef VG_REGION_IMPL_H
+#define VG_REGION_IMPL_H
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accounting/region.h"
+#include "config/config.h"
+
+#define VG_REGION_MAX_FILE ((size_t)24 << 20)
+
+_Static_assert(sizeof(struct vg_region_slot) % 8 == 0, "slot size");
+_Static_assert(sizeof(struct vg_region_hdr) + (size_t)VG_REGION_SLOTS_MAX * sizeof(struct vg_region_slot) <=
+		       VG_REGION_MAX_FILE, "the largest region fits the size an opener accepts");
+_Static_assert(VG_MAX_DEVICES == 64, "devmap covers the tracked ordinals");
+
+/* A path as messages quote it: whole up to 80 bytes, else its start and end with its length (vg_quote), so that a
+ * line stays short. The buffer lives until the end of the enclosing block. */
+#define VG_QP(p) vg_quote((p), (char[VG_QUOTE_BUF]){ 0 }, VG_QUOTE_BUF)
+
+/* ---- shared by the region's files ---- */
+
+static inline void vg_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void vg_err(char *err, size_t len, const char *fmt, ...)
+{
+	if (!err || !len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static inline uint64_t vg_now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline size_t vg_region_size(uint32_t nslots)
+{
+	return sizeof(struct vg_region_hdr) + (size_t)nslots * sizeof(struct vg_region_slot);
+}
+
+/* fstat(2) as a system call: glibc's fstat symbol is 2.33+ and the library must load on older ones. The kernel's
+ * struct stat is glibc's on x86-64 and aarch64. */
+static inline int vg_fstat(int fd, struct stat *st)
+{
+	return (int)syscall(SYS_fstat, fd, st);
+}
+
+/* lstat(2) likewise (newfstatat: x86-64 and aarch64 both have it). */
+static inline int vg_lstat(const char *path, struct stat *st)
+{
+	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+/* Our slot, read once. exit() runs vg_region_leave in a destructor while the process's other threads may still
+ * allocate and free: leave gives the slot up under the lock, so a charge re-reads it under the lock (and uses that
+ * one value) rather than charge a slot that is free again, or index slot[-1]. */
+static inline int vg_my_slot(const struct vg_region *r)
+{
+	return __atomic_load_n(&r->slot, __ATOMIC_ACQUIRE);
+}
+
+static inline void vg_set_my_slot(struct vg_region *r, int slot)
+{
+	__atomic_store_n(&r->slot, slot, __ATOMIC_RELEASE);
+}
+
+static inline void vg_copy_str(char *dst, size_t n, const char *src)
+{
+	size_t l = src ? strnlen(src, n - 1) : 0;
+	if (l)
+		memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+/* region_proc.c: liveness locks and the judgement of a slot's process. */
+int vg_live_lock(int fd, uint32_t i, short type);
+int vg_live_held(int fd, uint32_t i);
+int vg_slot_life_of(const struct vg_region *r, uint32_t i, uint64_t pidns);
+
+/* region_charge.c: the region's lock (repairs what a dead holder left, applies releases kept as debt). */
+void vg_region_repair(struct vg_region_hdr *h, uint32_t nslots);
+int vg_region_lock(struct vg_region *r);
+void vg_region_unlock(struct vg_region *r);
+int vg_region_lock_say(struct vg_region *r, char *err, size_t errlen);
+int vg_admin_lock(struct vg_region *r, char *err, size_t errlen);
+uint64_t vg_spec_limit(const char *spec, int ordinal, const char *uuid, uint64_t total, int *said);
+
+/* region_slots.c: slots, under the lock. */
+int vg_reclaim_locked(struct vg_region *r);
+bool vg_slot_mine(const struct vg_region *r, int slot);
+int vg_claim_locked(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd);
+int vg_slot_lock_held(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *after, char *err,
+		      size_t errlen);
+
+#endif
