@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "accounting/atomic.h"
+#include "accounting/lockorder.h"
 #include "accounting/region.h"
 #include "config/config.h"
 #include "config/fsguard.h"
@@ -349,14 +350,17 @@ static int vg_region_locked(struct vg_region *r, int rc)
 		pthread_mutex_consistent(&r->h->lock);
 		rc = 0;
 	}
-	if (rc != 0)
+	if (rc != 0) {
+		vg_lock_note_drop(VG_RANK_REGION);
 		return -rc;
+	}
 	vg_apply_debt(r);
 	return 0;
 }
 
 static int vg_region_trylock(struct vg_region *r)
 {
+	vg_lock_note_take(VG_RANK_REGION, false);
 	return vg_region_locked(r, pthread_mutex_trylock(&r->h->lock));
 }
 
@@ -364,6 +368,7 @@ static int vg_region_trylock(struct vg_region *r)
  * free lock is taken without reading the clock. */
 static int vg_region_lock(struct vg_region *r)
 {
+	vg_lock_note_take(VG_RANK_REGION, false);
 	int rc = pthread_mutex_trylock(&r->h->lock);
 	if (rc != EBUSY)
 		return vg_region_locked(r, rc);
@@ -386,6 +391,7 @@ static int vg_region_lock(struct vg_region *r)
 static void vg_region_unlock(struct vg_region *r)
 {
 	pthread_mutex_unlock(&r->h->lock);
+	vg_lock_note_drop(VG_RANK_REGION);
 }
 
 /* The lock for a command's change, saying why not in err. */

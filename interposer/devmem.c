@@ -23,6 +23,7 @@
 #include "interposer/charge.h"
 #include "interposer/devmem.h"
 #include "interposer/nvml.h"
+#include "accounting/lockorder.h"
 #include "accounting/region.h"
 #include "report/log.h"
 
@@ -72,7 +73,7 @@ struct vg_pool *vg_pool_register(CUmemoryPool h, int dev)
 	struct vg_pool *p = vg_pool_find(h);
 	if (p)
 		return p;
-	pthread_mutex_lock(&vg_pools_lock);
+	vg_lock(&vg_pools_lock, VG_RANK_POOLS);
 	p = vg_pool_find(h);
 	if (!p) {
 		uint32_t n = atomic_load(&vg_npools);
@@ -98,7 +99,7 @@ struct vg_pool *vg_pool_register(CUmemoryPool h, int dev)
 				       "counted by their size, not by the pool's reserved memory", VG_POOLS_MAX);
 		}
 	}
-	pthread_mutex_unlock(&vg_pools_lock);
+	vg_unlock(&vg_pools_lock, VG_RANK_POOLS);
 	return p;
 }
 
@@ -143,9 +144,9 @@ static bool vg_pool_settle(struct vg_pool *p, bool check)
 {
 	uint64_t r;
 	bool ok = true;
-	pthread_mutex_lock(&p->lock);
+	vg_lock(&p->lock, VG_RANK_POOL);
 	if (!vg_pool_reserved(p, &r)) {
-		pthread_mutex_unlock(&p->lock);
+		vg_unlock(&p->lock, VG_RANK_POOL);
 		return true;
 	}
 	uint64_t c = atomic_load(&p->charged);
@@ -158,7 +159,7 @@ static bool vg_pool_settle(struct vg_pool *p, bool check)
 	} else if (r > c || atomic_load(&p->growing) == 0) {
 		vg_charge_to(p->dev, &p->charged, r);
 	}
-	pthread_mutex_unlock(&p->lock);
+	vg_unlock(&p->lock, VG_RANK_POOL);
 	return ok;
 }
 
@@ -167,12 +168,12 @@ void vg_pool_forget(CUmemoryPool h)
 	struct vg_pool *p = vg_pool_find(h);
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
+	vg_lock(&p->lock, VG_RANK_POOL);
 	uint64_t c = atomic_exchange(&p->charged, 0);
 	if (c)
 		vg_quota_release(p->dev, c);
 	atomic_store_explicit(&p->handle, NULL, memory_order_release);
-	pthread_mutex_unlock(&p->lock);
+	vg_unlock(&p->lock, VG_RANK_POOL);
 	for (int d = 0; d < VG_MAX_DEVICES; d++) {
 		struct vg_pool *cur = p;
 		atomic_compare_exchange_strong(&vg_cur_pool[d], &cur, NULL);
@@ -233,9 +234,9 @@ static void vg_graph_settle(int dev)
 		    CUDA_SUCCESS)
 		return;
 	struct vg_devmem *dm = &vg_devmem[dev];
-	pthread_mutex_lock(&dm->lock);
+	vg_lock(&dm->lock, VG_RANK_DEVMEM);
 	vg_charge_to(dev, &dm->graph, v);
-	pthread_mutex_unlock(&dm->lock);
+	vg_unlock(&dm->lock, VG_RANK_DEVMEM);
 }
 
 /* ---- refresh ---- */
@@ -317,7 +318,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 	if (rc != 0)
 		return;
 	atomic_store(&dm->nvml_used, own);
-	pthread_mutex_lock(&dm->lock);
+	vg_lock(&dm->lock, VG_RANK_DEVMEM);
 	uint64_t drv = atomic_load(&dm->driver);
 	uint64_t others = u2 > drv ? u2 - drv : 0;
 	uint64_t seen = own > others ? own - others : 0;
@@ -336,7 +337,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 	vg_charge_to(dev, &dm->driver, want);
 	atomic_fetch_add(&dm->samples, 1);
 	atomic_store(&dm->measured_ns, vg_mono_ns());
-	pthread_mutex_unlock(&dm->lock);
+	vg_unlock(&dm->lock, VG_RANK_DEVMEM);
 }
 
 /* R615+ drivers' own container limits: read once per device, the tighter of the two applies. */
@@ -382,15 +383,15 @@ static void vg_deadline(struct timespec *ts, uint64_t from_ns, uint64_t ms)
 static void *vg_sampler_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&vg_smp_lock);
+	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	for (;;) {
 		while (vg_smp_stop)
 			pthread_cond_wait(&vg_smp_cond, &vg_smp_lock);
 		vg_smp_kicked = false;
 		vg_smp_in_round = true;
-		pthread_mutex_unlock(&vg_smp_lock);
+		vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 		vg_sample_round();
-		pthread_mutex_lock(&vg_smp_lock);
+		vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 		vg_smp_in_round = false;
 		vg_smp_seq++;
 		pthread_cond_broadcast(&vg_smp_cond);
@@ -416,13 +417,13 @@ static void *vg_sampler_main(void *arg)
  * using them. A round under way is waited for (it takes a few milliseconds; at most 500 ms). */
 static void vg_sampler_stop(void)
 {
-	pthread_mutex_lock(&vg_smp_lock);
+	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	vg_smp_stop = true;
 	struct timespec ts;
 	vg_deadline(&ts, vg_mono_ns(), 500);
 	while (vg_smp_in_round && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
 		;
-	pthread_mutex_unlock(&vg_smp_lock);
+	vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 }
 
 static void vg_sampler_start_locked(void)
@@ -487,10 +488,10 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 {
 	if (!vg_count_device())
 		return;
-	pthread_mutex_lock(&vg_smp_lock);
+	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	vg_sampler_start_locked();
 	if (atomic_load(&vg_smp_state) != 1 || vg_smp_stop) {
-		pthread_mutex_unlock(&vg_smp_lock);
+		vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 		return;
 	}
 	/* A round that started before this call may have missed what changed: wait for the one after it. */
@@ -506,7 +507,7 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 			;
 		vg_smp_urgent--;
 	}
-	pthread_mutex_unlock(&vg_smp_lock);
+	vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 }
 
 void vg_devmem_atfork_child(void)

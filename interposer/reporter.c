@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accounting/lockorder.h"
 #include "interposer/interposer.h"
 #include "report/log.h"
 #include "report/report.h"
@@ -135,7 +136,7 @@ void vg_report_now(const char *reason)
 {
 	if (vg_cfg.report_dest == VG_REPORT_OFF)
 		return;
-	pthread_mutex_lock(&vg_report_lock);
+	vg_lock(&vg_report_lock, VG_RANK_REPORT);
 	uint64_t seq = atomic_fetch_add(&vg_report_seq, 1) + 1;
 	struct vg_report r;
 	struct vg_strbuf b = { 0 };
@@ -154,7 +155,7 @@ void vg_report_now(const char *reason)
 		vg_log(VG_LOG_WARN, "the %s report is incomplete: out of memory while collecting it", reason);
 	vg_strbuf_free(&b);
 	vg_report_free(&r);
-	pthread_mutex_unlock(&vg_report_lock);
+	vg_unlock(&vg_report_lock, VG_RANK_REPORT);
 }
 
 static _Atomic int vg_exit_reported;
@@ -177,11 +178,11 @@ void vg_reporter_arm_exit(void)
 		return;
 	if (vg_cfg.report_dest == VG_REPORT_OFF || vg_report_pid != (int)getpid())
 		return;
-	pthread_mutex_lock(&vg_report_lock);
+	vg_lock(&vg_report_lock, VG_RANK_REPORT);
 	int armed = atomic_load(&vg_exit_armed);
 	if (armed < 2 && atexit(vg_report_at_exit) == 0)
 		atomic_store(&vg_exit_armed, armed + 1);
-	pthread_mutex_unlock(&vg_report_lock);
+	vg_unlock(&vg_report_lock, VG_RANK_REPORT);
 }
 
 /* ---- the reporter thread: signals and soft limits ---- */
