@@ -1,6 +1,6 @@
-/* The charging core every hook file uses (CUDA-NOTES §3): reserve on the quota before the driver call, commit or
- * roll back after; table entries leave before the real free/destroy (handles and addresses are reused as soon as the
- * driver has them back) and come back if the driver refuses. No lock is ever held across a driver call. */
+/* The charging core every hook file uses: reserve on the quota before the driver call, commit or roll back after;
+ * table entries leave before the real free/destroy (handles and addresses are reused as soon as the driver has them
+ * back) and come back if the driver refuses. Nothing here holds a lock across a driver call (docs/LOCKS.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

@@ -40,7 +40,7 @@ extern const int vg_instance_marker_self __attribute__((alias("vg_instance_marke
 
 VG_HIDDEN void vg_wrappers_init(void);
 
-/* Real dlsym, set by vg_dlsym_route (dlsym.c) before anything else needs it. */
+/* The real dlsym: found by vg_resolve_real_dlsym (route.c) the first time anything needs it; dlsym.S jumps to it. */
 extern void *(*vg_real_dlsym)(void *, const char *);
 VG_HIDDEN void *(*vg_resolve_real_dlsym(void))(void *, const char *);
 
