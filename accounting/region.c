@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "accounting/atomic.h"
+#include "accounting/clock.h"
 #include "accounting/lockorder.h"
 #include "accounting/region.h"
 #include "config/config.h"
@@ -48,7 +49,7 @@ static uint64_t vg_now_ns(clockid_t c)
 {
 	struct timespec ts;
 	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static size_t vg_region_size(uint32_t nslots)
@@ -339,7 +340,7 @@ static uint64_t vg_mono_ns(void)
 
 /* After a lock timeout, releases stop waiting for a while (they are kept as debt and applied by the next lock):
  * a stopped member must not cost every cuMemFree of the others two seconds. */
-#define VG_REGION_STUCK_NS 5000000000ull
+#define VG_REGION_STUCK_NS (5ull * VG_NS_PER_SEC)
 
 /* After pthread_mutex_trylock/timedlock returned rc: repair what a dead holder left, apply the releases kept as
  * debt. 0 with the lock held, or the error. */
@@ -374,11 +375,11 @@ static int vg_region_lock(struct vg_region *r)
 		return vg_region_locked(r, rc);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += VG_REGION_LOCK_TIMEOUT_MS / 1000;
-	ts.tv_nsec += (long)(VG_REGION_LOCK_TIMEOUT_MS % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
+	ts.tv_sec += VG_REGION_LOCK_TIMEOUT_MS / VG_MS_PER_SEC;
+	ts.tv_nsec += (long)(VG_REGION_LOCK_TIMEOUT_MS % VG_MS_PER_SEC) * VG_NS_PER_MS;
+	if (ts.tv_nsec >= VG_NS_PER_SEC) {
 		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
+		ts.tv_nsec -= VG_NS_PER_SEC;
 	}
 	do
 		rc = pthread_mutex_timedlock(&r->h->lock, &ts);

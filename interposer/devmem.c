@@ -23,6 +23,7 @@
 #include "interposer/charge.h"
 #include "interposer/devmem.h"
 #include "interposer/nvml.h"
+#include "accounting/clock.h"
 #include "accounting/lockorder.h"
 #include "accounting/region.h"
 #include "report/log.h"
@@ -279,7 +280,7 @@ static uint64_t vg_mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static pthread_mutex_t vg_smp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -372,9 +373,9 @@ static void vg_sample_round(void)
 
 static void vg_deadline(struct timespec *ts, uint64_t from_ns, uint64_t ms)
 {
-	uint64_t t = from_ns + ms * 1000000u;
-	ts->tv_sec = (time_t)(t / 1000000000u);
-	ts->tv_nsec = (long)(t % 1000000000u);
+	uint64_t t = from_ns + ms * VG_NS_PER_MS;
+	ts->tv_sec = (time_t)(t / VG_NS_PER_SEC);
+	ts->tv_nsec = (long)(t % VG_NS_PER_SEC);
 }
 
 /* Rounds: every VRAMGUARD_DEVICE_POLL ms; sooner when kicked (a module load: at most one round per
@@ -402,9 +403,9 @@ static void *vg_sampler_main(void *arg)
 			if (vg_smp_urgent)
 				break;
 			uint64_t now = vg_mono_ns();
-			if (vg_smp_kicked && now >= end + (uint64_t)VG_DEVMEM_MIN_GAP_MS * 1000000u)
+			if (vg_smp_kicked && now >= end + (uint64_t)VG_DEVMEM_MIN_GAP_MS * VG_NS_PER_MS)
 				break;
-			if (now >= end + poll * 1000000u)
+			if (now >= end + poll * VG_NS_PER_MS)
 				break;
 			vg_deadline(&ts, end, vg_smp_kicked && VG_DEVMEM_MIN_GAP_MS < poll ? VG_DEVMEM_MIN_GAP_MS : poll);
 			pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts);
@@ -464,7 +465,7 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms);
 
 void vg_devmem_kick(bool wait)
 {
-	vg_devmem_kick_for(wait, (uint64_t)VG_DEVMEM_WAIT_S * 1000);
+	vg_devmem_kick_for(wait, (uint64_t)VG_DEVMEM_WAIT_S * VG_MS_PER_SEC);
 }
 
 void vg_devmem_fresh(int dev, uint64_t bytes)
@@ -479,7 +480,7 @@ void vg_devmem_fresh(int dev, uint64_t bytes)
 		return;
 	struct vg_devmem *dm = &vg_devmem[dev];
 	if (atomic_load(&dm->nvml_status) != 0 ||
-	    vg_mono_ns() - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * 1000000u)
+	    vg_mono_ns() - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * VG_NS_PER_MS)
 		return;
 	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
 }
