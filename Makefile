@@ -157,6 +157,11 @@ $(T)/test_unwind: tests/unit/test_unwind.c tests/unit/unit.h accounting/unwind.h
 	$(CC) $(TEST_CFLAGS) -O2 -fomit-frame-pointer -I. -o $@ tests/unit/test_unwind.c -L$(T) -l:libvgunwind.so \
 		-ldl -Wl,-rpath,'$$ORIGIN'
 
+# The lock-order check (accounting/lockorder.h), compiled in whatever the build.
+$(T)/test_lockorder: tests/unit/test_lockorder.c accounting/lockorder.h tests/unit/unit.h
+	@mkdir -p $(T)
+	$(CC) $(TEST_CFLAGS) -I. -o $@ tests/unit/test_lockorder.c
+
 $(BUILD)/gen-hook-doc: scripts/gen-hook-doc.c interposer/hooks.h | $(BUILD)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ scripts/gen-hook-doc.c
 $(BUILD)/gen-man: scripts/gen-man.c $(CONFIG_SRCS) $(CONFIG_HDRS)
@@ -205,7 +210,7 @@ $(T)/ctor: tests/integration/ctor/app.c tests/integration/itest.h tests/fakecuda
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md).
@@ -286,8 +291,8 @@ VG_CC_CLANG = $(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n 1
 VG_SAN_RT = $(shell $(CC) -print-file-name=$(if $(VG_CC_CLANG),libclang_rt.$(1)-$(shell uname -m).so,lib$(1).so))
 VG_SAN_CLANG = $(if $(VG_CC_CLANG),-shared-libsan -Xlinker -rpath=$(shell $(CC) -print-runtime-dir) \
 	-Wno-unused-command-line-argument)
-VG_ASAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer $(VG_SAN_CLANG)
-VG_TSAN = -fsanitize=thread -fno-omit-frame-pointer $(VG_SAN_CLANG)
+VG_ASAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer $(VG_SAN_CLANG) -DVG_LOCK_CHECK
+VG_TSAN = -fsanitize=thread -fno-omit-frame-pointer $(VG_SAN_CLANG) -DVG_LOCK_CHECK
 SAN_DIR := $(CURDIR)/tests/san
 # verify_asan_link_order=0: `vramguard run` writes LD_PRELOAD itself, without the runtime in front (README.md).
 VG_ASAN_ENV = ASAN_OPTIONS=halt_on_error=1:exitcode=66:detect_leaks=1:detect_stack_use_after_return=1:$\

@@ -24,8 +24,8 @@ static void vg_quota_release_local(int dev, uint64_t bytes);
 
 /* Statistics shards. The first VG_QUOTA_OWNED threads that count something each own a shard and update it with
  * plain loads and stores (one writer; readers only sum); later threads share the last shard with atomic
- * read-modify-writes, as every thread did before. A shard is never handed to another thread (a thread's exit does
- * not free it), so a process that churns through threads ends up on the shared one: slower, never wrong. */
+ * read-modify-writes. A shard is never handed to another thread (a thread's exit does not free it), so a process
+ * that churns through threads ends up on the shared one: slower, never wrong. */
 #define VG_QUOTA_SHARDS 16
 #define VG_QUOTA_OWNED (VG_QUOTA_SHARDS - 1)
 

@@ -61,10 +61,14 @@ static inline uint64_t vg_quota_counter(int dev)
 	return atomic_load_explicit(p ? p : &vg_quota[dev].used, memory_order_relaxed);
 }
 
-/* Reserve bytes on dev against the process's quota and then the shared region's budget. Returns 0, or (nothing
- * reserved): -ENOSPC (own quota; *used_now = own usage), -EDQUOT (the shared budget; *used_now = the region's usage),
- * (*used_now is set on failure only)
- * -ETIMEDOUT (the region's lock was held too long by another process). Untracked devices always succeed. */
+/* Reserve bytes on dev against the process's quota and then the shared region's budget. Returns 0, or, with nothing
+ * reserved:
+ *   -ENOSPC     the process's own quota is full; *used_now = the process's usage
+ *   -EDQUOT     the shared budget is full; *used_now = the region's usage
+ *   -ETIMEDOUT  the region's lock was held too long by another process (region.h)
+ *   -EUSERS     the process was evicted from the region, which is full now
+ *   other       the region's lock could not be taken (-errno)
+ * used_now may be NULL; it is written on a failure only. Untracked devices always succeed. */
 int vg_quota_reserve(int dev, uint64_t bytes, uint64_t *used_now);
 /* Charge without a check (rolling back a failed release). */
 void vg_quota_force(int dev, uint64_t bytes);

@@ -6,6 +6,8 @@
 
 #include "accounting/region_impl.h"
 #include "accounting/atomic.h"
+#include "accounting/clock.h"
+#include "accounting/lockorder.h"
 
 /* ---- lock ---- */
 
@@ -33,7 +35,7 @@ static uint64_t vg_mono_ns(void)
 
 /* After a lock timeout, releases stop waiting for a while (they are kept as debt and applied by the next lock):
  * a stopped member must not cost every cuMemFree of the others two seconds. */
-#define VG_REGION_STUCK_NS 5000000000ull
+#define VG_REGION_STUCK_NS (5ull * VG_NS_PER_SEC)
 
 /* After pthread_mutex_trylock/timedlock returned rc: repair what a dead holder left, apply the releases kept as
  * debt. 0 with the lock held, or the error. */
@@ -44,14 +46,17 @@ static int vg_region_locked(struct vg_region *r, int rc)
 		pthread_mutex_consistent(&r->h->lock);
 		rc = 0;
 	}
-	if (rc != 0)
+	if (rc != 0) {
+		vg_lock_note_drop(VG_RANK_REGION);
 		return -rc;
+	}
 	vg_apply_debt(r);
 	return 0;
 }
 
 static int vg_region_trylock(struct vg_region *r)
 {
+	vg_lock_note_take(VG_RANK_REGION, false);
 	return vg_region_locked(r, pthread_mutex_trylock(&r->h->lock));
 }
 
@@ -59,16 +64,17 @@ static int vg_region_trylock(struct vg_region *r)
  * free lock is taken without reading the clock. */
 int vg_region_lock(struct vg_region *r)
 {
+	vg_lock_note_take(VG_RANK_REGION, false);
 	int rc = pthread_mutex_trylock(&r->h->lock);
 	if (rc != EBUSY)
 		return vg_region_locked(r, rc);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += VG_REGION_LOCK_TIMEOUT_MS / 1000;
-	ts.tv_nsec += (long)(VG_REGION_LOCK_TIMEOUT_MS % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
+	ts.tv_sec += VG_REGION_LOCK_TIMEOUT_MS / VG_MS_PER_SEC;
+	ts.tv_nsec += (long)(VG_REGION_LOCK_TIMEOUT_MS % VG_MS_PER_SEC) * VG_NS_PER_MS;
+	if (ts.tv_nsec >= VG_NS_PER_SEC) {
 		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
+		ts.tv_nsec -= VG_NS_PER_SEC;
 	}
 	do
 		rc = pthread_mutex_timedlock(&r->h->lock, &ts);
@@ -81,6 +87,7 @@ int vg_region_lock(struct vg_region *r)
 void vg_region_unlock(struct vg_region *r)
 {
 	pthread_mutex_unlock(&r->h->lock);
+	vg_lock_note_drop(VG_RANK_REGION);
 }
 
 /* The lock for a command's change, saying why not in err. */

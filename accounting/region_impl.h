@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accounting/clock.h"
 #include "accounting/region.h"
 #include "config/config.h"
 
@@ -45,7 +46,7 @@ static inline uint64_t vg_now_ns(clockid_t c)
 {
 	struct timespec ts;
 	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static inline size_t vg_region_size(uint32_t nslots)

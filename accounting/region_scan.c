@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "accounting/clock.h"
 #include "accounting/region_scan.h"
 #include "config/config.h"
 
@@ -218,7 +219,7 @@ void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags)
 		 * that every member has left without removing it. One nobody has joined yet is left alone for a while:
 		 * its creator is on its way in. */
 		bool gone;
-		int n = vg_region_clean(&r, 10ull * 1000000000u, &gone);
+		int n = vg_region_clean(&r, 10ull * VG_NS_PER_SEC, &gone);
 		if (!control)
 			s->reclaimed += n;
 		if (gone) {

@@ -12,6 +12,7 @@
 static __thread int vg_sites_oom __attribute__((tls_model("initial-exec")));
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(obj) do { (void)(obj); vg_sites_oom = 1; } while (0)
+#include "accounting/lockorder.h"
 #include "accounting/sites.h"
 #include "accounting/unwind.h"
 
@@ -85,7 +86,7 @@ static __attribute__((noinline)) struct vg_site *vg_site_capture_at(int api, int
 	unsigned hashv = (unsigned)h;
 	struct vg_site_shard *sh = &vg_site_shards[(h >> 60) % VG_SITE_SHARDS];
 	s = NULL;
-	pthread_mutex_lock(&sh->lock);
+	vg_lock(&sh->lock, VG_RANK_SITES);
 	HASH_FIND_BYHASHVALUE(hh, sh->head, frames, keylen, hashv, s);
 	if (!s) {
 		s = calloc(1, sizeof(*s) + keylen);
@@ -102,7 +103,7 @@ static __attribute__((noinline)) struct vg_site *vg_site_capture_at(int api, int
 			}
 		}
 	}
-	pthread_mutex_unlock(&sh->lock);
+	vg_unlock(&sh->lock, VG_RANK_SITES);
 	if (s) {
 		vg_site_memo[m].hash = h;
 		vg_site_memo[m].site = s;
@@ -128,11 +129,11 @@ void vg_sites_foreach(void (*fn)(struct vg_site *s, void *arg), void *arg)
 {
 	for (int i = 0; i < VG_SITE_SHARDS; i++) {
 		struct vg_site *s, *tmp;
-		pthread_mutex_lock(&vg_site_shards[i].lock);
+		vg_lock(&vg_site_shards[i].lock, VG_RANK_SITES);
 		HASH_ITER(hh, vg_site_shards[i].head, s, tmp) {
 			fn(s, arg);
 		}
-		pthread_mutex_unlock(&vg_site_shards[i].lock);
+		vg_unlock(&vg_site_shards[i].lock, VG_RANK_SITES);
 	}
 }
 
@@ -144,13 +145,13 @@ uint32_t vg_sites_count(void)
 void vg_sites_lock_all(void)
 {
 	for (int i = 0; i < VG_SITE_SHARDS; i++)
-		pthread_mutex_lock(&vg_site_shards[i].lock);
+		vg_lock_nest(&vg_site_shards[i].lock, VG_RANK_SITES);
 }
 
 void vg_sites_unlock_all(void)
 {
 	for (int i = VG_SITE_SHARDS - 1; i >= 0; i--)
-		pthread_mutex_unlock(&vg_site_shards[i].lock);
+		vg_unlock(&vg_site_shards[i].lock, VG_RANK_SITES);
 }
 
 void vg_sites_reset_child(void)

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "accounting/lockorder.h"
 #include "accounting/table.h"
 
 /* ---- ASan: records never go back to malloc, so the pool marks free ones itself (next stays readable) ---- */
@@ -81,10 +82,10 @@ static void vg_cache_spill(int n)
 	}
 	vg_rec_cache = tail->next;
 	vg_rec_cached -= moved;
-	pthread_mutex_lock(&vg_pool_lock);
+	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
 	tail->next = vg_pool_free;
 	vg_pool_free = head;
-	pthread_mutex_unlock(&vg_pool_lock);
+	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
 }
 
 static void vg_rec_drain(void *unused)
@@ -143,7 +144,7 @@ static void vg_cache_fill(void)
 {
 	if (!vg_rec_keyed)
 		vg_rec_register();
-	pthread_mutex_lock(&vg_pool_lock);
+	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
 	int n = 0;
 	while (n < VG_REC_BATCH && vg_pool_free) {
 		struct vg_alloc *r = vg_pool_free;
@@ -154,7 +155,7 @@ static void vg_cache_fill(void)
 	}
 	if (n == 0)
 		n = vg_carve();
-	pthread_mutex_unlock(&vg_pool_lock);
+	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
 	vg_rec_cached += n;
 }
 
@@ -191,20 +192,20 @@ void vg_alloc_free(struct vg_alloc *r)
 
 size_t vg_alloc_slabs(void)
 {
-	pthread_mutex_lock(&vg_pool_lock);
+	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
 	size_t n = vg_pool_slabs;
-	pthread_mutex_unlock(&vg_pool_lock);
+	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
 	return n;
 }
 
 void vg_alloc_lock(void)
 {
-	pthread_mutex_lock(&vg_pool_lock);
+	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
 }
 
 void vg_alloc_unlock(void)
 {
-	pthread_mutex_unlock(&vg_pool_lock);
+	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
 }
 
 void vg_alloc_reset_child(void)
@@ -259,7 +260,7 @@ static void vg_shard_lock_slow(_Atomic int *l)
 		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
 }
 
-static inline void vg_shard_lock(struct vg_shard *s)
+static inline void vg_shard_take(struct vg_shard *s)
 {
 	int c = 0;
 	if (__builtin_expect(!atomic_compare_exchange_strong_explicit(&s->lock, &c, 1, memory_order_acquire,
@@ -267,10 +268,17 @@ static inline void vg_shard_lock(struct vg_shard *s)
 		vg_shard_lock_slow(&s->lock);
 }
 
+static inline void vg_shard_lock(struct vg_shard *s)
+{
+	vg_lock_note_take(VG_RANK_TABLE, false);
+	vg_shard_take(s);
+}
+
 static inline void vg_shard_unlock(struct vg_shard *s)
 {
 	if (__builtin_expect(atomic_exchange_explicit(&s->lock, 0, memory_order_release) == 2, 0))
 		syscall(SYS_futex, &s->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	vg_lock_note_drop(VG_RANK_TABLE);
 }
 
 static inline struct vg_shard *vg_shard_of(struct vg_table *t, uint64_t key)
@@ -469,10 +477,13 @@ size_t vg_table_count(struct vg_table *t)
 	return n;
 }
 
+/* Every shard, in index order (fork: every table in turn; docs/LOCKS.md). */
 void vg_table_lock_all(struct vg_table *t)
 {
-	for (int i = 0; i < VG_SHARDS; i++)
-		vg_shard_lock(&t->shard[i]);
+	for (int i = 0; i < VG_SHARDS; i++) {
+		vg_lock_note_take(VG_RANK_TABLE, true);
+		vg_shard_take(&t->shard[i]);
+	}
 }
 
 void vg_table_unlock_all(struct vg_table *t)

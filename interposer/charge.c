@@ -1,6 +1,6 @@
-/* The charging core every hook file uses (CUDA-NOTES §3): reserve on the quota before the driver call, commit or
- * roll back after; table entries leave before the real free/destroy (handles and addresses are reused as soon as the
- * driver has them back) and come back if the driver refuses. No lock is ever held across a driver call. */
+/* The charging core every hook file uses: reserve on the quota before the driver call, commit or roll back after;
+ * table entries leave before the real free/destroy (handles and addresses are reused as soon as the driver has them
+ * back) and come back if the driver refuses. Nothing here holds a lock across a driver call (docs/LOCKS.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +16,7 @@
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
 #include "interposer/shared.h"
+#include "accounting/clock.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
 #include "report/log.h"
@@ -44,7 +45,7 @@ static int64_t vg_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * VG_NS_PER_SEC + ts.tv_nsec;
 }
 
 /* One message a second at most: a framework that retries after freeing its cache, or a loop destroying busy
@@ -54,7 +55,7 @@ bool vg_rate_ok(struct vg_rate *r, char *tail, size_t len)
 {
 	int64_t now = vg_now_ns();
 	int64_t last = atomic_load(&r->last_ns);
-	if ((last != 0 && now - last < 1000000000) || !atomic_compare_exchange_strong(&r->last_ns, &last, now)) {
+	if ((last != 0 && now - last < VG_NS_PER_SEC) || !atomic_compare_exchange_strong(&r->last_ns, &last, now)) {
 		atomic_fetch_add(&r->suppressed, 1);
 		return false;
 	}
@@ -155,7 +156,7 @@ static uint64_t vg_realtime_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 /* Records come from the pool's per-thread cache (accounting/table.c): malloc and free were a third of the cost of

@@ -26,6 +26,8 @@
 #include "interposer/nvml.h"
 #include "interposer/reporter.h"
 #include "interposer/shared.h"
+#include "accounting/clock.h"
+#include "accounting/lockorder.h"
 #include "accounting/region.h"
 #include "report/log.h"
 
@@ -75,7 +77,7 @@ struct vg_pool *vg_pool_register(CUmemoryPool h, int dev)
 	struct vg_pool *p = vg_pool_find(h);
 	if (p)
 		return p;
-	pthread_mutex_lock(&vg_pools_lock);
+	vg_lock(&vg_pools_lock, VG_RANK_POOLS);
 	p = vg_pool_find(h);
 	if (!p) {
 		uint32_t n = atomic_load(&vg_npools);
@@ -101,7 +103,7 @@ struct vg_pool *vg_pool_register(CUmemoryPool h, int dev)
 				       "counted by their size, not by the pool's reserved memory", VG_POOLS_MAX);
 		}
 	}
-	pthread_mutex_unlock(&vg_pools_lock);
+	vg_unlock(&vg_pools_lock, VG_RANK_POOLS);
 	return p;
 }
 
@@ -146,9 +148,9 @@ static bool vg_pool_settle(struct vg_pool *p, bool check)
 {
 	uint64_t r;
 	bool ok = true;
-	pthread_mutex_lock(&p->lock);
+	vg_lock(&p->lock, VG_RANK_POOL);
 	if (!vg_pool_reserved(p, &r)) {
-		pthread_mutex_unlock(&p->lock);
+		vg_unlock(&p->lock, VG_RANK_POOL);
 		return true;
 	}
 	uint64_t c = atomic_load(&p->charged);
@@ -161,7 +163,7 @@ static bool vg_pool_settle(struct vg_pool *p, bool check)
 	} else if (r > c || atomic_load(&p->growing) == 0) {
 		vg_charge_to(p->dev, &p->charged, r);
 	}
-	pthread_mutex_unlock(&p->lock);
+	vg_unlock(&p->lock, VG_RANK_POOL);
 	return ok;
 }
 
@@ -170,12 +172,12 @@ void vg_pool_forget(CUmemoryPool h)
 	struct vg_pool *p = vg_pool_find(h);
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
+	vg_lock(&p->lock, VG_RANK_POOL);
 	uint64_t c = atomic_exchange(&p->charged, 0);
 	if (c)
 		vg_quota_release(p->dev, c);
 	atomic_store_explicit(&p->handle, NULL, memory_order_release);
-	pthread_mutex_unlock(&p->lock);
+	vg_unlock(&p->lock, VG_RANK_POOL);
 	for (int d = 0; d < VG_MAX_DEVICES; d++) {
 		struct vg_pool *cur = p;
 		atomic_compare_exchange_strong(&vg_cur_pool[d], &cur, NULL);
@@ -236,9 +238,9 @@ static void vg_graph_settle(int dev)
 		    CUDA_SUCCESS)
 		return;
 	struct vg_devmem *dm = &vg_devmem[dev];
-	pthread_mutex_lock(&dm->lock);
+	vg_lock(&dm->lock, VG_RANK_DEVMEM);
 	vg_charge_to(dev, &dm->graph, v);
-	pthread_mutex_unlock(&dm->lock);
+	vg_unlock(&dm->lock, VG_RANK_DEVMEM);
 }
 
 /* ---- refresh ---- */
@@ -281,7 +283,7 @@ static uint64_t vg_mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static pthread_mutex_t vg_smp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -320,7 +322,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 	if (rc != 0)
 		return;
 	atomic_store(&dm->nvml_used, own);
-	pthread_mutex_lock(&dm->lock);
+	vg_lock(&dm->lock, VG_RANK_DEVMEM);
 	uint64_t drv = atomic_load(&dm->driver);
 	uint64_t others = u2 > drv ? u2 - drv : 0;
 	uint64_t seen = own > others ? own - others : 0;
@@ -339,7 +341,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 	vg_charge_to(dev, &dm->driver, want);
 	atomic_fetch_add(&dm->samples, 1);
 	atomic_store(&dm->measured_ns, vg_mono_ns());
-	pthread_mutex_unlock(&dm->lock);
+	vg_unlock(&dm->lock, VG_RANK_DEVMEM);
 }
 
 /* R615+ drivers' own container limits: read once per device, the tighter of the two applies. */
@@ -374,9 +376,9 @@ static void vg_sample_round(void)
 
 static void vg_deadline(struct timespec *ts, uint64_t from_ns, uint64_t ms)
 {
-	uint64_t t = from_ns + ms * 1000000u;
-	ts->tv_sec = (time_t)(t / 1000000000u);
-	ts->tv_nsec = (long)(t % 1000000000u);
+	uint64_t t = from_ns + ms * VG_NS_PER_MS;
+	ts->tv_sec = (time_t)(t / VG_NS_PER_SEC);
+	ts->tv_nsec = (long)(t % VG_NS_PER_SEC);
 }
 
 /* Rounds: every VRAMGUARD_DEVICE_POLL ms; sooner when kicked (a module load: at most one round per
@@ -385,15 +387,15 @@ static void vg_deadline(struct timespec *ts, uint64_t from_ns, uint64_t ms)
 static void *vg_sampler_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&vg_smp_lock);
+	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	for (;;) {
 		while (vg_smp_stop)
 			pthread_cond_wait(&vg_smp_cond, &vg_smp_lock);
 		vg_smp_kicked = false;
 		vg_smp_in_round = true;
-		pthread_mutex_unlock(&vg_smp_lock);
+		vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 		vg_sample_round();
-		pthread_mutex_lock(&vg_smp_lock);
+		vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 		vg_smp_in_round = false;
 		vg_smp_seq++;
 		pthread_cond_broadcast(&vg_smp_cond);
@@ -404,9 +406,9 @@ static void *vg_sampler_main(void *arg)
 			if (vg_smp_urgent)
 				break;
 			uint64_t now = vg_mono_ns();
-			if (vg_smp_kicked && now >= end + (uint64_t)VG_DEVMEM_MIN_GAP_MS * 1000000u)
+			if (vg_smp_kicked && now >= end + (uint64_t)VG_DEVMEM_MIN_GAP_MS * VG_NS_PER_MS)
 				break;
-			if (now >= end + poll * 1000000u)
+			if (now >= end + poll * VG_NS_PER_MS)
 				break;
 			vg_deadline(&ts, end, vg_smp_kicked && VG_DEVMEM_MIN_GAP_MS < poll ? VG_DEVMEM_MIN_GAP_MS : poll);
 			pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts);
@@ -419,13 +421,13 @@ static void *vg_sampler_main(void *arg)
  * using them. A round under way is waited for (it takes a few milliseconds; at most 500 ms). */
 static void vg_sampler_stop(void)
 {
-	pthread_mutex_lock(&vg_smp_lock);
+	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	vg_smp_stop = true;
 	struct timespec ts;
 	vg_deadline(&ts, vg_mono_ns(), 500);
 	while (vg_smp_in_round && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
 		;
-	pthread_mutex_unlock(&vg_smp_lock);
+	vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 }
 
 static void vg_sampler_start_locked(void)
@@ -466,7 +468,7 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms);
 
 void vg_devmem_kick(bool wait)
 {
-	vg_devmem_kick_for(wait, (uint64_t)VG_DEVMEM_WAIT_S * 1000);
+	vg_devmem_kick_for(wait, (uint64_t)VG_DEVMEM_WAIT_S * VG_MS_PER_SEC);
 }
 
 void vg_devmem_fresh(int dev, uint64_t bytes)
@@ -481,7 +483,7 @@ void vg_devmem_fresh(int dev, uint64_t bytes)
 		return;
 	struct vg_devmem *dm = &vg_devmem[dev];
 	if (atomic_load(&dm->nvml_status) != 0 ||
-	    vg_mono_ns() - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * 1000000u)
+	    vg_mono_ns() - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * VG_NS_PER_MS)
 		return;
 	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
 }
@@ -490,10 +492,10 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 {
 	if (!vg_count_device())
 		return;
-	pthread_mutex_lock(&vg_smp_lock);
+	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	vg_sampler_start_locked();
 	if (atomic_load(&vg_smp_state) != 1 || vg_smp_stop) {
-		pthread_mutex_unlock(&vg_smp_lock);
+		vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 		return;
 	}
 	/* A round that started before this call may have missed what changed: wait for the one after it. */
@@ -509,7 +511,7 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 			;
 		vg_smp_urgent--;
 	}
-	pthread_mutex_unlock(&vg_smp_lock);
+	vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 }
 
 void vg_devmem_atfork_child(void)

@@ -51,8 +51,8 @@ static inline bool vg_count_device(void)
 }
 
 /* Pools: register one (cuMemPoolCreate, first use; dev -1 for a host pool, whose allocations are then counted by
- * their size as before), the device's current pool (cuMemAllocAsync), a new current pool
- * (cuDeviceSetMemPool), a destroyed one, and re-read one after the application changed it (trim, threshold). */
+ * their size), the device's current pool (cuMemAllocAsync), a new current pool (cuDeviceSetMemPool), a destroyed
+ * one, and re-read one after the application changed it (trim, threshold). */
 struct vg_pool *vg_pool_register(CUmemoryPool h, int dev);
 struct vg_pool *vg_pool_current(int dev);
 void vg_pool_set_current(int dev, CUmemoryPool h);

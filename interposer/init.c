@@ -18,6 +18,7 @@
 #include "interposer/reporter.h"
 #include "interposer/route.h"
 #include "interposer/shared.h"
+#include "accounting/lockorder.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
@@ -71,12 +72,12 @@ bool vg_real_resolve(bool loaded_only)
 	VG_HOOKS(VG_X_RESOLVE)
 	VG_REALS(VG_X_RESOLVE)
 #undef VG_X_RESOLVE
-	pthread_mutex_lock(&vg_real_lock);
+	vg_lock(&vg_real_lock, VG_RANK_REAL);
 	if (atomic_load(&vg_real_state) != 1) {
 		vg_real = t;
 		atomic_store_explicit(&vg_real_state, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&vg_real_lock);
+	vg_unlock(&vg_real_lock, VG_RANK_REAL);
 	/* h stays open for the life of the process, like the application's own handle. */
 	return true;
 }
@@ -159,7 +160,12 @@ enum vg_mode vg_init(void)
 		/* No driver: nothing to guard; our exports answer like a machine without CUDA. */
 		return VG_MODE_PASSIVE;
 	}
-	pthread_mutex_lock(&vg_init_lock);
+	/* Before the lock: both take the loader's lock, which a thread running a library's constructor inside dlopen
+	 * holds when it enters here (docs/LOCKS.md). Each racing thread asks; the answers are the same. */
+	bool first = vg_is_first_copy();
+	uintptr_t lo = 0, hi = 0;
+	vg_own_range(&lo, &hi);
+	vg_lock(&vg_init_lock, VG_RANK_INIT);
 	mode = atomic_load(&vg_mode_now);
 	if (mode == VG_MODE_UNINIT) {
 		atomic_store(&vg_mode_now, VG_MODE_INITIALIZING);
@@ -167,7 +173,7 @@ enum vg_mode vg_init(void)
 		 * loader ignores the variables that name files, directories or modes (config/options.h, the options table). */
 		vg_config_load(&vg_cfg, vg_getenv, getauxval(AT_SECURE) != 0);
 		vg_log_level = vg_cfg.log_level;
-		if (!vg_is_first_copy()) {
+		if (!first) {
 			mode = VG_MODE_PASSIVE;
 			vg_log(VG_LOG_DEBUG, "another copy of vramguard is loaded first in pid %d; this one stays passive",
 			       (int)getpid());
@@ -189,8 +195,6 @@ enum vg_mode vg_init(void)
 				mode = VG_MODE_BADCONFIG;
 			} else {
 				mode = vg_shared_attach() == 0 ? VG_MODE_ACTIVE : VG_MODE_BADCONFIG;
-				uintptr_t lo = 0, hi = 0;
-				vg_own_range(&lo, &hi);
 				vg_sites_configure(vg_cfg.backtrace_depth, lo, hi);
 				vg_reporter_start();
 			}
@@ -203,7 +207,7 @@ enum vg_mode vg_init(void)
 		}
 		atomic_store_explicit(&vg_mode_now, mode, memory_order_release);
 	}
-	pthread_mutex_unlock(&vg_init_lock);
+	vg_unlock(&vg_init_lock, VG_RANK_INIT);
 	return (enum vg_mode)mode;
 }
 
@@ -266,7 +270,7 @@ const struct vg_device_info *vg_device_info(int dev)
 	info.driver_limit = VG_NO_LIMIT;
 	info.soft = vg_config_request_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
 	info.soft_source = src;
-	pthread_mutex_lock(&vg_dev_lock);
+	vg_lock(&vg_dev_lock, VG_RANK_DEV);
 	if (!atomic_load(&vg_dev_ready[dev])) {
 		int said = 0;
 		if (vg_live_limits_set) {
@@ -300,7 +304,7 @@ const struct vg_device_info *vg_device_info(int dev)
 				       info.soft_source);
 		}
 	}
-	pthread_mutex_unlock(&vg_dev_lock);
+	vg_unlock(&vg_dev_lock, VG_RANK_DEV);
 	return &vg_dev[dev];
 }
 
@@ -308,7 +312,7 @@ void vg_device_apply_driver_limit(int dev, uint64_t hard)
 {
 	if (dev < 0 || dev >= VG_MAX_DEVICES || !atomic_load(&vg_dev_ready[dev]))
 		return;
-	pthread_mutex_lock(&vg_dev_lock);
+	vg_lock(&vg_dev_lock, VG_RANK_DEV);
 	struct vg_device_info *di = &vg_dev[dev];
 	atomic_store(&di->driver_limit, hard);
 	uint64_t prev = atomic_load(&di->limit);
@@ -317,7 +321,7 @@ void vg_device_apply_driver_limit(int dev, uint64_t hard)
 		di->source = "the driver's container limit (NVML)";
 		vg_quota_set_limit(dev, hard);
 	}
-	pthread_mutex_unlock(&vg_dev_lock);
+	vg_unlock(&vg_dev_lock, VG_RANK_DEV);
 	char a[32], b[32];
 	vg_log(VG_LOG_INFO, "GPU %d: the driver enforces a container limit of %s; vramguard's is %s: the tighter applies",
 	       dev, vg_format_bytes(hard, a, sizeof(a)),
@@ -334,7 +338,7 @@ int vg_device_apply_limit_spec(const char *spec, bool quiet)
 		vg_log(VG_LOG_WARN, "ignored a limit sent by `vramguard limit set`: %s", err + strlen("vramguard: error: "));
 		return -1;
 	}
-	pthread_mutex_lock(&vg_dev_lock);
+	vg_lock(&vg_dev_lock, VG_RANK_DEV);
 	vg_live_limits = l;
 	vg_live_limits_set = true;
 	int changed = 0;
@@ -368,7 +372,7 @@ int vg_device_apply_limit_spec(const char *spec, bool quiet)
 		       vg_format_bytes(used, c, sizeof(c)),
 		       next != VG_NO_LIMIT && used > next ? "; new allocations are refused until usage drops" : "");
 	}
-	pthread_mutex_unlock(&vg_dev_lock);
+	vg_unlock(&vg_dev_lock, VG_RANK_DEV);
 	if (!changed && !quiet)
 		vg_log(VG_LOG_INFO, "limit '%s' from `vramguard limit set` recorded (no GPU in use changes)", spec);
 	return changed;
@@ -418,14 +422,14 @@ int vg_current_device(CUcontext *ctx)
 
 static void vg_atfork_prepare(void)
 {
-	pthread_mutex_lock(&vg_dev_lock);
+	vg_lock(&vg_dev_lock, VG_RANK_DEV);
 	vg_wrappers_atfork_prepare();
 }
 
 static void vg_atfork_parent(void)
 {
 	vg_wrappers_atfork_parent();
-	pthread_mutex_unlock(&vg_dev_lock);
+	vg_unlock(&vg_dev_lock, VG_RANK_DEV);
 }
 
 static void vg_atfork_child(void)
@@ -439,4 +443,5 @@ static void vg_atfork_child(void)
 	pthread_mutex_init(&vg_dev_lock, NULL);
 	pthread_mutex_init(&vg_init_lock, NULL);
 	pthread_mutex_init(&vg_real_lock, NULL);
+	vg_lock_note_forget();
 }

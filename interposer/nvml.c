@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accounting/lockorder.h"
 #include "interposer/nvml.h"
 
 struct vg_nvml_real_table vg_nvml_real;
@@ -31,12 +32,12 @@ static void vg_nvml_fill(void *h)
 	VG_NVML_REALS(VG_NVML_X_RESOLVE)
 #undef VG_NVML_X_RESOLVE
 	(void)dlerror();        /* the names an older NVML lacks: not the application's error */
-	pthread_mutex_lock(&vg_nvml_pub_lock);
+	vg_lock(&vg_nvml_pub_lock, VG_RANK_NVML_PUB);
 	if (!atomic_load(&vg_nvml_real_ready)) {
 		vg_nvml_real = t;
 		atomic_store_explicit(&vg_nvml_real_ready, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&vg_nvml_pub_lock);
+	vg_unlock(&vg_nvml_pub_lock, VG_RANK_NVML_PUB);
 	/* h stays open: the functions in the table must outlive any dlclose of the application. */
 }
 
@@ -65,7 +66,7 @@ bool vg_nvml_load(void)
 	if (st)
 		return st > 0;
 	/* Held across dlopen and nvmlInit_v2: only the sampler's calls take it, never dlsym's route. */
-	pthread_mutex_lock(&vg_nvml_load_lock);
+	vg_lock(&vg_nvml_load_lock, VG_RANK_NVML_LOAD);
 	st = atomic_load(&vg_nvml_state);
 	if (!st) {
 		void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -89,7 +90,7 @@ bool vg_nvml_load(void)
 		}
 		atomic_store_explicit(&vg_nvml_state, st, memory_order_release);
 	}
-	pthread_mutex_unlock(&vg_nvml_load_lock);
+	vg_unlock(&vg_nvml_load_lock, VG_RANK_NVML_LOAD);
 	return st > 0;
 }
 

@@ -17,6 +17,7 @@
 #include "interposer/init.h"
 #include "interposer/reporter.h"
 #include "interposer/shared.h"
+#include "accounting/lockorder.h"
 #include "report/log.h"
 #include "report/path.h"
 #include "report/report.h"
@@ -29,25 +30,32 @@ static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
 /* What the reporter thread is asked for: the byte in the pipe only wakes it. */
 static _Atomic int vg_want_signal, vg_want_soft;
 
+/* The step of publishing a report that failed: its message names what went wrong. */
+enum vg_publish_step {
+	VG_PUBLISH_TMP,         /* creating the temporary file */
+	VG_PUBLISH_WRITE,       /* writing the report (the partial file is removed) */
+	VG_PUBLISH_CREATE,      /* creating the final name */
+};
+
 /* Create path exclusively and write data to it: an existing file or a symlink (planted or not) is never written
  * through. The report is written under a temporary name beside it and published with link(2), which also never
  * replaces an existing name: readers (`vramguard dump`) never see a partial report, and a report that cannot be
  * written whole (full disk) leaves nothing behind. Past RLIMIT_FSIZE the writes fail with EFBIG instead of raising
- * SIGXFSZ in the job (vg_write_all blocks it around each write). Returns 0 or -errno; *what says which step failed. */
-static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b, const char **what)
+ * SIGXFSZ in the job (vg_write_all blocks it around each write). Returns 0 or -errno; *step says which step failed. */
+static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b, enum vg_publish_step *step)
 {
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s.vgtmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
-	*what = "tmp";
+	*step = VG_PUBLISH_TMP;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)vg_cfg.report_mode);
 	if (fd < 0)
 		return -errno;
-	*what = "write";
+	*step = VG_PUBLISH_WRITE;
 	int rc = vg_write_all(fd, b->data, b->len);
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0) {
-		*what = "create";
+		*step = VG_PUBLISH_CREATE;
 		if (link(tmp, path) != 0) {
 			rc = -errno;
 			if (rc == -EPERM || rc == -ENOTSUP || rc == -EXDEV || rc == -EMLINK) {
@@ -57,7 +65,7 @@ static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b,
 					  (mode_t)vg_cfg.report_mode);
 				if (fd < 0)
 					return -errno;
-				*what = "write";
+				*step = VG_PUBLISH_WRITE;
 				rc = vg_write_all(fd, b->data, b->len);
 				if (close(fd) != 0 && rc == 0)
 					rc = -errno;
@@ -121,12 +129,12 @@ static void vg_report_emit(const char *reason, uint64_t seq, const struct vg_str
 		       vg_quote(vg_cfg.report_path, q, sizeof(q)));
 		return;
 	}
-	const char *what = "";
-	int rc = vg_publish(path, seq, b, &what);
+	enum vg_publish_step step = VG_PUBLISH_TMP;
+	int rc = vg_publish(path, seq, b, &step);
 	vg_quote(path, q, sizeof(q));
 	if (rc == -EEXIST)
-		vg_report_taken(path, q, !strcmp(what, "tmp"));
-	else if (rc != 0 && strcmp(what, "write"))
+		vg_report_taken(path, q, step == VG_PUBLISH_TMP);
+	else if (rc != 0 && step != VG_PUBLISH_WRITE)
 		vg_log(VG_LOG_WARN, "report not written: cannot create %s: %s", q, strerror(-rc));
 	else if (rc != 0)
 		vg_log(VG_LOG_WARN, "report not written: %s: %s (the partial file was removed)", q, strerror(-rc));
@@ -138,7 +146,7 @@ void vg_report_now(const char *reason)
 {
 	if (vg_cfg.report_dest == VG_REPORT_OFF)
 		return;
-	pthread_mutex_lock(&vg_report_lock);
+	vg_lock(&vg_report_lock, VG_RANK_REPORT);
 	uint64_t seq = atomic_fetch_add(&vg_report_seq, 1) + 1;
 	struct vg_report r;
 	struct vg_strbuf b = { 0 };
@@ -157,7 +165,7 @@ void vg_report_now(const char *reason)
 		vg_log(VG_LOG_WARN, "the %s report is incomplete: out of memory while collecting it", reason);
 	vg_strbuf_free(&b);
 	vg_report_free(&r);
-	pthread_mutex_unlock(&vg_report_lock);
+	vg_unlock(&vg_report_lock, VG_RANK_REPORT);
 }
 
 static _Atomic int vg_exit_reported;
@@ -180,11 +188,11 @@ void vg_reporter_arm_exit(void)
 		return;
 	if (vg_cfg.report_dest == VG_REPORT_OFF || vg_report_pid != (int)getpid())
 		return;
-	pthread_mutex_lock(&vg_report_lock);
+	vg_lock(&vg_report_lock, VG_RANK_REPORT);
 	int armed = atomic_load(&vg_exit_armed);
 	if (armed < 2 && atexit(vg_report_at_exit) == 0)
 		atomic_store(&vg_exit_armed, armed + 1);
-	pthread_mutex_unlock(&vg_report_lock);
+	vg_unlock(&vg_report_lock, VG_RANK_REPORT);
 }
 
 /* ---- the reporter thread: signals and soft limits ---- */

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accounting/clock.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
 #include "interposer/init.h"
@@ -167,7 +168,7 @@ int vg_shared_attach(void)
 			if (rc == -ETIMEDOUT)
 				vg_log(VG_LOG_WARN, "shared region %s: its lock has been held for more than %d s by another "
 				       "process (stopped? see `vramguard top`): allocations are refused until this process can "
-				       "join it; retried at each allocation", vg_shared_label(), VG_REGION_LOCK_TIMEOUT_MS / 1000);
+				       "join it; retried at each allocation", vg_shared_label(), VG_REGION_LOCK_TIMEOUT_MS / VG_MS_PER_SEC);
 			else
 				vg_log(VG_LOG_WARN, "shared region %s: %s, each of 16 times this process tried to join it: "
 				       "allocations are refused until it can; retried at each allocation", vg_shared_label(),
@@ -368,9 +369,9 @@ void vg_shared_poll(bool may_reclaim)
 		/* At most once a second: reclaim the shares of processes that died without leaving. */
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-		uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		uint64_t now = (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 		uint64_t last = atomic_load_explicit(&r->last_reclaim_ns, memory_order_relaxed);
-		if (now - last >= 1000000000u && atomic_compare_exchange_strong(&r->last_reclaim_ns, &last, now)) {
+		if (now - last >= VG_NS_PER_SEC && atomic_compare_exchange_strong(&r->last_reclaim_ns, &last, now)) {
 			int n = vg_region_reclaim(r);
 			if (n > 0)
 				vg_log(VG_LOG_INFO, "shared region %s: reclaimed the share of %d exited process%s",
@@ -386,7 +387,7 @@ void vg_shared_note_report(void)
 		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	vg_region_note_report(r, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	vg_region_note_report(r, (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec);
 }
 
 void vg_shared_publish(int dev)

@@ -13,6 +13,7 @@
 #include "interposer/device.h"
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
+#include "accounting/clock.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
@@ -207,7 +208,7 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	r->pid = (int)getpid();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	r->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	r->time_ns = (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 	vg_proc_cmdline(0, false, r->command, sizeof(r->command));
 	if (gethostname(r->hostname, sizeof(r->hostname) - 1) != 0)
 		r->hostname[0] = '\0';

@@ -7,12 +7,13 @@
 #include "interposer/init.h"
 #include "interposer/device.h"
 #include "interposer/reporter.h"
+#include "accounting/clock.h"
 #include "accounting/quota.h"
 #include "report/log.h"
 
 /* A job whose every step frees below 90 % of its request and grows past it again would cross once a step: one
  * warning and one report a minute per device at most, the crossings in between counted. */
-#define VG_SOFT_INTERVAL_NS ((int64_t)60 * 1000000000)
+#define VG_SOFT_INTERVAL_NS ((int64_t)60 * VG_NS_PER_SEC)
 
 static struct {
 	_Atomic int64_t last_ns;        /* of the last warning; 0: none yet */
@@ -23,7 +24,7 @@ static __attribute__((noinline, cold)) void vg_soft_limit_crossed(int dev)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + 1;   /* never 0 */
+	int64_t now = (int64_t)ts.tv_sec * VG_NS_PER_SEC + ts.tv_nsec + 1;   /* never 0 */
 	int64_t last = atomic_load(&vg_soft_rate[dev].last_ns);
 	if ((last != 0 && now - last < VG_SOFT_INTERVAL_NS) ||
 	    !atomic_compare_exchange_strong(&vg_soft_rate[dev].last_ns, &last, now)) {

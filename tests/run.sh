@@ -93,6 +93,7 @@ unit test_symbolize
 unit test_json_read
 unit test_diff
 unit test_unwind
+unit test_lockorder
 for t in config json path diff; do
 	if [ "$SAN" = tsan ]; then skip "unit fuzz_${t}_replay" "built with ASan+UBSan, which cannot be combined with TSan"
 	else unit fuzz_${t}_replay; fi
