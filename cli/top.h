@@ -29,8 +29,8 @@ int vg_cli_region(int argc, char **argv);
 
 /* "vramguard: error: ..." on stderr, one line; returns code (the exit status). */
 int vg_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same for a usage error: the line (fmt with one string argument), then usage; returns 2. */
-int vg_cli_usage(const char *usage, const char *fmt, const char *arg);
+/* The same for a usage error: the line, then usage; returns 2. */
+int vg_cli_usage(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A region's name (copied out of the file: another process may rewrite it), else fallback, into buf. */
 const char *vg_cli_region_label(const struct vg_region *r, const char *fallback, char *buf, size_t len);
 

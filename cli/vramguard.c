@@ -148,11 +148,14 @@ static int help_for(const char *cmd)
 	return 0;
 }
 
-static void usage_error(const char *usage, const char *fmt, const char *arg) __attribute__((noreturn));
-static void usage_error(const char *usage, const char *fmt, const char *arg)
+static void usage_error(const char *usage, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void usage_error(const char *usage, const char *fmt, ...)
 {
+	va_list ap;
 	fprintf(stderr, "vramguard: error: ");
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\n%s", usage);
 	exit(2);
 }

@@ -37,8 +37,6 @@ VG_EXPORT const int vg_instance_marker = 1;
 /* Our own copy's address, whatever the global scope binds vg_instance_marker to. */
 extern const int vg_instance_marker_self __attribute__((alias("vg_instance_marker"), visibility("hidden")));
 
-VG_HIDDEN void vg_wrappers_init(void);
-
 /* Real dlsym, set by vg_dlsym_route (dlsym.c) before anything else needs it. */
 extern void *(*vg_real_dlsym)(void *, const char *);
 VG_HIDDEN void *(*vg_resolve_real_dlsym(void))(void *, const char *);
@@ -415,10 +413,6 @@ int vg_current_device(CUcontext *ctx)
 }
 
 /* ---- fork ---- */
-
-VG_HIDDEN void vg_wrappers_atfork_prepare(void);
-VG_HIDDEN void vg_wrappers_init(void);
-VG_HIDDEN void vg_wrappers_atfork_parent(void);
 
 static void vg_atfork_prepare(void)
 {

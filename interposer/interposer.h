@@ -114,6 +114,10 @@ void vg_shared_note_report(void);
 void vg_shared_publish(int dev);
 void vg_shared_atfork_child(void);
 
+/* The wrappers' state (charge.c): set up once by the lazy init; held across fork by the fork handlers. */
+VG_HIDDEN void vg_wrappers_init(void);
+VG_HIDDEN void vg_wrappers_atfork_prepare(void);
+VG_HIDDEN void vg_wrappers_atfork_parent(void);
 /* Reset per-process state in a forked child. */
 void vg_wrappers_atfork_child(void);
 
