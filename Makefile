@@ -248,9 +248,18 @@ $(DEV_CHECK)/%.ok: %.c Makefile | $(BUILD)/.deps-ok
 dev-check: $(DEV_CHECKS)
 	@echo "== make DEVELOPER=1 warnings (compile-only): $(words $(DEV_CHECKS)) files clean"
 
+# shellcheck on every shell script (the tests' sourced parts carry "# shellcheck shell=bash"), at severity
+# warning: what is likely a bug, not style. Findings where the code is right carry a disable comment with a reason.
+SHELL_SCRIPTS := $(sort $(wildcard *.sh */*.sh */*/*.sh) .ci/run)
+shellcheck:
+	@command -v shellcheck >/dev/null || { echo "error: shellcheck not found: install it (bash scripts/setup.sh)" >&2; \
+		exit 1; }
+	@shellcheck -x -S warning $(SHELL_SCRIPTS)
+	@echo "== shellcheck: $(words $(SHELL_SCRIPTS)) scripts clean"
+
 # The double is checked first (its output in $(T)/fakecuda_selftest.log), then the suite runs either way; the last
 # line stays the suite's total.
-test: dev-check $(LIB) $(TEST_BINS)
+test: dev-check shellcheck $(LIB) $(TEST_BINS)
 	@st=0; $(T)/fakecuda_selftest >$(T)/fakecuda_selftest.log 2>&1 || st=1; \
 	echo "== fakecuda selftest: $$(tail -n 1 $(T)/fakecuda_selftest.log)"; \
 	[ $$st = 0 ] || grep '^FAIL' $(T)/fakecuda_selftest.log; \
@@ -286,7 +295,7 @@ bench-gpu:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test dev-check demo bench bench-cpu install clean fuzz
+.PHONY: all test dev-check shellcheck demo bench bench-cpu install clean fuzz
 .SECONDARY:
 
 # ---- sanitizers: `make test-asan` (ASan + UBSan), `make test-tsan` ----

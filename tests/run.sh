@@ -2,7 +2,7 @@
 # The CPU suite (`make test`): unit tests, then programs run under the preload against the test double of
 # libcuda.so.1. Every check prints one line; the last line is the total, "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 B=${BUILD:-build}
 T=$B/tests
 LIB=$PWD/$B/libvramguard.so

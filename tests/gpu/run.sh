@@ -552,7 +552,7 @@ shared_checks() {
 	local R=vgtest$$ D why="" a b
 	D=$(mktemp -d /dev/shm/vramguard-gpu.XXXXXX 2>/dev/null || echo "$BUILD/shm")     # regions belong in memory
 	mkdir -p "$D"
-	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED="$R"
 		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
 	printf '\n===== shared_region\n' >>"$LOG"
 	timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" hold 5 "$BUILD/a.ready" "$BUILD/a.go" \
@@ -708,7 +708,7 @@ region_checks() {
 	local POKE=${VG_POKE:-$(dirname "$VG_LIB")/tests/region_poke} D R=vgst$$ why="" a b
 	D=$(mktemp -d /dev/shm/vramguard-gpu.XXXXXX 2>/dev/null || echo "$BUILD/shm2")
 	mkdir -p "$D"
-	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED="$R"
 		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
 	printf '\n===== region_stall\n' >>"$LOG"
 	if [ ! -x "$POKE" ]; then
@@ -762,7 +762,7 @@ region_checks() {
 
 	why=""
 	R=vgns$$
-	env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+	env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED="$R"
 		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
 	printf '\n===== region_pidns\n' >>"$LOG"
 	if ! unshare --pid --fork --kill-child --mount-proc true 2>>"$LOG"; then

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The reliability campaign, sourced by tests/run.sh after its own checks: fault injection on every hook of
 # interposer/hooks.h, stress and signal storms against a tight quota, and process lifecycle (fork, exec, exit under
 # load, dlopen/dlclose, two copies, SIGUSR1 handlers, constructors, a second preload library). Uses run.sh's prog,
