@@ -3,7 +3,7 @@
  *   cc -std=gnu11 -O1 -g -Wall -Wextra -pthread -I/usr/local/cuda/include -o build/tests/fakecuda_selftest \
  *      tests/fakecuda/selftest.c -Lbuild/tests -l:libcuda.so.1 -Wl,-rpath,'$ORIGIN' -ldl
  *   build/tests/fakecuda_selftest
- * The last line is "N passed, N failed" (the format of tests/run.sh's unit binaries); each failure is a FAIL line.
+ * One "ok N - ..." / "not ok N - ..." line per check, the last line "N passed, N failed" (as the unit tests).
  * It sets its own FAKECUDA_* environment (must happen before the first driver call) and re-executes itself
  * for the FAKECUDA_FORK_OK=1 case and for the context and module footprints (FAKECUDA_CTX_BYTES,
  * FAKECUDA_MODULE_BYTES), which the other checks must not see.
@@ -22,12 +22,25 @@
 
 #include "fakecuda.h"
 
+/* Output: the protocol of every suite here (docs/TESTING.md): "ok N - condition", or "not ok N - condition" and
+ * "# at FILE:LINE"; the last line "N passed, N failed". A re-executed mode (below) prints only its failures and
+ * one "# fakecuda selftest MODE: ok|FAILED" line: its parent counts it as one check. */
 static int checks, failures;
-#define CHECK(cond)                                                                                          \
-	do {                                                                                                 \
-		checks++;                                                                                    \
-		if (!(cond)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); failures++; } \
-	} while (0)
+static const char *sub_mode;
+static void check_line(int ok, const char *cond, const char *file, int line)
+{
+	checks++;
+	if (!ok)
+		failures++;
+	if (sub_mode && !ok)
+		printf("# %s: not ok - %s at %s:%d\n", sub_mode, cond, file, line);
+	else if (!sub_mode && ok)
+		printf("ok %d - %s\n", checks, cond);
+	else if (!sub_mode)
+		printf("not ok %d - %s\n# at %s:%d\n", checks, cond, file, line);
+	fflush(stdout);
+}
+#define CHECK(cond) check_line(!!(cond), #cond, __FILE__, __LINE__)
 #define CK(call, want) CHECK((call) == (want))
 
 static void *fake_sym(const char *name)
@@ -695,7 +708,7 @@ static int footprint_mode(void)
 	CHECK(fakecuda_process_device_bytes(0) == C);
 	CK(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 	CHECK(fakecuda_process_device_bytes(0) == 0);
-	printf("fakecuda selftest footprint: %s\n", failures ? "FAILED" : "ok");
+	printf("# fakecuda selftest footprint: %s\n", failures ? "FAILED" : "ok");
 	return failures;
 }
 
@@ -705,7 +718,7 @@ static int autoctx_footprint_mode(void)
 	CK(cuInit(0), CUDA_SUCCESS);
 	CHECK(fakecuda_process_device_bytes(0) == 64 * MiB);
 	CHECK(free_now() == (1ull << 30) - 64 * MiB);
-	printf("fakecuda selftest autoctx-footprint: %s\n", failures ? "FAILED" : "ok");
+	printf("# fakecuda selftest autoctx-footprint: %s\n", failures ? "FAILED" : "ok");
 	return failures;
 }
 
@@ -807,16 +820,18 @@ static void run_mode(const char *self, const char *mode, const char *const *envs
 
 int main(int argc, char **argv)
 {
+	if (argc > 1)
+		sub_mode = argv[1];
 	if (argc > 1 && strcmp(argv[1], "footprint") == 0) return footprint_mode() != 0;
 	if (argc > 1 && strcmp(argv[1], "autoctx-footprint") == 0) return autoctx_footprint_mode() != 0;
 	if (argc > 1 && strcmp(argv[1], "forkok") == 0) {
 		int f = forkok_mode();
-		printf("fakecuda selftest forkok: %s\n", f ? "FAILED" : "ok");
+		printf("# fakecuda selftest forkok: %s\n", f ? "FAILED" : "ok");
 		return f != 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "gpa-identity") == 0) {
 		int f = gpa_identity_mode();
-		printf("fakecuda selftest gpa-identity: %s\n", f ? "FAILED" : "ok");
+		printf("# fakecuda selftest gpa-identity: %s\n", f ? "FAILED" : "ok");
 		return f != 0;
 	}
 	setenv("FAKECUDA_DEVICES", "2", 1);
@@ -843,7 +858,6 @@ int main(int argc, char **argv)
 	                                                     NULL });
 	run_mode(argv[0], "autoctx-footprint", (const char *const[]){ "FAKECUDA_FAIL", NULL, "FAKECUDA_CTX_BYTES", "64M",
 	                                                             NULL });
-	printf("fakecuda selftest: %s\n", failures ? "FAILED" : "ok");
-	printf("%d passed, %d failed\n", checks - failures, failures);
+		printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;
 }
