@@ -21,10 +21,13 @@ int vg_cli_fail(int code, const char *fmt, ...)
 	return code;
 }
 
-int vg_cli_usage(const char *usage, const char *fmt, const char *arg)
+int vg_cli_usage(const char *usage, const char *fmt, ...)
 {
+	va_list ap;
 	fputs("vramguard: error: ", stderr);
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\n%s", usage);
 	return 2;
 }

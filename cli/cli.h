@@ -21,8 +21,8 @@ int vg_cli_region(int argc, char **argv);
 
 /* "vramguard: error: ..." on stderr, one line; returns code (the exit status). */
 int vg_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same for a usage error: the line (fmt with one string argument), then usage; returns 2. */
-int vg_cli_usage(const char *usage, const char *fmt, const char *arg);
+/* The same for a usage error: the line, then usage; returns 2. */
+int vg_cli_usage(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Text a user gave, as a message quotes it: vg_quote into one of 8 rotating buffers (one message may quote several
  * things), so that a line stays short whatever the argument. */

@@ -25,7 +25,7 @@ int vg_cli_help(const char *cmd);
 /* vg_cli_fail and vg_cli_usage (cli/cli.h), then exit with their status: for the commands that stop at the first
  * error. */
 void vg_cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-void vg_cli_usage_exit(const char *usage, const char *fmt, const char *arg) __attribute__((noreturn));
+void vg_cli_usage_exit(const char *usage, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 /* The library next to this command: bin/../lib/libvramguard.so and the like. 0, or -1 if not found. */
 int vg_cli_find_library(char *out, size_t len);

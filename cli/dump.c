@@ -205,7 +205,7 @@ int vg_cli_dump(int argc, char **argv)
 					  vg_cli_q(optarg));
 	}
 	if (argc - optind != 1)
-		vg_cli_usage_exit(vg_usage_dump, "dump: expected one PID%s", "");
+		vg_cli_usage_exit(vg_usage_dump, "dump: expected one PID");
 	char *end;
 	errno = 0;
 	long pidl = strtol(argv[optind], &end, 10);

@@ -355,7 +355,7 @@ static int limit_set(int argc, char **argv)
 				    argc - optind ? vg_cli_q(argv[optind + 1]) : "");
 	if (!shared && !pid)
 		return vg_cli_usage(vg_usage_limit, "limit set: say what to change: --shared NAME (a shared region's budget) "
-				    "or --pid PID (one process's quota)%s", "");
+				    "or --pid PID (one process's quota)");
 	const char *spec = argv[optind];
 	int rc = limit_spec_check(spec, &l);
 	if (rc)
@@ -533,7 +533,7 @@ static int limit_show(int argc, char **argv)
 		int slot;
 		if (nnames > 1) {
 			free(names);
-			return vg_cli_usage(vg_usage_limit, "limit show: --pid takes at most one --shared%s", "");
+			return vg_cli_usage(vg_usage_limit, "limit show: --pid takes at most one --shared");
 		}
 		if ((rc = limit_find_pid(dir, nnames ? names[0] : NULL, pid, false, &r, &slot)) != 0) {
 			free(names);

@@ -39,12 +39,12 @@ int vg_cli_report(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return vg_cli_help("report");
 	if (argc != 2)
-		vg_cli_usage_exit(vg_usage_report, "report: expected one FILE.json%s", "");
+		vg_cli_usage_exit(vg_usage_report, "report: expected one FILE.json");
 	struct vg_report r;
 	char err[512];
 	if (vg_report_read_file(argv[1], &r, err, sizeof(err)) != 0)
 		die_report(argv[1], err);
-	snprintf(r.json_hint, sizeof(r.json_hint), "%s", "");
+	r.json_hint[0] = '\0';
 	struct vg_strbuf b = { 0 };
 	vg_report_render_text(&r, &b);
 	int rc = 0;
@@ -86,7 +86,7 @@ int vg_cli_diff(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2)
-		vg_cli_usage_exit(vg_usage_diff, "diff: expected OLD.json and NEW.json%s", "");
+		vg_cli_usage_exit(vg_usage_diff, "diff: expected OLD.json and NEW.json");
 	struct vg_report a, b;
 	char err[512];
 	if (vg_report_read_file(argv[optind], &a, err, sizeof(err)) != 0)

@@ -169,7 +169,7 @@ int vg_cli_run(int argc, char **argv)
 			vg_cli_die(1, "setenv %s: %s", var, strerror(errno));
 	}
 	if (optind >= argc)
-		vg_cli_usage_exit(vg_usage_run(), "run: no command given%s", "");
+		vg_cli_usage_exit(vg_usage_run(), "run: no command given");
 	struct vg_config cfg;
 	if (vg_config_load(&cfg, vg_cli_env_get, 0) != 0) {
 		fprintf(stderr, "%s\n", cfg.error);
@@ -183,11 +183,11 @@ int vg_cli_run(int argc, char **argv)
 	if (!old || !*old) {
 		setenv("LD_PRELOAD", lib, 1);
 	} else if (!preload_has(old, lib)) {
-		size_t n = strlen(lib) + strlen(old) + 2;
-		char *v = malloc(n);
+		size_t len = strlen(lib) + strlen(old) + 2;
+		char *v = malloc(len);
 		if (!v)
 			vg_cli_die(1, "out of memory");
-		snprintf(v, n, "%s:%s", lib, old);
+		snprintf(v, len, "%s:%s", lib, old);
 		setenv("LD_PRELOAD", v, 1);
 		free(v);
 	}

@@ -26,9 +26,15 @@ void vg_cli_die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-void vg_cli_usage_exit(const char *usage, const char *fmt, const char *arg)
+void vg_cli_usage_exit(const char *usage, const char *fmt, ...)
 {
-	exit(vg_cli_usage(usage, fmt, arg));
+	va_list ap;
+	fputs("vramguard: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", usage);
+	exit(2);
 }
 
 /* ---- help ---- */

@@ -91,6 +91,12 @@ VG_NVML_HOOKS(VG_NVML_X_TYPE)
 VG_NVML_REALS(VG_NVML_X_TYPE)
 #undef VG_NVML_X_TYPE
 
+/* The wrappers themselves (nvml_hooks.c, exported): declared from the rows, so a wrapper that does not match its
+ * row does not compile. */
+#define VG_NVML_X_DECL(name, ret, params) ret name params;
+VG_NVML_HOOKS(VG_NVML_X_DECL)
+#undef VG_NVML_X_DECL
+
 enum vg_nvml_hook_id {
 #define VG_NVML_X_ID(name, ret, params) VG_NVML_HOOK_##name,
 	VG_NVML_HOOKS(VG_NVML_X_ID)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The CPU suite (`make test`): unit tests, then programs run under the preload against the test double of
-# libcuda.so.1. Every check prints one line; the last line is the total, "N passed, N failed".
+# libcuda.so.1. Output (docs/TESTING.md): one line per check, "ok N - name", "not ok N - name" with the detail on
+# "# " lines after it, or "ok N - name # SKIP reason"; "== " lines name the sections; the last line is the total,
+# "N passed, N failed" (a skipped check is neither).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 B=${BUILD:-build}
 T=$B/tests
 LIB=$PWD/$B/libvramguard.so
@@ -11,14 +13,20 @@ LOG=$T/run.log
 pass=0
 fail=0
 skipped=0
+seq=0
 # Sanitizer builds (make test-asan / test-tsan): VG_SAN_PRELOAD (the sanitizer's runtime) goes in front of every
 # LD_PRELOAD set here, and SAN names the sanitizer so that checks which cannot run under it are skipped.
 SP=${VG_SAN_PRELOAD:+$VG_SAN_PRELOAD:}
 case ${VG_SAN:-} in *address*) SAN=asan ;; *thread*) SAN=tsan ;; *) SAN= ;; esac
 
-ok() { pass=$((pass + 1)); printf 'ok   %s\n' "$1"; }
-bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$1"; [ -n "${2:-}" ] && printf '     %s\n' "$2"; }
-skip() { skipped=$((skipped + 1)); printf 'skip %s - %s\n' "$1" "$2"; } # NAME REASON: neither passed nor failed
+ok() { pass=$((pass + 1)) seq=$((seq + 1)); printf 'ok %d - %s\n' "$seq" "$1"; } # NAME
+bad() { # NAME [DETAIL]: the detail's lines follow as "# " lines
+	fail=$((fail + 1)) seq=$((seq + 1))
+	printf 'not ok %d - %s\n' "$seq" "$1"
+	[ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /'
+	return 0
+}
+skip() { skipped=$((skipped + 1)) seq=$((seq + 1)); printf 'ok %d - %s # SKIP %s\n' "$seq" "$1" "$2"; } # NAME REASON
 
 # A unit binary: its own last line is "N passed, N failed".
 unit() {
@@ -32,7 +40,7 @@ unit() {
 	if [ "$rc" -eq 0 ] && [ -n "$p" ] && [ "$f" = 0 ]; then
 		ok "unit $name ($p checks)"
 	else
-		bad "unit $name" "$(printf '%s\n' "$out" | grep -i fail | head -5)"
+		bad "unit $name" "$(printf '%s\n' "$out" | grep -A2 '^not ok' | head -6)"
 	fi
 }
 
@@ -51,8 +59,8 @@ prog() {
 	rc=$?
 	{ echo "== $name: ${envs[*]} $*"; printf '%s\n' "$out"; cat "$ERR"; } >>"$LOG"
 	local n_ok n_bad
-	n_ok=$(grep -c '^ok - ' <<<"$out")
-	n_bad=$(grep -c '^not ok - ' <<<"$out")
+	n_ok=$(grep -Ec '^ok ([0-9]+ )?- ' <<<"$out")
+	n_bad=$(grep -Ec '^not ok ([0-9]+ )?- ' <<<"$out")
 	if [ "$rc" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then
 		ok "$name ($n_ok checks)"
 	else
@@ -78,6 +86,14 @@ expect_quiet() { # NAME
 export VRAMGUARD_DRIVER_HEADROOM=0
 PRE="LD_PRELOAD=$SP$LIB"
 D=$T/direct
+
+# The test double's own checks first: not counted in the total (they are not vramguard's), but a failure fails the
+# suite (the exit status), and its lines say what failed.
+out=$("$T/fakecuda_selftest" 2>&1)
+selftest_rc=$?
+printf '%s\n' "$out" >>"$LOG"
+printf '# fakecuda selftest (the test double): %s\n' "$(tail -n 1 <<<"$out")"
+[ "$selftest_rc" -eq 0 ] || grep -A1 '^not ok\|^# .*not ok' <<<"$out" | sed 's/^/# /'
 
 echo "== unit"
 unit test_config
@@ -442,7 +458,7 @@ cli "--version" 0 '^vramguard [0-9]+\.[0-9]+\.[0-9]+$' -- $VG --version
 cli "--help lists every command" 0 'vramguard dump PID' -- $VG --help
 cli "help run documents the options" 0 '--limit SPEC' -- $VG help run
 cli "an unknown command is a usage error" 2 '' -- $VG frobnicate
-cli "run: the quota holds in the job" 0 'ok - ' $FAKEENV -- $VG run --limit 4096 -- $D quota
+cli "run: the quota holds in the job" 0 '^ok [0-9]+ - ' $FAKEENV -- $VG run --limit 4096 -- $D quota
 cli "run: LD_PRELOAD gets the library first, the existing entry kept" 0 \
 	"^$PWD/$B/libvramguard.so:/some/other.so\$" LD_PRELOAD=/some/other.so -- $VG run -- sh -c 'echo $LD_PRELOAD'
 cli "run: the library is not added twice" 0 "^$PWD/$B/libvramguard.so:/x.so\$" \
@@ -726,6 +742,7 @@ echo "== reliability: fault injection, stress, signal storm, lifecycle"
 source tests/integration/reliability.sh
 
 echo
-[ "$skipped" -gt 0 ] && printf '%d skipped (%s)\n' "$skipped" "$SAN"
+[ "$skipped" -gt 0 ] && printf '# %d skipped%s\n' "$skipped" "${SAN:+ ($SAN)}"
+[ "$selftest_rc" -eq 0 ] || printf '# the test double failed its own checks (fakecuda selftest)\n'
 printf '%d passed, %d failed\n' "$pass" "$fail"
-[ "$fail" -eq 0 ]
+[ "$fail" -eq 0 ] && [ "$selftest_rc" -eq 0 ]

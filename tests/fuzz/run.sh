@@ -6,7 +6,7 @@
 # in tests/fuzz/corpus/TARGET are read, never written); crashes to $BUILD/fuzz/crashes/TARGET. Exits non-zero on a
 # crash or a failed replay. Environment: CLANG (clang-14 or clang), CC (gcc), FUZZ_SECONDS, FUZZ_JOBS (1), BUILD.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
 OUTD=$B/fuzz
 ALL="config json path diff"

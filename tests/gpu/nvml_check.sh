@@ -3,7 +3,7 @@
 # nvidia-smi under the preload"), and our own NVML access for the sampler (interposer/nvml.c). Run from the repo
 # root: bash tests/gpu/nvml_check.sh. VG_LIB (default build/libvramguard.so), PYTHON (python3 with torch; pynvml
 # checks are skipped if it has no pynvml), VG_NVML_SAMPLER (a built tests/gpu/nvml_sampler.c; else it is compiled
-# with cc). One line per check, PASS/FAIL/SKIP NAME: figures, as tests/gpu/run.sh prints them; exit 1 on a failure.
+# with cc). The checks' lines as tests/gpu/run.sh prints them (docs/TESTING.md); exit 1 on a failure.
 set -u
 VG_LIB=${VG_LIB:-$PWD/build/libvramguard.so}
 PY=${PYTHON:-python3}
@@ -13,7 +13,15 @@ HOLD=
 trap '[ -n "$HOLD" ] && kill $HOLD 2>/dev/null; rm -rf "$D"' EXIT
 unset LD_PRELOAD NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT VRAMGUARD_SHARED VRAMGUARD_SHM_DIR 2>/dev/null
 NP=0 NF=0 NS=0
-result() { echo "$1 $2: $3"; case $1 in PASS) NP=$((NP + 1)) ;; FAIL) NF=$((NF + 1)) ;; SKIP) NS=$((NS + 1)) ;; esac; }
+result() { # PASS|FAIL|SKIP NAME TEXT
+	local n=$((NP + NF + NS + 1))
+	case $1 in
+	PASS) NP=$((NP + 1)); printf 'ok %d - %s\n# %s\n' "$n" "$2" "$3" ;;
+	FAIL) NF=$((NF + 1)); printf 'not ok %d - %s\n# %s\n' "$n" "$2" "$3" ;;
+	SKIP) NS=$((NS + 1)); printf 'ok %d - %s # SKIP %s\n' "$n" "$2" "$3" ;;
+	esac
+	return 0
+}
 VG=(env LD_PRELOAD="$VG_LIB" VRAMGUARD_SHM_DIR="$D" VRAMGUARD_REPORT=off)
 smi() { timeout 60 "$@" nvidia-smi -i 0 --query-gpu=memory.total,memory.used --format=csv,noheader,nounits | tr -d ' '; }
 

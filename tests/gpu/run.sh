@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh: vramguard's suite for a real GPU. Run from the repo root: bash tests/gpu/run.sh
 #   VG_LIB  the library to preload (default $PWD/build/libvramguard.so)
-#   OUT     where gpu-results.txt (one line per check) and gpu-log.txt (full output) go (default /tmp/vramguard-gpu)
+#   OUT     where gpu-results.txt (the checks' lines) and gpu-log.txt (full output) go (default /tmp/vramguard-gpu)
 #   PYTHON  the interpreter with torch, jax and cupy (default python3); VG_TIMEOUT per check (default 120 s)
 #   CUPY_TESTS  CuPy's tests for cupy_suite: a folder holding cupy_tests/cuda_tests and conftest.py (default
 #               .gpu-cache/cupy-tests if there, made by scripts/fetch-cupy-tests.sh; "off" skips); CUPY_SUITE_TIMEOUT
@@ -9,8 +9,10 @@
 #   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite);
 #               VG_ONLY=cupy: only library_loads and cupy_suite. CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
-# Each check prints one line: PASS/FAIL/SKIP <name>: <figures>. No check can stop or hang the others (no set -e,
-# every command under timeout). Exit status 1 when anything failed.
+# Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
+# "not ok N - name" with what went wrong on "# " lines, or "ok N - name # SKIP reason"; the last line
+# "N passed, N failed[, N skipped]". No check can stop or hang the others (no set -e, every command under timeout).
+# Exit status 1 when anything failed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 VG_LIB=${VG_LIB:-$PWD/build/libvramguard.so}
@@ -33,11 +35,14 @@ unset LD_PRELOAD NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT PYTORCH_CUDA_
 	XLA_PYTHON_CLIENT_PREALLOCATE XLA_PYTHON_CLIENT_MEM_FRACTION 2>/dev/null
 for v in $(env | sed -n 's/^\(CUDA_DEVICE_MEMORY_LIMIT_[0-9]*\)=.*/\1/p'); do unset "$v"; done
 
-result() { # result PASS|FAIL|SKIP NAME TEXT
-	local line="$1 $2: $3"
-	echo "$line"
-	echo "$line" >>"$RES"
-	case $1 in PASS) NP=$((NP + 1)) ;; FAIL) NF=$((NF + 1)) ;; SKIP) NS=$((NS + 1)) ;; esac
+result() { # result PASS|FAIL|SKIP NAME TEXT: the check's lines, on stdout and in $RES
+	local n=$((NP + NF + NS + 1)) lines
+	case $1 in
+	PASS) NP=$((NP + 1)) lines=$(printf 'ok %d - %s\n' "$n" "$2"; printf '%s\n' "$3" | sed 's/^/# /') ;;
+	FAIL) NF=$((NF + 1)) lines=$(printf 'not ok %d - %s\n' "$n" "$2"; printf '%s\n' "$3" | sed 's/^/# /') ;;
+	SKIP) NS=$((NS + 1)) lines=$(printf 'ok %d - %s # SKIP %s' "$n" "$2" "$3" | tr '\n' ' ') ;;
+	esac
+	printf '%s\n' "$lines" | tee -a "$RES"
 }
 
 # run NAME CMD...: runs CMD under the timeout; stdout in $BUILD/o, stderr in $BUILD/e, both logged; sets RC.
@@ -552,7 +557,7 @@ shared_checks() {
 	local R=vgtest$$ D why="" a b
 	D=$(mktemp -d /dev/shm/vramguard-gpu.XXXXXX 2>/dev/null || echo "$BUILD/shm")     # regions belong in memory
 	mkdir -p "$D"
-	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED="$R"
 		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
 	printf '\n===== shared_region\n' >>"$LOG"
 	timeout -k 5 "$T" "${env_r[@]}" "$PY" -u "$HERE/shared_torch.py" hold 5 "$BUILD/a.ready" "$BUILD/a.go" \
@@ -708,7 +713,7 @@ region_checks() {
 	local POKE=${VG_POKE:-$(dirname "$VG_LIB")/tests/region_poke} D R=vgst$$ why="" a b
 	D=$(mktemp -d /dev/shm/vramguard-gpu.XXXXXX 2>/dev/null || echo "$BUILD/shm2")
 	mkdir -p "$D"
-	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+	local env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED="$R"
 		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
 	printf '\n===== region_stall\n' >>"$LOG"
 	if [ ! -x "$POKE" ]; then
@@ -762,7 +767,7 @@ region_checks() {
 
 	why=""
 	R=vgns$$
-	env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED=$R
+	env_r=(env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=8G VRAMGUARD_SHM_DIR="$D" VRAMGUARD_SHARED="$R"
 		VRAMGUARD_LOG=info VRAMGUARD_REPORT=off)
 	printf '\n===== region_pidns\n' >>"$LOG"
 	if ! unshare --pid --fork --kill-child --mount-proc true 2>>"$LOG"; then

@@ -385,7 +385,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(t, "badconfig"))
 		t_badconfig();
 	else {
-		printf("not ok - unknown scenario '%s'\n", t);
+		printf("not ok %d - unknown scenario '%s'\n", ++it_seq, t);
 		return 2;
 	}
 	return it_failed;

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(t, "copy") && argc > 2)
 		t_copy(argv[2]);
 	else {
-		printf("not ok - usage: dl_lifecycle cycles | dl_lifecycle copy PATH\n");
+		printf("not ok %d - usage: dl_lifecycle cycles | dl_lifecycle copy PATH\n", ++it_seq);
 		return 2;
 	}
 	return it_failed;

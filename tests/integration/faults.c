@@ -722,7 +722,7 @@ static int one(const char *hook)
 		   *lim = getenv("NVIDIA_GPU_MEMORY_LIMITS");
 	const char *colon = spec ? strchr(spec, ':') : NULL;
 	if (!colon || !dir || !lim) {
-		printf("not ok - faults one: FAKECUDA_FAIL, FAULTS_DIR and NVIDIA_GPU_MEMORY_LIMITS must be set\n");
+		printf("not ok %d - faults one: FAKECUDA_FAIL, FAULTS_DIR and NVIDIA_GPU_MEMORY_LIMITS must be set\n", ++it_seq);
 		return 2;
 	}
 	char *end;
@@ -854,11 +854,12 @@ static void run_child(const char *self, const char *hook, long n, int plus, int 
 	FILE *in = fdopen(p[0], "r");
 	char line[2048];
 	while (in && fgets(line, sizeof(line), in)) {
-		if (!strncmp(line, "ok - ", 5))
+		const char *what;
+		if (it_tap(line, "ok "))
 			res->ok++;
-		else if (!strncmp(line, "not ok - ", 9)) {
+		else if ((what = it_tap(line, "not ok "))) {
 			if (res->bad++ == 0)
-				snprintf(res->first_bad, sizeof(res->first_bad), "[%s] %.700s", spec, line + 9);
+				snprintf(res->first_bad, sizeof(res->first_bad), "[%s] %.700s", spec, what);
 		} else if (!strncmp(line, "# faults ", 9))
 			res->faults = atol(line + 9);
 	}
@@ -934,6 +935,6 @@ int main(int argc, char **argv)
 		return sizing();
 	if (argc > 2 && !strcmp(argv[1], "one"))
 		return one(argv[2]);
-	printf("not ok - usage: faults campaign DIR | faults one HOOK | faults sizing\n");
+	printf("not ok %d - usage: faults campaign DIR | faults one HOOK | faults sizing\n", ++it_seq);
 	return 2;
 }

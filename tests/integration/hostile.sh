@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared state under attack and under bad luck (docs/RELIABILITY.md, "Hostile local user"), sourced by tests/run.sh
 # after shared_preload.sh: files planted by another user (uid 65534 through setpriv; a third user, uid 4243), a
 # region lock held by a stopped member, a poisoned region, members that die in another PID namespace or cannot be
@@ -268,7 +269,7 @@ else
 fi
 
 for n in "${!SHP_FD[@]}"; do shp_kill "$n"; done
-left=$(cd "$HD" && ls -A | grep -v -E '\.(in|out|err)$')
+left=$(cd "$HD" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | grep -v -E '\.(in|out|err)$')
 [ -z "$left" ] && ok "hostile: nothing left under the directory (regions, control segments, temporary files)" ||
 	bad "hostile: files left" "$left"
 rm -rf "$HD"

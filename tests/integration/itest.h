@@ -1,5 +1,6 @@
 /* Integration-test helpers: programs run under the preload against the test double. Each check prints
- * "ok - what" or "not ok - what (details)"; tests/run.sh counts them. The exit code is 1 if any check failed. */
+ * "ok N - what", or "not ok N - what" and "# at FILE:LINE: condition" (the protocol of every suite here,
+ * docs/TESTING.md); tests/run.sh counts them. The exit code is 1 if any check failed. */
 #ifndef VG_ITEST_H
 #define VG_ITEST_H
 
@@ -11,19 +12,19 @@
 
 #include <cuda.h>
 
-static int it_failed;
+static int it_failed, it_seq;
 
 #define IT_CHECK(cond, ...)                                                              \
 	do {                                                                              \
 		if (cond) {                                                               \
-			printf("ok - ");                                                  \
+			printf("ok %d - ", ++it_seq);                                     \
 			printf(__VA_ARGS__);                                              \
 			printf("\n");                                                     \
 		} else {                                                                  \
 			it_failed = 1;                                                    \
-			printf("not ok - ");                                              \
+			printf("not ok %d - ", ++it_seq);                                 \
 			printf(__VA_ARGS__);                                              \
-			printf("  [%s:%d: %s]\n", __FILE__, __LINE__, #cond);             \
+			printf("\n# at %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
 		}                                                                         \
 		fflush(stdout);                                                           \
 	} while (0)
@@ -33,6 +34,21 @@ static int it_failed;
 		CUresult it_rc_ = (call);                                                 \
 		IT_CHECK(it_rc_ == (want), "%s -> %d (want %d)", #call, (int)it_rc_, (int)(want)); \
 	} while (0)
+
+/* A check's line read back (a program that runs another and counts its checks): with prefix "ok " or "not ok ",
+ * the text after "N - ", else NULL. */
+static inline const char *it_tap(const char *line, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (strncmp(line, prefix, n) != 0)
+		return NULL;
+	line += n;
+	while (*line >= '0' && *line <= '9')
+		line++;
+	if (*line == ' ')
+		line++;
+	return strncmp(line, "- ", 2) == 0 ? line + 2 : NULL;
+}
 
 #define MiB (1024ull * 1024)
 #define GiB (1024ull * MiB)

@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 		leak_buffers();
 	}
 	else {
-		printf("not ok - unknown scenario '%s'\n", t);
+		printf("not ok %d - unknown scenario '%s'\n", ++it_seq, t);
 		return 2;
 	}
 	return it_failed;

@@ -298,7 +298,7 @@ int main(int argc, char **argv)
 	self[n > 0 ? n : 0] = '\0';
 	const char *t = argc > 1 ? argv[1] : "", *dir = argc > 2 ? argv[2] : NULL;
 	if (!Q) {
-		printf("not ok - NVIDIA_GPU_MEMORY_LIMITS must be set (MiB)\n");
+		printf("not ok %d - NVIDIA_GPU_MEMORY_LIMITS must be set (MiB)\n", ++it_seq);
 		return 2;
 	}
 	if (!strcmp(t, "fork") && dir)
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(t, "next"))
 		t_next();
 	else {
-		printf("not ok - unknown scenario '%s'\n", t);
+		printf("not ok %d - unknown scenario '%s'\n", ++it_seq, t);
 		return 2;
 	}
 	return it_failed;

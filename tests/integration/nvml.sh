@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # NVML under the preload (interposer/nvml_hooks.c), sourced by tests/run.sh: nvmlDeviceGetMemoryInfo[_v2] read
 # every way a program reaches NVML (tests/integration/nvml_probe.c, built as nvml_link and nvml_smi) against the test
 # double (tests/fakecuda/fakenvml.h: 16 GiB devices, 32 MiB reserved, this process's usage as its only one). Other
@@ -8,7 +9,6 @@ source tests/integration/shp_lib.sh
 SHD=$(shp_dir nvml)
 NL=$T/nvml_link
 NS=$T/nvml_smi
-G0=GPU-00000000-0000-0000-0000-000000000000
 NV="VRAMGUARD_SHM_DIR=$SHD"
 
 # The fake's own answers: total 16 GiB, used = this process's usage + 32 MiB reserved.

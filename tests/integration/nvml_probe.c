@@ -26,13 +26,6 @@ struct nvml {
 	nvmlReturn_t (*info_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
 };
 
-#ifdef NVML_LINKED
-nvmlReturn_t nvmlInit_v2(void);
-nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int, nvmlDevice_t *);
-nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvmlMemory_t *);
-nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t, nvmlMemory_v2_t *);
-#endif
-
 static unsigned long long want_total, want_used, want_reserved;
 static unsigned index_;
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # `vramguard top`, `vramguard limit` and `run --shared`, sourced by tests/run.sh after the command's other checks.
 # Processes under the preload are stood in for by tests/integration/region_tool.c, which makes regions and holds a
 # slot through accounting/region.h only (no CUDA): members of a shared region "job" and one process with its own

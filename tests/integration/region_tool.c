@@ -22,6 +22,7 @@
  * normal exit; SIGKILL leaves the slot behind, as a crash would. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,10 +56,14 @@ static void on_usr1(int sig)
 	hold = 0;
 }
 
-static int die(const char *fmt, const char *a, const char *b)
+static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int die(const char *fmt, ...)
 {
+	va_list ap;
 	fprintf(stderr, "region_tool: ");
-	fprintf(stderr, fmt, a, b);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
 }
@@ -87,12 +92,12 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 		if (!eq)
-			return die("bad argument '%s'%s", argv[i], "");
+			return die("bad argument '%s'", argv[i]);
 		*eq = '\0';
 		const char *k = argv[i], *v = eq + 1;
 		if (!strcmp(k, "dev")) {
 			if (++ndev == MAXDEV)
-				return die("too many devices%s%s", "", "");
+				return die("too many devices");
 			memset(&dev[ndev], 0, sizeof(dev[ndev]));
 			dev[ndev].ord = atoi(v);
 			dev[ndev].quota = VG_REGION_NONE;
@@ -103,7 +108,7 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 		} else if (!strcmp(k, "hold")) {
 			hold = strcmp(v, "0") != 0;
 		} else if (ndev < 0) {
-			return die("'%s' before dev=%s", k, "");
+			return die("'%s' before dev=", k);
 		} else if (!strcmp(k, "uuid")) {
 			snprintf(dev[ndev].uuid, sizeof(dev[ndev].uuid), "%s", v);
 		} else if (!strcmp(k, "total")) {
@@ -115,21 +120,21 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 		} else if (!strcmp(k, "peak")) {
 			dev[ndev].peak = size_arg(v);
 		} else {
-			return die("unknown key '%s'%s", k, "");
+			return die("unknown key '%s'", k);
 		}
 	}
 	pid_t pid = getpid();
 	char cmd[VG_REGION_CMD_MAX];
 	snprintf(cmd, sizeof(cmd), "region_tool %s", control ? "control" : "join");
 	if (vg_region_join(r, pid, vg_proc_start(pid), cmd, NULL, err, sizeof(err)) != 0)
-		return die("join: %s%s", err, "");
+		return die("join: %s", err);
 	for (int i = 0; i <= ndev; i++) {
 		struct dev *d = &dev[i];
 		if (vg_region_bind(r, d->ord, d->uuid[0] ? d->uuid : NULL, d->total, d->quota) < 0)
-			return die("bind failed%s%s", "", "");
+			return die("bind failed");
 		uint64_t peak = d->peak > d->used ? d->peak : d->used, u = 0, l = 0;
 		if (peak && vg_region_reserve(r, d->ord, peak, &u, &l) != 0)
-			return die("reserve: over the region's budget%s%s", "", "");
+			return die("reserve: over the region's budget");
 		if (peak > d->used)
 			vg_region_release(r, d->ord, peak - d->used);
 	}
@@ -185,7 +190,7 @@ int main(int argc, char **argv)
 			m.flags = VG_REGION_PERSISTENT;
 		bool created;
 		if (vg_region_open(&r, argv[2], VG_OPEN_JOIN, VG_REGION_SHARED, &m, &created, err, sizeof(err)) != 0)
-			return die("create: %s%s", err, "");
+			return die("create: %s", err);
 		printf("%s\n", created ? "created" : "exists");
 		vg_region_close(&r);
 		return 0;
@@ -195,17 +200,17 @@ int main(int argc, char **argv)
 		struct vg_region_make m = { .kind = VG_REGION_SHARED, .mode = mode ? (unsigned)strtoul(mode, NULL, 8) : 0600 };
 		/* m only says which mode this member asks for (the trust check); the region exists already. */
 		if (vg_region_open(&r, argv[2], VG_OPEN_JOIN, VG_REGION_SHARED, mode ? &m : NULL, NULL, err, sizeof(err)))
-			return die("open: %s%s", err, "");
+			return die("open: %s", err);
 		return run_member(&r, false, argc - 3, argv + 3);
 	}
 	if (argc == 5 && !strcmp(argv[1], "plant")) {
 		if (vg_region_open(&r, argv[2], VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) != 0)
-			return die("plant: %s%s", err, "");
+			return die("plant: %s", err);
 		uint32_t i = 0;
 		while (i < r.nslots && atomic_load(&r.h->slot[i].state) != VG_SLOT_FREE)
 			i++;
 		if (i == r.nslots || !r.h->dev[0].uuid[0])
-			return die("plant: no free slot or no GPU registered in %s%s", argv[2], "");
+			return die("plant: no free slot or no GPU registered in %s", argv[2]);
 		struct vg_region_slot *s = &r.h->slot[i];
 		uint64_t used = size_arg(argv[4]);
 		s->pid = atoi(argv[3]);
@@ -229,18 +234,18 @@ int main(int argc, char **argv)
 		char path[VG_SHARED_PATH_MAX];
 		pid_t pid = getpid();
 		if (vg_region_control_path(argv[2], pid, vg_proc_start(pid), path, sizeof(path)) != 0)
-			return die("control: %s%s", "directory name too long", "");
+			return die("control: %s", "directory name too long");
 		const struct vg_region_make m = { .kind = VG_REGION_CONTROL, .mode = 0600, .name = "", .spec = "" };
 		if (vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_CONTROL, &m, NULL, err, sizeof(err)) != 0)
-			return die("control: %s%s", err, "");
+			return die("control: %s", err);
 		return run_member(&r, true, argc - 3, argv + 3);
 	}
 	if (argc == 5 && !strcmp(argv[1], "request")) {
 		if (vg_region_open(&r, argv[2], VG_OPEN_ADMIN, 0, NULL, NULL, err, sizeof(err)) != 0)
-			return die("open: %s%s", err, "");
+			return die("open: %s", err);
 		int slot = vg_region_find_pid(&r, (pid_t)atoi(argv[3]));
 		if (slot < 0 || strlen(argv[4]) >= VG_REGION_SPEC_MAX)
-			return die("request: no slot for pid %s%s", argv[3], "");
+			return die("request: no slot for pid %s", argv[3]);
 		memcpy(r.h->slot[slot].limit_spec, argv[4], strlen(argv[4]) + 1);
 		atomic_fetch_add(&r.h->slot[slot].limit_seq, 1);
 		vg_region_close(&r);

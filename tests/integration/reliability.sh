@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The reliability campaign, sourced by tests/run.sh after its own checks: fault injection on every hook of
 # interposer/hooks.h, stress and signal storms against a tight quota, and process lifecycle (fork, exec, exit under
 # load, dlopen/dlclose, two copies, SIGUSR1 handlers, constructors, a second preload library). Uses run.sh's prog,
@@ -131,7 +132,7 @@ PY
 figures() { # REGEX
 	local line
 	line=$(grep -E -- "$1" "$LOG" | tail -n 1)
-	[ -n "$line" ] && printf '     %s\n' "${line#ok - }"
+	[ -n "$line" ] && sed -E 's/^(not )?ok [0-9]+ - /# /' <<<"$line"
 }
 
 echo "== reliability: fault injection on every hook (FAKECUDA_FAIL=HOOK:N[+]=CODE, N=1,2,3, once and from then on)"
@@ -139,7 +140,7 @@ echo "== reliability: fault injection on every hook (FAKECUDA_FAIL=HOOK:N[+]=COD
 # VRAMGUARD_COUNT=allocations. Device counting has its own checks (tests/integration/physical.c).
 prog "fault campaign: each run balanced after every step (cuMemGetInfo_v2 = quota - driver's bytes)" $PRE \
 	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 -- $T/faults campaign "$RL/faults"
-figures '^(not )?ok - campaign: '
+figures '^(not )?ok [0-9]+ - campaign: '
 prog "  the exit reports agree with the double (used, sites, live, allocs/frees, streams)" -- python3 -c "$RELPY" faults "$RL/faults"
 out=$(env LD_LIBRARY_PATH="$PWD/$T" NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 FAKECUDA_FAIL=cuMemAlloc_v2:2 \
 	FAULTS_DIR="$RL" timeout 60 $T/faults one cuMemAlloc_v2 2>&1)
@@ -153,17 +154,17 @@ prog "8 threads x 3 s: every allocation kind, frees, busy streams, cuMemGetInfo_
 	$PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=256 VRAMGUARD_REPORT_FORMAT=json \
 	"VRAMGUARD_REPORT=$RL/stress/r-%p-%n-%r.json" \
 	-- timeout 60 $T/stress race 3
-figures '^ok - 8 threads x '
+figures '^ok [0-9]+ - 8 threads x '
 prog "  every report complete JSON within the quota; the exit report at exact zero" -- \
 	python3 -c "$RELPY" zero 10 $((256 * MIB)) "$RL"/stress/r-*.json
 out=$(env LD_LIBRARY_PATH="$PWD/$T" NVIDIA_GPU_MEMORY_LIMITS=256 timeout 60 $T/stress race 0.3 2>&1)
-if grep -q '^not ok - the driver never held more than the quota' <<<"$out"; then
+if grep -Eq '^not ok [0-9]+ - the driver never held more than the quota' <<<"$out"; then
 	ok "  control: without the preload the driver goes over the quota"
 else bad "  control: without the preload the quota check should fail"; fi
 prog "signal storm: 5000 SIGUSR1 (another process + a thread) while 4 threads allocate" $PRE \
 	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=256 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RL/storm/r-%p-%n-%r.json" \
 	-- timeout 60 $T/stress storm 5000
-figures '^ok - survived '
+figures '^ok [0-9]+ - survived '
 prog "  every report complete JSON; the exit report at exact zero" -- \
 	python3 -c "$RELPY" zero 2 $((256 * MIB)) "$RL"/storm/r-*.json
 

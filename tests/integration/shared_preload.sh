@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared regions and control segments with real processes under the preload, sourced by tests/run.sh: processes of
 # tests/integration/shared_alloc.c (driven one command at a time through a FIFO each, so that they take turns
 # deterministically) race for a shared budget, are killed, exec, fork, have their limits changed with `vramguard
@@ -468,6 +469,6 @@ shp_end ab
 
 # Whatever is left, and nothing else under the directory.
 for n in "${!SHP_FD[@]}"; do shp_kill "$n"; done
-left=$(cd "$SHD" && ls -A | grep -v -E '\.(in|out|err|go)$|^abs$|^vramguard\.(race|kill|exec|exitrace|live|mism|good|magic|truncated|size0|world|symlink|dangling|dir|fifo|control|cvd|info|fork|follow|separate)$|^planted$')
+left=$(cd "$SHD" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | grep -v -E '\.(in|out|err|go)$|^abs$|^vramguard\.(race|kill|exec|exitrace|live|mism|good|magic|truncated|size0|world|symlink|dangling|dir|fifo|control|cvd|info|fork|follow|separate)$|^planted$')
 [ -z "$left" ] && ok "no stray files under VRAMGUARD_SHM_DIR (temporary or control segments)" || bad "stray files" "$left"
 rm -rf "$SHD"

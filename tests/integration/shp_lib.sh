@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the tests that drive processes under the preload one command at a time (shared_preload.sh,
 # hostile.sh): tests/integration/shared_alloc.c reads one command per line from a FIFO and answers one line, so
 # several of them can be made to take turns deterministically. Sourced; uses run.sh's ok, bad and $T $LIB $SP $LOG
@@ -8,10 +9,12 @@
 shp_dir() { mktemp -d "/dev/shm/vg-$1.XXXXXX" 2>/dev/null || mktemp -d "/tmp/vg-$1.XXXXXX"; }
 
 SA=$PWD/$T/shared_alloc
+# shellcheck disable=SC2034 # MIB, G1 and SHP_FE are for the files that source this one
 MIB=$((1 << 20))
 declare -A SHP_JOB SHP_FD SHP_N SHP_PID
 SHP_AS=()
 SHP_R=
+# shellcheck disable=SC2034 # for the files that source this one
 SHP_FE=${FORKENV:-}     # TSan: forking needs its deadlock detector off (run.sh says why)
 
 # shp_spawn NAME [VAR=value...]: start shared_alloc under the preload with its stdin on the FIFO $SHD/NAME.in; its
@@ -38,6 +41,7 @@ shp_spawn() {
 	SHP_FD[$n]=$fd
 	SHP_N[$n]=0
 	shp_send "$n" pid
+	# shellcheck disable=SC2034 # read by the files that source this one
 	SHP_PID[$n]=${SHP_R#= pid }
 }
 # shp_post NAME CMD...: send a command without waiting for its answer. A subshell writes it: a process that died
@@ -50,8 +54,8 @@ shp_post() {
 }
 # shp_wait NAME: the answer to the last command posted, in $SHP_R (empty after 10 s).
 shp_wait() {
-	local n=$1 i
-	for i in $(seq 1000); do
+	local n=$1
+	for _ in $(seq 1000); do
 		SHP_R=$(grep '^= ' "$SHD/$n.out" | sed -n "${SHP_N[$n]}p")
 		[ -n "$SHP_R" ] && return 0
 		sleep 0.01
@@ -62,9 +66,9 @@ shp_wait() {
 shp_send() { shp_post "$@"; shp_wait "$1"; }
 # shp_expect CHECK NAME CMD REGEX: send CMD, the answer must match REGEX.
 shp_expect() {
-	local what=$1 n=$2 cmd=$3 re=$4
-	shp_send "$n" "$cmd"
-	if grep -Eq -- "$re" <<<"$SHP_R"; then ok "$what"; else bad "$what" "$n: '$cmd' -> '$SHP_R', want /$re/"; fi
+	local what=$1 n=$2 req=$3 re=$4
+	shp_send "$n" "$req"
+	if grep -Eq -- "$re" <<<"$SHP_R"; then ok "$what"; else bad "$what" "$n: '$req' -> '$SHP_R', want /$re/"; fi
 }
 # shp_end NAME...: normal exit (the process leaves its region), or SIGKILL if it does not answer.
 shp_end() {
@@ -174,5 +178,6 @@ shp_region_check() { # CHECK NAME REGEX: a process naming region NAME (a file se
 	fi
 }
 segs() { ls "$SHD"/vramguard.proc."$1".* 2>/dev/null | wc -l; } # PID: its control segments
+# shellcheck disable=SC2034 # for the files that source this one
 G1=GPU-00000001-0000-0000-0000-000000000001
 

@@ -37,7 +37,7 @@ static void *watchdog(void *arg)
 	double limit = *(double *)arg, t0 = it_now_s();
 	while (!stop) {
 		if (it_now_s() - t0 > limit) {
-			printf("not ok - deadlock: still running after %.0f s (%ld operations done)\n", limit, (long)n_ops);
+			printf("not ok %d - deadlock: still running after %.0f s (%ld operations done)\n", ++it_seq, limit, (long)n_ops);
 			fflush(stdout);
 			_exit(3);
 		}
@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 	const char *lim = getenv("NVIDIA_GPU_MEMORY_LIMITS");
 	Q = lim ? strtoull(lim, NULL, 10) * MiB : 0;
 	if (!Q) {
-		printf("not ok - NVIDIA_GPU_MEMORY_LIMITS must be set (MiB)\n");
+		printf("not ok %d - NVIDIA_GPU_MEMORY_LIMITS must be set (MiB)\n", ++it_seq);
 		return 2;
 	}
 	if (argc > 2 && !strcmp(argv[1], "race"))
@@ -389,7 +389,7 @@ int main(int argc, char **argv)
 	else if (argc > 2 && !strcmp(argv[1], "storm"))
 		storm(atol(argv[2]));
 	else {
-		printf("not ok - usage: stress race SECONDS | stress storm COUNT\n");
+		printf("not ok %d - usage: stress race SECONDS | stress storm COUNT\n", ++it_seq);
 		return 2;
 	}
 	return it_failed;

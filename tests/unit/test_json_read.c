@@ -96,11 +96,10 @@ static void expect_err(const char *file, int line, const char *doc, size_t len, 
 	strcpy(err, "untouched");
 	rc = vg_report_from_json(doc, len, &r, err, sizeof(err));
 	if (rc == -EINVAL && strcmp(err, want) == 0 && report_is_zero(&r)) {
-		unit_passed++;
+		UNIT_PASS_(want);
 	} else {
-		unit_failed++;
-		fprintf(stderr, "%s:%d: expected -EINVAL \"%s\", got %d \"%s\"%s\n", file, line, want, rc, err,
-			report_is_zero(&r) ? "" : " (report not zeroed)");
+		unit_not_ok_(file, line, "expected -EINVAL \"%s\", got %d \"%s\"%s", want, rc, err,
+			     report_is_zero(&r) ? "" : " (report not zeroed)");
 	}
 	vg_report_free(&r);
 }

@@ -314,7 +314,7 @@ static void test_paths(void)
 		if (rc != -EINVAL || !err[0])
 			UNIT_FAIL_("name '%s' accepted (rc %d)", bad[i], rc);
 		else
-			unit_passed++;
+			UNIT_PASS_(bad[i]);
 	}
 	char name64[65];
 	memset(name64, 'n', 64);
@@ -607,7 +607,7 @@ static int corrupt_u32(size_t off, uint32_t v)
 		if (rc_ != (want_rc))                                                                                 \
 			UNIT_FAIL_("%s: rc %d, want %d (%s)", #call, rc_, (int)(want_rc), err);                      \
 		else                                                                                                  \
-			unit_passed++;                                                                                \
+			UNIT_PASS_(#call);                                                                            \
 		CHECK_CONTAINS(err, words);                                                                           \
 		CHECK_CONTAINS(err, "refusing ");                                                                     \
 	} while (0)
@@ -760,7 +760,7 @@ static void test_charging(void)
 			UNIT_FAIL_("charging child %d exited with %d (1 over budget, 2 wrong denial, 4 error, 8/16 share)", k,
 				   st);
 		else
-			unit_passed++;
+			UNIT_PASS_("charging child exited 0");
 	}
 	CHECK_STR(r.h->dev[0].uuid, UUID_A);
 	CHECK_EQ_U64(atomic_load(&r.h->dev[0].limit), 1000 * MiB);
@@ -1529,7 +1529,7 @@ static void test_open_while_leaving(void)
 	if (refused)
 		UNIT_FAIL_("%d opens refused while another process joined and left: %s", refused, why);
 	else
-		unit_passed++;
+		UNIT_PASS_("no open refused while another process joined and left");
 	vg_region_close(&r);
 }
 

@@ -374,7 +374,7 @@ static void test_shapes(void)
 		if (!ok)
 			UNIT_FAIL_("pattern '%s'", fast_patterns[i]);
 		else
-			unit_passed++;
+			UNIT_PASS_(fast_patterns[i]);
 	}
 	/* 20 KiB frame: libgcc must answer, and vg_unwind_capture must be its answer. */
 	struct probe pr;
@@ -390,7 +390,7 @@ static void test_shapes(void)
 		if (!ok)
 			UNIT_FAIL_("pattern '%s': fast %d", opaque[i], pr.fast_n);
 		else
-			unit_passed++;
+			UNIT_PASS_(opaque[i]);
 	}
 	/* The stack ends at tramp_end: both stop there. */
 	CHECK(run_pattern("pUr", 1, &pr, 0));

@@ -1,29 +1,55 @@
 /* A minimal unit-test harness for vramguard's CUDA-free parts: one header, counters, file:line on failure.
- * Each test binary is one translation unit; it ends main() with `return UNIT_DONE();`. */
+ * Each test binary is one translation unit; it ends main() with `return UNIT_DONE();`.
+ * Output (the protocol of every suite here, docs/TESTING.md): one line per check on stdout, "ok N - what" or
+ * "not ok N - what" followed by "# at FILE:LINE" and any detail on "# " lines; the last line "N passed, N failed".
+ * Checks may run on several threads: the counters are atomic and each check's lines are written together. */
 #ifndef VG_UNIT_H
 #define VG_UNIT_H
 
 #include <inttypes.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int unit_passed, unit_failed;
+static _Atomic int unit_passed, unit_failed, unit_seq;
 
-#define UNIT_FAIL_(...)                                                                                               \
-	do {                                                                                                          \
-		unit_failed++;                                                                                        \
-		fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);                                                 \
-		fprintf(stderr, __VA_ARGS__);                                                                         \
-		fputc('\n', stderr);                                                                                  \
-	} while (0)
+/* One passed check, named. Flushed at once: a test that forks must not hand its children unwritten lines. */
+static inline void unit_ok_(const char *what)
+{
+	unit_passed++;
+	flockfile(stdout);
+	printf("ok %d - %s\n", ++unit_seq, what);
+	fflush(stdout);
+	funlockfile(stdout);
+}
+
+/* One failed check: what failed (a printf format), then where. */
+static inline void unit_not_ok_(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void unit_not_ok_(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	unit_failed++;
+	flockfile(stdout);
+	printf("not ok %d - ", ++unit_seq);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n# at %s:%d\n", file, line);
+	fflush(stdout);
+	funlockfile(stdout);
+}
+
+#define UNIT_FAIL_(...) unit_not_ok_(__FILE__, __LINE__, __VA_ARGS__)
+/* A check a test decides itself (UNIT_FAIL_ in the other branch): its name, e.g. UNIT_PASS_("child exited 0"). */
+#define UNIT_PASS_(what) unit_ok_(what)
 
 #define CHECK(cond)                                                                                                   \
 	do {                                                                                                          \
 		if (cond)                                                                                             \
-			unit_passed++;                                                                                \
+			UNIT_PASS_(#cond);                                                                            \
 		else                                                                                                  \
 			UNIT_FAIL_("%s", #cond);                                                                      \
 	} while (0)
@@ -32,7 +58,7 @@ static int unit_passed, unit_failed;
 	do {                                                                                                          \
 		uint64_t unit_a_ = (uint64_t)(a), unit_b_ = (uint64_t)(b);                                            \
 		if (unit_a_ == unit_b_)                                                                               \
-			unit_passed++;                                                                                \
+			UNIT_PASS_(#a " == " #b);                                                                     \
 		else                                                                                                  \
 			UNIT_FAIL_("%s == %s (%" PRIu64 " != %" PRIu64 ")", #a, #b, unit_a_, unit_b_);                \
 	} while (0)
@@ -41,7 +67,7 @@ static int unit_passed, unit_failed;
 	do {                                                                                                          \
 		const char *unit_a_ = (a), *unit_b_ = (b);                                                            \
 		if (unit_a_ && unit_b_ && strcmp(unit_a_, unit_b_) == 0)                                              \
-			unit_passed++;                                                                                \
+			UNIT_PASS_(#a " == " #b);                                                                     \
 		else                                                                                                  \
 			UNIT_FAIL_("%s == %s (\"%s\" != \"%s\")", #a, #b, unit_a_ ? unit_a_ : "(null)",               \
 				   unit_b_ ? unit_b_ : "(null)");                                                     \
@@ -51,7 +77,7 @@ static int unit_passed, unit_failed;
 	do {                                                                                                          \
 		const char *unit_h_ = (haystack), *unit_n_ = (needle);                                                \
 		if (unit_h_ && unit_n_ && strstr(unit_h_, unit_n_))                                                   \
-			unit_passed++;                                                                                \
+			UNIT_PASS_(#haystack " contains " #needle);                                                   \
 		else                                                                                                  \
 			UNIT_FAIL_("%s contains %s (\"%s\" lacks \"%s\")", #haystack, #needle,                        \
 				   unit_h_ ? unit_h_ : "(null)", unit_n_ ? unit_n_ : "(null)");                       \
@@ -117,7 +143,7 @@ static inline void unit_check_golden(const char *path, const char *data, size_t 
 		if (unit_write_file(path, data, len))
 			UNIT_FAIL_("cannot write %s (run from the repository root)", path);
 		else
-			unit_passed++;
+			UNIT_PASS_("golden file updated");
 		fprintf(stderr, "updated %s\n", path);
 		return;
 	}
@@ -127,14 +153,14 @@ static inline void unit_check_golden(const char *path, const char *data, size_t 
 		return;
 	}
 	if (wlen == len && memcmp(want, data, wlen) == 0) {
-		unit_passed++;
+		UNIT_PASS_(path);
 	} else {
 		for (i = 0; i < wlen && i < len && want[i] == data[i]; i++)
 			if (want[i] == '\n')
 				line++;
 		UNIT_FAIL_("%s differs from the output at line %zu (byte %zu); UPDATE_GOLDEN=1 rewrites it if the change "
 			   "is intended", path, line, i);
-		fprintf(stderr, "--- got:\n%.*s--- end\n", (int)len, data);
+		fprintf(stderr, "--- got:\n%.*s--- end\n", (int)len, data);     /* the whole output: on stderr, kept in the log */
 	}
 	free(want);
 }

@@ -10,6 +10,10 @@
 
 typedef int (*vgu_cb)(void *arg);
 
+/* What test_unwind finds with dlsym. */
+int vgu_lib_deep(int depth, vgu_cb cb, void *arg);
+int vgu_lib_frame(void);
+
 __attribute__((visibility("default"), noinline)) int vgu_lib_deep(int depth, vgu_cb cb, void *arg)
 {
 	volatile char frame[VGU_FRAME];
