@@ -27,7 +27,7 @@ const char vg_usage_limit[] =
 	"                           the GPU whose ORDINAL 'limit show' lists as N\n"
 	"  -p, --pid PID            set: that process's own quota (found through its control segment or its slot in\n"
 	"                           a shared region; with --shared, only there); show: only that process\n"
-	"  -j, --json               show: JSON (schema vramguard.limits/1, see docs/report-format.md)\n"
+	"  -j, --json               show: JSON (schema " VG_VIEW_LIMITS_SCHEMA ", see docs/report-format.md)\n"
 	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
 	"\n"
 	"Processes apply a new limit at their next allocation; until then 'limit show' lists it as pending\n"
@@ -452,38 +452,54 @@ static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, 
 	vg_tab_free(&t);
 }
 
-static void show_region_json(const struct vg_scan_region *sr, int32_t only_pid, struct vg_strbuf *b)
+static void limit_json_process_devices(struct vg_strbuf *b, const struct vg_scan_region *sr,
+				       const struct vg_slot_view *p)
 {
-	vg_strbuf_str(b, "{");
-	vg_cj_region(b, sr);
-	vg_strbuf_str(b, ", \"processes\": [");
-	const char *sep = "";
+	const char *esep = "";
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_dev_view dev;
+		if (!vg_slot_uses(&sr->r, p, d))
+			continue;
+		vg_dev_read(&sr->r, d, &dev);
+		vg_strbuf_str(b, esep);
+		VG_CJ_OBJECT(VG_VIEW_LIMITS_PROCESS_DEVICE);
+		esep = ", ";
+	}
+}
+
+static void limit_json_processes(struct vg_strbuf *b, const struct vg_scan_region *sr, int32_t only_pid)
+{
+	const char *esep = "";
 	for (uint32_t k = 0; k < sr->r.nslots; k++) {
 		struct vg_slot_view v;
+		const struct vg_slot_view *p = &v;
 		if (!vg_slot_read(&sr->r, k, &v) || (only_pid && v.pid != only_pid))
 			continue;
-		vg_strbuf_printf(b, "%s{\"pid\": %d, \"command\": ", sep, (int)v.pid);
-		vg_json_str(b, v.cmd, sizeof(v.cmd));
-		vg_strbuf_printf(b, ", \"alive\": %s, \"state\": \"%s\", \"slot\": %u, \"denied\": %llu, ",
-				 v.life == VG_LIFE_ALIVE ? "true" : v.alive ? "null" : "false", vg_life_name(v.life), k,
-				 (unsigned long long)v.denied);
-		vg_cj_request(b, &v);
-		vg_strbuf_printf(b, ", \"requests\": %u, \"devices\": [", v.limit_seq);
-		const char *dsep = "";
-		for (int d = 0; d < VG_REGION_DEVS; d++) {
-			if (!vg_slot_uses(&sr->r, &v, d))
-				continue;
-			vg_cj_dev_open(b, dsep, &sr->r, d);
-			vg_strbuf_str(b, ", \"quota_bytes\": ");
-			vg_cj_size(b, v.quota[d]);
-			vg_strbuf_printf(b, ", \"used_bytes\": %llu, \"peak_bytes\": %llu}", (unsigned long long)v.used[d],
-					 (unsigned long long)v.peak[d]);
-			dsep = ", ";
-		}
-		vg_strbuf_str(b, "]}");
-		sep = ", ";
+		vg_strbuf_str(b, esep);
+		VG_CJ_OBJECT(VG_VIEW_LIMITS_PROCESS);
+		esep = ", ";
 	}
-	vg_strbuf_str(b, "]}");
+}
+
+/* A region in `limit show`: its keys in `top`, then its processes. */
+#define LIMIT_REGION_ROWS(X) VG_VIEW_REGION(X) VG_VIEW_LIMITS_REGION(X)
+
+static void limit_json_regions(struct vg_strbuf *b, const struct vg_scan *s, int32_t only_pid)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct vg_scan_region *sr = &s->v[i];
+		struct vg_region_info info;
+		vg_region_info_read(&sr->r, &info);
+		vg_strbuf_str(b, i ? ", " : "");
+		VG_CJ_OBJECT(LIMIT_REGION_ROWS);
+	}
+}
+
+/* The scan as a vramguard.limits/1 document. */
+static void limit_json(struct vg_strbuf *b, const struct vg_scan *s, int32_t only_pid)
+{
+	VG_CJ_OBJECT(VG_VIEW_LIMITS);
+	vg_strbuf_str(b, "\n");
 }
 
 static int limit_show(int argc, char **argv)
@@ -564,15 +580,7 @@ static int limit_show(int argc, char **argv)
 	}
 	struct vg_strbuf b = { 0 };
 	if (json) {
-		vg_strbuf_str(&b, "{\"schema\": \"vramguard.limits/1\", \"dir\": ");
-		vg_json_str(&b, dir, sizeof(dir));
-		vg_strbuf_str(&b, ", \"regions\": [");
-		for (size_t i = 0; i < s.n; i++) {
-			if (i)
-				vg_strbuf_str(&b, ", ");
-			show_region_json(&s.v[i], pid, &b);
-		}
-		vg_strbuf_printf(&b, "], \"unreadable\": %d, \"skipped\": %d}\n", s.denied, s.bad);
+		limit_json(&b, &s, pid);
 	} else {
 		bool requested = false, control_head = false;
 		for (size_t i = 0; i < s.n; i++) {
