@@ -12,14 +12,14 @@
 
 /* One JSON object, {"key": value, ...}, its members the rows of a VG_VIEW_* list: written to the caller's
  * struct vg_strbuf *b, the values taken from the caller's variables that the list names. */
-#define VG_CJ_OBJECT(ROWS)                            \
-	do {                                          \
-		const char *vg_cj_sep = "";           \
-		vg_strbuf_str(b, "{");                \
-		ROWS(VG_CJ_MEMBER)                    \
-		vg_strbuf_str(b, "}");                \
+#define VG_CJ_OBJECT(ROWS) \
+	do { \
+		const char *vg_cj_sep = ""; \
+		vg_strbuf_str(b, "{"); \
+		ROWS(VG_CJ_MEMBER) \
+		vg_strbuf_str(b, "}"); \
 	} while (0)
-#define VG_CJ_MEMBER(key, type, value, doc)  \
+#define VG_CJ_MEMBER(key, type, value, doc) \
 	VG_CJ_##type(b, vg_cj_sep, #key, value); \
 	vg_cj_sep = ", ";
 
@@ -28,27 +28,28 @@
 #define VG_CJ_U64(b, sep, key, v) vg_json_ku64(b, sep, key, v)
 #define VG_CJ_BOOL(b, sep, key, v) vg_json_kbool(b, sep, key, v)
 #define VG_CJ_TRI(b, sep, key, v) vg_cj_tri(b, sep, key, v)
-#define VG_CJ_STR(b, sep, key, s)                                                                                  \
-	do {                                                                                                       \
+/* STR: the bound is the array's size, so a pointer is refused at compile time. */
+#define VG_CJ_STR(b, sep, key, s) \
+	do { \
 		_Static_assert(!__builtin_types_compatible_p(__typeof__(s), __typeof__(&(s)[0])), "a char array"); \
-		vg_json_kstr(b, sep, key, s, sizeof(s));                                                            \
+		vg_json_kstr(b, sep, key, s, sizeof(s)); \
 	} while (0)
 #define VG_CJ_WORD(b, sep, key, s) vg_json_kstr(b, sep, key, s, SIZE_MAX)
 #define VG_CJ_NSTR(b, sep, key, s) vg_cj_nstr(b, sep, key, s)
 #define VG_CJ_LIMIT(b, sep, key, v) vg_cj_limit(b, sep, key, v)
 #define VG_CJ_NZU64(b, sep, key, v) vg_cj_nzu64(b, sep, key, v)
-#define VG_CJ_ARRAY(b, sep, key, call)      \
-	do {                                \
-		vg_json_key(b, sep, key);   \
-		vg_strbuf_str(b, "[");      \
-		call;                       \
-		vg_strbuf_str(b, "]");      \
+#define VG_CJ_ARRAY(b, sep, key, call) \
+	do { \
+		vg_json_key(b, sep, key); \
+		vg_strbuf_str(b, "["); \
+		call; \
+		vg_strbuf_str(b, "]"); \
 	} while (0)
 
-void vg_cj_tri(struct vg_strbuf *b, const char *sep, const char *key, int v);       /* < 0: null */
-void vg_cj_nstr(struct vg_strbuf *b, const char *sep, const char *key, const char *s); /* NULL: null */
-void vg_cj_limit(struct vg_strbuf *b, const char *sep, const char *key, uint64_t v); /* VG_REGION_NONE: null */
-void vg_cj_nzu64(struct vg_strbuf *b, const char *sep, const char *key, uint64_t v); /* 0: null */
+void vg_cj_tri(struct vg_strbuf *b, const char *sep, const char *key, int v);            /* < 0: null */
+void vg_cj_nstr(struct vg_strbuf *b, const char *sep, const char *key, const char *s);  /* NULL: null */
+void vg_cj_limit(struct vg_strbuf *b, const char *sep, const char *key, uint64_t v);    /* VG_REGION_NONE: null */
+void vg_cj_nzu64(struct vg_strbuf *b, const char *sep, const char *key, uint64_t v);    /* 0: null */
 
 /* A region's devices[] elements (VG_VIEW_REGION_DEVICE), for both documents. */
 void vg_cj_region_devices(struct vg_strbuf *b, const struct vg_scan_region *sr);
