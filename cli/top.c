@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/top.h"
+#include "cli/view_schema.h"
 #include "config/config.h"
 
 const char vg_usage_top[] =
@@ -28,7 +29,7 @@ const char vg_usage_top[] =
 	"process. The view refreshes until q or Ctrl-C; when standard output is not a terminal, a snapshot is\n"
 	"printed every interval.\n"
 	"  -1, --once               print one snapshot and exit\n"
-	"  -j, --json               JSON (schema vramguard.top/1, see docs/report-format.md): one snapshot, or with\n"
+	"  -j, --json               JSON (schema " VG_VIEW_TOP_SCHEMA ", see docs/report-format.md): one snapshot, or with\n"
 	"                           --interval one document per line every interval\n"
 	"  -n, --interval SECONDS   time between snapshots (default 1; 0.1 to 86400)\n"
 	"  -s, --shared NAME|PATH   also look at this shared region (repeatable; the one VRAMGUARD_SHARED names is\n"

@@ -1,71 +1,47 @@
-/* JSON pieces shared by `top` and `limit show` (cli/view_json.h). */
-#include <stdio.h>
-
+/* The live view's JSON members that are not one json_out.h call, and a region's devices (cli/view_json.h). */
 #include "cli/view_json.h"
 
-void vg_cj_size(struct vg_strbuf *b, uint64_t v)
+void vg_cj_tri(struct vg_strbuf *b, const char *sep, const char *key, int v)
+{
+	if (v < 0)
+		vg_json_knull(b, sep, key);
+	else
+		vg_json_kbool(b, sep, key, v);
+}
+
+void vg_cj_nstr(struct vg_strbuf *b, const char *sep, const char *key, const char *s)
+{
+	if (s)
+		vg_json_kstr(b, sep, key, s, SIZE_MAX);
+	else
+		vg_json_knull(b, sep, key);
+}
+
+void vg_cj_limit(struct vg_strbuf *b, const char *sep, const char *key, uint64_t v)
 {
 	if (v == VG_REGION_NONE)
-		vg_strbuf_str(b, "null");
+		vg_json_knull(b, sep, key);
 	else
-		vg_strbuf_printf(b, "%llu", (unsigned long long)v);
+		vg_json_ku64(b, sep, key, v);
 }
 
-void vg_cj_dev_open(struct vg_strbuf *b, const char *sep, const struct vg_region *r, int d)
+void vg_cj_nzu64(struct vg_strbuf *b, const char *sep, const char *key, uint64_t v)
 {
-	struct vg_dev_view v;
-	vg_dev_read(r, d, &v);
-	vg_strbuf_printf(b, "%s{\"index\": %d, \"uuid\": ", sep, d);
-	vg_json_str(b, v.uuid, sizeof(v.uuid));
-	vg_strbuf_printf(b, ", \"ordinal\": %d", (int)v.ordinal);
-}
-
-void vg_cj_request(struct vg_strbuf *b, const struct vg_slot_view *v)
-{
-	vg_strbuf_str(b, "\"requested_limit\": ");
-	if (v->limit_spec[0])
-		vg_json_str(b, v->limit_spec, sizeof(v->limit_spec));
+	if (v)
+		vg_json_ku64(b, sep, key, v);
 	else
-		vg_strbuf_str(b, "null");
-	vg_strbuf_printf(b, ", \"applied\": %s", v->pending ? "false" : "true");
+		vg_json_knull(b, sep, key);
 }
 
-void vg_cj_label_path(struct vg_strbuf *b, const struct vg_scan_region *sr)
+void vg_cj_region_devices(struct vg_strbuf *b, const struct vg_scan_region *sr)
 {
-	if (sr->control)
-		vg_strbuf_str(b, "null");
-	else
-		vg_json_str(b, sr->label, sizeof(sr->label));
-	vg_strbuf_str(b, ", \"path\": ");
-	vg_json_str(b, sr->r.path, sizeof(sr->r.path));
-}
-
-void vg_cj_region(struct vg_strbuf *b, const struct vg_scan_region *sr)
-{
-	struct vg_region_info info;
-	vg_region_info_read(&sr->r, &info);
-	vg_strbuf_printf(b, "\"kind\": \"%s\", \"name\": ", sr->control ? "control" : "shared");
-	vg_cj_label_path(b, sr);
-	vg_strbuf_str(b, ", \"created_spec\": ");
-	vg_json_str(b, info.created_spec, sizeof(info.created_spec));
-	vg_strbuf_str(b, ", \"spec\": ");
-	vg_json_str(b, info.spec, sizeof(info.spec));
-	int members = vg_region_members(&sr->r);
-	vg_strbuf_printf(b, ", \"writable\": %s, \"persistent\": %s, \"slots\": %u, \"members\": %d, \"reclaimed\": %llu, "
-			 "\"evicted\": %llu, \"devices\": [", sr->r.writable ? "true" : "false",
-			 info.persistent ? "true" : "false", sr->r.nslots, members, (unsigned long long)info.reclaimed,
-			 (unsigned long long)info.evicted);
-	const char *sep = "";
+	const char *esep = "";
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		struct vg_dev_view v;
-		if (!vg_dev_read(&sr->r, d, &v))
+		struct vg_dev_view dev;
+		if (!vg_dev_read(&sr->r, d, &dev))
 			continue;
-		vg_cj_dev_open(b, sep, &sr->r, d);
-		vg_strbuf_printf(b, ", \"total_bytes\": %llu, \"limit_bytes\": ", (unsigned long long)v.total);
-		vg_cj_size(b, v.limit);
-		vg_strbuf_printf(b, ", \"used_bytes\": %llu, \"peak_bytes\": %llu, \"denied\": %llu}",
-				 (unsigned long long)v.used, (unsigned long long)v.peak, (unsigned long long)v.denied);
-		sep = ", ";
+		vg_strbuf_str(b, esep);
+		VG_CJ_OBJECT(VG_VIEW_REGION_DEVICE);
+		esep = ", ";
 	}
-	vg_strbuf_str(b, "]");
 }

@@ -1,0 +1,26 @@
+/* `vramguard limit`'s parts: limit.c dispatches and finds what a command names (a shared region, a process by its
+ * PID), limit_set.c changes a limit, limit_show.c shows the limits in force (tables, or the vramguard.limits/1
+ * document of cli/view_schema.h). */
+#ifndef VG_CLI_LIMIT_H
+#define VG_CLI_LIMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/cli.h"
+#include "cli/scan.h"
+
+/* The subcommands: argv[0] is "set" / "show". Exit status 0 done, 1 error, 2 usage. */
+int vg_limit_set(int argc, char **argv);
+int vg_limit_show(int argc, char **argv);
+
+/* --pid's value: 0, or the exit status 2 after the usage message. */
+int vg_limit_pid_arg(const char *s, int32_t *pid);
+/* Open the shared region NAME or PATH of dir, for changing it if writable: 0, or the exit status after saying why. */
+int vg_limit_open_shared(const char *dir, const char *name, struct vg_region *r, bool writable);
+/* The region and slot of a live process: its control segment, or a slot in a shared region (only the one named
+ * with --shared if given). 0 with r open (writable if want_write), or the exit status after saying why. */
+int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool want_write, struct vg_region *out,
+		      int *slot);
+
+#endif

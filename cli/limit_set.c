@@ -1,0 +1,212 @@
+/* `vramguard limit set`: write a new limit into a shared region or a process's slot (cli/limit.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/limit.h"
+#include "config/config.h"
+
+/* The spec is checked by the library's own rule (vg_region_spec_check) before anything is written. */
+static int limit_spec_check(const char *spec, struct vg_limits *l)
+{
+	char e[VG_ERR_MAX];
+	return vg_region_spec_check(spec, l, e, sizeof(e)) != 0 ? vg_cli_fail(2, "%s", e) : 0;
+}
+
+static int limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l)
+{
+	struct vg_region r;
+	int rc = vg_limit_open_shared(dir, name, &r, true);
+	if (rc)
+		return rc;
+	char err[VG_CLI_WHY_MAX], label[VG_SHARED_PATH_MAX];
+	struct vg_region_info before, after;
+	vg_region_info_read(&r, &before);
+	const char *old = before.spec;
+	vg_cli_region_label(&r, name, label, sizeof(label));
+	vg_region_reclaim(&r);
+	if ((rc = vg_region_set_limit(&r, spec, err, sizeof(err))) != 0) {
+		vg_region_close(&r);
+		return vg_cli_fail(1, "shared region '%s': %s", label, err);
+	}
+	/* What the region stored: a spec with keys only keeps the old bare default in front ("8G" + "0:3G" gives
+	 * "8G,0:3G"), for the GPUs registered later. */
+	vg_region_info_read(&r, &after);
+	const char *now = after.spec;
+	char kept[VG_REGION_SPEC_MAX + 64] = "";
+	size_t nl = strlen(now), sl = strlen(spec);
+	if (strcmp(now, spec) != 0 && nl > sl + 1 && now[nl - sl - 1] == ',' && !strcmp(now + nl - sl, spec))
+		snprintf(kept, sizeof(kept), " (keys only: GPUs registered later still get %.*s)", (int)(nl - sl - 1),
+			 now);
+	int members = 0, ndev = 0, named = 0;
+	for (uint32_t k = 0; k < r.nslots; k++) {
+		struct vg_slot_view v;
+		if (vg_slot_read(&r, k, &v) && v.alive)
+			members++;
+	}
+	struct vg_strbuf over = { 0 };
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_dev_view v;
+		if (!vg_dev_read(&r, d, &v))
+			continue;
+		ndev++;
+		int said = 0;
+		vg_limits_for(l, v.ordinal, strncmp(v.uuid, "ordinal:", 8) ? v.uuid : NULL, v.total, NULL, &said);
+		named += said;
+		uint64_t lim = v.limit, used = v.used;
+		if (said && lim != VG_REGION_NONE && used > lim) {       /* GPUs the spec does not name keep theirs */
+			char g[64], a[32], b[32];
+			vg_strbuf_printf(&over, "; %s has %s in use, over the new %s: new allocations there are denied "
+					 "until usage drops", vg_dev_label(&v, g, sizeof(g)), vg_format_bytes(used, a, sizeof(a)),
+					 vg_format_bytes(lim, b, sizeof(b)));
+		}
+	}
+	char who[96];
+	if (members == 0)
+		snprintf(who, sizeof(who), "no process is in it now; processes that join get it");
+	else
+		snprintf(who, sizeof(who), "%d process%s at %s next allocation", members,
+			 members == 1 ? " applies it" : "es apply it", members == 1 ? "its" : "their");
+	printf("vramguard: shared region '%s' (%s): limit %s -> %s%s; %s%s", label, r.path, old[0] ? old : "none",
+	       now[0] ? now : spec, kept, who, over.data ? over.data : "");
+	if (ndev && !named)
+		printf("; it names none of the region's %d GPU%s (see 'vramguard limit show --shared %s'): it applies to "
+		       "GPUs registered later", ndev, ndev == 1 ? "" : "s", name);
+	printf("\n");
+	vg_strbuf_free(&over);
+	vg_region_close(&r);
+	return 0;
+}
+
+/* What the process's own quota is now: the last request it applied ("1G", "0:4G,1:2G"), else "4.00 GiB",
+ * "unlimited" or "per-GPU limits"; a request it has not applied yet is named after it. */
+static void limit_own_now(const struct vg_region *r, const struct vg_slot_view *v, char *buf, size_t len)
+{
+	uint64_t q = 0;
+	bool first = true, mixed = false;
+	if (v->limit_spec[0] && !v->pending) {
+		snprintf(buf, len, "%s", v->limit_spec);
+		return;
+	}
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		if (!vg_slot_uses(r, v, d))
+			continue;
+		if (!first && v->quota[d] != q)
+			mixed = true;
+		q = v->quota[d];
+		first = false;
+	}
+	char now[32];
+	if (mixed)
+		snprintf(now, sizeof(now), "per-GPU limits");
+	else
+		vg_cli_size(first ? VG_REGION_NONE : q, now, sizeof(now));
+	if (v->pending && v->limit_spec[0])
+		snprintf(buf, len, "%s (%s requested, not applied yet)", now, v->limit_spec);
+	else
+		snprintf(buf, len, "%s", now);
+}
+
+static int limit_set_pid(const char *dir, const char *shared, int32_t pid, const char *spec, const struct vg_limits *l)
+{
+	struct vg_region r;
+	int slot;
+	int rc = vg_limit_find_pid(dir, shared, pid, true, &r, &slot);
+	if (rc)
+		return rc;
+	struct vg_slot_view v;
+	char err[VG_CLI_WHY_MAX], old[VG_REGION_SPEC_MAX + 80];
+	if (!vg_slot_read(&r, (uint32_t)slot, &v) || v.pid != pid) {
+		int code = vg_cli_fail(1, "process %d exited (it left %s) before the limit could be set: nothing was "
+				      "changed", (int)pid, r.path);
+		vg_region_close(&r);
+		return code;
+	}
+	limit_own_now(&r, &v, old, sizeof(old));
+	/* The region checks, under its lock, that the slot still holds this very process (PID and start time). */
+	if ((rc = vg_region_set_slot_limit(&r, slot, v.pid, v.start, spec, err, sizeof(err))) != 0) {
+		int code = rc == -ESRCH ? vg_cli_fail(1, "process %d (%s) exited (it left %s) before the limit could be "
+						     "set: nothing was changed", (int)pid, v.cmd, r.path)
+					: vg_cli_fail(1, "process %d: %s", (int)pid, err);
+		vg_region_close(&r);
+		return code;
+	}
+	struct vg_strbuf over = { 0 };
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		if (!vg_slot_uses(&r, &v, d) || !v.used[d])
+			continue;
+		struct vg_dev_view dv;
+		vg_dev_read(&r, d, &dv);
+		int said = 0;
+		uint64_t lim = vg_limits_for(l, dv.ordinal, strncmp(dv.uuid, "ordinal:", 8) ? dv.uuid : NULL, dv.total, NULL,
+					     &said);
+		if (said && lim != UINT64_MAX && v.used[d] > lim) {
+			char g[64], a[32], b[32];
+			vg_strbuf_printf(&over, "; it has %s in use on %s, over %s: its new allocations there are denied "
+					 "until usage drops", vg_format_bytes(v.used[d], a, sizeof(a)),
+					 vg_dev_label(&dv, g, sizeof(g)), vg_format_bytes(lim, b, sizeof(b)));
+		}
+	}
+	char label[sizeof(r.path)];
+	if (r.kind == VG_REGION_CONTROL)
+		printf("vramguard: process %d (%s), control segment %s: limit %s -> %s; it applies it at its next "
+		       "allocation%s\n", (int)v.pid, v.cmd, r.path, old, spec, over.data ? over.data : "");
+	else
+		printf("vramguard: process %d (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it at its "
+		       "next allocation (the region's budget still applies)%s\n", (int)v.pid, v.cmd,
+		       vg_cli_region_label(&r, r.path, label, sizeof(label)), r.path, old, spec, over.data ? over.data : "");
+	vg_strbuf_free(&over);
+	vg_region_close(&r);
+	return 0;
+}
+
+int vg_limit_set(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "shared", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
+		{ "dir", required_argument, NULL, 'd' },    { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const valued[] = { "-s", "--shared", "-p", "--pid", "-d", "--dir", NULL };
+	const char *shared = NULL, *dirarg = NULL;
+	int32_t pid = 0;
+	int c;
+	struct vg_limits l;
+	/* "limit set -1G ...": a SPEC that is wrong, not an option getopt does not know. */
+	const char *neg = vg_cli_negative(argc, argv, valued);
+	if (neg)
+		return limit_spec_check(neg, &l) ? 2
+						 : vg_cli_usage(vg_usage_limit, "limit set: unexpected argument %s", vg_cli_q(neg));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":s:p:d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': shared = optarg; break;
+		case 'p':
+			if (vg_limit_pid_arg(optarg, &pid))
+				return 2;
+			break;
+		case 'd': dirarg = optarg; break;
+		case 'h': fputs(vg_usage_limit, stdout); return 0;
+		default: return vg_cli_bad_option("limit set", argv, c, vg_usage_limit);
+		}
+	}
+	if (argc - optind != 1)
+		return vg_cli_usage(vg_usage_limit,
+				    argc - optind ? "limit set: expected one SPEC, got %s too" : "limit set: no SPEC given%s",
+				    argc - optind ? vg_cli_q(argv[optind + 1]) : "");
+	if (!shared && !pid)
+		return vg_cli_usage(vg_usage_limit, "limit set: say what to change: --shared NAME (a shared region's budget) "
+				    "or --pid PID (one process's quota)");
+	const char *spec = argv[optind];
+	int rc = limit_spec_check(spec, &l);
+	if (rc)
+		return rc;
+	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
+	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0)
+		return vg_cli_fail(2, "%s", err);
+	if (pid)
+		return limit_set_pid(dir, shared, pid, spec, &l);
+	return limit_set_shared(dir, shared, spec, &l);
+}

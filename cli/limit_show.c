@@ -1,0 +1,256 @@
+/* `vramguard limit show`: the limits in force, as tables or as one vramguard.limits/1 document (cli/limit.h). */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/limit.h"
+#include "cli/table.h"
+#include "cli/view_json.h"
+#include "config/config.h"
+
+static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, struct vg_strbuf *out, bool *requested)
+{
+	struct vg_tab t;
+	char g[64];
+	if (!sr->control) {
+		struct vg_region_info info;
+		vg_region_info_read(&sr->r, &info);
+		const char *created = info.created_spec, *spec = info.spec;
+		vg_strbuf_printf(out, "shared region '%s' (%s)%s\n", sr->label, sr->r.path,
+				 sr->r.writable ? "" : " (read-only here)");
+		vg_strbuf_printf(out, "  created with  %s\n  in force      %s\n", created[0] ? created : "none",
+				 spec[0] ? spec : "none");
+		static const char *const head[] = { "INDEX", "UUID", "ORDINAL", "MEMORY", "LIMIT", "USED", "PEAK",
+						    "DENIED" };
+		vg_tab_init(&t, 8, "llrrrrrr");
+		vg_tab_row(&t, head);
+		int n = 0;
+		for (int d = 0; d < VG_REGION_DEVS; d++) {
+			struct vg_dev_view v;
+			char idx[16], ord[16], mem[32], lim[32], used[32], peak[32], den[24];
+			if (!vg_dev_read(&sr->r, d, &v))
+				continue;
+			snprintf(idx, sizeof(idx), "%d", d);
+			snprintf(ord, sizeof(ord), "%d", (int)v.ordinal);
+			snprintf(den, sizeof(den), "%llu", (unsigned long long)v.denied);
+			const char *row[] = { idx, v.uuid, ord, v.total ? vg_format_bytes(v.total, mem, sizeof(mem)) : "?",
+					      vg_cli_size(v.limit, lim, sizeof(lim)), vg_format_bytes(v.used, used, sizeof(used)),
+					      vg_format_bytes(v.peak, peak, sizeof(peak)), den };
+			vg_tab_row(&t, row);
+			n++;
+		}
+		if (n)
+			vg_tab_render(&t, out, "  ");
+		else
+			vg_strbuf_str(out, "  no GPU registered yet (the budget applies to each GPU as members first use it)\n");
+		vg_tab_free(&t);
+	}
+	static const char *const phead[] = { "PID", "COMMAND", "GPU", "OWN QUOTA", "USED", "PEAK", "REQUESTED" };
+	vg_tab_init(&t, 7, "lllrrrl");
+	vg_tab_row(&t, phead);
+	int rows = 0;
+	for (uint32_t k = 0; k < sr->r.nslots; k++) {
+		struct vg_slot_view v;
+		if (!vg_slot_read(&sr->r, k, &v) || (only_pid && v.pid != only_pid))
+			continue;
+		char pid[16], cmd[VG_REGION_CMD_MAX + 16], q[32], used[32], peak[32], req[VG_REGION_SPEC_MAX + 16];
+		snprintf(pid, sizeof(pid), "%d", (int)v.pid);
+		snprintf(cmd, sizeof(cmd), "%s%.32s%s", vg_life_tag(v.life), v.cmd, strlen(v.cmd) > 32 ? "..." : "");
+		/* Only a request the process has not applied yet: once applied, OWN QUOTA shows it. */
+		if (v.pending && v.limit_spec[0]) {
+			snprintf(req, sizeof(req), "%s (%s)", v.limit_spec, v.alive ? "pending" : "never applied");
+			*requested = true;
+		} else {
+			snprintf(req, sizeof(req), "-");
+		}
+		bool any = false;
+		for (int d = 0; d < VG_REGION_DEVS; d++) {
+			if (!vg_slot_uses(&sr->r, &v, d))
+				continue;
+			struct vg_dev_view dv;
+			vg_dev_read(&sr->r, d, &dv);
+			const char *row[] = { pid, cmd, vg_dev_label(&dv, g, sizeof(g)),
+					      vg_cli_size(v.quota[d], q, sizeof(q)),
+					      vg_format_bytes(v.used[d], used, sizeof(used)),
+					      vg_format_bytes(v.peak[d], peak, sizeof(peak)), req };
+			vg_tab_row(&t, row);
+			any = true;
+			rows++;
+		}
+		if (!any) {
+			const char *row[] = { pid, cmd, "-", "-", "-", "-", req };
+			vg_tab_row(&t, row);
+			rows++;
+		}
+	}
+	if (rows)
+		vg_tab_render(&t, out, "  ");
+	else if (!sr->control)
+		vg_strbuf_str(out, "  no process in it now\n");
+	vg_tab_free(&t);
+}
+
+static void limit_json_process_devices(struct vg_strbuf *b, const struct vg_scan_region *sr,
+				       const struct vg_slot_view *p)
+{
+	const char *esep = "";
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_dev_view dev;
+		if (!vg_slot_uses(&sr->r, p, d))
+			continue;
+		vg_dev_read(&sr->r, d, &dev);
+		vg_strbuf_str(b, esep);
+		VG_CJ_OBJECT(VG_VIEW_LIMITS_PROCESS_DEVICE);
+		esep = ", ";
+	}
+}
+
+static void limit_json_processes(struct vg_strbuf *b, const struct vg_scan_region *sr, int32_t only_pid)
+{
+	const char *esep = "";
+	for (uint32_t k = 0; k < sr->r.nslots; k++) {
+		struct vg_slot_view v;
+		const struct vg_slot_view *p = &v;
+		if (!vg_slot_read(&sr->r, k, &v) || (only_pid && v.pid != only_pid))
+			continue;
+		vg_strbuf_str(b, esep);
+		VG_CJ_OBJECT(VG_VIEW_LIMITS_PROCESS);
+		esep = ", ";
+	}
+}
+
+/* A region in `limit show`: its keys in `top`, then its processes. */
+#define LIMIT_REGION_ROWS(X) VG_VIEW_REGION(X) VG_VIEW_LIMITS_REGION(X)
+
+static void limit_json_regions(struct vg_strbuf *b, const struct vg_scan *s, int32_t only_pid)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct vg_scan_region *sr = &s->v[i];
+		struct vg_region_info info;
+		vg_region_info_read(&sr->r, &info);
+		vg_strbuf_str(b, i ? ", " : "");
+		VG_CJ_OBJECT(LIMIT_REGION_ROWS);
+	}
+}
+
+/* The scan as a vramguard.limits/1 document. */
+static void limit_json(struct vg_strbuf *b, const struct vg_scan *s, int32_t only_pid)
+{
+	VG_CJ_OBJECT(VG_VIEW_LIMITS);
+	vg_strbuf_str(b, "\n");
+}
+
+int vg_limit_show(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "shared", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },         { "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+	};
+	const char *dirarg = NULL;
+	char **names = calloc((size_t)argc + 1, sizeof(char *));
+	size_t nnames = 0;
+	int32_t pid = 0;
+	bool json = false;
+	int c, rc = 0;
+	if (!names)
+		return vg_cli_fail(1, "out of memory");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":s:p:jd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': names[nnames++] = optarg; break;
+		case 'p':
+			if (vg_limit_pid_arg(optarg, &pid)) {
+				free(names);
+				return 2;
+			}
+			break;
+		case 'j': json = true; break;
+		case 'd': dirarg = optarg; break;
+		case 'h': fputs(vg_usage_limit, stdout); free(names); return 0;
+		default: free(names); return vg_cli_bad_option("limit show", argv, c, vg_usage_limit);
+		}
+	}
+	if (optind < argc) {
+		free(names);
+		return vg_cli_usage(vg_usage_limit, "limit show: unexpected argument %s", vg_cli_q(argv[optind]));
+	}
+	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
+	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0) {
+		free(names);
+		return vg_cli_fail(2, "%s", err);
+	}
+	struct vg_scan s;
+	if (pid) {
+		/* Only the region that holds the process. */
+		struct vg_region r;
+		int slot;
+		if (nnames > 1) {
+			free(names);
+			return vg_cli_usage(vg_usage_limit, "limit show: --pid takes at most one --shared");
+		}
+		if ((rc = vg_limit_find_pid(dir, nnames ? names[0] : NULL, pid, false, &r, &slot)) != 0) {
+			free(names);
+			return rc;
+		}
+		if (!vg_scan_single(&s, dir, &r)) {
+			free(names);
+			return vg_cli_fail(1, "out of memory");
+		}
+	} else {
+		if (vg_scan_open(&s, dir, names, nnames, (nnames ? 0 : VG_SCAN_DIR) | VG_SCAN_CLEAN, err,
+				 sizeof(err)) != 0) {
+			free(names);
+			return vg_cli_fail(2, "limit show: %s", err);
+		}
+		if (nnames && s.missing) {
+			int code = vg_cli_fail(1, "no shared region: %s", s.missing_why);
+			vg_scan_close(&s);
+			free(names);
+			return code;
+		}
+		if (s.no_dir) {
+			int code = vg_cli_fail(1, "%s", s.dir_why);
+			vg_scan_close(&s);
+			free(names);
+			return code;
+		}
+	}
+	struct vg_strbuf b = { 0 };
+	if (json) {
+		limit_json(&b, &s, pid);
+	} else {
+		bool requested = false, control_head = false;
+		for (size_t i = 0; i < s.n; i++) {
+			if (s.v[i].control && !control_head) {
+				vg_strbuf_printf(&b, "%sprocesses outside shared regions (control segments in %s)\n", i ? "\n" : "",
+						 dir);
+				control_head = true;
+			} else if (i && !s.v[i].control) {
+				vg_strbuf_str(&b, "\n");
+			}
+			show_region_text(&s.v[i], pid, &b, &requested);
+		}
+		if (!s.n)
+			vg_strbuf_printf(&b, "no shared region or process under vramguard in %s\n", dir);
+		if (requested)
+			vg_strbuf_str(&b, "REQUESTED: a 'vramguard limit set --pid' the process has not applied yet; it applies "
+					  "it at its next allocation (OWN QUOTA shows it then)\n");
+		vg_scan_notes(&s, &b, "note: ");
+	}
+	if (b.failed || !b.data || fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
+		rc = 1;
+	if (json && (s.denied || s.bad)) {
+		struct vg_strbuf n = { 0 };
+		vg_scan_notes(&s, &n, "vramguard: note: ");
+		if (n.data)
+			fputs(n.data, stderr);
+		vg_strbuf_free(&n);
+	}
+	vg_strbuf_free(&b);
+	vg_scan_close(&s);
+	free(names);
+	return rc;
+}
