@@ -3,7 +3,7 @@
 # Processes under the preload are stood in for by tests/integration/region_tool.c, which makes regions and holds a
 # slot through accounting/region.h only (no CUDA): members of a shared region "job" and one process with its own
 # control segment, all in a temporary VRAMGUARD_SHM_DIR. Uses run.sh's cli, prog, ok, bad, expect_err and
-# $VG $T $ERR $LOG $CO.
+# $VG $T $ERR $LOG $CO $CHK.
 
 RTOOL=$T/region_tool
 RSD=$(mktemp -d /tmp/vg-regions.XXXXXX)

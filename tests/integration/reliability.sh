@@ -2,8 +2,8 @@
 # The reliability campaign, sourced by tests/run.sh after its own checks: fault injection on every hook of
 # interposer/hooks.h, stress and signal storms against a tight quota, and process lifecycle (fork, exec, exit under
 # load, dlopen/dlclose, two copies, SIGUSR1 handlers, constructors, a second preload library). Uses run.sh's prog,
-# ok, bad, expect_err, expect_err_lines and $B $T $LIB $PRE $RD $LOG (and, when run.sh sets them for sanitizer
-# builds, $SP, $FORKENV and $COPYENV). Bounded: about 12 s on 2 cores.
+# ok, bad, expect_err, expect_err_lines and $B $T $LIB $PRE $RD $LOG $CHK (and, when run.sh sets them for
+# sanitizer builds, $SP, $FORKENV and $COPYENV). Bounded: about 12 s on 2 cores.
 
 RL=$RD/reliability
 rm -rf "$RL" && mkdir -p "$RL/faults" "$RL/stress" "$RL/storm" "$RL/fork1" "$RL/fork0" "$RL/exit" "$RL/sig"

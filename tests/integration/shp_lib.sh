@@ -2,8 +2,8 @@
 # Helpers for the tests that drive processes under the preload one command at a time (shared_preload.sh,
 # hostile.sh): tests/integration/shared_alloc.c reads one command per line from a FIFO and answers one line, so
 # several of them can be made to take turns deterministically. Sourced; uses run.sh's ok, bad and $T $LIB $SP $LOG
-# $VG, and the caller's $SHD (the VRAMGUARD_SHM_DIR of the processes it starts). SHP_AS=(setpriv ...) runs the next
-# spawned process as another user.
+# $VG $CHK, and the caller's $SHD (the VRAMGUARD_SHM_DIR of the processes it starts). SHP_AS=(setpriv ...) runs the
+# next spawned process as another user.
 
 # A fresh directory for regions, in memory where there is one: shp_dir NAME.
 shp_dir() { mktemp -d "/dev/shm/vg-$1.XXXXXX" 2>/dev/null || mktemp -d "/tmp/vg-$1.XXXXXX"; }
