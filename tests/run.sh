@@ -250,7 +250,9 @@ expect_err "the second copy says it is passive" 'another copy of vramguard is lo
 
 echo "== reports: leaks, streams, signals"
 L=$T/leaky
-CHK="python3 tests/integration/check_report.py"
+# The one checker of reports and of top's / limit show's JSON (tests/lib/report_check.py), here and in the scripts
+# sourced below: its subcommands print one "ok - "/"not ok - " line per assertion.
+CHK="python3 tests/lib/report_check.py"
 RD=$T/reports
 rm -rf "$RD" && mkdir -p "$RD"
 prog "leaks and a busy stream, text report at exit" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $L leaks
@@ -504,8 +506,8 @@ dump_case() { # NAME WANT_RC REGEX MODE [VAR=value...]: start the waiter under t
 }
 dump_case "dump: prints the path of the new report" 0 "^$PWD/$RD/dump-[0-9]+-1\\.json\$" "" \
 	"VRAMGUARD_REPORT=$PWD/$RD/dump-%p-%n.json" VRAMGUARD_REPORT_FORMAT=json
-if [ -n "$CO" ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["reason"]=="signal"' "$CO"; then
-	ok "  the report it names is a complete JSON signal report"; else bad "  the dumped report is not valid JSON"; fi
+if [ -n "$CO" ] && dump_why=$($CHK dumped "$CO" 2>&1 >/dev/null); then
+	ok "  the report it names is a complete JSON signal report"; else bad "  the dumped report is not valid JSON" "${dump_why:-}"; fi
 [ "$WAITER_RC" -eq 0 ] && ok "  the process kept running and exited normally" || bad "  the process died ($WAITER_RC)"
 dump_case "dump: a relative template resolves in the process's directory" 0 "^$PWD/$RD/rel-[0-9]+-1\\.txt\$" "" \
 	"VRAMGUARD_REPORT=$RD/rel-%p-%n.txt"

@@ -18,6 +18,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 VG_LIB=${VG_LIB:-$PWD/build/libvramguard.so}
 OUT=${OUT:-/tmp/vramguard-gpu}
 PY=${PYTHON:-python3}
+CHECK=$HERE/../lib/report_check.py     # the tests' one checker of reports and top's JSON
 T=${VG_TIMEOUT:-120}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 QUOTA=4096
@@ -219,14 +220,14 @@ fi
 program ctx_overhead vg "$PY" -u "$HERE/ctx_overhead.py"
 
 # ---- 10-14. reports: live allocations by call site, busy streams, exit and signal dumps
-# verdict: after `run NAME "$PY" check_report.py ...`, VERDICT is empty when it passed, else what was BAD;
+# verdict: after `run NAME "$PY" "$CHECK" ...`, VERDICT is empty when it passed, else what was BAD;
 # FIG is its figures: line.
 verdict() {
 	FIG=$(figures)
 	VERDICT=""
 	if [ "$RC" -ne 0 ]; then
 		VERDICT=$(bads)
-		[ -n "$VERDICT" ] || VERDICT="check_report.py: $(why_rc)$(stderr_tail)"
+		[ -n "$VERDICT" ] || VERDICT="report_check.py: $(why_rc)$(stderr_tail)"
 	fi
 }
 # log_quote TITLE FILE: the report's first lines, quoted in the log under a title.
@@ -261,7 +262,7 @@ report_checks() {
 		why="no exit report $BUILD/leak-<pid>-exit.json$(stderr_tail)"
 	fi
 	if [ -z "$why" ]; then
-		run leak_report.check "$PY" "$HERE/check_report.py" leak "$f"
+		run leak_report.check "$PY" "$CHECK" leak "$f"
 		verdict
 		fig_json=$FIG
 		[ -n "$VERDICT" ] && why="JSON: $VERDICT; $FIG"
@@ -291,7 +292,7 @@ report_checks() {
 	if [ -z "$f" ]; then
 		why="no exit report from the JSON run (see leak_report)"
 	else
-		run busy_stream.check "$PY" "$HERE/check_report.py" stream "$f"
+		run busy_stream.check "$PY" "$CHECK" stream "$f"
 		verdict
 		fig_json=$FIG
 		[ -n "$VERDICT" ] && why="$VERDICT; $FIG"
@@ -318,7 +319,7 @@ report_checks() {
 		if [ -z "$sf" ]; then
 			sync_why="${sync_why:+$sync_why; }no exit report from the sync run"
 		else
-			run busy_stream.sync_check "$PY" "$HERE/check_report.py" stream "$sf" --sync
+			run busy_stream.sync_check "$PY" "$CHECK" stream "$sf" --sync
 			verdict
 			[ -n "$VERDICT" ] && sync_why="${sync_why:+$sync_why; }sync report: $VERDICT"
 		fi
@@ -374,7 +375,7 @@ sigusr1_torch() {
 	fi
 	cp "$BUILD/train.e" "$BUILD/e"
 	[ -n "$why" ] && why="$why$(stderr_tail)"
-	run "$name.check" "$PY" "$HERE/check_report.py" signal --ref "$BUILD/train-ref.o" --run "$BUILD/train.o" "${files[@]}"
+	run "$name.check" "$PY" "$CHECK" signal --ref "$BUILD/train-ref.o" --run "$BUILD/train.o" "${files[@]}"
 	verdict
 	[ -n "$VERDICT" ] && why="${why:+$why; }$VERDICT"
 	if [ -z "$why" ]; then
@@ -411,7 +412,7 @@ torch_exit_report() {
 	fi
 	FIG=""
 	if [ -n "$f" ]; then
-		run "$name.check" "$PY" "$HERE/check_report.py" torch_exit "$f"
+		run "$name.check" "$PY" "$CHECK" torch_exit "$f"
 		verdict
 		[ -n "$VERDICT" ] && why="${why:+$why; }$VERDICT"
 	fi
@@ -456,7 +457,7 @@ report_cost() {
 	local jf
 	jf=$(first_file "$BUILD"/cost-*-exit.json)
 	[ -n "$jf" ] && size=$(stat -c %s "$jf") &&
-		sites=$(timeout 30 "$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sites"]))' "$jf" 2>/dev/null)
+		sites=$(timeout 30 "$PY" "$CHECK" sites "$jf" 2>/dev/null)
 	[ -z "$jf" ] && [ -n "$json_tot" ] && fails="$fails [no cost-*-exit.json written]"
 	if [ -z "$fails" ]; then
 		result PASS $name "torch_exit.py wall ms, 2 runs each: VRAMGUARD_REPORT=off $off_tot, JSON to a file $json_tot; from its last Python line to the process's end: off $off_tear ms, JSON $json_tear ms; report $size bytes, ${sites:-?} sites"
@@ -504,7 +505,7 @@ cli_checks() {
 		why="the loop never printed 'ready pid=N'"
 	elif [ -z "$out" ] || [ ! -f "$out" ]; then
 		why="vramguard dump printed no report path ('$out')"
-	elif ! used=$(timeout 30 "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="vramguard.report/1" and r["reason"]=="signal"; print(r["devices"][0]["used_bytes"])' "$out" 2>>"$LOG"); then
+	elif ! used=$(timeout 30 "$PY" "$CHECK" dumped "$out" 2>>"$LOG"); then
 		why="the report at $out is not a complete JSON signal report"
 	elif [ "$rc" -ne 0 ]; then
 		why="the training loop failed after the dump (exit $rc)"
@@ -541,11 +542,7 @@ wait_line() { # wait_line FILE REGEX: the first match, after waiting up to T s
 	return 1
 }
 top_members() { # top_members TOP_JSON REGION: "PROCESSES MIB", the members of REGION and what they hold
-	echo "$1" | timeout 20 "$PY" -c '
-import json, sys
-t = json.load(sys.stdin)
-procs = [p for p in t["processes"] if p.get("region") == sys.argv[1]]
-print(len(procs), sum(d["used_bytes"] for p in procs for d in p["devices"]) >> 20)' "$2" 2>>"$LOG"
+	echo "$1" | timeout 20 "$PY" "$CHECK" top-members - "$2" 2>>"$LOG"
 }
 shared_checks() {
 	if [ "${VG_SKIP_TORCH:-}" = 1 ] || ! "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>>"$LOG"; then

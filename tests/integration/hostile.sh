@@ -195,13 +195,7 @@ shp_send e1 "alloc 1"
 shp_expect "unverifiable: a member nobody can check (another namespace, no liveness lock) holds 30 MiB" e1 "alloc 80" \
 	'^= alloc 2 held 1048576$'
 SHP_TOP=$("${VGH[@]}" "$VG" top --once --json 2>>"$LOG")
-python3 -c '
-import json, sys
-d = json.loads(sys.argv[1])
-p = [x for x in d["processes"] if x["pid"] == 4242]
-assert len(p) == 1 and p[0]["state"] == "unverifiable" and p[0]["alive"] is None, p
-assert d["unverifiable"] == 1 and d["reclaimed"] == 0
-' "$SHP_TOP" 2>>"$LOG" && ok "  top --json: state unverifiable, alive null, counted, not reclaimed" || bad "  top --json" "$SHP_TOP"
+shp_json "  top --json: state unverifiable, alive null, counted, not reclaimed" unverifiable 4242
 "${VGH[@]}" "$VG" top --once >"$HD/top.txt" 2>>"$LOG"
 grep -q '^4242 .*(unverifiable) planted' "$HD/top.txt" && grep -q "^1 process shown as (unverifiable): .*'vramguard region evict NAME PID'" "$HD/top.txt" &&
 	ok "  top: (unverifiable), with what to do" || bad "  top's text" "$(cat "$HD/top.txt")"
@@ -235,12 +229,7 @@ for _ in $(seq 400); do n=$(cat "$HD"/big.* 2>/dev/null | grep -c '^ready'); [ "
 [ "$n" -eq 130 ] && ok "capacity: 130 members in one region (the 129th was refused before)" ||
 	bad "capacity: $n of 130 members joined" "$(grep -h -v '^ready' "$HD"/big.* | head -2)"
 SHP_TOP=$("${VGH[@]}" "$VG" top --once --json 2>>"$LOG")
-python3 -c '
-import json, sys
-d = json.loads(sys.argv[1])
-r = [x for x in d["regions"] if x["name"] == "big"][0]
-assert r["slots"] == 1024 and r["members"] == 130 and r["devices"][0]["used_bytes"] == 130 << 20, r
-' "$SHP_TOP" 2>>"$LOG" && ok "  top: 1024 slots, 130 members, 130 MiB" || bad "  top --json" "$(head -c 300 <<<"$SHP_TOP")"
+shp_json "  top: 1024 slots, 130 members, 130 MiB" slots big 1024 130 $((130 << 20))
 kill -TERM "${bigs[@]}" 2>/dev/null
 wait "${bigs[@]}" 2>/dev/null
 [ ! -e "$HD/vramguard.big" ] && ok "  all left: the region is removed" || bad "  the region is left after its members left"

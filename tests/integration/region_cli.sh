@@ -3,7 +3,7 @@
 # Processes under the preload are stood in for by tests/integration/region_tool.c, which makes regions and holds a
 # slot through accounting/region.h only (no CUDA): members of a shared region "job" and one process with its own
 # control segment, all in a temporary VRAMGUARD_SHM_DIR. Uses run.sh's cli, prog, ok, bad, expect_err and
-# $VG $T $ERR $LOG $CO.
+# $VG $T $ERR $LOG $CO $CHK.
 
 RTOOL=$T/region_tool
 RSD=$(mktemp -d /tmp/vg-regions.XXXXXX)
@@ -29,102 +29,8 @@ member() { # OUTFILE ARGS...: start region_tool, wait for "ready"; its pid in $M
 }
 reap() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
-# JSON checks: each prints ok/not ok lines for prog. python3's json keeps 64-bit integers exact.
-RCPY=$(cat <<'PY'
-import json, sys
-G = 1 << 30
-M = 1 << 20
-bad = 0
-def check(cond, what):
-    global bad
-    print(("ok - " if cond else "not ok - ") + what)
-    bad += not cond
-mode, doc = sys.argv[1], json.loads(sys.argv[2])
-a = sys.argv[3:]
-def procs(d):
-    return {p["pid"]: p for p in d["processes"]}
-def total(d, uuid):
-    t = [x for x in d["totals"] if x["uuid"] == uuid]
-    return t[0] if t else None
-if mode == "top":                       # A B C UA UB
-    A, B, C = int(a[0]), int(a[1]), int(a[2])
-    ua, ub = a[3], a[4]
-    check(doc["schema"] == "vramguard.top/1", "schema vramguard.top/1")
-    p = procs(doc)
-    check(set(p) == {A, B, C}, "exactly the three processes (%s)" % sorted(p))
-    if set(p) == {A, B, C}:
-        pa, pb, pc = p[A], p[B], p[C]
-        da, db, dc = pa["devices"][0], pb["devices"][0], pc["devices"][0]
-        check(all(len(x["devices"]) == 1 for x in (pa, pb, pc)), "one GPU each")
-        check((da["used_bytes"], da["peak_bytes"]) == (G, 2 * G), "A: 1 GiB in use, peak 2 GiB")
-        check((da["quota_bytes"], da["own_quota_bytes"], da["region_limit_bytes"]) == (4 * G, 4 * G, 8 * G),
-              "A: quota 4 GiB (its own, tighter than the region's 8 GiB)")
-        check(pa["region"] == "job" and pa["denied"] == 1 and pa["last_report_ns"], "A: region job, 1 denial, a report")
-        check((db["used_bytes"], db["quota_bytes"], db["own_quota_bytes"]) == (3 * G, 8 * G, None),
-              "B: 3 GiB in use, quota 8 GiB (the region's budget; no own quota)")
-        check(pc["region"] is None and (dc["uuid"], dc["used_bytes"], dc["quota_bytes"]) == (ub, 512 * M, 2 * G),
-              "C: control segment, 512 MiB on the second GPU, quota 2 GiB")
-        check(all(x["alive"] for x in (pa, pb, pc)), "all alive")
-        check(all(x["requested_limit"] is None and x["applied"] is True for x in (pa, pb, pc)), "no request")
-    ta, tb = total(doc, ua), total(doc, ub)
-    check(ta is not None and (ta["used_bytes"], ta["processes"]) == (4 * G, 2), "GPU A: 4 GiB in use by 2 processes")
-    check(ta is not None and ta["budgets"] == [{"region": "job", "limit_bytes": 8 * G, "used_bytes": 4 * G}],
-          "GPU A: budget of job, 4 of 8 GiB")
-    check(tb is not None and (tb["used_bytes"], tb["processes"], tb["budgets"]) == (512 * M, 1, []),
-          "GPU B: 512 MiB, no budget")
-    check(len(doc["totals"]) == 2 and doc["unreadable"] == 0 and doc["skipped"] == 0, "two GPUs, nothing unreadable")
-    r = doc["regions"]
-    check(len(r) == 1 and r[0]["name"] == "job" and r[0]["spec"] == "8G" and r[0]["devices"][0]["limit_bytes"] == 8 * G,
-          "one shared region: job, 8G")
-elif mode == "pids":                    # PIDS(,) UUID USED [field=value...]
-    want = {int(x) for x in a[0].split(",") if x}
-    p = procs(doc)
-    check(set(p) == want, "processes %s (got %s)" % (sorted(want), sorted(p)))
-    t = total(doc, a[1])
-    used = t["used_bytes"] if t else 0
-    check(used == int(a[2]), "%s: %d bytes in use (got %d)" % (a[1][:12], int(a[2]), used))
-    for kv in a[3:]:
-        k, v = kv.split("=")
-        check(str(doc[k]) == v, "%s = %s (got %s)" % (k, v, doc[k]))
-elif mode == "limits":                  # NAME SPEC CREATED LIMIT_BYTES
-    check(doc["schema"] == "vramguard.limits/1", "schema vramguard.limits/1")
-    r = [x for x in doc["regions"] if x["name"] == a[0]]
-    check(len(r) == 1, "region %s listed" % a[0])
-    if r:
-        check((r[0]["spec"], r[0]["created_spec"]) == (a[1], a[2]), "in force %s, created with %s" % (a[1], a[2]))
-        check([d["limit_bytes"] for d in r[0]["devices"]] == [int(a[3])], "device limit %s bytes" % a[3])
-elif mode == "requested":               # PID SPEC KIND APPLIED [QUOTA_BYTES]   (limit show --json)
-    found = [(r, p) for r in doc["regions"] for p in r["processes"] if p["pid"] == int(a[0])]
-    check(len(found) == 1, "process %s listed once" % a[0])
-    if found:
-        r, p = found[0]
-        check(p["requested_limit"] == a[1] and p["requests"] >= 1, "requested limit %s" % a[1])
-        check(p["applied"] is (a[3] == "true"), "applied: %s (got %s)" % (a[3], p["applied"]))
-        check(r["kind"] == a[2], "in a %s region" % a[2])
-        if len(a) > 4:
-            check([d["quota_bytes"] for d in p["devices"]] == [int(a[4])], "own quota now %s bytes" % a[4])
-elif mode == "toprequest":              # PID SPEC APPLIED OWN_QUOTA_BYTES   (top --json)
-    p = procs(doc).get(int(a[0]))
-    check(p is not None, "process %s listed" % a[0])
-    if p:
-        check((p["requested_limit"], p["applied"]) == (a[1], a[2] == "true"),
-              "requested %s, applied %s (got %s, %s)" % (a[1], a[2], p["requested_limit"], p["applied"]))
-        check([d["own_quota_bytes"] for d in p["devices"]] == [int(a[3])], "own quota %s bytes" % a[3])
-elif mode == "writable":                # NAME true|false
-    r = [x for x in doc["regions"] if x["name"] == a[0]]
-    check(len(r) == 1 and r[0]["writable"] is (a[1] == "true"), "region %s writable: %s" % (a[0], a[1]))
-elif mode == "readonly":                # A E UUID
-    p = procs(doc)
-    A, E = int(a[0]), int(a[1])
-    check(A in p and p[A]["alive"], "the live member is listed")
-    check(E in p and not p[E]["alive"], "the killed member is listed as exited")
-    t = total(doc, a[2])
-    check(t is not None and t["used_bytes"] == G and t["processes"] == 1, "the exited one is not in the totals")
-    check(doc["exited"] == 1 and doc["regions"][0]["writable"] is False, "one exited, the region read-only")
-sys.exit(1 if bad else 0)
-PY
-)
-rcpy() { prog "$1" -- python3 -c "$RCPY" "${@:2}"; }
+# Checks of top's and limit show's JSON ($CHK, tests/lib/report_check.py): one ok/not ok line each, counted by prog.
+rcpy() { prog "$1" -- $CHK "${@:2}"; } # NAME MODE TOP ARGS...
 
 cli "help top documents its options" 0 '--interval SECONDS' -- $VG help top
 cli "help limit documents set and show" 0 '^usage: vramguard limit set SPEC' -- $VG help limit

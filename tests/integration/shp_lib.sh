@@ -2,8 +2,8 @@
 # Helpers for the tests that drive processes under the preload one command at a time (shared_preload.sh,
 # hostile.sh): tests/integration/shared_alloc.c reads one command per line from a FIFO and answers one line, so
 # several of them can be made to take turns deterministically. Sourced; uses run.sh's ok, bad and $T $LIB $SP $LOG
-# $VG, and the caller's $SHD (the VRAMGUARD_SHM_DIR of the processes it starts). SHP_AS=(setpriv ...) runs the next
-# spawned process as another user.
+# $VG $CHK, and the caller's $SHD (the VRAMGUARD_SHM_DIR of the processes it starts). SHP_AS=(setpriv ...) runs the
+# next spawned process as another user.
 
 # A fresh directory for regions, in memory where there is one: shp_dir NAME.
 shp_dir() { mktemp -d "/dev/shm/vg-$1.XXXXXX" 2>/dev/null || mktemp -d "/tmp/vg-$1.XXXXXX"; }
@@ -96,65 +96,12 @@ shp_top() { # the JSON of `vramguard top --once --json` in $SHP_TOP
 shp_limit() { # vramguard limit set ARGS... (exit status returned, output in the log)
 	env -u LD_PRELOAD -u VRAMGUARD_SHARED VRAMGUARD_SHM_DIR="$SHD" timeout 30 "$VG" limit set "$@" >>"$LOG" 2>&1
 }
-# Checks on top's JSON (python3's json keeps 64-bit integers exact): one "ok - "/"not ok - " line each.
-SHPY=$(cat <<'PY'
-import json, sys
-doc = json.loads(sys.argv[2])
-mode, a = sys.argv[1], sys.argv[3:]
-out = []
-def check(cond, what):
-    out.append(("ok - " if cond else "not ok - ") + what)
-procs = {p["pid"]: p for p in doc["processes"]}
-def region(name):
-    r = [x for x in doc["regions"] if x["name"] == name]
-    return r[0] if len(r) == 1 else None
-def used(p):
-    return sum(d["used_bytes"] for d in p["devices"])
-if mode == "members":                   # NAME PIDS(,) USED_BYTES [KEY=VALUE...]: exactly those members, their sum
-    name, want, total = a[0], {int(x) for x in a[1].split(",") if x}, int(a[2])
-    members = {pid: p for pid, p in procs.items() if p["region"] == name}
-    check(set(members) == want, "region %s: members %s (got %s)" % (name, sorted(want), sorted(members)))
-    r = region(name)
-    rused = sum(d["used_bytes"] for d in r["devices"]) if r else -1
-    msum = sum(used(p) for p in members.values())
-    check(rused == total, "region %s: %d bytes in use (got %d)" % (name, total, rused))
-    check(msum == rused, "its members' used_bytes add up to the region's (%d, %d)" % (msum, rused))
-    b = [x for t in doc["totals"] for x in t["budgets"] if x["region"] == name]
-    check(sum(x["used_bytes"] for x in b) == rused, "the totals' budget of %s says the same" % name)
-    for kv in a[3:]:                    # region.KEY=VALUE or KEY=VALUE (top level)
-        k, v = kv.split("=", 1)
-        got = (r or {}).get(k[7:]) if k.startswith("region.") else doc.get(k)
-        check(str(got) == v, "%s = %s (got %s)" % (k, v, got))
-elif mode in ("proc", "once"):          # PID [USED_BYTES]: listed exactly once (with that usage)
-    n = sum(1 for x in doc["processes"] if x["pid"] == int(a[0]))
-    check(n == 1, "process %s listed once (%d times)" % (a[0], n))
-    if mode == "proc":
-        got = used(procs[int(a[0])]) if n else None
-        check(got == int(a[1]), "process %s: %s bytes in use (got %s)" % (a[0], a[1], got))
-elif mode == "absent":                  # PID: not listed
-    check(int(a[0]) not in procs, "process %s not listed" % a[0])
-elif mode == "noregion":                # NAME [KEY=VALUE...]: the region is not listed (removed); top-level values
-    check(region(a[0]) is None and not any(p["region"] == a[0] for p in doc["processes"]),
-          "region %s and its members not listed" % a[0])
-    for kv in a[1:]:
-        k, v = kv.split("=", 1)
-        check(str(doc.get(k)) == v, "%s = %s (got %s)" % (k, v, doc.get(k)))
-elif mode == "range":                   # NAME KEY MIN MAX: the region's device 0 KEY (used_bytes, peak_bytes)
-    r = region(a[0])
-    v = r["devices"][0][a[1]] if r and r["devices"] else None
-    check(v is not None and int(a[2]) <= v <= int(a[3]), "region %s: %s %s in [%s, %s]" % (a[0], a[1], v, a[2], a[3]))
-elif mode == "gpus":                    # UUID USED_BYTES PROCESSES: one physical GPU's total
-    t = [x for x in doc["totals"] if x["uuid"] == a[0]]
-    got = (t[0]["used_bytes"], t[0]["processes"]) if len(t) == 1 else None
-    check(got == (int(a[1]), int(a[2])), "GPU %s: %s bytes by %s processes (got %s)" % (a[0][:12], a[1], a[2], got))
-print("\n".join(out))
-sys.exit(1 if any(x.startswith("not ok") for x in out) else 0)
-PY
-)
-shp_json() { # CHECK MODE ARGS...: the checks above on $SHP_TOP, as one check
+# shp_json CHECK MODE ARGS...: $CHK's checks of top's JSON (tests/lib/report_check.py: members, proc, once, absent,
+# noregion, range, gpus, unverifiable, slots) on $SHP_TOP, as one check.
+shp_json() {
 	local what=$1 out
 	shift
-	out=$(python3 -c "$SHPY" "$1" "$SHP_TOP" "${@:2}" 2>&1)
+	out=$($CHK "$1" "$SHP_TOP" "${@:2}" 2>&1)
 	if [ $? -eq 0 ]; then ok "$what"; else bad "$what" "$(grep -v '^ok' <<<"$out" | head -3)"; fi
 }
 shp_region_check() { # CHECK NAME REGEX: a process naming region NAME (a file set up by the caller) refuses it
