@@ -21,15 +21,21 @@ int vg_cli_fail(int code, const char *fmt, ...)
 	return code;
 }
 
+int vg_cli_vusage(const char *usage, const char *fmt, va_list ap)
+{
+	fputs("vramguard: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n%s", usage);
+	return 2;
+}
+
 int vg_cli_usage(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("vramguard: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int rc = vg_cli_vusage(usage, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s", usage);
-	return 2;
+	return rc;
 }
 
 const char *vg_cli_q(const char *s)

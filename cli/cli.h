@@ -3,6 +3,7 @@
 #ifndef VG_CLI_H
 #define VG_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,6 +24,7 @@ int vg_cli_region(int argc, char **argv);
 int vg_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a usage error: the line, then usage; returns 2. */
 int vg_cli_usage(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int vg_cli_vusage(const char *usage, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Text a user gave, as a message quotes it: vg_quote into one of 8 rotating buffers (one message may quote several
  * things), so that a line stays short whatever the argument. */

@@ -29,12 +29,10 @@ void vg_cli_die(int code, const char *fmt, ...)
 void vg_cli_usage_exit(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("vramguard: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int rc = vg_cli_vusage(usage, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s", usage);
-	exit(2);
+	exit(rc);
 }
 
 /* ---- help ---- */

@@ -10,23 +10,11 @@ T=$B/tests
 LIB=$PWD/$B/libvramguard.so
 LOG=$T/run.log
 : >"$LOG"
-pass=0
-fail=0
-skipped=0
-seq=0
+source tests/lib/tap.sh
 # Sanitizer builds (make test-asan / test-tsan): VG_SAN_PRELOAD (the sanitizer's runtime) goes in front of every
 # LD_PRELOAD set here, and SAN names the sanitizer so that checks which cannot run under it are skipped.
 SP=${VG_SAN_PRELOAD:+$VG_SAN_PRELOAD:}
 case ${VG_SAN:-} in *address*) SAN=asan ;; *thread*) SAN=tsan ;; *) SAN= ;; esac
-
-ok() { pass=$((pass + 1)) seq=$((seq + 1)); printf 'ok %d - %s\n' "$seq" "$1"; } # NAME
-bad() { # NAME [DETAIL]: the detail's lines follow as "# " lines
-	fail=$((fail + 1)) seq=$((seq + 1))
-	printf 'not ok %d - %s\n' "$seq" "$1"
-	[ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /'
-	return 0
-}
-skip() { skipped=$((skipped + 1)) seq=$((seq + 1)); printf 'ok %d - %s # SKIP %s\n' "$seq" "$1" "$2"; } # NAME REASON
 
 # A unit binary: its own last line is "N passed, N failed".
 unit() {

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The container suite (`make test-containers`, run by .ci/run): vramguard in real containers (podman + runc, as
+# root, no registry), against the test double of libcuda.so.1 where the NVIDIA container toolkit would mount the
+# driver. Same output protocol as tests/run.sh (docs/TESTING.md); the whole suite is one skip, with the reason,
+# where no container runtime can run. Sections, in order: the sections/*.sh files (one per part of the issue:
+# images, CDI, older glibc, Kubernetes Pod specs). Log: $BUILD/tests/containers.log.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${BUILD:-build}
+T=$B/tests
+# shellcheck disable=SC2034 # LIB, VG and T are for the sections (sourced below)
+LIB=$PWD/$B/libvramguard.so
+# shellcheck disable=SC2034
+VG=$PWD/$B/vramguard
+LOG=$T/containers.log
+mkdir -p "$T"
+: >"$LOG"
+source tests/lib/tap.sh
+source tests/containers/lib.sh
+
+started=$SECONDS
+why=$(ctr_why_not)
+if [ -n "$why" ]; then
+	skip "containers" "$why"
+else
+	for section in tests/containers/sections/*.sh; do
+		[ -e "$section" ] || continue
+		echo "== $(sed -n '2s/^# *//p' "$section")"
+		# shellcheck source=/dev/null
+		source "$section"
+	done
+fi
+echo
+echo "# containers: $((SECONDS - started)) s"
+[ "$skipped" -gt 0 ] && printf '# %d skipped\n' "$skipped"
+printf '%d passed, %d failed\n' "$pass" "$fail"
+[ "$fail" -eq 0 ]
