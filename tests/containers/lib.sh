@@ -7,7 +7,8 @@
 # Uses from run.sh: ok, bad, skip (tests/run.sh's protocol), LOG.
 CTR_DIR=${VG_CTR_DIR:-/var/tmp/vramguard-ctr}
 
-# Why containers cannot run here, or nothing (then they can). Cheap: no image is made.
+# Why containers cannot run here, or nothing (then they can). Cheap: no image is made. Runs in a subshell
+# ($(ctr_why_not)): the caller then calls ctr_conf itself, for the export.
 ctr_why_not() {
 	[ "$(id -u)" = 0 ] || { echo "needs root (podman as root, runc)"; return; }
 	local c
@@ -29,12 +30,14 @@ ctr_conf() {
 	[ "$nproc" = unlimited ] && nproc=32768
 	[ "$nofile" -gt 20000 ] && nofile=20000
 	[ "$nproc" -gt 32768 ] && nproc=32768
-	cat >"$CTR_DIR/containers.conf" <<C
+	# a new file renamed into place: another run may be reading it
+	cat >"$CTR_DIR/containers.conf.$$" <<C
 [containers]
 default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
 [engine]
 runtime = "runc"
 C
+	mv -f "$CTR_DIR/containers.conf.$$" "$CTR_DIR/containers.conf"
 	export CONTAINERS_CONF=$CTR_DIR/containers.conf
 }
 

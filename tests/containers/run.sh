@@ -23,6 +23,7 @@ why=$(ctr_why_not)
 if [ -n "$why" ]; then
 	skip "containers" "$why"
 else
+	ctr_conf
 	for section in tests/containers/sections/*.sh; do
 		[ -e "$section" ] || continue
 		echo "== $(sed -n '2s/^# *//p' "$section")"
