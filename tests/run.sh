@@ -604,6 +604,9 @@ long_case "report not written: cannot create '/nonexistent/d+\.\.\.d+/r-[0-9]+\.
 [ "$nlongbad" -eq 0 ] &&
 	ok "long input: $nlong commands and settings with a 5 000-character argument: every stderr line bounded"
 
+echo "== vramguard cdi: Container Device Interface specs"
+source tests/integration/cdi_cli.sh
+
 echo "== NVIDIA's variable names, soft limits"
 prog "NVIDIA_GPU_MEMORY_LIMIT=4096: one quota for every device" $PRE NVIDIA_GPU_MEMORY_LIMIT=4096 -- $D quota
 expect_err "  the denial names NVIDIA_GPU_MEMORY_LIMIT" '^vramguard: denied .*\(NVIDIA_GPU_MEMORY_LIMIT\)$'
