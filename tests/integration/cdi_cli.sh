@@ -48,6 +48,13 @@ cli "cdi --shared team: every device also joins the region" 0 'VRAMGUARD_SHARED=
 cdi_same "  VRAMGUARD_SHARED among the shared edits, after LD_PRELOAD" "env LD_PRELOAD=$IN VRAMGUARD_SHARED=team" \
 	"$(cdi_read - <<<"$CO" 2>&1 | grep '^env ')"
 
+if [ -x "$T/inst/opt/vg/bin/vramguard" ]; then
+	cli "cdi from an installed, relocated command: the library in its ../lib" 0 '^kind: ' -- \
+		"$T/inst/opt/vg/bin/vramguard" cdi --limit 4G
+	cdi_same "  is the hostPath" "mount $PWD/$T/inst/opt/vg/lib/libvramguard.so $IN ro,nosuid,nodev,bind" \
+		"$(cdi_read - <<<"$CO" 2>&1 | grep '^mount ')"
+else bad "cdi from an installed command: no $T/inst/opt/vg/bin/vramguard (make install DESTDIR)"; fi
+
 # A library path with every character YAML treats specially: quotes, backslash, '#', ': ', a tab, '&*!|>'.
 ODD="$CDD/we\"ird \\ #dir: &*!|> $(printf '\t')x"
 mkdir -p "$ODD" && cp "$LIB" "$ODD/libvramguard.so"
@@ -76,7 +83,8 @@ if [ -e "$CDD/new" ]; then bad "  --output DIR should not be made"; else ok "  -
 cli "cdi: a valid SPEC that cannot name a device (a space)" 2 '^$' -- $VG cdi --limit ' 4G'
 expect_err_lines "  one line quoting it" "^vramguard: error: cdi: cannot name a CDI device after --limit ' 4G' " 1
 cli "cdi: two spellings of one device" 2 '^$' -- $VG cdi --limit 0:4G --limit 0=4G
-expect_err_lines "  one line naming both" "^vramguard: error: cdi: --limit '0:4G' and --limit '0=4G' make the same device '0:4G'\$" 1
+expect_err_lines "  one line naming both" \
+	"^vramguard: error: cdi: --limit '0:4G' and --limit '0=4G' make the same device '0:4G'\$" 1
 cli "cdi: a bad --shared" 2 '^$' -- $VG cdi --limit 4G --shared 'a b'
 expect_err_lines "  one line" "^vramguard: error: cdi: invalid --shared 'a b': " 1
 cli "cdi: a relative --lib" 2 '^$' -- $VG cdi --limit 4G --lib build/libvramguard.so
