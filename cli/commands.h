@@ -1,5 +1,5 @@
 /* The `vramguard` command's own commands, one file each: run (cli/run.c), report and diff (cli/report_cmd.c), dump
- * (cli/dump.c), check (cli/check.c); main and help in cli/vramguard.c. top, limit and region are declared in cli/cli.h. */
+ * (cli/dump.c), check (cli/check.c), cdi (cli/cdi.c); main and help in cli/vramguard.c. top, limit and region are declared in cli/cli.h. */
 #ifndef VG_CLI_COMMANDS_H
 #define VG_CLI_COMMANDS_H
 
@@ -11,6 +11,7 @@ int vg_cli_report(int argc, char **argv);
 int vg_cli_diff(int argc, char **argv);
 int vg_cli_dump(int argc, char **argv);
 int vg_cli_check(int argc, char **argv);
+int vg_cli_cdi(int argc, char **argv);
 
 /* Usage texts. run's is built from the options table's flag column, once. */
 const char *vg_usage_run(void);
@@ -18,6 +19,7 @@ extern const char vg_usage_report[];
 extern const char vg_usage_diff[];
 extern const char vg_usage_dump[];
 extern const char vg_usage_check[];
+extern const char vg_usage_cdi[];
 
 /* Print the usage of cmd (NULL: every command) on stdout; returns 0. An unknown cmd is a usage error (exit 2). */
 int vg_cli_help(const char *cmd);

@@ -1,7 +1,7 @@
 /* The `vramguard` command: a launcher that validates the configuration with the library's own parser and execs the
  * job under the preload (run), tools to read reports (report, diff), to ask a running process for one (dump), to
- * see what the library would do on this machine (check), and to watch and change running jobs (top, limit,
- * region). This file holds main and help; each command has its own file (cli/commands.h, cli/cli.h). Unlike the
+ * see what the library would do on this machine (check), to watch and change running jobs (top, limit,
+ * region), and to put containers under a quota (cdi: a CDI spec). This file holds main and help; each command has its own file (cli/commands.h, cli/cli.h). Unlike the
  * library, this program may exit. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -47,6 +47,7 @@ static const char usage_main[] =
 	"       vramguard limit set SPEC --shared NAME         change a shared region's budget while it runs\n"
 	"       vramguard limit set SPEC --pid PID             change one process's quota while it runs\n"
 	"       vramguard limit show [--shared NAME] [--json]  the limits in force\n"
+	"       vramguard cdi --limit SIZE... [--output DIR]    a CDI spec: --device vramguard.dev/quota=SIZE\n"
 	"       vramguard region create|rm|reset|evict NAME    a shared region's life: make one that outlives its\n"
 	"                                                      jobs, remove it, rebuild its totals, evict a member\n"
 	"       vramguard help [COMMAND] | --help | --version\n"
@@ -58,8 +59,8 @@ static const char usage_main[] =
 static const char usage_help[] =
 	"usage: vramguard help [COMMAND]\n"
 	"\n"
-	"Print the usage of COMMAND (run, report, diff, dump, check, top, limit, region), or of every command. The\n"
-	"manual page vramguard(1) has the details.\n";
+	"Print the usage of COMMAND (run, report, diff, dump, check, top, limit, region, cdi), or of every\n"
+	"command. The manual page vramguard(1) has the details.\n";
 
 int vg_cli_help(const char *cmd)
 {
@@ -81,11 +82,13 @@ int vg_cli_help(const char *cmd)
 		fputs(vg_usage_limit, stdout);
 	else if (!strcmp(cmd, "region"))
 		fputs(vg_usage_region, stdout);
+	else if (!strcmp(cmd, "cdi"))
+		fputs(vg_usage_cdi, stdout);
 	else if (!strcmp(cmd, "help"))
 		fputs(usage_help, stdout);
 	else
 		vg_cli_die(2, "help: unknown command %s (expected one of run, report, diff, dump, check, top, limit, "
-			   "region, help)", vg_cli_q(cmd));
+			   "region, cdi, help)", vg_cli_q(cmd));
 	return 0;
 }
 
@@ -128,6 +131,8 @@ int main(int argc, char **argv)
 		return vg_cli_limit(argc, argv);
 	if (!strcmp(cmd, "region"))
 		return vg_cli_region(argc, argv);
+	if (!strcmp(cmd, "cdi"))
+		return vg_cli_cdi(argc, argv);
 	fprintf(stderr, "vramguard: error: unknown command %s (see 'vramguard --help')\n%s", vg_cli_q(cmd), usage_main);
 	return 2;
 }

@@ -533,7 +533,7 @@ cli "an installed, relocated command finds its library (../lib)" 0 "^$PWD/$T/ins
 cli "help help: the usage of help itself" 0 '^usage: vramguard help \[COMMAND\]' -- $VG help help
 cli "help of an unknown command: a usage error" 2 '^$' -- $VG help frobnicate
 expect_err "  naming it and the commands there are" \
-	"^vramguard: error: help: unknown command 'frobnicate' \(expected one of run, report, diff, dump, check, top, limit, region, help\)"
+	"^vramguard: error: help: unknown command 'frobnicate' \(expected one of run, report, diff, dump, check, top, limit, region, cdi, help\)"
 cli "dump -1: an invalid PID, not an unknown option" 2 '^$' -- $VG dump -1
 expect_err "  says so" "^vramguard: error: dump: invalid PID '-1' \(expected a process id"
 cli "dump -- -1 too" 2 '^$' -- $VG dump -- -1
@@ -603,6 +603,9 @@ long_case "report not written: cannot create '/nonexistent/d+\.\.\.d+/r-[0-9]+\.
 	$FAKEENV "LD_PRELOAD=$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4096 "VRAMGUARD_REPORT=$LONGDIR/r-%p.json" -- $L leaks
 [ "$nlongbad" -eq 0 ] &&
 	ok "long input: $nlong commands and settings with a 5 000-character argument: every stderr line bounded"
+
+echo "== vramguard cdi: Container Device Interface specs"
+source tests/integration/cdi_cli.sh
 
 echo "== NVIDIA's variable names, soft limits"
 prog "NVIDIA_GPU_MEMORY_LIMIT=4096: one quota for every device" $PRE NVIDIA_GPU_MEMORY_LIMIT=4096 -- $D quota

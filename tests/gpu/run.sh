@@ -6,8 +6,10 @@
 #   CUPY_TESTS  CuPy's tests for cupy_suite: a folder holding cupy_tests/cuda_tests and conftest.py (default
 #               .gpu-cache/cupy-tests if there, made by scripts/fetch-cupy-tests.sh; "off" skips); CUPY_SUITE_TIMEOUT
 #               bounds each of its two pytest runs (default 240 s)
+#   VG_CMD  the vramguard command, for cdi_torch (default: the one next to VG_LIB)
 #   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite);
-#               VG_ONLY=cupy: only library_loads and cupy_suite. CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
+#               VG_ONLY=cupy: only library_loads and cupy_suite; VG_ONLY=cdi: only library_loads and cdi_torch.
+#               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
 # "not ok N - name" with what went wrong on "# " lines, or "ok N - name # SKIP reason"; the last line
@@ -107,7 +109,7 @@ echo "vramguard GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), library $VG_LIB"
 NGPU=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 
 VG_ONLY=${VG_ONLY:-}
-if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ]; then # (not indented: VG_ONLY=physical skips the build and the checks up to region_pidns)
+if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ] && [ "$VG_ONLY" != cdi ]; then # (not indented: VG_ONLY=physical skips the build and the checks up to region_pidns)
 # ---- build (in parallel; -arch=native needs the GPU, sm_90 is the H100/H200 fallback)
 compile() { # compile NAME SRC NVCC-ARGS...
 	local name=$1 src=$2
@@ -143,7 +145,7 @@ else
 	else result FAIL library_loads "$(why_rc), not mapped: $(head -c 300 "$BUILD/e")"; fi
 fi
 
-if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ]; then # (not indented, up to region_checks)
+if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ] && [ "$VG_ONLY" != cdi ]; then # (not indented, up to region_checks)
 # The checks up to region_pidns count bytes exactly (so many GiB fit, so much is free at the start): they hold the
 # allocations' accounting (VRAMGUARD_COUNT=allocations) on every route. Device counting, the default, is proved by
 # the phys_* checks at the end, which read what nvidia-smi shows.
@@ -822,6 +824,31 @@ region_checks
 fi # VG_ONLY
 unset VRAMGUARD_COUNT
 
+# cdi_torch: the GPU half of the CDI route (docs/cdi.md; the container half is tests/containers/sections/20-cdi.sh,
+# podman on CPU). No CDI runtime here, so the edits of the spec `vramguard cdi --limit 4G` writes are applied by hand
+# (cdi_apply.py: its LD_PRELOAD and NVIDIA_GPU_MEMORY_LIMITS, the library at the hostPath the spec names) to a
+# PyTorch job that fills the GPU until torch.OutOfMemoryError (phys_fill.py, default device counting, as a container
+# would run): PASS when nvidia-smi shows at most 4096 MiB for it and the library said it denied.
+cdi_torch() {
+	local name=cdi_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} dir=$BUILD/cdi spec py
+	if [ ! -x "$vg" ]; then result FAIL $name "no vramguard command at $vg (build it, or set VG_CMD)"; return; fi
+	run $name.spec "$vg" cdi --limit 4G --lib "$VG_LIB" --output "$dir"
+	spec=$dir/vramguard.dev-quota.yaml
+	if [ "$RC" -ne 0 ] || [ ! -s "$spec" ]; then
+		result FAIL $name "vramguard cdi --limit 4G: $(why_rc): $(head -c 300 "$BUILD/e")"
+		return
+	fi
+	# The job's python may lack PyYAML: a python that has it converts the spec to JSON for cdi_apply.py.
+	for py in "$PY" /usr/bin/python3 python3; do
+		timeout 60 "$py" -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "w"))' \
+			"$spec" "$dir/spec.json" 2>>"$LOG" && break
+	done
+	if [ ! -s "$dir/spec.json" ]; then result SKIP $name "no python3 with PyYAML to read the spec"; return; fi
+	if [ -z "$SMI" ]; then result SKIP $name "nvidia-smi not found"; return; fi
+	EXTRA=need_denial program $name "$PY" "$HERE/cdi_apply.py" "$dir/spec.json" 4G -- \
+		"$PY" -u "$HERE/phys_fill.py" torch --quota-mib 4096
+}
+
 # ---- physical memory: what the GPU really holds for a process, read with nvidia-smi WITHOUT the preload. Counting
 # device memory (the default; VRAMGUARD_COUNT=allocations keeps the old logical counting), the quota covers the
 # allocations, what stream-ordered pools and CUDA graphs keep, and the driver's own memory for the process (context,
@@ -874,7 +901,9 @@ phys_fill_checks() {
 	program phys_fill_cupy_async vg "${F[@]}" cupy-async --quota-mib $QUOTA
 }
 PHYS_TORCH_MIB=""
-[ "$VG_ONLY" = cupy ] || phys_fill_checks
+phys_wanted() { [ "$VG_ONLY" != cupy ] && [ "$VG_ONLY" != cdi ]; }
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = cdi ]; } && cdi_torch
+phys_wanted && phys_fill_checks
 
 # phys_shared: three PyTorch jobs in one 8192 MiB region (own quotas far above it) fill until OOM and hold at the
 # same time; nvidia-smi's sum for the three pids must be <= 8192 MiB. All three warm up (context, cuBLAS) before any
@@ -920,7 +949,7 @@ phys_shared() {
 	fi
 	rm -rf "$D"
 }
-[ "$VG_ONLY" = cupy ] || phys_shared
+phys_wanted && phys_shared
 
 # nvml_view: under the preload with a 4096 MiB quota, NVML reports the quota as the card's total, in the job
 # (nvml_view.py: ctypes and pynvml, before CUDA and with 1 GiB held; torch.cuda.mem_get_info agrees) and in nvidia-smi
@@ -950,7 +979,7 @@ nvml_view() {
 		result FAIL $name "$why; nvidia-smi with the preload '$with', without '$without'; in the job: $fig"
 	fi
 }
-[ "$VG_ONLY" = cupy ] || nvml_view
+phys_wanted && nvml_view
 
 # phys_pidns: the PyTorch fill of phys_fill_torch in its own PID namespace (unshare --pid --mount-proc, as root):
 # the job sees itself as pid 1, nvidia-smi lists its host pid (found as the unshare process's child). PASS when
@@ -1002,7 +1031,7 @@ phys_pidns() {
 		result FAIL $name "$why; $fig$(tail -c 200 "$BUILD/pn.e" | tr '\n' ' ')"
 	fi
 }
-[ "$VG_ONLY" = cupy ] || phys_pidns
+phys_wanted && phys_pidns
 
 # cupy_suite: CuPy's own tests/cupy_tests/cuda_tests (of the installed version; see scripts/fetch-cupy-tests.sh) with
 # pytest, without the preload, then with it (quota 60G, default counting): every test that passed without must pass
@@ -1050,7 +1079,7 @@ cupy_suite() {
 		result FAIL $name "$why; $fig"
 	fi
 }
-cupy_suite
+[ "$VG_ONLY" = cdi ] || cupy_suite
 echo "suite time: $SECONDS s" | tee -a "$LOG"
 
 SUMMARY="$NP passed, $NF failed"
