@@ -8,7 +8,18 @@ BUILD ?= build
 VG_CPPFLAGS := -I. -I$(CUDA_HOME)/include $(if $(UTHASH_INCLUDE),-I$(UTHASH_INCLUDE))
 VG_CFLAGS := -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec -pthread
 VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramguard.so -pthread
-VG_LIBS := -Wl,--no-as-needed -ldl -lpthread
+# Both the library and the command run on glibc 2.17 and later although built on a new one: every object of
+# either is compiled with config/glibc_compat.h force-included (symbol versions pinned to the old ones), and both
+# need libdl.so.2 and libpthread.so.0 (DT_NEEDED), where a glibc before 2.34 keeps dlopen, pthread_create & co.
+# Named by file: from 2.34 on, -ldl and -lpthread find only empty static archives and add nothing, and the
+# library then fails to load in a program that does not link them itself ("undefined symbol: pthread_setspecific,
+# version GLIBC_2.2.5" on glibc 2.31). 2.34+ keeps both files as empty stubs, so loading them there costs nothing.
+# The command also pins dlsym (the library defines its own) and starts through cli/start.c. tests/run.sh checks
+# both with objdump; tests/containers/sections/30-glibc.sh runs them on glibc 2.31.
+VG_LIBS := -Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0
+VG_COMPAT := -include config/glibc_compat.h
+CLI_COMPAT := $(VG_COMPAT) -DVG_GLIBC_PIN_DLSYM
+CLI_LDFLAGS := -Wl,--wrap=__libc_start_main
 
 # Warnings, the same for the library, the command and every test program. `make DEVELOPER=1` makes them errors
 # and adds the checks a change must pass: every non-static function declared in a header (-Wmissing-prototypes),
@@ -73,7 +84,7 @@ install Debian's uthash-dev (apt-get install uthash-dev, or bash scripts/setup.s
 
 $(BUILD)/obj/%.o: %.c Makefile | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(VG_CPPFLAGS) -include interposer/glibc_compat.h $(VG_CFLAGS) $(VG_WARN) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(VG_CPPFLAGS) $(VG_COMPAT) $(VG_CFLAGS) $(VG_WARN) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.S Makefile
 	@mkdir -p $(dir $@)
@@ -85,9 +96,9 @@ $(LIB): $(LIB_OBJS)
 # The command: an ordinary program (it may exit, use stdio); it shares the config parser and the report code.
 $(BUILD)/obj-cli/%.o: %.c Makefile | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(VG_CPPFLAGS) -std=gnu11 -pthread $(VG_WARN) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(VG_CPPFLAGS) $(CLI_COMPAT) -std=gnu11 -pthread $(VG_WARN) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 $(CLI): $(CLI_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ -ldl -pthread
+	$(CC) $(CFLAGS) $(CLI_LDFLAGS) -o $@ $^ -pthread $(VG_LIBS)
 
 install: $(LIB) $(CLI)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1
@@ -257,9 +268,8 @@ DEV_TEST_SRCS := $(filter-out $(LIB_SRCS) $(CLI_SRCS),$(sort $(wildcard tests/un
 	tests/integration/*/*.c tests/fakecuda/*.c tests/fuzz/*.c scripts/*.c)) bench/bench_capture.c bench/bench_cpu.c \
 	examples/quota_demo.c)
 DEV_CHECKS := $(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_LIB_SRCS) $(DEV_CLI_SRCS) $(DEV_TEST_SRCS))
-$(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_LIB_SRCS)): DEV_FLAGS = $(VG_CPPFLAGS) -include interposer/glibc_compat.h \
-	$(VG_CFLAGS)
-$(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_CLI_SRCS)): DEV_FLAGS = $(VG_CPPFLAGS) -std=gnu11 -pthread
+$(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_LIB_SRCS)): DEV_FLAGS = $(VG_CPPFLAGS) $(VG_COMPAT) $(VG_CFLAGS)
+$(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_CLI_SRCS)): DEV_FLAGS = $(VG_CPPFLAGS) $(CLI_COMPAT) -std=gnu11 -pthread
 $(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_TEST_SRCS)): DEV_FLAGS = -std=gnu11 -pthread -I. -I$(CUDA_HOME)/include
 $(DEV_CHECK)/%.ok: %.c Makefile | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

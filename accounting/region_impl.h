@@ -17,6 +17,7 @@
 #include "accounting/clock.h"
 #include "accounting/region.h"
 #include "config/config.h"
+#include "config/stat.h"
 
 #define VG_REGION_MAX_FILE ((size_t)24 << 20)
 
@@ -52,19 +53,6 @@ static inline uint64_t vg_now_ns(clockid_t c)
 static inline size_t vg_region_size(uint32_t nslots)
 {
 	return sizeof(struct vg_region_hdr) + (size_t)nslots * sizeof(struct vg_region_slot);
-}
-
-/* fstat(2) as a system call: glibc's fstat symbol is 2.33+ and the library must load on older ones. The kernel's
- * struct stat is glibc's on x86-64 and aarch64. */
-static inline int vg_fstat(int fd, struct stat *st)
-{
-	return (int)syscall(SYS_fstat, fd, st);
-}
-
-/* lstat(2) likewise (newfstatat: x86-64 and aarch64 both have it). */
-static inline int vg_lstat(const char *path, struct stat *st)
-{
-	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
 }
 
 /* Our slot, read once. exit() runs vg_region_leave in a destructor while the process's other threads may still

@@ -13,6 +13,7 @@
 #include "accounting/clock.h"
 #include "accounting/region_scan.h"
 #include "config/config.h"
+#include "config/stat.h"
 
 /* A string field of the mapped file, copied into dst of the field's size and terminated: nothing past it is read
  * however the writer changes it. */
@@ -114,7 +115,7 @@ bool vg_slot_uses(const struct vg_region *r, const struct vg_slot_view *v, int d
 const char *vg_region_owner(const char *path, char *buf, size_t len)
 {
 	struct stat st;
-	if (stat(path, &st) != 0) {
+	if (vg_stat(path, &st) != 0) {
 		snprintf(buf, len, "an unknown user");
 		return buf;
 	}
@@ -167,7 +168,7 @@ void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags)
 {
 	struct stat st;
 	char who[160], err[VG_SCAN_WHY_MAX];
-	if (lstat(path, &st) != 0) {
+	if (vg_lstat(path, &st) != 0) {
 		int e = errno;
 		if (e == ENOENT) {
 			if (named)

@@ -2,7 +2,7 @@
  * header, a device and a slot are copied out of the mapped file (strings terminated, a slot re-read until it is
  * consistent), so a caller never touches the layout of region.h; a scan finds and opens every region file of a
  * directory and says, per kind, which could not be opened and why. Linked into the command, not the library (it
- * uses stat, lstat and getpwuid, which the library avoids: see region_impl.h's vg_fstat). */
+ * uses getpwuid and directory scans, which the library avoids). */
 #ifndef VG_REGION_SCAN_H
 #define VG_REGION_SCAN_H
 

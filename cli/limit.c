@@ -13,6 +13,7 @@
 #include "cli/limit.h"
 #include "cli/view_schema.h"
 #include "config/config.h"
+#include "config/stat.h"
 
 const char vg_usage_limit[] =
 	"usage: vramguard limit set SPEC (--shared NAME|PATH | --pid PID) [--dir DIR]\n"
@@ -123,7 +124,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		if (want_write && !s.v[i].r.writable) {
 			struct stat st;
 			int code;
-			if (stat(s.v[i].r.path, &st) == 0 && (st.st_mode & 0002))
+			if (vg_stat(s.v[i].r.path, &st) == 0 && (st.st_mode & 0002))
 				code = vg_cli_fail(1, "permission denied: process %d is in %s, which is writable by every user "
 						  "(mode %04o): vramguard does not write such a file; remove it when no process "
 						  "uses it and let vramguard create it (VRAMGUARD_SHARED_MODE=0600 or 0660)",

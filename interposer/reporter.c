@@ -89,7 +89,7 @@ static bool vg_template_has(const char *t, char c)
 }
 
 /* The report's name is taken: say what is in the way (q is the path, quoted). open and readlink only: stat's
- * symbols are too new for old glibc (interposer/glibc_compat.h). */
+ * symbols are too new for old glibc (config/glibc_compat.h). */
 static void vg_report_taken(const char *path, const char *q, bool tmp)
 {
 	char c;

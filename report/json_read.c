@@ -6,6 +6,7 @@
 #include "report/json.h"
 #include "report/schema.h"
 #include "config/config.h"
+#include "config/stat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -306,7 +307,7 @@ int vg_report_read_file(const char *path, struct vg_report *out, char *err, size
 		e = errno;
 		goto fail;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (vg_fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		if ((uint64_t)st.st_size > VG_JSON_MAX_FILE) {
 			e = EFBIG;
 			goto fail;

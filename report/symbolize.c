@@ -358,7 +358,7 @@ static void vg_module_release(struct vg_module *m)
 /* Map the module's file and keep its symbol table if the file is the loaded object. Failures leave m->tab empty. */
 static void vg_module_load(struct vg_module *m, const char *open_path, uintptr_t pc)
 {
-	/* No fstat: before glibc 2.33 it was not an exported symbol (interposer/glibc_compat.h). O_NONBLOCK keeps a
+	/* No fstat: before glibc 2.33 it was not an exported symbol (config/glibc_compat.h). O_NONBLOCK keeps a
 	 * FIFO planted at the path from blocking the open; lseek fails on anything that is not a file. */
 	int fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)

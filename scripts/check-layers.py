@@ -9,7 +9,9 @@ Every `#include "..."` of a .c, .h or .S in those folders is an edge; an edge to
 is printed as `file -> header (rule)` and fails the check. With --objs DIR (the library's objects, build/obj), a
 call is an edge too: an object that needs a function defined in a folder it may not include is printed as
 `file -> symbol in file (rule)`. And cli/ reads regions through accounting/region_scan.h only: a `->h->` or
-`->slot[` in cli/ is the command reaching into a region's layout, and a *_impl.h header is its folder's own.
+`->slot[` in cli/ is the command reaching into a region's layout, and a *_impl.h header is its folder's own. A
+header the Makefile force-includes (`-include FILE`) is included by every folder's objects, so it must be one every
+folder may include: config/'s.
 
 Exit status 0 when the graph is clean, 1 otherwise."""
 import os
@@ -37,6 +39,7 @@ RULE = {
 ALLOW = set()
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 LAYOUT = re.compile(r"->h->|\.h->|->slot\[|\.slot\[")
+FORCED = re.compile(r"(?:^|\s)-include\s+(\S+)")
 
 
 def folder(path):
@@ -63,6 +66,16 @@ def include_edges(root, path):
                 target = rel
         if folder(target):
             yield target
+
+
+def forced_edges(root):
+    """Headers the Makefile force-includes into objects (-include FILE)."""
+    try:
+        with open(os.path.join(root, "Makefile"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return []
+    return sorted({m for m in FORCED.findall(text) if not m.startswith("$")})
 
 
 def nm(args):
@@ -122,6 +135,9 @@ def main(argv):
                     if LAYOUT.search(line):
                         bad.append(f"{path}:{n} -> region layout (cli/ reads regions through "
                                    f"accounting/region_scan.h only)")
+    for target in forced_edges(root):
+        if any(folder(target) not in ALLOWED[f] for f in ALLOWED):
+            bad.append(f"Makefile -include {target} (every folder's objects include it: it belongs in config/)")
     if objs:
         for src, sym, where in call_edges(root, objs):
             s, w = folder(src), folder(where)
