@@ -279,7 +279,7 @@ dev-check: $(DEV_CHECKS)
 
 # shellcheck on every shell script (the tests' sourced parts carry "# shellcheck shell=bash"), at severity
 # warning: what is likely a bug, not style. Findings where the code is right carry a disable comment with a reason.
-SHELL_SCRIPTS := $(sort $(wildcard *.sh */*.sh */*/*.sh) .ci/run)
+SHELL_SCRIPTS := $(sort $(wildcard *.sh */*.sh */*/*.sh */*/*/*.sh) .ci/run)
 shellcheck:
 	@command -v shellcheck >/dev/null || { echo "error: shellcheck not found: install it (bash scripts/setup.sh)" >&2; \
 		exit 1; }

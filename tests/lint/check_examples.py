@@ -392,13 +392,16 @@ def check_dockerfile(r, path, root):
     if not r.check(len(instrs) > 0 and instrs[0][1] in ("FROM", "ARG"), f"{rel}: starts with FROM or ARG"):
         return
     global_args, used_global = {}, set()
+    arg_deps = {}               # a global ARG -> the earlier global ARGs its default uses (Docker expands them)
     stages, stage_ix = [], -1
     copied = {}                 # stage index -> destinations copied into it
     for n, word, args in instrs:
         where = f"{rel}:{n} {word}"
         if word == "ARG" and stage_ix < 0:
             k, _, default = args.partition("=")
-            global_args[k.strip()] = default.strip().strip('"')
+            k, default = k.strip(), default.strip().strip('"')
+            arg_deps[k] = {m.group(1) or m.group(2) for m in VAR.finditer(default)} & set(global_args)
+            global_args[k] = VAR.sub(lambda m: global_args.get(m.group(1) or m.group(2), m.group(0)), default)
             continue
         if word == "FROM":
             toks = [t for t in args.split() if not t.startswith("--platform=")]
@@ -411,7 +414,12 @@ def check_dockerfile(r, path, root):
                 r.check(name not in stages, f"{where}: stage name {name} is unique")
             for m in VAR.finditer(image):
                 var = m.group(1) or m.group(2)
-                used_global.add(var)
+                todo = [var]
+                while todo:                 # an ARG used in a FROM uses the ARGs its default expands
+                    v = todo.pop()
+                    if v not in used_global:
+                        used_global.add(v)
+                        todo.extend(arg_deps.get(v, ()))
                 r.check(var in global_args, f"{where}: ${var} is an ARG declared before the first FROM")
             resolved = VAR.sub(lambda m: global_args.get(m.group(1) or m.group(2), ""), image)
             r.check(resolved in stages or IMAGE_REF.match(resolved) is not None,
