@@ -7,7 +7,12 @@ pulled or applied). One line per check, "ok - ..." or "not ok - ...", and exit s
                each container's name, image and command or args, env, volumeMounts against the Pod's volumes;
                a container that requests nvidia.com/gpu sets a valid quota (NVIDIA_GPU_MEMORY_LIMITS or
                `vramguard run --limit`), one that runs vramguard requests nvidia.com/gpu, and a report file lies
-               on a mounted volume; device-plugin ConfigMaps hold sharing configs that parse
+               on a mounted volume; device-plugin ConfigMaps hold sharing configs that parse; a library in
+               LD_PRELOAD is on a mounted volume
+  CDI          a DaemonSet that runs `vramguard cdi` asks for no GPU, writes its spec to a hostPath mounted at
+               the host's path, and its --limit sizes are well-formed; a Pod asks for vramguard.dev/quota=SIZE
+               through NRI's cdi-devices.noderesource.dev annotations, for a container it has and a SIZE some
+               DaemonSet generates; no cdi.k8s.io/ annotation on a Pod (the kubelet does not pass it on)
   Compose      docker-compose.yml: services with an image, the quota in environment, an nvidia GPU reservation,
                named volumes declared, report files on a volume
   Dockerfiles  every Dockerfile (Dockerfile, Dockerfile.*, *.Dockerfile, not *.dockerignore): known instructions
@@ -117,6 +122,14 @@ API_VERSIONS = {"Pod": "v1", "ConfigMap": "v1", "PersistentVolumeClaim": "v1", "
                 "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1"}
 
 
+def pod_spec_meta(doc):
+    """The metadata of a workload's Pod template."""
+    spec = doc.get("spec") or {}
+    if doc.get("kind") == "CronJob":
+        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    return (spec.get("template") or {}).get("metadata")
+
+
 def pod_spec(doc):
     kind, spec = doc.get("kind"), doc.get("spec") or {}
     if kind == "Pod":
@@ -128,7 +141,87 @@ def pod_spec(doc):
     return None
 
 
-def check_container(r, where, c, volumes, init):
+CDI_KIND = "vramguard.dev/quota"
+NRI_CDI = ("cdi-devices.noderesource.dev", "cdi-devices.nri.io")
+
+
+def cdi_requests(r, where, meta, names):
+    """{container: [CDI device names]} from the Pod template's NRI device-injector annotations."""
+    out = {}
+    for k, v in ((meta or {}).get("annotations") or {}).items():
+        if k.startswith("cdi.k8s.io/"):
+            r.check(False, f"{where}: annotation {k} reaches the runtime",
+                    "the kubelet passes Pod annotations to the sandbox only; containerd and CRI-O read cdi.k8s.io/ "
+                    "from a container's CRI config, which a device plugin or DRA driver fills (README.md)")
+            continue
+        prefix, _, rest = k.partition("/")
+        if prefix not in NRI_CDI:
+            continue
+        try:
+            devs = yaml.safe_load(v)
+        except yaml.YAMLError:
+            devs = None
+        if not r.check(isinstance(devs, list) and all(isinstance(d, str) for d in devs),
+                       f"{where}: annotation {k} is a YAML list of CDI device names"):
+            continue
+        targets = [rest[len("container."):]] if rest.startswith("container.") else names
+        for t in targets:
+            r.check(t in names, f"{where}: annotation {k} names a container of the Pod", f"containers: {names}")
+            out.setdefault(t, []).extend(devs)
+    return out
+
+
+def vramguard_cdi_options(argv):
+    """[(option, value)] of a `vramguard cdi ...` command line, or None if argv is not one."""
+    if len(argv) < 2 or os.path.basename(str(argv[0])) != "vramguard" or argv[1] != "cdi":
+        return None
+    opts, i = [], 2
+    while i < len(argv):
+        a = str(argv[i])
+        if a.startswith("--") and "=" in a:
+            opts.append(tuple(a[2:].split("=", 1)))
+        elif a.startswith("--") and i + 1 < len(argv):
+            opts.append((a[2:], str(argv[i + 1])))
+            i += 1
+        i += 1
+    return opts
+
+
+def check_node_installer(r, where, spec, vols, generated):
+    """A DaemonSet that writes vramguard's CDI spec on each node."""
+    cs = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+    found = False
+    for c in cs:
+        w = f"{where} container {c.get('name')}"
+        r.check("nvidia.com/gpu" not in ((c.get("resources") or {}).get("limits") or {}),
+                f"{w}: asks for no nvidia.com/gpu", "a node installer must not take a GPU from the device plugin")
+        opts = vramguard_cdi_options((c.get("command") or []) + (c.get("args") or []))
+        if opts is None:
+            continue
+        found = True
+        limits = [v for k, v in opts if k == "limit"]
+        outs = [v for k, v in opts if k == "output"]
+        r.check(len(limits) > 0, f"{w}: vramguard cdi has --limit")
+        for v in limits:
+            why = limit_problem(v)
+            r.check(why is None, f"{w}: vramguard cdi --limit '{v}' is well-formed", why or "")
+            generated.add(v)
+        mounts = {m.get("mountPath"): m.get("name") for m in c.get("volumeMounts") or [] if isinstance(m, dict)}
+        for out in outs or ["/etc/cdi"]:
+            host = [((vols.get(n) or {}).get("hostPath") or {}).get("path") for mp, n in mounts.items()
+                    if under(out, [mp])]
+            r.check(len(host) == 1 and host[0] is not None and out.startswith(host[0]),
+                    f"{w}: vramguard cdi writes {out} to the host's {out} (a hostPath at the same path)",
+                    "the runtime reads /etc/cdi and /var/run/cdi on the node")
+        exe = str(c["command"][0]) if c.get("command") else ""
+        mp = [m for m in mounts if under(exe, [m])]
+        r.check(len(mp) == 1 and ((vols.get(mounts[mp[0]]) or {}).get("hostPath") or {}).get("path") == mp[0],
+                f"{w}: runs the command installed on the host, at the host's path ({exe})",
+                "the spec names the library where the command finds it; that must be a path on the node")
+    r.check(found, f"{where}: a container runs vramguard cdi")
+
+
+def check_container(r, where, c, volumes, init, cdi=()):
     name = c.get("name", "?")
     w = f"{where} container {name}"
     r.check(isinstance(c.get("name"), str) and DNS_LABEL.match(c["name"]) is not None, f"{w}: name is a DNS label")
@@ -173,11 +266,17 @@ def check_container(r, where, c, volumes, init):
                 "an extended resource's request must equal its limit")
     opts = vramguard_run_options([str(a) for a in (c.get("command") or [])] + [str(a) for a in (c.get("args") or [])]) \
         if c.get("command") else None
-    runs_vramguard = opts is not None or "NVIDIA_GPU_MEMORY_LIMITS" in env
-    limit = (opts or {}).get("limit") or env.get("NVIDIA_GPU_MEMORY_LIMITS")
+    quota_devs = [d.split("=", 1)[1] for d in cdi if d.startswith(CDI_KIND + "=")]
+    preload = [p for p in re.split(r"[: ]", env.get("LD_PRELOAD", "")) if "libvramguard" in p]
+    for p in preload:
+        r.check(p.startswith("/") and under(p, mounts), f"{w}: LD_PRELOAD library {p} is on a mounted volume",
+                "mount the library the node's DaemonSet installed (hostPath), or use the image's own copy")
+    runs_vramguard = opts is not None or "NVIDIA_GPU_MEMORY_LIMITS" in env or bool(quota_devs) or bool(preload)
+    limit = (opts or {}).get("limit") or env.get("NVIDIA_GPU_MEMORY_LIMITS") or (quota_devs or [None])[0]
     if wants_gpu:
         r.check(isinstance(gpus, int) and gpus > 0, f"{w}: resources.limits nvidia.com/gpu is a positive integer")
-        r.check(limit is not None, f"{w}: sets NVIDIA_GPU_MEMORY_LIMITS (env or vramguard run --limit)",
+        r.check(limit is not None, f"{w}: sets NVIDIA_GPU_MEMORY_LIMITS (env, vramguard run --limit or a "
+                f"{CDI_KIND} CDI device)",
                 "a GPU container without a quota is not guarded")
     if limit is not None:
         why = limit_problem(limit)
@@ -216,7 +315,7 @@ def check_device_plugin_config(r, where, data):
                         "has a name and replicas >= 2")
 
 
-def check_manifest(r, path, root):
+def check_manifest(r, path, root, cdi_sizes, cdi_asked):
     rel = os.path.relpath(path, root)
     try:
         with open(path) as f:
@@ -254,15 +353,23 @@ def check_manifest(r, path, root):
             vols[vn] = v
         names = [c.get("name") for c in containers + inits if isinstance(c, dict)]
         r.check(len(names) == len(set(names)), f"{where}: container names are unique")
+        tmeta = doc.get("metadata") if kind == "Pod" else (pod_spec_meta(doc) or {})
+        cdi = cdi_requests(r, where, tmeta, names)
+        for devs in cdi.values():
+            cdi_asked.extend((where, d) for d in devs if d.startswith(CDI_KIND + "="))
         if kind in ("Job", "CronJob"):
             r.check(spec.get("restartPolicy") in ("Never", "OnFailure"),
                     f"{where}: restartPolicy is Never or OnFailure")
-        gpu = False
-        for c in inits:
-            gpu |= check_container(r, where, c, vols, init=True)
-        for c in containers:
-            gpu |= check_container(r, where, c, vols, init=False)
-        r.check(gpu, f"{where}: at least one container requests nvidia.com/gpu")
+        if kind == "DaemonSet" and any(vramguard_cdi_options((c.get("command") or []) + (c.get("args") or []))
+                                       is not None for c in containers + inits):
+            check_node_installer(r, where, spec, vols, cdi_sizes)
+        else:
+            gpu = False
+            for c in inits:
+                gpu |= check_container(r, where, c, vols, init=True, cdi=cdi.get(c.get("name"), []))
+            for c in containers:
+                gpu |= check_container(r, where, c, vols, init=False, cdi=cdi.get(c.get("name"), []))
+            r.check(gpu, f"{where}: at least one container requests nvidia.com/gpu")
         used = {m.get("name") for c in containers + inits for m in (c.get("volumeMounts") or [])}
         for vn in vols:
             r.check(vn in used, f"{where}: volume {vn} is mounted somewhere")
@@ -482,12 +589,16 @@ def check_tree(r, root):
     r.check(len(yamls) > 0 and len(dockerfiles) > 0, f"found {len(yamls)} YAML files and {len(dockerfiles)} "
             "Dockerfiles under examples/")
     run_yamllint(r, yamls, root)
+    cdi_sizes, cdi_asked = set(), []
     for p in yamls:
         base = os.path.basename(p)
         if base in ("docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml"):
             check_compose(r, p, root)
         else:
-            check_manifest(r, p, root)
+            check_manifest(r, p, root, cdi_sizes, cdi_asked)
+    for where, dev in cdi_asked:
+        r.check(dev.split("=", 1)[1] in cdi_sizes, f"{where}: CDI device {dev} is one a DaemonSet's vramguard cdi "
+                "generates", f"generated: {sorted(cdi_sizes) or 'none'}")
     for p in dockerfiles:
         check_dockerfile(r, p, root)
 
@@ -553,6 +664,52 @@ spec:
     ("a manifest yamllint rejects", "examples/kubernetes/lint.yaml",
      GOOD_POD.replace("  name: good", "  name: good   ").replace("kind: Pod", "kind: Pod\nkind: Pod"),
      ["yamllint examples/kubernetes/lint.yaml"]),
+    ("a node installer and CDI Pods that do not match", "examples/kubernetes/cdi.yaml", """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: node
+spec:
+  template:
+    spec:
+      containers:
+        - name: cdi
+          image: example/vramguard:1
+          command: [/usr/local/bin/vramguard, cdi, --limit, 4XB, --limit, 8G, --output, /var/run/cdi]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+          volumeMounts:
+            - name: specs
+              mountPath: /var/run/cdi
+      volumes:
+        - name: specs
+          emptyDir: {}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cdi-pod
+  annotations:
+    cdi.k8s.io/vramguard: vramguard.dev/quota=8G
+    cdi-devices.noderesource.dev/container.trian: |
+      - vramguard.dev/quota=16G
+spec:
+  containers:
+    - name: train
+      image: example/job:1
+      args: ["python3", "train.py"]
+      env:
+        - name: LD_PRELOAD
+          value: /usr/lib/vramguard/libvramguard.so
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+""", ["container cdi: asks for no nvidia.com/gpu", "vramguard cdi --limit '4XB' is well-formed",
+      "writes /var/run/cdi to the host's /var/run/cdi", "runs the command installed on the host",
+      "annotation cdi.k8s.io/vramguard reaches the runtime", "container.trian names a container of the Pod",
+      "LD_PRELOAD library /usr/lib/vramguard/libvramguard.so is on a mounted volume",
+      "CDI device vramguard.dev/quota=16G is one a DaemonSet's vramguard cdi generates"]),
     ("a compose file with no quota and an undeclared volume", "examples/docker/docker-compose.yml", """\
 services:
   a:
