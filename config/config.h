@@ -31,6 +31,9 @@
 #define VG_DEVICE_POLL_DEFAULT 500  /* VRAMGUARD_DEVICE_POLL, milliseconds. Plain decimal literals: the docs show */
 #define VG_DEVICE_POLL_MIN 50       /* them stringified */
 #define VG_DEVICE_POLL_MAX 60000
+#define VG_REPORT_INTERVAL_DEFAULT 60 /* VRAMGUARD_REPORT_INTERVAL, seconds. Plain decimal literals: the docs show */
+#define VG_REPORT_INTERVAL_MAX 86400  /* them stringified */
+#define VG_REPORT_ON_WORDS "exit, signal, denial, threshold" /* VRAMGUARD_REPORT_ON: word n is bit 1 << n */
 
 enum vg_limit_kind {
 	VG_LIMIT_UNSET = 0,             /* nothing said for this device */
@@ -65,6 +68,15 @@ enum vg_report_dest { VG_REPORT_STDERR = 0, VG_REPORT_OFF, VG_REPORT_PATH };
 enum vg_report_format { VG_FORMAT_TEXT = 0, VG_FORMAT_JSON };
 enum vg_stream_check { VG_STREAM_WARN = 0, VG_STREAM_SYNC, VG_STREAM_OFF };
 enum vg_control { VG_CONTROL_ON = 0, VG_CONTROL_OFF };
+/* VRAMGUARD_REPORT_ON: when reports are written, bits in the order of VG_REPORT_ON_WORDS. Unset: exit, signal and
+ * threshold (a soft limit's crossing already wrote a report before the variable existed). */
+enum {
+	VG_REPORT_ON_EXIT = 1,
+	VG_REPORT_ON_SIGNAL = 2,
+	VG_REPORT_ON_DENIAL = 4,
+	VG_REPORT_ON_THRESHOLD = 8,
+	VG_REPORT_ON_DEFAULT = VG_REPORT_ON_EXIT | VG_REPORT_ON_SIGNAL | VG_REPORT_ON_THRESHOLD,
+};
 /* VRAMGUARD_COUNT: what the quota counts. device: the device memory the process holds (allocations, the memory
  * stream-ordered pools keep reserved, graph memory, the driver's own memory for the process); allocations: only
  * the bytes the process asked for. */
@@ -78,6 +90,9 @@ struct vg_config {
 	struct vg_limits hami;          /* CUDA_DEVICE_MEMORY_LIMIT and CUDA_DEVICE_MEMORY_LIMIT_<i> (lower precedence) */
 	struct vg_limits requests;      /* NVIDIA_GPU_MEMORY_REQUESTS: soft limits per device */
 	struct vg_limit request_one;    /* NVIDIA_GPU_MEMORY_REQUEST: one soft limit for every device (below the list) */
+	struct vg_limits warn_at;       /* VRAMGUARD_WARN_AT: soft limits per device; a percentage is of the quota */
+	unsigned report_on;             /* VRAMGUARD_REPORT_ON: VG_REPORT_ON_* bits */
+	unsigned report_interval_s;     /* VRAMGUARD_REPORT_INTERVAL: 1..VG_REPORT_INTERVAL_MAX seconds */
 	enum vg_count count;            /* VRAMGUARD_COUNT */
 	unsigned device_poll_ms;        /* VRAMGUARD_DEVICE_POLL: VG_DEVICE_POLL_MIN..MAX */
 	uint64_t driver_headroom;       /* VRAMGUARD_DRIVER_HEADROOM, bytes */
@@ -149,6 +164,12 @@ uint64_t vg_config_limit_for(const struct vg_config *cfg, int ordinal, const cha
  * is none: nothing set, "unlimited", a percentage of an unknown total (0), or an invalid cfg. *source as above. */
 uint64_t vg_config_request_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
 			       const char **source);
+
+/* VRAMGUARD_WARN_AT for one device: keyed entry, else its bare default. A percentage is of quota, or of total when
+ * quota is UINT64_MAX (no quota). Returns bytes, or UINT64_MAX when none. *source as above. The interposer takes the
+ * lower of this and vg_config_request_for as the device's one soft limit. */
+uint64_t vg_config_warn_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t quota, uint64_t total,
+			    const char **source);
 
 /* The limit one parsed list gives a device (keyed entry, else its bare default): bytes or UINT64_MAX for unlimited.
  * *said (if not NULL) is 0 when the list says nothing about the device (the result is then UINT64_MAX). */

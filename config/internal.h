@@ -12,6 +12,7 @@
 #define VG_LIMITS_EXAMPLES "4096, 4G, 50%, 0:4G,1:2G"
 /* The single-value NVIDIA names: a list written there is a common slip, so the example names the list variable. */
 #define VG_LIMIT_ONE_EXAMPLES "4096, 4G, 50%, unlimited; per device: NVIDIA_GPU_MEMORY_LIMITS=0:4G,1:2G"
+#define VG_WARN_AT_EXAMPLES "80%, 3G, 0:80%,1:6G"
 #define VG_REQUEST_ONE_EXAMPLES "4096, 4G, 50%; per device: NVIDIA_GPU_MEMORY_REQUESTS=0:4G,1:2G"
 #define VG_HAMI_EXAMPLES "4g, 4096m, 0:4g"
 #define VG_HAMI_INDEXED_EXAMPLES "4g, 4096m, 50%"

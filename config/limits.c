@@ -306,3 +306,13 @@ uint64_t vg_config_request_for(const struct vg_config *cfg, int ordinal, const c
 		return UINT64_MAX;
 	return vg_limit_resolve(l, total, source);
 }
+
+uint64_t vg_config_warn_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t quota, uint64_t total,
+			    const char **source)
+{
+	if (source)
+		*source = NULL;
+	if (!cfg || !cfg->valid)
+		return UINT64_MAX;
+	return vg_limits_for(&cfg->warn_at, ordinal, uuid, quota != UINT64_MAX ? quota : total, source, NULL);
+}

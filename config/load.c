@@ -3,6 +3,7 @@
 #include "config/options.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,12 @@ static int vg_load_requests(struct vg_config *cfg, const struct vg_option *opt, 
 static int vg_load_request_one(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	return vg_load_one(cfg, opt, get, VG_REQUEST_ONE_EXAMPLES, &cfg->request_one);
+}
+
+static int vg_load_warn_at(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_parse_limits_ex(opt->name, get(opt->name), VG_MIB, 1, VG_WARN_AT_EXAMPLES, &cfg->warn_at,
+				  cfg->error, sizeof(cfg->error));
 }
 
 static int vg_load_hami(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
@@ -153,6 +160,64 @@ static int vg_load_enum(struct vg_config *cfg, const struct vg_option *opt, vg_g
 	vg_buf_quote(&b, v, strlen(v));
 	vg_buf_str(&b, ": expected one of ");
 	vg_buf_str(&b, opt->values);
+	return -EINVAL;
+}
+
+/* VRAMGUARD_REPORT_ON: a comma-separated list of VG_REPORT_ON_WORDS, each at most once; any unknown word fails. */
+static int vg_load_report_on(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n;
+	unsigned bits = 0;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	for (const char *p = t, *end = t + n;;) {
+		const char *comma = memchr(p, ',', (size_t)(end - p)), *w = p;
+		size_t wn = comma ? (size_t)(comma - p) : (size_t)(end - p);
+		vg_trim(&w, &wn);
+		int idx = wn ? vg_enum_index(VG_REPORT_ON_WORDS, w, wn) : -1;
+		if (idx < 0 || (bits & (1u << idx))) {
+			vg_err_head(&b, cfg, opt->name, v);
+			/* The word is quoted unless it is the whole value (quoted already): one short line either way. */
+			bool whole = wn == n;
+			vg_buf_str(&b, wn == 0 ? "empty item" : idx < 0 ? whole ? "unknown word" : "unknown word "
+									: "repeated word ");
+			if (wn && !whole)
+				vg_buf_quote(&b, w, wn);
+			vg_buf_str(&b, " (expected a list of " VG_REPORT_ON_WORDS ", e.g. exit,signal,denial)");
+			return -EINVAL;
+		}
+		bits |= 1u << idx;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	cfg->report_on = bits;
+	return 0;
+}
+
+static int vg_load_report_interval(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n, i;
+	unsigned long s = 0;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
+		s = s * 10 + (unsigned long)(t[i] - '0');
+		if (s > VG_REPORT_INTERVAL_MAX)
+			break;
+	}
+	if (i == n && s >= 1) {
+		cfg->report_interval_s = (unsigned)s;
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected seconds, an integer from 1 to " VG_STR(VG_REPORT_INTERVAL_MAX));
 	return -EINVAL;
 }
 
@@ -387,6 +452,8 @@ static void vg_config_defaults(struct vg_config *cfg, int secure)
 	cfg->control = VG_CONTROL_ON;
 	cfg->count = VG_COUNT_DEVICE;
 	cfg->device_poll_ms = VG_DEVICE_POLL_DEFAULT;
+	cfg->report_on = VG_REPORT_ON_DEFAULT;
+	cfg->report_interval_s = VG_REPORT_INTERVAL_DEFAULT;
 	cfg->secure = secure != 0;
 	for (i = 0; cfg->secure && i < vg_options_count; i++)
 		if (vg_options[i].secure) /* valid values (test_config): this cannot fail */

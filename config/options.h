@@ -63,6 +63,14 @@
 	  "as NVIDIA_GPU_MEMORY_LIMIT; `unlimited` means no soft limit",                                              \
 	  "Soft limit for every device (see NVIDIA_GPU_MEMORY_REQUESTS); used where NVIDIA_GPU_MEMORY_REQUESTS says"  \
 	  " nothing", VG_READ, vg_load_request_one, VG_NO_FLAG)                                                       \
+	X("VRAMGUARD_WARN_AT", "limits", "(none)",                                                                    \
+	  "`N%` of the quota (of the device's memory when there is none), `SIZE`, `unlimited`, or a list"            \
+	  " `[KEY:]VALUE,...` as NVIDIA_GPU_MEMORY_LIMITS; bare number = MiB",                                        \
+	  "Alert threshold per device: usage above it denies nothing, but logs one warning and writes a report"       \
+	  " (reason `threshold`), once per crossing (again only after usage fell below 90% of it), at most one per"   \
+	  " VRAMGUARD_REPORT_INTERVAL per device. With NVIDIA_GPU_MEMORY_REQUEST[S] too, the lower of the two"        \
+	  " applies and messages name it (its reason stays `soft-limit`); a percentage is of the quota at first use", \
+	  VG_READ, vg_load_warn_at, VG_NO_FLAG)                                                                       \
 	X("VRAMGUARD_COUNT", "enum", "device", VG_COUNT_VALUES,                                                       \
 	  "What the quota counts: device = the device memory the process holds (its allocations, what its"            \
 	  " stream-ordered pools keep reserved, graph memory, the driver's own memory for the process);"              \
@@ -93,8 +101,8 @@
 	  VG_FLAG("signal", 's', "SIG", "USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N or off"))                          \
 	X("VRAMGUARD_REPORT", "path", "stderr",                                                                       \
 	  "`stderr`, `off`, or a file path template: `%p` pid, `%n` report number, `%r` reason (exit, signal,"        \
-	  " soft-limit), `%h` host name, `%%` a literal %; at most 1023 bytes",                                       \
-	  "Where reports go (at exit and on VRAMGUARD_SIGNAL); files are created exclusively, never overwritten,"     \
+	  " soft-limit, threshold, denial), `%h` host name, `%%` a literal %; at most 1023 bytes",                   \
+	  "Where reports go (see VRAMGUARD_REPORT_ON for when); files are created exclusively, never overwritten,"     \
 	  " symlinks not followed", VG_IGNORED("stderr"), vg_load_report,                                             \
 	  VG_FLAG("report", 'r', "PATH", "stderr, off, or a file template (%p pid, %n sequence,\n"                    \
 		  "%r reason, %h host name), e.g. /tmp/vg-%p-%n.json"))                                               \
@@ -104,6 +112,17 @@
 	X("VRAMGUARD_REPORT_MODE", "octal", "0600", "an octal file mode from 0 to 0777, e.g. 0600, 0640, 0644",       \
 	  "Permissions of report files (before the umask); reports name the job's code and command line",             \
 	  VG_IGNORED(""), vg_load_report_mode, VG_NO_FLAG)                                                            \
+	X("VRAMGUARD_REPORT_ON", "list", "exit,signal,threshold",                                                     \
+	  "a comma-separated list of " VG_REPORT_ON_WORDS " (any case, each once)",                                   \
+	  "When reports are written: `exit`, on VRAMGUARD_SIGNAL (`signal`: without it no handler is installed),"     \
+	  " at the first denied allocation (`denial`, then at most one per VRAMGUARD_REPORT_INTERVAL), at a soft"     \
+	  " limit's crossing (`threshold`: VRAMGUARD_WARN_AT and NVIDIA_GPU_MEMORY_REQUEST[S]; without it the"        \
+	  " warning line stays)", VG_READ, vg_load_report_on, VG_NO_FLAG)                                             \
+	X("VRAMGUARD_REPORT_INTERVAL", "integer", VG_STR(VG_REPORT_INTERVAL_DEFAULT),                                 \
+	  "1 to " VG_STR(VG_REPORT_INTERVAL_MAX) " (decimal, seconds)",                                               \
+	  "Least time between two `denial` reports of a process, and between two soft limit warnings (and"           \
+	  " `threshold` or `soft-limit` reports) of one device; what happens in between is counted",                  \
+	  VG_READ, vg_load_report_interval, VG_NO_FLAG)                                                               \
 	X("VRAMGUARD_STREAM_CHECK", "enum", "warn", VG_STREAM_VALUES,                                                 \
 	  "A stream destroyed with work still queued: warn (rate-limited, both call sites, listed in the report),"    \
 	  " sync (wait for it to finish, and say so) or off", VG_READ, vg_load_stream_check,                          \

@@ -113,6 +113,7 @@ void vg_refuse(int dev, uint64_t bytes, uint64_t used, int hook, int why)
 	vg_region_note_denied(vg_shared_region());
 	if (di)
 		vg_deny_message(dev, bytes, used, hook, di, why);
+	vg_denial_report_check();       /* after the line: the report comes after it on stderr too */
 }
 
 /* Reserve bytes on dev before the driver call. CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY like a full GPU. */

@@ -19,8 +19,10 @@ struct vg_device_info {
 	const char *_Atomic source;     /* variable the limit came from, or NULL */
 	_Atomic uint64_t driver_limit;  /* the driver's own limit for the container (R615+ NVML), VG_NO_LIMIT: none */
 	_Atomic uint64_t own_limit;     /* vramguard's own limit, before the driver's is applied */
-	uint64_t soft;                  /* soft limit (NVIDIA_GPU_MEMORY_REQUEST[S]), VG_NO_LIMIT when none; set once */
+	uint64_t soft;                  /* soft limit: the lower of NVIDIA_GPU_MEMORY_REQUEST[S] and VRAMGUARD_WARN_AT,
+					 * VG_NO_LIMIT when none; set once */
 	const char *soft_source;        /* variable it came from, or NULL */
+	const char *soft_reason;        /* its reports' reason: "threshold" (VRAMGUARD_WARN_AT) or "soft-limit" */
 	char uuid[VG_UUID_MAX];
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */

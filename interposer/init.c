@@ -270,6 +270,16 @@ const struct vg_device_info *vg_device_info(int dev)
 	info.driver_limit = VG_NO_LIMIT;
 	info.soft = vg_config_request_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.total, &src);
 	info.soft_source = src;
+	info.soft_reason = "soft-limit";
+	/* One detector per device: VRAMGUARD_WARN_AT and the request make one soft limit, the lower of the two (a tie
+	 * keeps the request's name and reason, as before VRAMGUARD_WARN_AT existed). Its percentage is of the quota
+	 * resolved here, from the variables: `vramguard limit set` later moves the quota, not this line. */
+	uint64_t warn = vg_config_warn_for(&vg_cfg, dev, info.uuid[0] ? info.uuid : NULL, info.limit, info.total, &src);
+	if (warn < info.soft) {
+		info.soft = warn;
+		info.soft_source = src;
+		info.soft_reason = "threshold";
+	}
 	vg_lock(&vg_dev_lock, VG_RANK_DEV);
 	if (!atomic_load(&vg_dev_ready[dev])) {
 		int said = 0;

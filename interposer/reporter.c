@@ -1,5 +1,6 @@
-/* When reports are written: at exit (an atexit handler registered at the first CUDA use, so it runs while the
- * driver is still alive), on a signal and at a soft limit's crossing. The last two never write in the thread that
+/* When reports are written (VRAMGUARD_REPORT_ON): at exit (an atexit handler registered at the first CUDA use, so it
+ * runs while the driver is still alive), on a signal, at a soft limit's crossing and at a denial. The last three
+ * never write in the thread that
  * asks (a signal handler; an allocating thread, maybe inside a driver call): it sets a flag and writes one byte to
  * a pipe, and a thread started with every signal blocked builds and writes the report. Where they go: stderr,
  * nowhere, or a file created exclusively (never in a setuid program: the loader does not read VRAMGUARD_REPORT
@@ -28,7 +29,7 @@ static pthread_mutex_t vg_report_lock = PTHREAD_MUTEX_INITIALIZER;
 static int vg_pipe_rd = -1;
 static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
 /* What the reporter thread is asked for: the byte in the pipe only wakes it. */
-static _Atomic int vg_want_signal, vg_want_soft;
+static _Atomic int vg_want_signal, vg_want_soft, vg_want_threshold, vg_want_denial;
 
 /* The step of publishing a report that failed: its message names what went wrong. */
 enum vg_publish_step {
@@ -171,11 +172,17 @@ void vg_report_now(const char *reason)
 static _Atomic int vg_exit_reported;
 static _Atomic int vg_exit_armed;       /* 0: none, 1: after cuInit, 2: after the first allocation too */
 
+static void vg_reports_pending(void);
+
 static void vg_report_at_exit(void)
 {
 	if (getpid() != vg_report_pid || atomic_exchange(&vg_exit_reported, 1))
 		return;
-	vg_report_now("exit");
+	/* A job that dies right after its denial (an OOM exception ending the program) exits before the reporter thread
+	 * got to it: the evidence is written here, then the exit report. */
+	vg_reports_pending();
+	if (vg_cfg.report_on & VG_REPORT_ON_EXIT)
+		vg_report_now("exit");
 }
 
 /* atexit handlers run last-registered first, and the driver registers its own teardown during cuInit (measured:
@@ -186,7 +193,8 @@ void vg_reporter_arm_exit(void)
 {
 	if (VG_LIKELY(atomic_load_explicit(&vg_exit_armed, memory_order_relaxed) >= 2))
 		return;
-	if (vg_cfg.report_dest == VG_REPORT_OFF || vg_report_pid != (int)getpid())
+	if (vg_cfg.report_dest == VG_REPORT_OFF || vg_report_pid != (int)getpid() ||
+	    !(vg_cfg.report_on & (VG_REPORT_ON_EXIT | VG_REPORT_ON_DENIAL | VG_REPORT_ON_THRESHOLD)))
 		return;
 	vg_lock(&vg_report_lock, VG_RANK_REPORT);
 	int armed = atomic_load(&vg_exit_armed);
@@ -220,12 +228,24 @@ bool vg_reporter_running(void)
 	return vg_pipe_wr >= 0;
 }
 
-void vg_reporter_ask_soft_limit(void)
+void vg_reporter_ask(enum vg_ask what)
 {
 	int saved = errno;
-	atomic_store_explicit(&vg_want_soft, 1, memory_order_relaxed);
+	atomic_store_explicit(what == VG_ASK_DENIAL ? &vg_want_denial : what == VG_ASK_THRESHOLD ? &vg_want_threshold
+						       : &vg_want_soft, 1, memory_order_relaxed);
 	vg_reporter_wake();
 	errno = saved;
+}
+
+/* The reports asked for and not yet written, each kind once (the flags are set before their byte is written). */
+static void vg_reports_pending(void)
+{
+	if (atomic_exchange(&vg_want_denial, 0))
+		vg_report_now("denial");
+	if (atomic_exchange(&vg_want_soft, 0))
+		vg_report_now("soft-limit");
+	if (atomic_exchange(&vg_want_threshold, 0))
+		vg_report_now("threshold");
 }
 
 static void *vg_reporter_main(void *arg)
@@ -245,8 +265,7 @@ static void *vg_reporter_main(void *arg)
 			;
 		if (atomic_exchange(&vg_want_signal, 0))
 			vg_report_now("signal");
-		if (atomic_exchange(&vg_want_soft, 0))
-			vg_report_now("soft-limit");
+		vg_reports_pending();
 	}
 }
 
@@ -268,7 +287,8 @@ static bool vg_signal_free(void)
 static bool vg_soft_limits_set(void)
 {
 	return vg_cfg.requests.n > 0 || vg_cfg.requests.dflt.kind != VG_LIMIT_UNSET ||
-	       vg_cfg.request_one.kind != VG_LIMIT_UNSET;
+	       vg_cfg.request_one.kind != VG_LIMIT_UNSET || vg_cfg.warn_at.n > 0 ||
+	       vg_cfg.warn_at.dflt.kind != VG_LIMIT_UNSET;
 }
 
 /* The thread and its pipe; what is what they serve, for the message if they cannot be had. */
@@ -311,12 +331,14 @@ void vg_reporter_start(void)
 	if (vg_cfg.report_dest == VG_REPORT_OFF)
 		return;
 	vg_report_pid = (int)getpid();
-	bool sig = vg_cfg.signal > 0 && vg_signal_free(), soft = vg_soft_limits_set();
-	if (!sig && !soft)
+	unsigned on = vg_cfg.report_on;
+	bool sig = (on & VG_REPORT_ON_SIGNAL) && vg_cfg.signal > 0 && vg_signal_free();
+	bool soft = (on & VG_REPORT_ON_THRESHOLD) && vg_soft_limits_set(), denial = (on & VG_REPORT_ON_DENIAL) != 0;
+	if (!sig && !soft && !denial)
 		return;
-	char what[64];
-	snprintf(what, sizeof(what), "reports %s%s%s", sig ? "on " : "", sig ? vg_cfg.signal_name : "",
-		 !soft ? "" : sig ? " and at soft limits" : "at soft limits");
+	char what[96];
+	snprintf(what, sizeof(what), "reports%s%s%s%s", sig ? " on " : "", sig ? vg_cfg.signal_name : "",
+		 soft ? " at soft limits" : "", denial ? " at denials" : "");
 	if (vg_reporter_thread_start(what) != 0 || !sig)
 		return;
 	struct sigaction sa;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Expand a VRAMGUARD_REPORT template into out: %p pid, %n seq, %r reason ("exit", "signal", "soft-limit"), %h
+/* Expand a VRAMGUARD_REPORT template into out: %p pid, %n seq, %r reason ("exit", "signal", "soft-limit", "threshold", "denial"), %h
  * host, %% a '%'.
  * A NULL reason or host expands to nothing; a '/' in either becomes '_' so they cannot add path components.
  * Returns 0, -ENAMETOOLONG if the result (NUL included) does not fit in outlen (out then holds no usable result), or

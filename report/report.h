@@ -86,7 +86,7 @@ struct vg_report_stream_live {
 };
 
 struct vg_report {
-	char reason[16];                /* "exit", "signal" or "soft-limit" */
+	char reason[16];                /* "exit", "signal", "soft-limit", "threshold", "denial" */
 	uint64_t sequence;              /* 1, 2, ... within the process */
 	int pid;
 	uint64_t time_ns;               /* CLOCK_REALTIME of the report */

@@ -36,9 +36,11 @@
 /* The top level. */
 #define VG_SCHEMA_REPORT(X) \
 	X(schema, SCHEMA_ID, _, _, REQ, "`\"" VG_REPORT_SCHEMA "\"`: the format and its major version (see *Versioning*)") \
-	X(reason, STR, reason, _, REQ, "`\"exit\"` (at process exit), `\"signal\"` (on `VRAMGUARD_SIGNAL`) or " \
-	  "`\"soft-limit\"` (a device's usage crossed its soft limit; the warning line before it says which); a " \
-	  "reader should accept any other string too") \
+	X(reason, STR, reason, _, REQ, "`\"exit\"` (at process exit), `\"signal\"` (on `VRAMGUARD_SIGNAL`), " \
+	  "`\"soft-limit\"` (a device's usage crossed its request; the warning line before it says which), " \
+	  "`\"threshold\"` (the same for `VRAMGUARD_WARN_AT`) or `\"denial\"` (an allocation was refused, with " \
+	  "`denial` in `VRAMGUARD_REPORT_ON`; the live allocations are what held the memory); which are written is " \
+	  "`VRAMGUARD_REPORT_ON`'s choice; a reader should accept any other string too") \
 	X(sequence, U64, sequence, _, REQ, "1, 2, ... : the report's number within the process") \
 	X(pid, INT, pid, _, REQ, "process id") \
 	X(time, TIME, time_ns, _, REQ, "the report's time, UTC ISO-8601 with milliseconds: " \
