@@ -655,6 +655,44 @@ else
 		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$SLD/exit/r-%r-%n.json" -- $SL cross -
 	prog "  its exit report" -- $CHK soft "$SLD/exit" none $(((3 * 1024 + 768) * 1024 * 1024))
 fi
+# VRAMGUARD_WARN_AT and VRAMGUARD_REPORT_ON (tests/integration/reporton.c); a 1 s interval shows the rate bound.
+RO=$T/reporton
+ROD=$RD/reporton
+rm -rf "$ROD" && mkdir -p "$ROD/threshold" "$ROD/denial" "$ROD/dies" "$ROD/off"
+ROENV=(NVIDIA_GPU_MEMORY_LIMIT=4096 VRAMGUARD_REPORT_INTERVAL=1 VRAMGUARD_REPORT_FORMAT=json VRAMGUARD_SIGNAL=off)
+prog "threshold: VRAMGUARD_WARN_AT=75% of a 4G quota (below the request), crossed, hovering, re-crossed within and after the interval" \
+	$PRE "${ROENV[@]}" VRAMGUARD_WARN_AT=75% NVIDIA_GPU_MEMORY_REQUEST=3584 "VRAMGUARD_REPORT=$ROD/threshold/r-%r-%n.json" -- \
+	$RO threshold "$ROD/threshold"
+ROWARN='^vramguard: warning: GPU 0 crossed its warning threshold: 3\.[23][15] GiB above 3\.00 GiB \(VRAMGUARD_WARN_AT\); nothing is denied; a report follows \(reason threshold\)'
+expect_err_lines "  two warning lines (three crossings)" "$ROWARN" 2
+expect_err_lines "  the second names the crossing the interval held back" "${ROWARN}; 1 more crossing since the last message\$" 1
+prog "threshold: the lower of VRAMGUARD_WARN_AT and NVIDIA_GPU_MEMORY_REQUEST applies (the request here)" \
+	$PRE "${ROENV[@]}" VRAMGUARD_WARN_AT=90% NVIDIA_GPU_MEMORY_REQUEST=3G VRAMGUARD_REPORT_ON=exit -- $SL cross -
+expect_err_lines "  one soft-limit warning naming the request, no report (threshold not in VRAMGUARD_REPORT_ON)" \
+	"${SOFTWARN}no report \(VRAMGUARD_REPORT_ON has no threshold\)\$" 1
+prog "denial: VRAMGUARD_REPORT_ON=denial, a burst of denials, another after the interval" \
+	$PRE "${ROENV[@]}" VRAMGUARD_REPORT_ON=denial "VRAMGUARD_REPORT=$ROD/denial/r-%r-%n.json" -- \
+	$RO denial "$ROD/denial"
+n=$(find "$ROD/denial" -name 'r-*' | wc -l); m=$(find "$ROD/denial" -name 'r-exit-*' | wc -l)
+if [ "$n" -eq 2 ] && [ "$m" -eq 0 ]; then ok "  two reports, no exit report (exit not in VRAMGUARD_REPORT_ON)"
+else bad "  two denial reports and no exit report expected" "$(ls "$ROD/denial")"; fi
+cli "  vramguard report reads the denial report" 0 '^vramguard: report \(denial\) pid [0-9]+' -- \
+	$VG report "$ROD/denial/r-denial-1.json"
+prog "denial: a job that exits right after its denial leaves the denial report, then the exit report" \
+	$PRE "${ROENV[@]}" VRAMGUARD_REPORT_ON=denial,exit "VRAMGUARD_REPORT=$ROD/dies/r-%r-%n.json" -- $RO dies -
+if [ -e "$ROD/dies/r-denial-1.json" ] && [ -e "$ROD/dies/r-exit-2.json" ]; then ok "  both, in that order"
+else bad "  r-denial-1.json and r-exit-2.json expected" "$(ls "$ROD/dies")"; fi
+prog "denial: not in the default VRAMGUARD_REPORT_ON" $PRE "${ROENV[@]}" \
+	"VRAMGUARD_REPORT=$ROD/off/r-%r-%n.json" -- $RO dies -
+if [ "$(ls "$ROD/off")" = "r-exit-1.json" ]; then ok "  only the exit report"
+else bad "  only r-exit-1.json expected" "$(ls "$ROD/off")"; fi
+for bv in "VRAMGUARD_REPORT_ON=exit,oom|unknown word 'oom' \(expected a list of exit, signal, denial, threshold, e\.g\. exit,signal,denial\)" \
+	"VRAMGUARD_REPORT_ON=exit,,denial|empty item" "VRAMGUARD_REPORT_ON=exit,EXIT|repeated word 'EXIT'" \
+	"VRAMGUARD_WARN_AT=80x|unknown unit" "VRAMGUARD_REPORT_ON=never|unknown word \(expected" "VRAMGUARD_WARN_AT=120%|percentage above 100%" "VRAMGUARD_REPORT_INTERVAL=0|expected seconds"; do
+	var=${bv%%|*}
+	prog "invalid ${var%%=*} '${var#*=}' fails closed" $PRE "$var" -- $D badconfig
+	expect_err_lines "  one line naming the variable and the token" "^vramguard: error: invalid ${var%%=*} '${var#*=}': .*${bv#*|}" 1
+done
 cli "check: the request per device next to the quota, and what the quota counts" 0 \
 	'request 1\.00 GiB \(NVIDIA_GPU_MEMORY_REQUESTS\)' $FAKEENV FAKECUDA_DEVICES=2 NVIDIA_GPU_MEMORY_LIMIT=4G \
 	NVIDIA_GPU_MEMORY_REQUESTS=0:1G VRAMGUARD_COUNT=allocations -- $VG check
