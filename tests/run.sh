@@ -719,6 +719,17 @@ PYY=python3
 python3 -c 'import yaml' 2>/dev/null || PYY=/usr/bin/python3
 prog "examples lint (yamllint, manifests, compose, Dockerfiles)" -- $PYY tests/lint/check_examples.py
 prog "examples lint fails on broken fixtures (--self-test)" -- $PYY tests/lint/check_examples.py --self-test
+# examples/prometheus: promtool (Debian's prometheus package) checks the config and rules and runs the rules' unit
+# tests; without it, only the structural checks run.
+PT=
+if ! command -v promtool >/dev/null 2>&1; then
+	PT=--no-promtool
+	skip "prometheus: promtool check config / check rules / test rules" \
+		"promtool missing: apt-get install prometheus (bash scripts/setup.sh)"
+fi
+prog "prometheus: scrape config, rules and their tests, Grafana dashboard" -- $PYY tests/lint/check_prometheus.py $PT
+prog "prometheus: broken fixtures and mutated rules fail (--self-test)" -- \
+	$PYY tests/lint/check_prometheus.py --self-test $PT
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h

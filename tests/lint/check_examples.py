@@ -2,7 +2,8 @@
 """Static checks of the container and Kubernetes recipes under examples/ (run by `make test`; nothing is built,
 pulled or applied). One line per check, "ok - ..." or "not ok - ...", and exit status 1 if any check failed.
 
-  yamllint     every *.yml / *.yaml under examples/, with tests/lint/yamllint.yml
+  yamllint     every *.yml / *.yaml under examples/, with tests/lint/yamllint.yml (examples/prometheus/ gets only
+               this here; tests/lint/check_prometheus.py checks the rest)
   Kubernetes   every YAML document with apiVersion and kind: its name; for workloads (Pod, Job, Deployment, ...)
                each container's name, image and command or args, env, volumeMounts against the Pod's volumes;
                a container that requests nvidia.com/gpu sets a valid quota (NVIDIA_GPU_MEMORY_LIMITS or
@@ -594,6 +595,8 @@ def check_tree(r, root):
         base = os.path.basename(p)
         if base in ("docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml"):
             check_compose(r, p, root)
+        elif os.path.relpath(p, ex).startswith("prometheus" + os.sep):
+            continue   # Prometheus configs and rules, not manifests: tests/lint/check_prometheus.py
         else:
             check_manifest(r, p, root, cdi_sizes, cdi_asked)
     for where, dev in cdi_asked:
