@@ -336,9 +336,11 @@ void vg_reporter_start(void)
 	bool soft = (on & VG_REPORT_ON_THRESHOLD) && vg_soft_limits_set(), denial = (on & VG_REPORT_ON_DENIAL) != 0;
 	if (!sig && !soft && !denial)
 		return;
-	char what[96];
-	snprintf(what, sizeof(what), "reports%s%s%s%s", sig ? " on " : "", sig ? vg_cfg.signal_name : "",
-		 soft ? " at soft limits" : "", denial ? " at denials" : "");
+	/* "reports (on SIGUSR1, at soft limits, at denials)", for the message if the thread cannot be had */
+	char what[128];
+	snprintf(what, sizeof(what), "reports (%s%s%s%s%s%s)", sig ? "on " : "", sig ? vg_cfg.signal_name : "",
+		 sig && (soft || denial) ? ", " : "", soft ? "at soft limits" : "", soft && denial ? ", " : "",
+		 denial ? "at denials" : "");
 	if (vg_reporter_thread_start(what) != 0 || !sig)
 		return;
 	struct sigaction sa;
