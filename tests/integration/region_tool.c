@@ -6,9 +6,10 @@
  *   region_tool join PATH DEVICE... [OPTION...]  join the shared region at PATH, then wait for SIGTERM (with
  *                                                REGION_TOOL_MODE=0660 in the environment it joins another
  *                                                user's group-shared region, as VRAMGUARD_SHARED_MODE=0660 does)
- *   region_tool plant PATH PID USED              write a member by hand, as one in another PID namespace without
+ *   region_tool plant PATH PID USED [CMD]        write a member by hand, as one in another PID namespace without
  *                                                a liveness lock would look (unverifiable): PID holding USED on
- *                                                the region's first GPU
+ *                                                the region's first GPU, its command CMD (any bytes: the
+ *                                                exporter's escaping test) or "planted"
  *   region_tool control DIR DEVICE... [OPTION...] make our control segment DIR/vramguard.proc.PID.START, the same
  *   region_tool request PATH PID SPEC            write SPEC into PID's slot as a `limit set --pid` request, unchecked
  *                                                (as a newer command with a syntax this library does not know would)
@@ -203,7 +204,7 @@ int main(int argc, char **argv)
 			return die("open: %s", err);
 		return run_member(&r, false, argc - 3, argv + 3);
 	}
-	if (argc == 5 && !strcmp(argv[1], "plant")) {
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "plant")) {
 		if (vg_region_open(&r, argv[2], VG_OPEN_ADMIN, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) != 0)
 			return die("plant: %s", err);
 		uint32_t i = 0;
@@ -217,7 +218,7 @@ int main(int argc, char **argv)
 		s->start = 1;
 		s->pidns = 1;           /* no real namespace has inode 1: another namespace, whatever ours is */
 		s->live_lock = 0;
-		snprintf(s->cmd, sizeof(s->cmd), "planted");
+		snprintf(s->cmd, sizeof(s->cmd), "%s", argc == 6 ? argv[5] : "planted");
 		for (int d = 0; d < VG_REGION_DEVS; d++)
 			atomic_store(&s->quota[d], VG_REGION_NONE);
 		atomic_store(&s->used[0], used);
@@ -252,6 +253,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: region_tool create PATH NAME SPEC [MODE [persistent]] | join PATH DEVICE... | plant PATH "
-		"PID USED | control DIR DEVICE... | request PATH PID SPEC\n");
+		"PID USED [CMD] | control DIR DEVICE... | request PATH PID SPEC\n");
 	return 2;
 }

@@ -1,7 +1,9 @@
 /* A long-running CUDA process for `vramguard dump` tests: initialises CUDA (or not, with "nocuda"), allocates,
- * says "ready" and sleeps until the file argv[1] exists (or 20 s pass). */
+ * says "ready" and sleeps until the file argv[1] exists (or argv[3] seconds pass, 20 by default; argv[2]: "cuda" or
+ * "nocuda"). */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,7 +19,8 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
-	for (int i = 0; i < 400 && access(stop, F_OK) != 0; i++)
+	int ticks = argc > 3 ? atoi(argv[3]) * 20 : 400;
+	for (int i = 0; i < ticks && access(stop, F_OK) != 0; i++)
 		usleep(50 * 1000);
 	return 0;
 }

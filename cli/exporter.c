@@ -1,0 +1,340 @@
+/* `vramguard exporter`: the regions of VRAMGUARD_SHM_DIR as Prometheus metrics (cli/metrics.c builds them), served
+ * over HTTP/1.1 (GET /metrics, one request at a time, a read timeout so that a stuck client cannot hold up the next
+ * scrape), written atomically for node_exporter's textfile collector, or printed once. Every scrape reads copies of
+ * the slots and takes no lock a job waits for. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/metrics.h"
+#include "config/config.h"
+
+#define EXP_LISTEN_DEFAULT "127.0.0.1:9847"
+#define EXP_REQ_MAX 8192
+#define EXP_READ_TIMEOUT_S 2
+
+const char vg_usage_exporter[] =
+	"usage: vramguard exporter [--listen ADDR:PORT] [--textfile PATH [--interval SECONDS]] [--once] [--dir DIR]\n"
+	"\n"
+	"Serve the processes under vramguard on this machine (what 'vramguard top' shows) as Prometheus metrics:\n"
+	"GET /metrics, text format 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept header asks for it. Every\n"
+	"scrape reads copies of the regions in VRAMGUARD_SHM_DIR and takes no lock a job waits for; the metrics are\n"
+	"listed in docs/metrics.md.\n"
+	"  -l, --listen ADDR:PORT   where to serve (default " EXP_LISTEN_DEFAULT "; [::1]:PORT for IPv6, port 0: any free\n"
+	"                           port, said on stderr)\n"
+	"  -t, --textfile PATH      write the metrics to PATH (temporary file and rename, in PATH's directory) for\n"
+	"                           node_exporter's textfile collector: once, or every --interval; no server unless\n"
+	"                           --listen is given too\n"
+	"  -n, --interval SECONDS   rewrite the textfile this often (0.1 to 86400)\n"
+	"  -1, --once               print the metrics once on stdout (or write the textfile once) and exit\n"
+	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n";
+
+struct exp_opts {
+	const char *listen, *textfile;
+	double interval;
+	bool once;
+	char dir[VG_CLI_DIR_MAX];
+	char shared[VG_SHARED_PATH_MAX];
+};
+
+static volatile sig_atomic_t exp_stop;
+
+static void exp_on_signal(int sig)
+{
+	exp_stop = sig;
+}
+
+static int exp_build(struct vg_metrics_state *st, const struct exp_opts *o, bool om, struct vg_strbuf *b)
+{
+	char err[VG_CLI_WHY_MAX];
+	if (vg_metrics_build(st, o->dir, o->shared, om, b, err, sizeof(err)) != 0)
+		fprintf(stderr, "vramguard: warning: exporter: %s\n", err);
+	return vg_strbuf_result(b);
+}
+
+/* Write the exposition to o->textfile through a temporary file of the same directory, then rename: a reader sees
+ * the old file or the new one, never half of one. */
+static int exp_textfile(struct vg_metrics_state *st, const struct exp_opts *o)
+{
+	struct vg_strbuf b = { 0 };
+	char tmp[4096];
+	if (exp_build(st, o, false, &b) != 0 || !b.data) {
+		vg_strbuf_free(&b);
+		return vg_cli_fail(1, "exporter: out of memory");
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", o->textfile, (int)getpid()) >= (int)sizeof(tmp)) {
+		vg_strbuf_free(&b);
+		return vg_cli_fail(1, "exporter: --textfile %s: name too long", vg_cli_q(o->textfile));
+	}
+	FILE *f = fopen(tmp, "we");
+	int rc = 0;
+	if (!f) {
+		rc = vg_cli_fail(1, "exporter: cannot write %s: %s", vg_cli_q(tmp), strerror(errno));
+	} else {
+		bool okw = fwrite(b.data, 1, b.len, f) == b.len && fflush(f) == 0 && fchmod(fileno(f), 0644) == 0;
+		if (fclose(f) != 0 || !okw || rename(tmp, o->textfile) != 0) {
+			rc = vg_cli_fail(1, "exporter: cannot write %s: %s", vg_cli_q(o->textfile), strerror(errno));
+			unlink(tmp);
+		}
+	}
+	vg_strbuf_free(&b);
+	return rc;
+}
+
+/* ---- HTTP ---- */
+
+static int exp_listen(const char *spec, char *err, size_t errlen)
+{
+	char host[256];
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon == spec || !colon[1] || (size_t)(colon - spec) >= sizeof(host)) {
+		snprintf(err, errlen, "invalid --listen %s (expected ADDR:PORT, e.g. 127.0.0.1:9847 or [::1]:9847)",
+			 vg_cli_q(spec));
+		return -1;
+	}
+	memcpy(host, spec, (size_t)(colon - spec));
+	host[colon - spec] = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *ai;
+	int g = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (g != 0) {
+		snprintf(err, errlen, "invalid --listen %s: %s (expected ADDR:PORT, e.g. 127.0.0.1:9847)", vg_cli_q(spec),
+			 gai_strerror(g));
+		return -1;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 16) != 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s", vg_cli_q(spec), strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char h[128] = "?", p[16] = "?";
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		getnameinfo((struct sockaddr *)&ss, sl, h, sizeof(h), p, sizeof(p), NI_NUMERICHOST | NI_NUMERICSERV);
+	fprintf(stderr, "vramguard: exporter: listening on http://%s%s%s:%s/metrics\n", strchr(h, ':') ? "[" : "", h,
+		strchr(h, ':') ? "]" : "", p);
+	return fd;
+}
+
+static void exp_send(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			return;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+}
+
+static void exp_reply(int fd, const char *status, const char *type, const char *body, size_t len)
+{
+	char head[256];
+	int n = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n", status, type, len);
+	exp_send(fd, head, (size_t)n);
+	exp_send(fd, body, len);
+}
+
+/* Does the Accept header (in the request's headers) ask for OpenMetrics? */
+static bool exp_wants_openmetrics(const char *req)
+{
+	for (const char *l = strstr(req, "\r\n"); l; l = strstr(l + 2, "\r\n")) {
+		if (strncasecmp(l + 2, "Accept:", 7) != 0)
+			continue;
+		const char *e = strstr(l + 2, "\r\n");
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		return memmem(l, n, "application/openmetrics-text", strlen("application/openmetrics-text")) != NULL;
+	}
+	return false;
+}
+
+static void exp_serve_one(int cfd, struct vg_metrics_state *st, const struct exp_opts *o)
+{
+	struct timeval tv = { EXP_READ_TIMEOUT_S, 0 };
+	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	char req[EXP_REQ_MAX + 1];
+	size_t got = 0;
+	while (got < EXP_REQ_MAX) {
+		ssize_t n = recv(cfd, req + got, EXP_REQ_MAX - got, 0);
+		if (n <= 0)
+			return;         /* closed, timed out (a stuck client), or a signal: drop it */
+		got += (size_t)n;
+		req[got] = '\0';
+		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
+			break;
+	}
+	req[got] = '\0';
+	static const char plain[] = "text/plain; charset=utf-8";
+	if (got >= EXP_REQ_MAX) {
+		exp_reply(cfd, "431 Request Header Fields Too Large", plain, "request too large\n", 18);
+		return;
+	}
+	char method[16], target[1024];
+	if (sscanf(req, "%15s %1023s", method, target) != 2) {
+		exp_reply(cfd, "400 Bad Request", plain, "bad request\n", 12);
+		return;
+	}
+	char *q = strchr(target, '?');
+	if (q)
+		*q = '\0';
+	if (strcmp(target, "/metrics") != 0) {
+		exp_reply(cfd, "404 Not Found", plain, "not found: try /metrics\n", 24);
+		return;
+	}
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		exp_reply(cfd, "405 Method Not Allowed", plain, "only GET\n", 9);
+		return;
+	}
+	bool om = exp_wants_openmetrics(req);
+	struct vg_strbuf b = { 0 };
+	if (exp_build(st, o, om, &b) != 0 || !b.data)
+		exp_reply(cfd, "500 Internal Server Error", plain, "out of memory\n", 14);
+	else
+		exp_reply(cfd, "200 OK", om ? VG_METRICS_CT_OPENMETRICS : VG_METRICS_CT_TEXT, b.data,
+			  strcmp(method, "HEAD") ? b.len : 0);
+	vg_strbuf_free(&b);
+}
+
+static double exp_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int exp_parse(int argc, char **argv, struct exp_opts *o)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' }, { "textfile", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'n' }, { "once", no_argument, NULL, '1' },
+		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL;
+	int c;
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":l:t:n:1d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': o->listen = optarg; break;
+		case 't': o->textfile = optarg; break;
+		case 'n': {
+			char *end;
+			errno = 0;
+			double v = strtod(optarg, &end);
+			if (errno || *end || !*optarg || !(v >= 0.1 && v <= 86400))
+				return vg_cli_usage(vg_usage_exporter, "exporter: invalid --interval %s (expected seconds "
+						    "from 0.1 to 86400, e.g. 15)", vg_cli_q(optarg));
+			o->interval = v;
+			break;
+		}
+		case '1': o->once = true; break;
+		case 'd': dir = optarg; break;
+		case 'h': fputs(vg_usage_exporter, stdout); return 0;
+		default: return vg_cli_bad_option("exporter", argv, c, vg_usage_exporter);
+		}
+	}
+	if (optind < argc)
+		return vg_cli_usage(vg_usage_exporter, "exporter: unexpected argument %s", vg_cli_q(argv[optind]));
+	if (o->interval && !o->textfile)
+		return vg_cli_usage(vg_usage_exporter, "exporter: --interval is for --textfile");
+	if (o->once && o->listen)
+		return vg_cli_usage(vg_usage_exporter, "exporter: --once does not serve: drop --listen");
+	if (o->textfile && !o->textfile[0])
+		return vg_cli_usage(vg_usage_exporter, "exporter: --textfile needs a file name");
+	char err[VG_CLI_WHY_MAX];
+	if (vg_cli_dir(dir, o->dir, sizeof(o->dir), err, sizeof(err)) != 0)
+		return vg_cli_fail(2, "%s", err);
+	const struct vg_config *cfg = vg_cli_env(o->dir, err, sizeof(err));
+	if (!cfg)
+		return vg_cli_fail(2, "%s", err);
+	snprintf(o->shared, sizeof(o->shared), "%s", cfg->shared_name);
+	if (!o->listen && !o->textfile && !o->once)
+		o->listen = EXP_LISTEN_DEFAULT;
+	return -1;
+}
+
+int vg_cli_exporter(int argc, char **argv)
+{
+	struct exp_opts o;
+	int rc = exp_parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct vg_metrics_state st;
+	memset(&st, 0, sizeof(st));
+	if (o.once && !o.textfile) {
+		struct vg_strbuf b = { 0 };
+		rc = exp_build(&st, &o, false, &b) == 0 && b.data &&
+			     fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0 : 1;
+		vg_strbuf_free(&b);
+		return rc;
+	}
+	if (o.textfile && (o.once || (!o.interval && !o.listen)))
+		return exp_textfile(&st, &o);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = exp_on_signal;     /* no SA_RESTART: poll returns at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	char err[VG_CLI_WHY_MAX];
+	int lfd = -1;
+	if (o.listen && (lfd = exp_listen(o.listen, err, sizeof(err))) < 0)
+		return vg_cli_fail(1, "exporter: %s", err);
+	double next = exp_now();
+	rc = 0;
+	while (!exp_stop) {
+		int wait_ms = -1;
+		if (o.textfile && o.interval) {
+			double now = exp_now();
+			if (now >= next) {
+				if (exp_textfile(&st, &o) != 0)
+					rc = 1;         /* said; try again next round */
+				next = now + o.interval;
+			}
+			wait_ms = (int)((next - exp_now()) * 1000) + 1;
+		}
+		struct pollfd p = { lfd, POLLIN, 0 };
+		int n = poll(lfd >= 0 ? &p : NULL, lfd >= 0 ? 1 : 0, wait_ms);
+		if (n > 0 && (p.revents & POLLIN)) {
+			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (cfd >= 0) {
+				exp_serve_one(cfd, &st, &o);
+				close(cfd);
+			}
+		}
+	}
+	if (lfd >= 0)
+		close(lfd);
+	return rc;
+}

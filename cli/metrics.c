@@ -1,0 +1,402 @@
+/* `vramguard exporter`'s exposition (cli/metrics.h): one scrape copies every slot of every region in the directory
+ * (accounting/region_scan.h: consistent copies, no lock taken, nothing written), then writes one family after the
+ * other, as both formats want each family's samples together. A figure the slots do not carry is left out, never
+ * written as 0. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/metrics.h"
+#include "cli/scan.h"
+
+#define MX_ID_MAX 80
+#define MX_POD_MAX 128
+
+struct mx_proc {
+	const struct vg_scan_region *sr;
+	struct vg_slot_view v;
+	char region[VG_REGION_NAME_MAX + 8];
+	char container[MX_ID_MAX], pod[MX_POD_MAX];
+};
+
+struct mx_snap {
+	struct vg_scan scan;
+	struct mx_proc *p;
+	size_t n;
+};
+
+enum mx_scope { MX_PROC_GPU, MX_PROC, MX_REGION_GPU, MX_REGION };
+
+/* One value of a family for a process (and its region device d) or a region device; false: absent. */
+typedef bool (*mx_get)(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		       uint64_t *val);
+
+static bool g_used(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		   uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.used[d];
+	return true;
+}
+
+static bool g_peak(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		   uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.peak[d];
+	return true;
+}
+
+/* The quota that applies: the tighter of the process's own and its shared region's budget, as `top` shows it. */
+static bool g_quota(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		    uint64_t *val)
+{
+	(void)dv;
+	uint64_t own = p->v.quota[d], lim = vg_dev_limit(&sr->r, d);
+	*val = own < lim ? own : lim;
+	return *val != VG_REGION_NONE;
+}
+
+static bool g_alloc(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		    uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.alloc[d];
+	return p->v.count_mode != 0;    /* not published yet: absent */
+}
+
+static bool g_driver(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		     uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.driver[d];
+	return p->v.count_mode != 0;
+}
+
+static bool g_denials(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		      uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.denied;
+	return true;
+}
+
+static bool g_budget(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		     uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->limit;
+	return dv->limit != VG_REGION_NONE;
+}
+
+static bool g_rused(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		    uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->used;
+	return true;
+}
+
+static bool g_rpeak(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		    uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->peak;
+	return true;
+}
+
+static bool g_rdenials(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		       uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->denied;
+	return true;
+}
+
+static bool g_members(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		      uint64_t *val)
+{
+	(void)p, (void)d, (void)dv;
+	*val = (uint64_t)vg_region_members(&sr->r);
+	return true;
+}
+
+/* The families read from the slots, in the order written. Counters are named with _total (the text format's sample
+ * and family name; OpenMetrics names the family without it). Not exported yet, because the slots do not carry them:
+ * soft limit, allocations, denied bytes, live allocations, streams destroyed with pending work (docs/metrics.md). */
+static const struct mx_family {
+	const char *name;
+	bool counter;
+	int scope;
+	mx_get get;
+	const char *help;
+} mx_families[] = {
+	{ "vramguard_process_used_bytes", false, MX_PROC_GPU, g_used,
+	  "Device memory the process has in use on the GPU, as its quota counts it (VRAMGUARD_COUNT)." },
+	{ "vramguard_process_peak_bytes", false, MX_PROC_GPU, g_peak, "Highest used bytes of the process on the GPU." },
+	{ "vramguard_process_quota_bytes", false, MX_PROC_GPU, g_quota,
+	  "The quota that applies: the tighter of the process's own and its shared region's budget (absent: none)." },
+	{ "vramguard_process_allocated_bytes", false, MX_PROC_GPU, g_alloc,
+	  "Bytes of the process's allocations themselves (published each VRAMGUARD_DEVICE_POLL round)." },
+	{ "vramguard_process_driver_bytes", false, MX_PROC_GPU, g_driver,
+	  "The driver's own memory (context, modules) counted in used bytes (published each poll round)." },
+	{ "vramguard_process_denials_total", true, MX_PROC, g_denials,
+	  "Allocations refused to the process (its quota or its region's budget)." },
+	{ "vramguard_region_budget_bytes", false, MX_REGION_GPU, g_budget, "The shared region's budget on the GPU." },
+	{ "vramguard_region_used_bytes", false, MX_REGION_GPU, g_rused,
+	  "Bytes charged against the shared region's budget on the GPU (its members' sum)." },
+	{ "vramguard_region_peak_bytes", false, MX_REGION_GPU, g_rpeak, "Highest used bytes of the shared region." },
+	{ "vramguard_region_denials_total", true, MX_REGION_GPU, g_rdenials,
+	  "Charges refused by the shared region's budget on the GPU." },
+	{ "vramguard_region_members", false, MX_REGION, g_members, "Processes in the shared region (alive or unverifiable)." },
+};
+
+void vg_metrics_escape(struct vg_strbuf *b, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		const char *start = p;
+		while (*p && *p != '\\' && *p != '"' && *p != '\n')
+			p++;
+		vg_strbuf_add(b, start, (size_t)(p - start));
+		if (!*p)
+			break;
+		vg_strbuf_str(b, *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : "\\n");
+	}
+}
+
+static void mx_label(struct vg_strbuf *b, bool first, const char *name, const char *val)
+{
+	vg_strbuf_printf(b, "%s%s=\"", first ? "" : ",", name);
+	vg_metrics_escape(b, val);
+	vg_strbuf_str(b, "\"");
+}
+
+/* ---- container and pod of a process, where /proc says without privileges ---- */
+
+static ssize_t mx_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	while (got + 1 < len) {
+		ssize_t n = read(fd, buf + got, len - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+/* The first run of 64 hex digits in a cgroup path: docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope,
+ * /docker/ID, libpod-ID.scope. */
+static void mx_container_id(const char *cg, char *out, size_t len)
+{
+	for (const char *p = cg; *p; p++) {
+		size_t n = 0;
+		while (isxdigit((unsigned char)p[n]) && !isupper((unsigned char)p[n]))
+			n++;
+		if (n == 64 && (p == cg || !isalnum((unsigned char)p[-1]))) {
+			snprintf(out, len, "%.64s", p);
+			return;
+		}
+		if (n)
+			p += n - 1;
+	}
+}
+
+/* VAR's value in a NUL-separated environ block. */
+static const char *mx_env(const char *env, size_t n, const char *var)
+{
+	size_t vl = strlen(var);
+	for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+		if (!strncmp(env + i, var, vl) && env[i + vl] == '=')
+			return env + i + vl + 1;
+	return NULL;
+}
+
+static void mx_identity(struct mx_proc *p)
+{
+	/* Only a process this PID namespace numbers as the slot says (same start time): another namespace's PID
+	 * would name somebody else here. */
+	if (p->v.life != VG_LIFE_ALIVE || p->v.pid <= 0 || vg_proc_start(p->v.pid) != p->v.start)
+		return;
+	char path[64], cg[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)p->v.pid);
+	bool kube = false;
+	if (mx_read(path, cg, sizeof(cg)) > 0) {
+		mx_container_id(cg, p->container, sizeof(p->container));
+		kube = strstr(cg, "kubepods") != NULL;
+	}
+	static char env[65536];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)p->v.pid);
+	ssize_t n = mx_read(path, env, sizeof(env));
+	if (n <= 0)
+		return;         /* another user's process: not readable without privileges */
+	const char *pod = mx_env(env, (size_t)n, "POD_NAME");
+	if (!pod && kube)
+		pod = mx_env(env, (size_t)n, "HOSTNAME");       /* a pod's hostname is its name */
+	if (pod)
+		snprintf(p->pod, sizeof(p->pod), "%s", pod);
+}
+
+/* ---- the scrape ---- */
+
+static void mx_proc_labels(struct vg_strbuf *b, const struct mx_proc *p)
+{
+	vg_strbuf_printf(b, "pid=\"%d\"", (int)p->v.pid);
+	mx_label(b, false, "command", p->v.cmd);
+	mx_label(b, false, "region", p->region);
+}
+
+static void mx_dev_labels(struct vg_strbuf *b, const struct vg_dev_view *dv)
+{
+	vg_strbuf_printf(b, ",gpu=\"%d\"", (int)dv->ordinal);
+	mx_label(b, false, "gpu_uuid", dv->uuid);
+}
+
+static void mx_head(struct vg_strbuf *b, const char *name, bool counter, const char *type, const char *help,
+		    bool om)
+{
+	size_t n = strlen(name);
+	if (counter && om)
+		n -= strlen("_total");          /* OpenMetrics: the family is named without the suffix */
+	vg_strbuf_printf(b, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)n, name, help, (int)n, name, type);
+}
+
+static void mx_family(struct vg_strbuf *b, const struct mx_snap *sn, const struct mx_family *f, bool om)
+{
+	mx_head(b, f->name, f->counter, f->counter ? "counter" : "gauge", f->help, om);
+	uint64_t val;
+	if (f->scope == MX_PROC_GPU || f->scope == MX_PROC) {
+		for (size_t i = 0; i < sn->n; i++) {
+			const struct mx_proc *p = &sn->p[i];
+			for (int d = 0; d < VG_REGION_DEVS; d++) {
+				struct vg_dev_view dv;
+				if (f->scope == MX_PROC) {
+					if (d > 0 || !f->get(p, p->sr, 0, NULL, &val))
+						break;
+				} else if (!vg_slot_uses(&p->sr->r, &p->v, d) || !vg_dev_read(&p->sr->r, d, &dv) ||
+					   !f->get(p, p->sr, d, &dv, &val)) {
+					continue;
+				}
+				vg_strbuf_printf(b, "%s{", f->name);
+				mx_proc_labels(b, p);
+				if (f->scope == MX_PROC_GPU)
+					mx_dev_labels(b, &dv);
+				mx_label(b, false, "container", p->container);
+				mx_label(b, false, "pod", p->pod);
+				vg_strbuf_printf(b, "} %llu\n", (unsigned long long)val);
+			}
+		}
+		return;
+	}
+	for (size_t i = 0; i < sn->scan.n; i++) {
+		const struct vg_scan_region *sr = &sn->scan.v[i];
+		if (sr->control)
+			continue;
+		char label[VG_REGION_NAME_MAX + 8];
+		vg_cli_region_label(&sr->r, sr->label, label, sizeof(label));
+		for (int d = 0; d < VG_REGION_DEVS; d++) {
+			struct vg_dev_view dv;
+			if (f->scope == MX_REGION) {
+				if (d > 0 || !f->get(NULL, sr, 0, NULL, &val))
+					break;
+			} else if (!vg_dev_read(&sr->r, d, &dv) || !f->get(NULL, sr, d, &dv, &val)) {
+				continue;
+			}
+			vg_strbuf_printf(b, "%s{", f->name);
+			mx_label(b, true, "region", label);
+			if (f->scope == MX_REGION_GPU)
+				mx_dev_labels(b, &dv);
+			vg_strbuf_printf(b, "} %llu\n", (unsigned long long)val);
+		}
+	}
+}
+
+static double mx_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Say a skipped file once: the scan's reason, when it differs from the last one said. */
+static void mx_note(struct vg_metrics_state *st, const struct vg_scan *s)
+{
+	char note[sizeof(st->last_note)] = "";
+	if (s->bad)
+		snprintf(note, sizeof(note), "%s", s->bad_why);
+	else if (s->denied)
+		snprintf(note, sizeof(note), "%s", s->denied_why);
+	if (note[0] && strcmp(note, st->last_note) != 0)
+		fprintf(stderr, "vramguard: warning: exporter: skipped: %s\n", note);
+	memcpy(st->last_note, note, sizeof(note));
+}
+
+int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *shared_name, bool om,
+		     struct vg_strbuf *b, char *err, size_t errlen)
+{
+	double t0 = mx_now();
+	struct mx_snap sn = { 0 };
+	char *names[1] = { (char *)shared_name };
+	int rc = 0;
+	/* No VG_SCAN_CLEAN: cleaning takes a region's lock, which the jobs wait for. */
+	if (vg_scan_open(&sn.scan, dir, names, shared_name && shared_name[0] ? 1 : 0, VG_SCAN_DIR, err, errlen) != 0)
+		return -1;
+	if (sn.scan.no_dir) {
+		snprintf(err, errlen, "%s", sn.scan.dir_why);
+		rc = -1;
+	}
+	size_t cap = 0;
+	for (size_t i = 0; i < sn.scan.n; i++)
+		cap += sn.scan.v[i].r.nslots;
+	sn.p = cap ? calloc(cap, sizeof(*sn.p)) : NULL;
+	if (cap && !sn.p) {
+		snprintf(err, errlen, "out of memory");
+		vg_scan_close(&sn.scan);
+		return -1;
+	}
+	for (size_t i = 0; i < sn.scan.n; i++) {
+		const struct vg_scan_region *sr = &sn.scan.v[i];
+		for (uint32_t k = 0; k < sr->r.nslots; k++) {
+			struct mx_proc *p = &sn.p[sn.n];
+			if (!vg_slot_read(&sr->r, k, &p->v) || !p->v.alive)
+				continue;
+			p->sr = sr;
+			if (!sr->control)
+				vg_cli_region_label(&sr->r, sr->label, p->region, sizeof(p->region));
+			mx_identity(p);
+			sn.n++;
+		}
+	}
+	st->skipped_permission += (uint64_t)sn.scan.denied;
+	st->skipped_invalid += (uint64_t)sn.scan.bad;
+	mx_note(st, &sn.scan);
+
+	for (size_t f = 0; f < sizeof(mx_families) / sizeof(mx_families[0]); f++)
+		mx_family(b, &sn, &mx_families[f], om);
+	mx_head(b, "vramguard_exporter_segments_skipped_total", true, "counter",
+		"Region files skipped since the exporter started, summed over scrapes, by reason.", om);
+	vg_strbuf_printf(b, "vramguard_exporter_segments_skipped_total{reason=\"permission\"} %llu\n"
+			 "vramguard_exporter_segments_skipped_total{reason=\"invalid\"} %llu\n",
+			 (unsigned long long)st->skipped_permission, (unsigned long long)st->skipped_invalid);
+	mx_head(b, "vramguard_up", false, "gauge", "1 if the regions' directory could be read.", om);
+	vg_strbuf_printf(b, "vramguard_up %d\n", rc == 0 ? 1 : 0);
+	mx_head(b, "vramguard_exporter_scrape_duration_seconds", false, "gauge",
+		"Time this scrape took to read the regions and build the exposition.", om);
+	vg_strbuf_printf(b, "vramguard_exporter_scrape_duration_seconds %.6f\n", mx_now() - t0);
+	if (om)
+		vg_strbuf_str(b, "# EOF\n");
+	free(sn.p);
+	vg_scan_close(&sn.scan);
+	return rc;
+}

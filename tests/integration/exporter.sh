@@ -1,0 +1,214 @@
+# shellcheck shell=bash
+# `vramguard exporter`, sourced by tests/run.sh after region_cli.sh: the exposition's format and escaping (promtool
+# check metrics), OpenMetrics negotiation, HTTP (404, a stuck client), members appearing and vanishing during scrapes,
+# a corrupt file ignored with one line, the textfile written atomically, and a real Prometheus server scraping it
+# while processes under the preload allocate against the test double. Members are region_tool (no CUDA) or the
+# waiter under the preload. Uses run.sh's cli, ok, bad, skip, expect_err_lines and $VG $T $ERR $LOG $CO $LIB.
+
+XT=$T/region_tool
+XSD=$(mktemp -d /tmp/vg-exporter.XXXXXX)
+chmod 755 "$XSD"
+XU=GPU-cccccccc-1111-2222-3333-444444444444
+XPIDS=()
+xcleanup() { for p in "${XPIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; XPIDS=(); }
+xwait() { for _ in $(seq 200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done; return 1; }
+xmember() { # OUTFILE ARGS...: a region_tool member, ready; its pid in $XM
+	"$XT" "${@:2}" >"$1" 2>>"$LOG" &
+	XM=$!
+	XPIDS+=("$XM")
+	xwait "$1" '^ready' || bad "exporter: region_tool $2 did not get ready" "$(cat "$1")"
+}
+# Start the exporter on a free port of 127.0.0.1 (port 0; it says which): its pid in $XE, the URL in $XURL.
+xserve() { # ERRFILE [ARGS...]
+	env -u VRAMGUARD_SHARED "$VG" exporter --listen 127.0.0.1:0 "${@:2}" 2>"$1" &
+	XE=$!
+	XPIDS+=("$XE")
+	XURL=
+	if xwait "$1" 'listening on http://127\.0\.0\.1:[0-9]+/metrics'; then
+		XURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+/metrics' "$1" | head -1)
+	else bad "exporter: did not start" "$(cat "$1")"; fi
+}
+XCURL=(curl -sS --max-time 10 --noproxy '*')
+# Every sample's family has HELP and TYPE before it (text format: the family of name_total is name_total).
+xhelp_type() { # FILE
+	awk '/^# HELP /{h[$3]=1} /^# TYPE /{t[$3]=1} /^[a-z]/{n=$0; sub(/[{ ].*/, "", n);
+		if (!h[n] || !t[n]) { print "no HELP/TYPE before " n; bad=1 } } END { exit bad }' "$1"
+}
+
+"$XT" create "$XSD/vramguard.job" job 8G >/dev/null
+xmember "$XSD/a.out" join "$XSD/vramguard.job" dev=0 uuid=$XU total=16G quota=4G used=1G peak=2G denied=3
+XA=$XM
+xmember "$XSD/c.out" control "$XSD" dev=0 uuid=$XU total=16G quota=2G used=512M
+# A member of another PID namespace whose command has a quote, a backslash and a newline.
+"$XT" plant "$XSD/vramguard.job" 999999 64M "$(printf 'we"ird\\tool\nline2')" >/dev/null
+
+cli "help exporter documents its options and the default address" 0 '127\.0\.0\.1:9847' -- $VG help exporter
+cli "exporter --once: the exposition" 0 '^vramguard_up 1$' VRAMGUARD_SHM_DIR="$XSD" VRAMGUARD_SHARED= -- \
+	$VG exporter --once
+printf '%s\n' "$CO" >"$XSD/m.prom"
+if grep -Eq "^vramguard_process_used_bytes\\{pid=\"$XA\",command=\"region_tool join\",region=\"job\",gpu=\"0\",gpu_uuid=\"$XU\",container=\"[0-9a-f]*\",pod=\"[^\"]*\"\\} 1073741824\$" "$XSD/m.prom" &&
+	grep -q "^vramguard_process_quota_bytes{pid=\"$XA\",.*} 4294967296\$" "$XSD/m.prom" &&
+	grep -q "^vramguard_process_denials_total{pid=\"$XA\",command=\"region_tool join\",region=\"job\",container=\"[0-9a-f]*\",pod=\"[^\"]*\"} 3\$" "$XSD/m.prom" &&
+	grep -q '^vramguard_region_budget_bytes{region="job",gpu="0",gpu_uuid="'$XU'"} 8589934592$' "$XSD/m.prom" &&
+	grep -q '^vramguard_region_members{region="job"} 2$' "$XSD/m.prom" &&
+	grep -q '^vramguard_process_used_bytes{pid="[0-9]*",command="region_tool control",region="",.*} 536870912$' "$XSD/m.prom"; then
+	ok "  used, quota, denials per process; budget and members per region; a control segment with region \"\""
+else bad "  the samples" "$(grep -v '^#' "$XSD/m.prom" | head -8)"; fi
+# No fake zeros: nothing published the allocations' share yet (region_tool does not), so no sample at all.
+if ! grep -q '^vramguard_process_allocated_bytes{' "$XSD/m.prom"; then ok "  a figure not published is absent, not 0"
+else bad "  allocated_bytes should be absent" "$(grep allocated "$XSD/m.prom")"; fi
+if grep -qF 'command="we\"ird\\tool\nline2",region="job"' "$XSD/m.prom"; then
+	ok "  a command with a quote, a backslash and a newline is escaped"
+else bad "  escaping" "$(grep -a 999999 "$XSD/m.prom" | head -2)"; fi
+if xo=$(xhelp_type "$XSD/m.prom"); then ok "  HELP and TYPE before every family's samples"
+else bad "  HELP/TYPE" "$xo"; fi
+if command -v promtool >/dev/null; then
+	if xo=$(promtool check metrics <"$XSD/m.prom" 2>&1); then ok "  promtool check metrics: clean"
+	else bad "  promtool check metrics" "$xo"; fi
+	# The check can fail: the same exposition with the command's quote left unescaped is refused.
+	if ! sed 's/we\\"ird/we"ird/' "$XSD/m.prom" | promtool check metrics >/dev/null 2>&1; then
+		ok "  (promtool refuses the same exposition with the quote unescaped: the check can fail)"
+	else bad "  promtool accepted an unescaped quote"; fi
+else skip "  promtool check metrics" "promtool is not installed (scripts/setup.sh installs prometheus)"; fi
+cli "exporter: bad --listen" 1 '^$' -- $VG exporter --listen nope
+expect_err_lines "  one line naming the option and the value" "^vramguard: error: exporter: invalid --listen 'nope' " 1
+cli "exporter: --interval without --textfile" 2 '^$' -- $VG exporter --interval 1
+
+# ---- HTTP ----
+if ! command -v curl >/dev/null; then
+	skip "exporter: HTTP" "curl is not installed (scripts/setup.sh installs it)"
+	XURL=
+else xserve "$XSD/e1.err" --dir "$XSD"; fi
+if [ -n "$XURL" ]; then
+	xo=$("${XCURL[@]}" -D "$XSD/h1" "$XURL")
+	if grep -qi '^Content-Type: text/plain; version=0\.0\.4' "$XSD/h1" && grep -q '^vramguard_up 1$' <<<"$xo" &&
+		! grep -q '^# EOF' <<<"$xo"; then ok "exporter: GET /metrics: text format 0.0.4"
+	else bad "exporter: GET /metrics" "$(cat "$XSD/h1"; head -3 <<<"$xo")"; fi
+	xo=$("${XCURL[@]}" -D "$XSD/h2" -H 'Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5' "$XURL")
+	if grep -qi '^Content-Type: application/openmetrics-text; version=1\.0\.0' "$XSD/h2" &&
+		[ "$(tail -n 1 <<<"$xo")" = "# EOF" ] && grep -q '^# TYPE vramguard_process_denials counter$' <<<"$xo" &&
+		grep -q '^vramguard_process_denials_total{' <<<"$xo"; then
+		ok "  Accept: application/openmetrics-text: OpenMetrics 1.0.0, counters' families without _total, # EOF"
+	else bad "  OpenMetrics negotiation" "$(cat "$XSD/h2"; tail -3 <<<"$xo")"; fi
+	xo=$("${XCURL[@]}" -o /dev/null -w '%{http_code}' "${XURL%/metrics}/other")
+	[ "$xo" = 404 ] && ok "  GET /other: 404" || bad "  GET /other: $xo, want 404"
+	# A client that connects and sends nothing holds the server up to its read timeout (2 s), not forever.
+	xhost=${XURL#http://}
+	xhost=${xhost%%/*}
+	exec 7<>"/dev/tcp/${xhost%:*}/${xhost#*:}"
+	SECONDS=0
+	xo=$("${XCURL[@]}" -o /dev/null -w '%{http_code}' "$XURL")
+	xt=$SECONDS
+	exec 7>&-
+	if [ "$xo" = 200 ] && [ "$xt" -le 4 ]; then ok "  a stuck client delays the next scrape ${xt}s at most (read timeout)"
+	else bad "  stuck client: code $xo after ${xt}s"; fi
+	# Members appearing and vanishing (exit, SIGKILL) during scrapes: every scrape answers, each clean.
+	xbad=0
+	xn=0
+	for i in $(seq 12); do
+		"$XT" join "$XSD/vramguard.job" dev=0 uuid=$XU total=16G used=${i}M >/dev/null 2>>"$LOG" &
+		xp=$!
+		"$XT" control "$XSD" dev=0 uuid=$XU total=16G used=${i}M >/dev/null 2>>"$LOG" &
+		xq=$!
+		for _ in 1 2 3; do
+			xn=$((xn + 1))
+			"${XCURL[@]}" -f "$XURL" >"$XSD/churn.prom" 2>>"$LOG" || { xbad=$((xbad + 1)); continue; }
+			if command -v promtool >/dev/null && ! promtool check metrics <"$XSD/churn.prom" >>"$LOG" 2>&1; then
+				xbad=$((xbad + 1))
+			fi
+			grep -q '^vramguard_up 1$' "$XSD/churn.prom" || xbad=$((xbad + 1))
+		done
+		if [ $((i % 2)) = 0 ]; then kill -9 $xp $xq; else kill $xp $xq; fi
+		wait $xp $xq 2>/dev/null
+	done
+	[ "$xbad" = 0 ] && ok "  members appearing and vanishing (exit, SIGKILL): $xn scrapes, all answered and clean" ||
+		bad "  churn: $xbad of $xn scrapes failed"
+	"${XCURL[@]}" "$XURL" >"$XSD/after.prom"
+	if [ "$(grep -c '^vramguard_process_used_bytes{' "$XSD/after.prom")" = 3 ]; then
+		ok "  the processes that left (or were killed) are not exported"
+	else bad "  after the churn" "$(grep '^vramguard_process_used_bytes{' "$XSD/after.prom")"; fi
+	# A corrupt file and a foreign one: skipped, counted, said once however many scrapes.
+	head -c 4096 /dev/urandom >"$XSD/vramguard.corrupt"
+	for _ in 1 2 3; do "${XCURL[@]}" "$XURL" >"$XSD/bad.prom"; done
+	xn=$(grep -c 'vramguard: warning: exporter: skipped: .*vramguard\.corrupt' "$XSD/e1.err")
+	if [ "$xn" = 1 ] && grep -q '^vramguard_exporter_segments_skipped_total{reason="invalid"} 3$' "$XSD/bad.prom" &&
+		grep -q '^vramguard_up 1$' "$XSD/bad.prom" && grep -q "pid=\"$XA\"" "$XSD/bad.prom"; then
+		ok "  a corrupt file: one line on stderr over 3 scrapes, counted in segments_skipped_total, the rest exported"
+	else bad "  corrupt file: $xn lines" "$(cat "$XSD/e1.err"; grep skipped "$XSD/bad.prom")"; fi
+	rm -f "$XSD/vramguard.corrupt"
+	kill "$XE" && wait "$XE" 2>/dev/null
+	[ $? = 0 ] && ok "  SIGTERM: exits 0" || bad "  SIGTERM: exit status not 0"
+fi
+
+# ---- the textfile: written atomically (every read sees a whole file), no temporary file left ----
+"$VG" exporter --dir "$XSD" --textfile "$XSD/vg.prom" --interval 0.1 2>>"$LOG" &
+xtf=$!
+XPIDS+=("$xtf")
+xwait "$XSD/vg.prom" 'scrape_duration' || true
+xbad=0
+for _ in $(seq 300); do
+	[ "$(tail -n 1 "$XSD/vg.prom")" = "" ] && xbad=$((xbad + 1))
+	tail -n 1 "$XSD/vg.prom" | grep -q '^vramguard_exporter_scrape_duration_seconds ' || xbad=$((xbad + 1))
+done
+kill "$xtf"
+wait "$xtf" 2>/dev/null
+if [ "$xbad" = 0 ] && [ -z "$(find "$XSD" -name 'vg.prom.*')" ]; then
+	ok "exporter --textfile --interval 0.1: 300 reads while it rewrites, each a whole file; no temporary left"
+else bad "exporter --textfile: $xbad torn reads" "$(ls "$XSD")"; fi
+cli "exporter --textfile --once" 0 '^$' -- $VG exporter --dir "$XSD" --textfile "$XSD/once.prom" --once
+grep -q '^vramguard_up 1$' "$XSD/once.prom" && ok "  writes the file" || bad "  no file"
+xcleanup
+
+# ---- a real Prometheus server scraping the exporter while jobs under the preload allocate ----
+if ! command -v prometheus >/dev/null || ! command -v curl >/dev/null; then
+	skip "exporter: a real Prometheus scrape" "prometheus or curl is not installed (scripts/setup.sh installs them)"
+else
+	XPD=$(mktemp -d /tmp/vg-prom.XXXXXX)
+	xserve "$XPD/e.err" --dir "$XPD"
+	xport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	xtarget=${XURL#http://}
+	cat >"$XPD/prometheus.yml" <<YML
+global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }
+scrape_configs:
+  - job_name: vramguard
+    static_configs: [ { targets: ['${xtarget%/metrics}'] } ]
+YML
+	prometheus --config.file="$XPD/prometheus.yml" --storage.tsdb.path="$XPD/data" \
+		--web.listen-address="127.0.0.1:$xport" >"$XPD/prom.log" 2>&1 &
+	XPROM=$!
+	XPIDS+=("$XPROM")
+	# Jobs: 64 MiB each in a shared region of 100 MiB, each under a 1 GiB quota; the second is denied later,
+	# so the region's denial counter rises while Prometheus watches.
+	XJ=(env -u NVIDIA_GPU_MEMORY_LIMITS "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T" VRAMGUARD_SHM_DIR="$XPD"
+		VRAMGUARD_SHARED=team VRAMGUARD_SHARED_LIMITS=100M NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_REPORT=off)
+	"${XJ[@]}" "$T/waiter" "$XPD/stop" cuda 60 >"$XPD/w1.out" 2>>"$LOG" &
+	XPIDS+=($!)
+	xwait "$XPD/w1.out" ready || bad "exporter: the first job did not get ready"
+	xq() { # PROMQL: the first result's value ("" if none)
+		"${XCURL[@]}" --data-urlencode "query=$1" "http://127.0.0.1:$xport/api/v1/query" 2>>"$LOG" |
+			python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>>"$LOG"
+	}
+	xuntil() { # PROMQL WANT: poll up to 20 s
+		for _ in $(seq 80); do [ "$(xq "$1")" = "$2" ] && return 0; sleep 0.25; done
+		return 1
+	}
+	xuntil 'vramguard_region_denials_total{region="team"}' 0 &&
+		xuntil 'sum(vramguard_process_used_bytes{region="team"})' $((64 << 20)) &&
+		ok "prometheus: scraped the job's 64 MiB in use and the region's 0 denials" ||
+		bad "prometheus: first scrape" "$(tail -5 "$XPD/prom.log"; xq 'vramguard_up')"
+	"${XJ[@]}" "$T/waiter" "$XPD/stop" cuda 60 >"$XPD/w2.out" 2>>"$LOG" &
+	XPIDS+=($!)
+	xwait "$XPD/w2.out" ready || bad "exporter: the second job did not get ready"
+	xuntil 'vramguard_region_denials_total{region="team"}' 1 &&
+		xuntil 'sum(vramguard_process_denials_total{region="team"})' 1 &&
+		xuntil 'max(vramguard_process_quota_bytes{region="team"})' $((100 << 20)) &&
+		ok "prometheus: the second job's denial (process and region counters) and the quota that applies (100 MiB)" ||
+		bad "prometheus: after the denial" "$(xq 'vramguard_region_denials_total')"
+	[ "$(xq 'max_over_time(vramguard_region_denials_total{region="team"}[1m]) - min_over_time(vramguard_region_denials_total{region="team"}[1m])')" = 1 ] &&
+		ok "prometheus: the denial counter increased (0 then 1 over the last minute)" ||
+		bad "prometheus: counter increase" "$(xq 'min_over_time(vramguard_region_denials_total[1m])')"
+	touch "$XPD/stop"
+	xcleanup
+	rm -rf "$XPD"
+fi
+rm -rf "$XSD"
