@@ -37,10 +37,11 @@
 #include <sys/types.h>
 
 #define VG_REGION_MAGIC 0x3147524d41525647ull   /* "GVRAMRG1" little-endian: bytes "GVRAMRG1" */
-#define VG_REGION_VERSION 3             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures */
+#define VG_REGION_VERSION 4             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures;
+					 * 4: soft limits and process counters */
 #define VG_REGION_DEVS 16               /* physical GPUs per region */
 #define VG_REGION_SLOTS_DEFAULT 1024    /* processes per shared region unless its creator asks otherwise */
-#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 16.5 MiB file) */
+#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 19 MiB file) */
 #define VG_REGION_SPEC_MAX 256          /* a limit spec as text, NUL included */
 #define VG_REGION_NAME_MAX 64           /* NAME in VRAMGUARD_SHARED=NAME: [A-Za-z0-9._-], not starting with '.' */
 #define VG_REGION_CMD_MAX 80            /* command line shown by `top`, truncated */
@@ -108,6 +109,13 @@ struct vg_region_slot {
 	uint32_t pad2;
 	_Atomic uint64_t alloc[VG_REGION_DEVS];    /* bytes of the allocations themselves */
 	_Atomic uint64_t driver[VG_REGION_DEVS];   /* the driver's own memory (context, modules) counted in used[] */
+	/* Published with them, by the same thread (meaningful once count_mode != 0): the process's soft limit per
+	 * device (VG_REGION_NONE: none), and its counters over all its GPUs. */
+	_Atomic uint64_t soft[VG_REGION_DEVS];
+	_Atomic uint64_t allocs;        /* allocations made, ever */
+	_Atomic uint64_t denied_bytes;  /* bytes asked for by the refused ones */
+	_Atomic uint64_t live_allocs;   /* allocations not freed yet (the allocation tables' records) */
+	_Atomic uint64_t streams_pending;       /* streams destroyed with work still queued, ever */
 };
 
 struct vg_region_hdr {
@@ -230,8 +238,16 @@ void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit);
  * their only writer). false if r is not a joined control segment or dev is not bound. */
 bool vg_region_control_counters(struct vg_region *r, int dev, _Atomic uint64_t **used, _Atomic uint64_t **peak);
 
-/* Our slot's device figures for dev (vg_region_slot.count_mode, alloc[], driver[]); a no-op before joining. */
-void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver);
+/* Our slot's device figures for dev (vg_region_slot.count_mode, alloc[], driver[], soft[]); a no-op before joining
+ * or for an unbound dev. */
+void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver, uint64_t soft);
+/* The process's own counters, over all its GPUs (vg_region_slot.allocs ... streams_pending); written before the
+ * device figures of the same round, so that a reader that sees count_mode != 0 sees them too. A no-op before
+ * joining. */
+struct vg_region_counts {
+	uint64_t allocs, denied_bytes, live_allocs, streams_pending;
+};
+void vg_region_publish_counts(struct vg_region *r, const struct vg_region_counts *c);
 
 /* Shared regions: charge bytes on dev against the region budget, with our slot's share. 0, or -ENOSPC (nothing
  * charged; *used and *limit say what the region had) after reclaiming dead slots once, or -ETIMEDOUT (lock).

@@ -179,15 +179,30 @@ void vg_region_set_quota(struct vg_region *r, int dev, uint64_t own_limit)
 	atomic_store(&r->h->slot[slot].quota[r->devmap[dev]], own_limit);
 }
 
-void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver)
+void vg_region_publish_counts(struct vg_region *r, const struct vg_region_counts *c)
+{
+	int slot = r ? vg_my_slot(r) : -1;
+	if (!r || !r->h || slot < 0)
+		return;
+	struct vg_region_slot *s = &r->h->slot[slot];
+	atomic_store_explicit(&s->allocs, c->allocs, memory_order_relaxed);
+	atomic_store_explicit(&s->denied_bytes, c->denied_bytes, memory_order_relaxed);
+	atomic_store_explicit(&s->live_allocs, c->live_allocs, memory_order_relaxed);
+	atomic_store_explicit(&s->streams_pending, c->streams_pending, memory_order_relaxed);
+}
+
+void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver, uint64_t soft)
 {
 	int slot = r ? vg_my_slot(r) : -1;
 	if (!r || !r->h || slot < 0 || dev < 0 || dev >= VG_MAX_DEVICES || r->devmap[dev] < 0)
 		return;
 	struct vg_region_slot *s = &r->h->slot[slot];
-	atomic_store_explicit(&s->count_mode, (uint32_t)count_mode, memory_order_relaxed);
 	atomic_store_explicit(&s->alloc[r->devmap[dev]], alloc, memory_order_relaxed);
 	atomic_store_explicit(&s->driver[r->devmap[dev]], driver, memory_order_relaxed);
+	atomic_store_explicit(&s->soft[r->devmap[dev]], soft, memory_order_relaxed);
+	/* Last, released: a reader that loads it first (acquire) and sees it set sees the figures above, and the
+	 * process counters published before them. */
+	atomic_store_explicit(&s->count_mode, (uint32_t)count_mode, memory_order_release);
 }
 
 bool vg_region_control_counters(struct vg_region *r, int dev, _Atomic uint64_t **used, _Atomic uint64_t **peak)

@@ -83,14 +83,20 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 		v->start = s->start;
 		v->bound = atomic_load(&s->bound);
 		VG_FIELD(v->cmd, s->cmd);
+		/* First (acquire): set, it vouches for the published figures read after it (vg_region_publish). */
+		v->count_mode = atomic_load_explicit(&s->count_mode, memory_order_acquire);
 		for (int d = 0; d < VG_REGION_DEVS; d++) {
 			v->used[d] = atomic_load(&s->used[d]);
 			v->peak[d] = atomic_load(&s->peak[d]);
 			v->quota[d] = atomic_load(&s->quota[d]);
 			v->alloc[d] = atomic_load(&s->alloc[d]);
 			v->driver[d] = atomic_load(&s->driver[d]);
+			v->soft[d] = atomic_load(&s->soft[d]);
 		}
-		v->count_mode = atomic_load(&s->count_mode);
+		v->allocs = atomic_load(&s->allocs);
+		v->denied_bytes = atomic_load(&s->denied_bytes);
+		v->live_allocs = atomic_load(&s->live_allocs);
+		v->streams_pending = atomic_load(&s->streams_pending);
 		v->denied = atomic_load(&s->denied);
 		v->last_report_ns = atomic_load(&s->last_report_ns);
 		/* limit_seq before applied_seq: a request applied meanwhile makes applied_seq run ahead of our copy,

@@ -51,6 +51,10 @@ struct vg_slot_view {
 	 * count_mode: 0 not published yet, 1 device counting, 2 allocations. */
 	uint64_t alloc[VG_REGION_DEVS], driver[VG_REGION_DEVS];
 	uint32_t count_mode;
+	/* Published with them (meaningful only when count_mode != 0): the soft limit per device (VG_REGION_NONE:
+	 * none) and the process's counters over all its GPUs. */
+	uint64_t soft[VG_REGION_DEVS];
+	uint64_t allocs, denied_bytes, live_allocs, streams_pending;
 	uint64_t denied, last_report_ns;
 	uint32_t limit_seq;             /* how many `limit set --pid` requests it got */
 	bool pending;                   /* the last one is not applied yet (its applied_seq lags limit_seq) */

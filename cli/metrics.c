@@ -87,6 +87,48 @@ static bool g_denials(const struct mx_proc *p, const struct vg_scan_region *sr, 
 	return true;
 }
 
+/* The soft limit (NVIDIA_GPU_MEMORY_REQUEST, VRAMGUARD_WARN_AT): absent when none, or not published yet. */
+static bool g_soft(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		   uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.soft[d];
+	return p->v.count_mode != 0 && *val != VG_REGION_NONE;
+}
+
+/* The process's counters over all its GPUs, published by its sampler with the device figures: absent until then. */
+static bool g_allocs(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		     uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.allocs;
+	return p->v.count_mode != 0;
+}
+
+static bool g_denied_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+			   const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.denied_bytes;
+	return p->v.count_mode != 0;
+}
+
+static bool g_live(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
+		   uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.live_allocs;
+	return p->v.count_mode != 0;
+}
+
+static bool g_streams_pending(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+			      const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.streams_pending;
+	return p->v.count_mode != 0;
+}
+
 static bool g_budget(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
 		     uint64_t *val)
 {
@@ -128,8 +170,7 @@ static bool g_members(const struct mx_proc *p, const struct vg_scan_region *sr, 
 }
 
 /* The families read from the slots, in the order written. Counters are named with _total (the text format's sample
- * and family name; OpenMetrics names the family without it). Not exported yet, because the slots do not carry them:
- * soft limit, allocations, denied bytes, live allocations, streams destroyed with pending work (docs/metrics.md). */
+ * and family name; OpenMetrics names the family without it). */
 static const struct mx_family {
 	const char *name;
 	bool counter;
@@ -146,8 +187,18 @@ static const struct mx_family {
 	  "Bytes of the process's allocations themselves (published each VRAMGUARD_DEVICE_POLL round)." },
 	{ "vramguard_process_driver_bytes", false, MX_PROC_GPU, g_driver,
 	  "The driver's own memory (context, modules) counted in used bytes (published each poll round)." },
+	{ "vramguard_process_soft_limit_bytes", false, MX_PROC_GPU, g_soft,
+	  "The process's soft limit on the GPU (NVIDIA_GPU_MEMORY_REQUEST, VRAMGUARD_WARN_AT; absent: none)." },
 	{ "vramguard_process_denials_total", true, MX_PROC, g_denials,
 	  "Allocations refused to the process (its quota or its region's budget)." },
+	{ "vramguard_process_allocations_total", true, MX_PROC, g_allocs,
+	  "Allocations the process made, over all its GPUs (published each poll round)." },
+	{ "vramguard_process_denied_bytes_total", true, MX_PROC, g_denied_bytes,
+	  "Bytes asked for by the allocations refused to the process (published each poll round)." },
+	{ "vramguard_process_live_allocations", false, MX_PROC, g_live,
+	  "Allocations of the process not freed yet (published each poll round)." },
+	{ "vramguard_process_streams_destroyed_pending_total", true, MX_PROC, g_streams_pending,
+	  "Streams the process destroyed with work still queued (published each poll round)." },
 	{ "vramguard_region_budget_bytes", false, MX_REGION_GPU, g_budget, "The shared region's budget on the GPU." },
 	{ "vramguard_region_used_bytes", false, MX_REGION_GPU, g_rused,
 	  "Bytes charged against the shared region's budget on the GPU (its members' sum)." },

@@ -26,7 +26,7 @@ const char vg_usage_region[] =
 	"  create   make a persistent region before the jobs start: it keeps its budget (SPEC, written as\n"
 	"           NVIDIA_GPU_MEMORY_LIMITS: 8G, 0:4G,1:2G, 50%; none: usage only) while jobs come and go, until\n"
 	"           'region rm'. --mode 0660 lets the file's group join (they set VRAMGUARD_SHARED_MODE=0660 too);\n"
-	"           --slots N is how many processes it holds at once (default 1024, at most 16384; ~1 KiB each)\n"
+	"           --slots N is how many processes it holds at once (default 1024, at most 16384; ~1.2 KiB each)\n"
 	"  rm       remove a region; one with live members only with --force (they go on counting in the removed\n"
 	"           file while new jobs make a new one)\n"
 	"  reset    reclaim exited members and rebuild the totals from the live ones (peak = in use, denials 0)\n"

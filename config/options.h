@@ -149,7 +149,7 @@
 	  " whose group it is in (made with 0660 too)", VG_IGNORED(""), vg_load_shared_mode, VG_NO_FLAG)              \
 	X("VRAMGUARD_SHARED_SLOTS", "integer", VG_STR(VG_SHARED_SLOTS_DEFAULT),                                       \
 	  "1 to " VG_STR(VG_SHARED_SLOTS_MAX) " (decimal)",                                                           \
-	  "Processes a shared region this process creates can hold at once (about 1 KiB of the file each)",           \
+	  "Processes a shared region this process creates can hold at once (about 1.2 KiB of the file each)",           \
 	  VG_IGNORED(""), vg_load_shared_slots, VG_NO_FLAG)                                                           \
 	X("VRAMGUARD_CONTROL", "enum", "on", VG_CONTROL_VALUES,                                                       \
 	  "on: a process outside any shared region makes a control segment in VRAMGUARD_SHM_DIR so that"              \

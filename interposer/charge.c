@@ -27,7 +27,7 @@ struct vg_table vg_vmm;                 /* cuMemCreate handles (refs + maps) */
 struct vg_table vg_maps;                /* cuMemMap mappings by start address */
 struct vg_table vg_streams;             /* live streams, with their creation sites */
 struct vg_table vg_stream_events;       /* streams destroyed with work queued, by (create, destroy) site */
-_Atomic uint64_t vg_streams_created, vg_streams_destroyed;
+_Atomic uint64_t vg_streams_created, vg_streams_destroyed, vg_streams_destroyed_pending;
 
 
 static struct vg_table *const vg_all_tables[] = { &vg_ptrs, &vg_arrays, &vg_vmm, &vg_maps, &vg_streams,
@@ -316,5 +316,6 @@ void vg_wrappers_atfork_child(void)
 	vg_sites_reset_child();
 	atomic_store(&vg_streams_created, 0);
 	atomic_store(&vg_streams_destroyed, 0);
+	atomic_store(&vg_streams_destroyed_pending, 0);
 	vg_tid = 0;
 }

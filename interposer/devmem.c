@@ -360,6 +360,7 @@ static void vg_sample_round(void)
 	bool nvml = vg_nvml_load();
 	if (!nvml)
 		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "%s", vg_nvml_error());
+	vg_shared_publish_counts();
 	for (int d = 0; d < VG_MAX_DEVICES; d++) {
 		const struct vg_device_info *di = vg_device_info_cached(d);
 		if (!di)

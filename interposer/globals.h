@@ -31,7 +31,7 @@ extern struct vg_table vg_vmm;          /* cuMemCreate handles (refs + maps) */
 extern struct vg_table vg_maps;         /* cuMemMap mappings by start address */
 extern struct vg_table vg_streams;      /* live streams, with their creation sites (hook_stream.c) */
 extern struct vg_table vg_stream_events;/* streams destroyed with work queued, by (create, destroy) site */
-/* charge.c; counted up by hook_stream.c, read by snapshot.c. */
-extern _Atomic uint64_t vg_streams_created, vg_streams_destroyed;
+/* charge.c; counted up by hook_stream.c, read by snapshot.c (and the last by shared.c, for the region slot). */
+extern _Atomic uint64_t vg_streams_created, vg_streams_destroyed, vg_streams_destroyed_pending;
 
 #endif

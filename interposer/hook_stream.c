@@ -183,8 +183,10 @@ static CUresult vg_stream_destroy(bool v2, CUstream s)
 	rc = VG_REAL_EITHER(v2, cuStreamDestroy, _v2, s);
 	if (rc == CUDA_SUCCESS && !vg_special_stream(s)) {
 		atomic_fetch_add(&vg_streams_destroyed, 1);
-		if (pending)
+		if (pending) {
+			atomic_fetch_add(&vg_streams_destroyed_pending, 1);
 			vg_stream_pending_destroyed(s, r ? r->site : NULL, dsite, hook, sync);
+		}
 	}
 	if (r && (rc == CUDA_SUCCESS || vg_table_insert(&vg_streams, r) != 0))
 		vg_alloc_free(r);

@@ -14,6 +14,7 @@
 #include "accounting/clock.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
+#include "interposer/globals.h"
 #include "interposer/init.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
@@ -396,7 +397,26 @@ void vg_shared_publish(int dev)
 	struct vg_quota_stats st;
 	if (!r || !vg_quota_stats(dev, &st))
 		return;
-	vg_region_publish(r, dev, 1 + vg_cfg.count, st.allocated, vg_devmem_driver(dev));
+	vg_region_publish(r, dev, 1 + vg_cfg.count, st.allocated, vg_devmem_driver(dev), st.soft);
+}
+
+void vg_shared_publish_counts(void)
+{
+	struct vg_region *r = vg_shared_region();
+	if (!r)
+		return;
+	struct vg_region_counts c = { 0 };
+	for (int d = 0; d < VG_MAX_DEVICES; d++) {
+		struct vg_quota_stats st;
+		if (!vg_quota_stats(d, &st))
+			continue;
+		c.allocs += st.allocs;
+		c.denied_bytes += st.denied_bytes;
+	}
+	/* Each shard's lock, briefly: this is the sampler thread, which holds no other lock (docs/LOCKS.md). */
+	c.live_allocs = vg_table_count(&vg_ptrs) + vg_table_count(&vg_arrays) + vg_table_count(&vg_vmm);
+	c.streams_pending = atomic_load(&vg_streams_destroyed_pending);
+	vg_region_publish_counts(r, &c);
 }
 
 void vg_shared_atfork_child(void)

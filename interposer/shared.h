@@ -22,6 +22,9 @@ void vg_shared_note_report(void);
 /* Write dev's figures that no allocation keeps current (the allocations' logical bytes, the device parts) into the
  * process's slot, for `vramguard top`. The sampler thread calls it every round. */
 void vg_shared_publish(int dev);
+/* Write the process's counters over all its GPUs (allocations made, bytes refused, live allocations, streams
+ * destroyed with work queued) into its slot. The sampler thread calls it every round, before vg_shared_publish. */
+void vg_shared_publish_counts(void);
 void vg_shared_atfork_child(void);
 
 #endif

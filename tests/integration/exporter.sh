@@ -159,6 +159,53 @@ cli "exporter --textfile --once" 0 '^$' -- $VG exporter --dir "$XSD" --textfile 
 grep -q '^vramguard_up 1$' "$XSD/once.prom" && ok "  writes the file" || bad "  no file"
 xcleanup
 
+# ---- the process counters each job's sampler publishes (region layout 4) ----
+# Two waiters under the preload in a region of 100 MiB: the first makes 64 MiB and 1 MiB (freed), under a soft
+# limit of 80 MiB; the second is denied its 64 MiB, then makes and frees 1 MiB. Their sampler (every 50 ms)
+# publishes what they did.
+XCD=$(mktemp -d /tmp/vg-exporter-counts.XXXXXX)
+XW=(env -u NVIDIA_GPU_MEMORY_LIMITS -u NVIDIA_GPU_MEMORY_REQUEST "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T"
+	VRAMGUARD_SHM_DIR="$XCD" VRAMGUARD_SHARED=counts VRAMGUARD_SHARED_LIMITS=100M VRAMGUARD_DEVICE_POLL=50
+	VRAMGUARD_REPORT=off)
+"${XW[@]}" NVIDIA_GPU_MEMORY_REQUEST=80M "$T/waiter" "$XCD/stop" ctx 60 >"$XCD/w1.out" 2>>"$LOG" &
+XPIDS+=($!)
+xw1=$!
+xwait "$XCD/w1.out" ready || bad "exporter: the first counting job did not get ready"
+"${XW[@]}" "$T/waiter" "$XCD/stop" ctx 60 >"$XCD/w2.out" 2>>"$LOG" &
+XPIDS+=($!)
+xw2=$!
+xwait "$XCD/w2.out" ready || bad "exporter: the second counting job did not get ready"
+xcount() { # FILE FAMILY PID: the sample's value, "" if absent
+	sed -n "s/^vramguard_process_$2{pid=\"$3\",.*} \([0-9]*\)\$/\1/p" "$1"
+}
+xgot_all() { # FILE: what the two jobs' samples say
+	local f
+	xgot=
+	for f in allocations_total live_allocations denied_bytes_total streams_destroyed_pending_total; do
+		xgot="$xgot $f=$(xcount "$1" "$f" "$xw1")/$(xcount "$1" "$f" "$xw2")"
+	done
+	xgot="$xgot soft=$(sed -n "s/^vramguard_process_soft_limit_bytes{pid=\"$xw1\",.*} \([0-9]*\)\$/\1/p" "$1")"
+	xgot="$xgot/$(grep -c "^vramguard_process_soft_limit_bytes{pid=\"$xw2\"," "$1")"
+}
+xwant=" allocations_total=2/1 live_allocations=1/0 denied_bytes_total=0/67108864"
+xwant="$xwant streams_destroyed_pending_total=0/0 soft=83886080/0"
+# A round may have run before a job's allocations: poll until the figures settle (10 s at most).
+for _ in $(seq 100); do
+	VRAMGUARD_SHM_DIR="$XCD" VRAMGUARD_SHARED="" "$VG" exporter --once >"$XCD/c.prom" 2>>"$LOG"
+	xgot_all "$XCD/c.prom"
+	[ "$xgot" = "$xwant" ] && break
+	sleep 0.1
+done
+if [ "$xgot" = "$xwant" ]; then
+	ok "exporter: published counters: allocations 2 and 1, live 1 and 0, the denied job's 64 MiB in denied bytes, no stream destroyed pending, the soft limit (absent without one)"
+else bad "exporter: published counters" "$(printf "got: %s\nwant:%s" "$xgot" "$xwant")"; fi
+if xo=$(xhelp_type "$XCD/c.prom") && { ! command -v promtool >/dev/null || promtool check metrics <"$XCD/c.prom" >>"$LOG" 2>&1; }; then
+	ok "  the new families: HELP and TYPE, promtool clean"
+else bad "  the new families" "$xo"; fi
+touch "$XCD/stop"
+xcleanup
+rm -rf "$XCD"
+
 # ---- a real Prometheus server scraping the exporter while jobs under the preload allocate ----
 if ! command -v prometheus >/dev/null || ! command -v curl >/dev/null; then
 	skip "exporter: a real Prometheus scrape" "prometheus or curl is not installed (scripts/setup.sh installs them)"
