@@ -199,11 +199,18 @@ int vg_cli_check(int argc, char **argv)
 				print_bytes(", quota ", q), printf(" (%s)", src ? src : "?");
 			uint64_t r = vg_config_request_for(&cfg, d, uuid[0] ? uuid : NULL, tot, &src);
 			if (r == UINT64_MAX)
-				printf(", request: none\n");
+				printf(", request: none");
 			else
-				print_bytes(", request ", r), printf(" (%s)%s\n", src ? src : "?",
+				print_bytes(", request ", r), printf(" (%s)%s", src ? src : "?",
 								     q != UINT64_MAX && r >= q ? ": not below the quota, never "
 								     "triggers" : "");
+			/* VRAMGUARD_WARN_AT: the device's soft limit is the lower of it and the request */
+			uint64_t w = vg_config_warn_for(&cfg, d, uuid[0] ? uuid : NULL, q, tot, &src);
+			if (w != UINT64_MAX)
+				print_bytes(", warn at ", w), printf(" (%s)%s", src ? src : "?",
+								     r != UINT64_MAX && r <= w ? ": the request is lower and "
+								     "applies" : "");
+			putchar('\n');
 		} else {
 			printf(", quota: configuration invalid\n");
 		}

@@ -700,6 +700,13 @@ if grep -q 'GPU 1 .*' <<<"$CO" && grep -q 'quota 4\.00 GiB (NVIDIA_GPU_MEMORY_LI
 	grep -q 'the quota counts the bytes a process asks for (VRAMGUARD_COUNT=allocations)' <<<"$CO"; then
 	ok "  GPU 1 has the quota and no request; the count mode is allocations"
 else bad "  check output" "$(tail -8 <<<"$CO")"; fi
+cli "check: VRAMGUARD_WARN_AT next to the request, and which of the two applies" 0 \
+	'quota 4\.00 GiB \(NVIDIA_GPU_MEMORY_LIMIT\), request 1\.00 GiB \(NVIDIA_GPU_MEMORY_REQUESTS\), warn at 3\.19 GiB \(VRAMGUARD_WARN_AT\): the request is lower and applies$' \
+	$FAKEENV NVIDIA_GPU_MEMORY_LIMIT=4G NVIDIA_GPU_MEMORY_REQUESTS=0:1G VRAMGUARD_WARN_AT=80% -- $VG check
+if grep -q 'request: none, warn at 3\.19 GiB (VRAMGUARD_WARN_AT)$' <<<"$(env $FAKEENV FAKECUDA_DEVICES=2 \
+	NVIDIA_GPU_MEMORY_LIMIT=4G NVIDIA_GPU_MEMORY_REQUESTS=0:1G VRAMGUARD_WARN_AT=80% $VG check 2>&1)"; then
+	ok "  GPU 1: no request, warns at 80 % of its quota"
+else bad "  GPU 1: no 'warn at 3.19 GiB' line without a request"; fi
 
 echo "== regions: vramguard top, limit set/show, run --shared"
 source tests/integration/region_cli.sh
