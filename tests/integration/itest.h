@@ -4,6 +4,7 @@
 #ifndef VG_ITEST_H
 #define VG_ITEST_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,31 @@ static inline void it_sleep_s(double secs)
 	double end = it_now_s() + secs;
 	for (double left; (left = end - it_now_s()) > 0;)
 		usleep((useconds_t)(left * 1e6) + 1);
+}
+
+/* Reports in dir whose name starts with prefix (a report being written is a ".vgtmp." file until published);
+ * -1 if dir cannot be read. */
+static inline int it_count_files(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && !strstr(e->d_name, ".vgtmp.");
+	closedir(d);
+	return n;
+}
+
+/* it_count_files until there are want of them, at most secs seconds; the last count. */
+static inline int it_wait_files(const char *dir, const char *prefix, int want, double secs)
+{
+	double end = it_now_s() + secs;
+	int n;
+	while ((n = it_count_files(dir, prefix)) < want && it_now_s() < end)
+		it_sleep_s(0.02);
+	return n;
 }
 
 #endif

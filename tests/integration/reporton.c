@@ -13,29 +13,6 @@
 
 #define NOINLINE __attribute__((noinline))
 
-/* Files in dir whose name starts with prefix (a report being written is a ".vgtmp." file until published). */
-static int count_files(const char *dir, const char *prefix)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	if (!d)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && !strstr(e->d_name, ".vgtmp.");
-	closedir(d);
-	return n;
-}
-
-static int wait_files(const char *dir, const char *prefix, int want, double secs)
-{
-	double end = it_now_s() + secs;
-	int n;
-	while ((n = count_files(dir, prefix)) < want && it_now_s() < end)
-		it_sleep_s(0.02);
-	return n;
-}
-
 /* The whole of the one file in dir named prefix* (NULL if none); the caller frees it. */
 static char *slurp_first(const char *dir, const char *prefix)
 {
@@ -74,9 +51,9 @@ static void t_threshold(const char *dir)
 	IT_RC(cuMemAlloc_v2(&b, GiB), CUDA_SUCCESS);
 	IT_RC(cuMemAlloc_v2(&c, GiB), CUDA_SUCCESS);            /* 3 GiB: at the line, not above it */
 	it_sleep_s(0.2);
-	IT_CHECK(count_files(dir, "r-threshold-") == 0, "no threshold report at the line");
+	IT_CHECK(it_count_files(dir, "r-threshold-") == 0, "no threshold report at the line");
 	IT_RC(cuMemAlloc_v2(&d, 256 * MiB), CUDA_SUCCESS);      /* the crossing */
-	IT_CHECK(wait_files(dir, "r-threshold-", 1, 10) == 1, "the crossing wrote one threshold report");
+	IT_CHECK(it_wait_files(dir, "r-threshold-", 1, 10) == 1, "the crossing wrote one threshold report");
 	char *doc = slurp_first(dir, "r-threshold-");
 	IT_CHECK(has(doc, "\"reason\": \"threshold\""), "its reason is threshold");
 	IT_CHECK(has(doc, "\"soft_limit_source\": \"VRAMGUARD_WARN_AT\""), "it names VRAMGUARD_WARN_AT as the source");
@@ -88,7 +65,7 @@ static void t_threshold(const char *dir)
 		IT_RC(cuMemAlloc_v2(&d, (i % 2 ? 768 : 128) * MiB), CUDA_SUCCESS);
 	}
 	it_sleep_s(0.3);
-	IT_CHECK(count_files(dir, "r-threshold-") == 1, "hovering at the line made no second report");
+	IT_CHECK(it_count_files(dir, "r-threshold-") == 1, "hovering at the line made no second report");
 	/* Below 90 %: re-armed (at the next charge: frees do not look). A crossing within the interval (1 s) is
 	 * counted, not reported. */
 	IT_RC(cuMemFree_v2(d), CUDA_SUCCESS);
@@ -96,13 +73,13 @@ static void t_threshold(const char *dir)
 	IT_RC(cuMemAlloc_v2(&s, 64 * MiB), CUDA_SUCCESS);       /* seen below the line: re-armed */
 	IT_RC(cuMemAlloc_v2(&c, GiB + 256 * MiB), CUDA_SUCCESS); /* 3.31 GiB: the second crossing */
 	it_sleep_s(0.3);
-	IT_CHECK(count_files(dir, "r-threshold-") == 1, "a second crossing within the interval made no report");
+	IT_CHECK(it_count_files(dir, "r-threshold-") == 1, "a second crossing within the interval made no report");
 	it_sleep_s(1.0);
 	IT_RC(cuMemFree_v2(c), CUDA_SUCCESS);
 	IT_RC(cuMemFree_v2(s), CUDA_SUCCESS);
 	IT_RC(cuMemAlloc_v2(&s, 64 * MiB), CUDA_SUCCESS);
 	IT_RC(cuMemAlloc_v2(&c, GiB + 256 * MiB), CUDA_SUCCESS); /* the third, past the interval */
-	IT_CHECK(wait_files(dir, "r-threshold-", 2, 10) == 2, "a crossing after the interval wrote the second report");
+	IT_CHECK(it_wait_files(dir, "r-threshold-", 2, 10) == 2, "a crossing after the interval wrote the second report");
 	IT_RC(cuMemFree_v2(c), CUDA_SUCCESS);
 	IT_RC(cuMemFree_v2(s), CUDA_SUCCESS);
 	(void)a;
@@ -125,12 +102,12 @@ static void t_denial(const char *dir)
 	IT_CHECK(sigaction(SIGUSR1, NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO),
 		 "without signal in VRAMGUARD_REPORT_ON, SIGUSR1 keeps its default disposition");
 	it_sleep_s(0.2);
-	IT_CHECK(count_files(dir, "r-") == 0, "no report before a denial");
+	IT_CHECK(it_count_files(dir, "r-") == 0, "no report before a denial");
 	for (int i = 0; i < 10; i++)                            /* a burst of denials */
 		IT_RC(cuMemAlloc_v2(&r, GiB), CUDA_ERROR_OUT_OF_MEMORY);
-	IT_CHECK(wait_files(dir, "r-denial-", 1, 10) == 1, "the first denial wrote a denial report");
+	IT_CHECK(it_wait_files(dir, "r-denial-", 1, 10) == 1, "the first denial wrote a denial report");
 	it_sleep_s(0.3);
-	IT_CHECK(count_files(dir, "r-denial-") == 1, "and the burst of ten only one");
+	IT_CHECK(it_count_files(dir, "r-denial-") == 1, "and the burst of ten only one");
 	char *doc = slurp_first(dir, "r-denial-");
 	IT_CHECK(has(doc, "\"reason\": \"denial\""), "its reason is denial");
 	IT_CHECK(has(doc, "\"symbol\": \"hold_memory\""), "it names the call site holding the memory (hold_memory)");
@@ -138,7 +115,7 @@ static void t_denial(const char *dir)
 	free(doc);
 	it_sleep_s(1.1);
 	IT_RC(cuMemAlloc_v2(&r, GiB), CUDA_ERROR_OUT_OF_MEMORY);
-	IT_CHECK(wait_files(dir, "r-denial-", 2, 10) == 2, "a denial after the interval wrote another");
+	IT_CHECK(it_wait_files(dir, "r-denial-", 2, 10) == 2, "a denial after the interval wrote another");
 }
 
 /* Refused, then gone at once: the denial report is still written (by the exit handler if the thread was late). */

@@ -9,29 +9,6 @@
 #include "tests/integration/itest.h"
 #include "tests/fakecuda/fakecuda.h"
 
-/* Files in dir whose name starts with prefix (a report being written is a ".vgtmp." file until published). */
-static int count_files(const char *dir, const char *prefix)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	if (!d)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && !strstr(e->d_name, ".vgtmp.");
-	closedir(d);
-	return n;
-}
-
-static int wait_files(const char *dir, const char *prefix, int want, double secs)
-{
-	double end = it_now_s() + secs;
-	int n;
-	while ((n = count_files(dir, prefix)) < want && it_now_s() < end)
-		it_sleep_s(0.02);
-	return n;
-}
-
 static void t_cross(const char *dir)
 {
 	CUdeviceptr a, b, c, d, e;
@@ -41,11 +18,11 @@ static void t_cross(const char *dir)
 	IT_RC(cuMemAlloc_v2(&c, GiB), CUDA_SUCCESS);            /* 3 GiB: at the request, not above it */
 	if (strcmp(dir, "-") != 0) {
 		it_sleep_s(0.2);
-		IT_CHECK(count_files(dir, "r-soft-limit-") == 0, "no soft-limit report at the line");
+		IT_CHECK(it_count_files(dir, "r-soft-limit-") == 0, "no soft-limit report at the line");
 	}
 	IT_RC(cuMemAlloc_v2(&d, 256 * MiB), CUDA_SUCCESS);      /* 3.25 GiB: the crossing; not denied */
 	if (strcmp(dir, "-") != 0)
-		IT_CHECK(wait_files(dir, "r-soft-limit-", 1, 10) == 1, "the reporter thread wrote the soft-limit report");
+		IT_CHECK(it_wait_files(dir, "r-soft-limit-", 1, 10) == 1, "the reporter thread wrote the soft-limit report");
 	/* Hovering between 3 GiB and 3.75 GiB, never below 90 % (2.7 GiB): no new crossing. */
 	for (int i = 0; i < 20; i++) {
 		IT_RC(cuMemFree_v2(d), CUDA_SUCCESS);
@@ -56,7 +33,7 @@ static void t_cross(const char *dir)
 		 fakecuda_used_bytes(0));
 	if (strcmp(dir, "-") != 0) {
 		it_sleep_s(0.3);
-		IT_CHECK(count_files(dir, "r-soft-limit-") == 1, "hovering made no second soft-limit report");
+		IT_CHECK(it_count_files(dir, "r-soft-limit-") == 1, "hovering made no second soft-limit report");
 	}
 	IT_RC(cuMemFree_v2(e), CUDA_SUCCESS);                   /* 3.75 GiB live at exit */
 	(void)a;
@@ -91,9 +68,9 @@ static void t_threads(const char *dir)
 	}
 	IT_CHECK(bad == 0, "8 threads allocated 512 MiB each across the request (%d failed)", bad);
 	if (strcmp(dir, "-") != 0) {
-		IT_CHECK(wait_files(dir, "r-soft-limit-", 1, 10) == 1, "one soft-limit report");
+		IT_CHECK(it_wait_files(dir, "r-soft-limit-", 1, 10) == 1, "one soft-limit report");
 		it_sleep_s(0.3);
-		IT_CHECK(count_files(dir, "r-soft-limit-") == 1, "and only one");
+		IT_CHECK(it_count_files(dir, "r-soft-limit-") == 1, "and only one");
 	}
 }
 
