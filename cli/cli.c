@@ -122,3 +122,11 @@ int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen)
 	out[n] = '\0';
 	return 0;
 }
+
+bool vg_cli_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno == 0 && *s && !*end;
+}

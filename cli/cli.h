@@ -39,6 +39,9 @@ int vg_cli_bad_option(const char *cmd, char **argv, int c, const char *usage);
  * first argument before "--" that starts with '-' and a digit and is not the value of one of the options in valued
  * (NULL-terminated spellings that take a separate value, e.g. "--pid", "-p"). NULL if there is none. */
 const char *vg_cli_negative(int argc, char **argv, const char *const *valued);
+/* A number of seconds given to an option ("10", "0.5"): the whole string a decimal number, into *out. The caller
+ * checks the range it allows. */
+bool vg_cli_seconds(const char *s, double *out);
 
 /* The directory: opt (--dir) if given, else VRAMGUARD_SHM_DIR, else /dev/shm. 0, or -EINVAL with the message. */
 int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen);

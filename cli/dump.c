@@ -197,10 +197,7 @@ int vg_cli_dump(int argc, char **argv)
 			return vg_cli_help("dump");
 		if (c != 'w')
 			return vg_cli_bad_option("dump", argv, c, vg_usage_dump);
-		char *end;
-		errno = 0;
-		wait_s = strtod(optarg, &end);
-		if (errno || *end || !*optarg || !(wait_s > 0) || wait_s > 86400)
+		if (!vg_cli_seconds(optarg, &wait_s) || !(wait_s > 0) || wait_s > 86400)
 			vg_cli_usage_exit(vg_usage_dump, "dump: invalid --wait %s (expected seconds, e.g. 10 or 0.5)",
 					  vg_cli_q(optarg));
 	}

@@ -247,10 +247,8 @@ static int exp_parse(int argc, char **argv, struct exp_opts *o)
 		case 'l': o->listen = optarg; break;
 		case 't': o->textfile = optarg; break;
 		case 'n': {
-			char *end;
-			errno = 0;
-			double v = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !(v >= 0.1 && v <= 86400))
+			double v;
+			if (!vg_cli_seconds(optarg, &v) || !(v >= 0.1 && v <= 86400))
 				return vg_cli_usage(vg_usage_exporter, "exporter: invalid --interval %s (expected seconds "
 						    "from 0.1 to 86400, e.g. 15)", vg_cli_q(optarg));
 			o->interval = v;

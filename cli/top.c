@@ -126,10 +126,8 @@ static int top_parse(int argc, char **argv, struct vg_top_opts *o)
 		case '1': o->once = true; break;
 		case 'j': o->json = true; break;
 		case 'n': {
-			char *end;
-			errno = 0;
-			double v = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !(v >= 0.1 && v <= 86400)) {
+			double v;
+			if (!vg_cli_seconds(optarg, &v) || !(v >= 0.1 && v <= 86400)) {
 				fprintf(stderr, "vramguard: error: top: invalid --interval %s (expected seconds from 0.1 to "
 					"86400, e.g. 1 or 0.5)\n%s", vg_cli_q(optarg), vg_usage_top);
 				return 2;
