@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,22 @@ static inline int vg_isspace(char c)
 }
 static inline int vg_isxdigit(char c) { return vg_isdigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 static inline char vg_lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
+
+/* t[0..n) is all decimal digits and its value is within [lo, hi]: *out = the value, true. */
+static inline bool vg_uint_in(const char *t, size_t n, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	unsigned long v = 0;
+	size_t i;
+	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
+		v = v * 10 + (unsigned long)(t[i] - '0');
+		if (v > hi)
+			return false;
+	}
+	if (i < n || n == 0 || v < lo)
+		return false;
+	*out = v;
+	return true;
+}
 
 /* Case-insensitive compare of s[0..n) with the NUL-terminated word w. */
 static inline int vg_eq_ci(const char *s, size_t n, const char *w)

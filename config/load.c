@@ -201,18 +201,13 @@ static int vg_load_report_on(struct vg_config *cfg, const struct vg_option *opt,
 static int vg_load_report_interval(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	const char *v, *t;
-	size_t n, i;
-	unsigned long s = 0;
+	size_t n;
+	unsigned long s;
 	struct vg_buf b;
 
 	if (!vg_get_trimmed(opt, get, &v, &t, &n))
 		return 0;
-	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
-		s = s * 10 + (unsigned long)(t[i] - '0');
-		if (s > VG_REPORT_INTERVAL_MAX)
-			break;
-	}
-	if (i == n && s >= 1) {
+	if (vg_uint_in(t, n, 1, VG_REPORT_INTERVAL_MAX, &s)) {
 		cfg->report_interval_s = (unsigned)s;
 		return 0;
 	}
@@ -277,19 +272,14 @@ int vg_get_trimmed(const struct vg_option *opt, vg_getenv_fn get, const char **v
 static int vg_load_backtrace(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	const char *v, *t;
-	size_t n, i;
-	int depth = 0;
+	size_t n;
+	unsigned long depth;
 	struct vg_buf b;
 
 	if (!vg_get_trimmed(opt, get, &v, &t, &n))
 		return 0;
-	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
-		depth = depth * 10 + (t[i] - '0');
-		if (depth > VG_BACKTRACE_MAX)
-			break;
-	}
-	if (i == n) {
-		cfg->backtrace_depth = depth;
+	if (vg_uint_in(t, n, 0, VG_BACKTRACE_MAX, &depth)) {
+		cfg->backtrace_depth = (int)depth;
 		return 0;
 	}
 	vg_err_head(&b, cfg, opt->name, v);
@@ -300,18 +290,13 @@ static int vg_load_backtrace(struct vg_config *cfg, const struct vg_option *opt,
 static int vg_load_device_poll(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	const char *v, *t;
-	size_t n, i;
-	unsigned long ms = 0;
+	size_t n;
+	unsigned long ms;
 	struct vg_buf b;
 
 	if (!vg_get_trimmed(opt, get, &v, &t, &n))
 		return 0;
-	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
-		ms = ms * 10 + (unsigned long)(t[i] - '0');
-		if (ms > VG_DEVICE_POLL_MAX)
-			break;
-	}
-	if (i == n && ms >= VG_DEVICE_POLL_MIN) {
+	if (vg_uint_in(t, n, VG_DEVICE_POLL_MIN, VG_DEVICE_POLL_MAX, &ms)) {
 		cfg->device_poll_ms = (unsigned)ms;
 		return 0;
 	}

@@ -265,18 +265,13 @@ int vg_load_shared_mode(struct vg_config *cfg, const struct vg_option *opt, vg_g
 int vg_load_shared_slots(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	const char *v, *t;
-	size_t n, i;
-	unsigned long slots = 0;
+	size_t n;
+	unsigned long slots;
 	struct vg_buf b;
 
 	if (!vg_get_trimmed(opt, get, &v, &t, &n))
 		return 0;
-	for (i = 0; i < n && vg_isdigit(t[i]); i++) {
-		slots = slots * 10 + (unsigned long)(t[i] - '0');
-		if (slots > VG_SHARED_SLOTS_MAX)
-			break;
-	}
-	if (i == n && slots >= 1) {
+	if (vg_uint_in(t, n, 1, VG_SHARED_SLOTS_MAX, &slots)) {
 		cfg->shared_slots = (unsigned)slots;
 		return 0;
 	}
