@@ -61,6 +61,11 @@ class Results:
             print(line, flush=True)
         return cond
 
+    def skip(self, what, why):
+        self.lines.append(f"ok - {what} # SKIP {why}")
+        if not self.quiet:
+            print(self.lines[-1], flush=True)
+
 
 # ---- the quota's grammar (a mirror of config/'s parser (size.c, limits.c), for catching typos in recipes) ----
 

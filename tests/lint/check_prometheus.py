@@ -41,6 +41,8 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
+from check_examples import Results  # noqa: E402  (the one collector of check lines, beside this file)
+
 # ---- the exporter's metrics: name -> labels (Prometheus adds instance and job to each) ----
 _PG = ("pid", "command", "region", "gpu", "gpu_uuid", "container", "pod")
 _P = ("pid", "command", "region", "container", "pod")
@@ -61,27 +63,6 @@ TARGET_LABELS = ("instance", "job")
 KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left", "group_right",
             "inf", "nan", "atan2"}
 SEVERITIES = ("critical", "warning", "info")
-
-
-class Results:
-    """Collects one line per check; prints them unless quiet (the self-test reads them instead)."""
-
-    def __init__(self, quiet=False):
-        self.lines, self.failed, self.quiet = [], 0, quiet
-
-    def check(self, cond, what, why=""):
-        line = f"ok - {what}" if cond else f"not ok - {what}" + (f": {why}" if why else "")
-        if not cond:
-            self.failed += 1
-        self.lines.append(line)
-        if not self.quiet:
-            print(line, flush=True)
-        return cond
-
-    def skip(self, what, why):
-        self.lines.append(f"ok - {what} # SKIP {why}")
-        if not self.quiet:
-            print(self.lines[-1], flush=True)
 
 
 # ---- PromQL: the metrics an expression selects and the labels it matches on ----
