@@ -8,7 +8,9 @@
 #               bounds each of its two pytest runs (default 240 s)
 #   VG_CMD  the vramguard command, for cdi_torch (default: the one next to VG_LIB)
 #   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite);
-#               VG_ONLY=cupy: only library_loads and cupy_suite; VG_ONLY=cdi: only library_loads and cdi_torch.
+#               VG_ONLY=cupy: only library_loads and cupy_suite; VG_ONLY=cdi: only library_loads and cdi_torch;
+#               VG_ONLY=ops: only library_loads and the operations checks (tests/gpu/ops.sh: denial and threshold
+#               reports, the exporter).
 #               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
@@ -71,6 +73,22 @@ denial() {
 # For programs whose steps include denials: the library must have said so.
 need_denial() { grep -q 'vramguard: denied' "$BUILD/e" "$BUILD/o" || echo "no 'vramguard: denied' line printed"; }
 bads() { grep -h '^BAD ' "$BUILD/o" | head -3 | sed 's/^BAD //' | paste -sd'|' | sed 's/|/ | /g'; }
+verdict() {
+	FIG=$(figures)
+	VERDICT=""
+	if [ "$RC" -ne 0 ]; then
+		VERDICT=$(bads)
+		[ -n "$VERDICT" ] || VERDICT="report_check.py: $(why_rc)$(stderr_tail)"
+	fi
+}
+# log_quote TITLE FILE: the report's first lines, quoted in the log under a title.
+log_quote() {
+	{
+		printf '\n----- %s\n' "$1"
+		sed -n '/^vramguard: report (/,$p' "$2" | head -24
+	} >>"$LOG"
+}
+first_file() { [ -e "$1" ] && echo "$1"; } # first_file GLOB...: the first match, or nothing
 
 # program NAME CMD...: a program of this suite (prints ok/BAD lines and a final figures: line). A caller may set
 # EXTRA to a function that prints why the run is wrong beyond the program's own verdict (nothing when right).
@@ -109,7 +127,7 @@ echo "vramguard GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), library $VG_LIB"
 NGPU=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 
 VG_ONLY=${VG_ONLY:-}
-if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ] && [ "$VG_ONLY" != cdi ]; then # (not indented: VG_ONLY=physical skips the build and the checks up to region_pidns)
+if [ -z "$VG_ONLY" ]; then # (not indented: VG_ONLY=physical skips the build and the checks up to region_pidns)
 # ---- build (in parallel; -arch=native needs the GPU, sm_90 is the H100/H200 fallback)
 compile() { # compile NAME SRC NVCC-ARGS...
 	local name=$1 src=$2
@@ -145,7 +163,7 @@ else
 	else result FAIL library_loads "$(why_rc), not mapped: $(head -c 300 "$BUILD/e")"; fi
 fi
 
-if [ "$VG_ONLY" != physical ] && [ "$VG_ONLY" != cupy ] && [ "$VG_ONLY" != cdi ]; then # (not indented, up to region_checks)
+if [ -z "$VG_ONLY" ]; then # (not indented, up to region_checks)
 # The checks up to region_pidns count bytes exactly (so many GiB fit, so much is free at the start): they hold the
 # allocations' accounting (VRAMGUARD_COUNT=allocations) on every route. Device counting, the default, is proved by
 # the phys_* checks at the end, which read what nvidia-smi shows.
@@ -224,22 +242,6 @@ program ctx_overhead vg "$PY" -u "$HERE/ctx_overhead.py"
 # ---- 10-14. reports: live allocations by call site, busy streams, exit and signal dumps
 # verdict: after `run NAME "$PY" "$CHECK" ...`, VERDICT is empty when it passed, else what was BAD;
 # FIG is its figures: line.
-verdict() {
-	FIG=$(figures)
-	VERDICT=""
-	if [ "$RC" -ne 0 ]; then
-		VERDICT=$(bads)
-		[ -n "$VERDICT" ] || VERDICT="report_check.py: $(why_rc)$(stderr_tail)"
-	fi
-}
-# log_quote TITLE FILE: the report's first lines, quoted in the log under a title.
-log_quote() {
-	{
-		printf '\n----- %s\n' "$1"
-		sed -n '/^vramguard: report (/,$p' "$2" | head -24
-	} >>"$LOG"
-}
-first_file() { [ -e "$1" ] && echo "$1"; } # first_file GLOB...: the first match, or nothing
 ms_figure() { sed -n "s/^figures:.*$1=\([0-9.]*\).*/\1/p" "$BUILD/o" | tail -1; } # ms_figure KEY (from leaky)
 report_checks() {
 	if ! built leaky leak_report; then
@@ -901,8 +903,11 @@ phys_fill_checks() {
 	program phys_fill_cupy_async vg "${F[@]}" cupy-async --quota-mib $QUOTA
 }
 PHYS_TORCH_MIB=""
-phys_wanted() { [ "$VG_ONLY" != cupy ] && [ "$VG_ONLY" != cdi ]; }
+phys_wanted() { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = physical ]; }
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = cdi ]; } && cdi_torch
+# shellcheck source=tests/gpu/ops.sh
+. "$HERE/ops.sh"
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = ops ]; } && ops_checks
 phys_wanted && phys_fill_checks
 
 # phys_shared: three PyTorch jobs in one 8192 MiB region (own quotas far above it) fill until OOM and hold at the
@@ -1079,7 +1084,7 @@ cupy_suite() {
 		result FAIL $name "$why; $fig"
 	fi
 }
-[ "$VG_ONLY" = cdi ] || cupy_suite
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = physical ] || [ "$VG_ONLY" = cupy ]; } && cupy_suite
 echo "suite time: $SECONDS s" | tee -a "$LOG"
 
 SUMMARY="$NP passed, $NF failed"

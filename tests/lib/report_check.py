@@ -45,6 +45,8 @@ GPU suite:
   stream FILE [--sync]            ... its busy stream: destroyed_pending from make_stream to finish
   signal --ref OUT --run OUT FILE...  torch_train.py's dumps: 3 "signal" + 1 "exit", result as without preload
   torch_exit FILE                 a PyTorch job's exit report: driver alive, the pool's live bytes
+  denial FILE                     ops_torch.py denial's report at the refusal: live sites naming c10 frames
+  threshold DIR                   ops_torch.py threshold's reports: one "threshold" at WARN_AT=80%, one "exit"
   sites FILE                      (value) prints how many sites the report lists
   soak DIR VRC RRC                tests/gpu/soak.sh's runs: prints "PASS soak: ..." or "FAIL soak: ..."
 """
@@ -851,6 +853,90 @@ def cmd_torch_exit(c, a):
              f"first c10 frame {c10 or 'none'}; driver {rep.get('driver')}")
 
 
+def timeline_brief(dev):
+    """A device's timeline in a few words (revision 2 reports), or "" when the report has none."""
+    tl = dev.get("timeline")
+    if not isinstance(tl, dict):
+        return ""
+    pts = tl.get("points") or []
+    if not pts:
+        return "timeline: 0 points"
+    top = max(pts, key=lambda p: p.get("peak_bytes", 0))
+    first_den = next((p for p in pts if p.get("denied_count", 0) > 0), None)
+    den = (f", denials from point {pts.index(first_den) + 1} ({pts[-1].get('denied_count')} in all)" if first_den
+           else ", no denials")
+    span = (pts[-1].get("time_ns", 0) - pts[0].get("time_ns", 0)) / 1e9
+    return (f"timeline: {len(pts)} points over {span:.1f} s, period {tl.get('period_ms')} ms, highest peak "
+            f"{mib(top.get('peak_bytes', 0))}{den}")
+
+
+def cmd_denial(c, a):
+    """ops_torch.py denial's report at its first refusal: what held the memory, by call site."""
+    path = a[0]
+    rep = gpu_load(c, path)
+    if rep is None:
+        c.finish("no report")
+    common(c, rep, "denial", path)
+    dev = (rep.get("devices") or [{}])[0]
+    if dev.get("denied_count", 0) < 1:
+        c.fail(f"device 0 denied_count {dev.get('denied_count')}, want >= 1")
+    live = [s for s in rep.get("sites") or [] if s.get("live_count", 0) > 0]
+    live_bytes = sum(s.get("live_bytes", 0) for s in live)
+    if not live:
+        c.fail("no site with live allocations: the report does not say what held the memory")
+        c.finish(f"device 0 used_bytes {dev.get('used_bytes')}, denied {dev.get('denied_count')}")
+    top = max(live, key=lambda s: s.get("live_bytes", 0))
+    fr = top.get("frames") or []
+    c10 = next((f.get("symbol") for f in fr if "c10" in (f.get("symbol") or "")), "")
+    py = next((f.get("symbol") for f in fr if (f.get("symbol") or "").startswith("_Py")), "")
+    if not fr:
+        c.fail(f"top site {top.get('id')} has no frames (call sites off?)")
+    elif not c10:
+        c.fail(f"top site {top.get('id')} names no c10 frame: {brief(top)}")
+    quota = dev.get("quota_bytes") or 0
+    if live_bytes < quota // 2:
+        c.fail(f"live bytes {live_bytes} ({mib(live_bytes)}) under half the quota ({mib(quota)}): the report "
+               "came after the memory was freed?")
+    tl = timeline_brief(dev)
+    c.finish(f"reason denial, sequence {rep.get('sequence')}; device 0 used {mib(dev.get('used_bytes', 0))} of "
+             f"{mib(quota)}, denied {dev.get('denied_count')} ({mib(dev.get('denied_bytes', 0))}); live "
+             f"{live_bytes} bytes ({mib(live_bytes)}) in {len(live)} site(s); top site {top.get('id')} via "
+             f"{top.get('api')}: {top.get('live_count')} allocations, {mib(top.get('live_bytes', 0))}, first c10 frame "
+             f"{c10 or 'none'}, first Python frame {py or 'none'}{'; ' + tl if tl else ''}")
+
+
+def cmd_threshold(c, a):
+    """ops_torch.py threshold's reports in DIR: exactly one "threshold" report, at VRAMGUARD_WARN_AT=80%."""
+    d = a[0]
+    thr = sorted(glob.glob(os.path.join(d, "*-threshold.json")))
+    ext = sorted(glob.glob(os.path.join(d, "*-exit.json")))
+    if len(thr) != 1:
+        c.fail(f"{len(thr)} threshold reports in {d}, want 1: {', '.join(os.path.basename(x) for x in thr)}")
+    if len(ext) != 1:
+        c.fail(f"{len(ext)} exit reports, want 1")
+    if not thr:
+        c.finish("no threshold report")
+    rep = gpu_load(c, thr[0])
+    if rep is None:
+        c.finish("unreadable threshold report")
+    common(c, rep, "threshold", thr[0])
+    dev = (rep.get("devices") or [{}])[0]
+    quota, soft, used = dev.get("quota_bytes") or 0, dev.get("soft_limit_bytes"), dev.get("used_bytes", 0)
+    if soft is None or abs(soft - quota * 0.8) > MiB:
+        c.fail(f"soft_limit_bytes {soft}, want 80 % of the quota {quota}")
+    elif used < soft:
+        c.fail(f"used_bytes {used} below the line {soft} in the threshold report")
+    if dev.get("soft_limit_source") != "VRAMGUARD_WARN_AT":
+        c.fail(f"soft_limit_source {dev.get('soft_limit_source')!r}, want 'VRAMGUARD_WARN_AT'")
+    tl = ""
+    if ext:
+        e = gpu_load(c, ext[0])
+        tl = timeline_brief((e.get("devices") or [{}])[0]) if e else ""
+    c.finish(f"{len(thr)} threshold report (sequence {rep.get('sequence')}), {len(ext)} exit report; at the crossing "
+             f"used {mib(used)} of {mib(quota)}, line {mib(soft or 0)} from {dev.get('soft_limit_source')}"
+             f"{'; exit report ' + tl if tl else ''}")
+
+
 def cmd_sites(c, a):
     print(len(load(a[0])["sites"]))
 
@@ -928,7 +1014,8 @@ COMMANDS = {
     "unverifiable": (cmd_unverifiable, "tap", 2), "slots": (cmd_slots, "tap", 5),
     "top-members": (cmd_top_members, "value", 2),
     "leak": (cmd_leak, "gpu", 1), "stream": (cmd_stream, "gpu", 1), "signal": (cmd_signal, "gpu", 0),
-    "torch_exit": (cmd_torch_exit, "gpu", 1), "sites": (cmd_sites, "value", 1), "soak": (cmd_soak, "value", 3),
+    "torch_exit": (cmd_torch_exit, "gpu", 1), "denial": (cmd_denial, "gpu", 1),
+    "threshold": (cmd_threshold, "gpu", 1), "sites": (cmd_sites, "value", 1), "soak": (cmd_soak, "value", 3),
 }
 
 
