@@ -161,13 +161,13 @@ xcleanup
 
 # ---- the process counters each job's sampler publishes (region layout 4) ----
 # Two waiters under the preload in a region of 100 MiB: the first makes 64 MiB and 1 MiB (freed), under a soft
-# limit of 80 MiB; the second is denied its 64 MiB, then makes and frees 1 MiB. Their sampler (every 50 ms)
+# limit of 80 MiB, and destroys a stream with work queued; the second is denied its 64 MiB, then makes and frees 1 MiB. Their sampler (every 50 ms)
 # publishes what they did.
 XCD=$(mktemp -d /tmp/vg-exporter-counts.XXXXXX)
 XW=(env -u NVIDIA_GPU_MEMORY_LIMITS -u NVIDIA_GPU_MEMORY_REQUEST "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T"
 	VRAMGUARD_SHM_DIR="$XCD" VRAMGUARD_SHARED=counts VRAMGUARD_SHARED_LIMITS=100M VRAMGUARD_DEVICE_POLL=50
 	VRAMGUARD_REPORT=off)
-"${XW[@]}" NVIDIA_GPU_MEMORY_REQUEST=80M "$T/waiter" "$XCD/stop" ctx 60 >"$XCD/w1.out" 2>>"$LOG" &
+"${XW[@]}" NVIDIA_GPU_MEMORY_REQUEST=80M "$T/waiter" "$XCD/stop" busy 60 >"$XCD/w1.out" 2>>"$LOG" &
 XPIDS+=($!)
 xw1=$!
 xwait "$XCD/w1.out" ready || bad "exporter: the first counting job did not get ready"
@@ -188,7 +188,7 @@ xgot_all() { # FILE: what the two jobs' samples say
 	xgot="$xgot/$(grep -c "^vramguard_process_soft_limit_bytes{pid=\"$xw2\"," "$1")"
 }
 xwant=" allocations_total=2/1 live_allocations=1/0 denied_bytes_total=0/67108864"
-xwant="$xwant streams_destroyed_pending_total=0/0 soft=83886080/0"
+xwant="$xwant streams_destroyed_pending_total=1/0 soft=83886080/0"
 # A round may have run before a job's allocations: poll until the figures settle (10 s at most).
 for _ in $(seq 100); do
 	VRAMGUARD_SHM_DIR="$XCD" VRAMGUARD_SHARED="" "$VG" exporter --once >"$XCD/c.prom" 2>>"$LOG"
@@ -197,7 +197,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 if [ "$xgot" = "$xwant" ]; then
-	ok "exporter: published counters: allocations 2 and 1, live 1 and 0, the denied job's 64 MiB in denied bytes, no stream destroyed pending, the soft limit (absent without one)"
+	ok "exporter: published counters: allocations 2 and 1, live 1 and 0, the denied job's 64 MiB in denied bytes, the first job's busy stream destroyed pending, the soft limit (absent without one)"
 else bad "exporter: published counters" "$(printf "got: %s\nwant:%s" "$xgot" "$xwant")"; fi
 if xo=$(xhelp_type "$XCD/c.prom") && { ! command -v promtool >/dev/null || promtool check metrics <"$XCD/c.prom" >>"$LOG" 2>&1; }; then
 	ok "  the new families: HELP and TYPE, promtool clean"

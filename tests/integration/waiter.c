@@ -1,7 +1,8 @@
 /* A long-running CUDA process for `vramguard dump` tests: initialises CUDA (or not, with "nocuda"), allocates,
  * says "ready" and sleeps until the file argv[1] exists (or argv[3] seconds pass, 20 by default; argv[2]: "cuda",
  * "nocuda", or "ctx": CUDA through device 0's primary context, which starts the interposer's sampler thread, and a
- * second allocation of 1 MiB freed at once: two allocations made, one live if the first was granted). */
+ * second allocation of 1 MiB freed at once: two allocations made, one live if the first was granted; or "busy": "ctx"
+ * and a stream destroyed while the test double says work is queued on it). */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,10 +12,13 @@
 
 #include <cuda.h>
 
+#include "tests/fakecuda/fakecuda.h"
+
 int main(int argc, char **argv)
 {
 	const char *stop = argc > 1 ? argv[1] : "/nonexistent";
-	bool ctx = argc > 2 && !strcmp(argv[2], "ctx");
+	bool busy = argc > 2 && !strcmp(argv[2], "busy");
+	bool ctx = busy || (argc > 2 && !strcmp(argv[2], "ctx"));
 	if (!(argc > 2 && !strcmp(argv[2], "nocuda"))) {
 		CUdeviceptr p, q;
 		CUcontext c;
@@ -24,6 +28,11 @@ int main(int argc, char **argv)
 		cuMemAlloc_v2(&p, 64 << 20);
 		if (ctx && cuMemAlloc_v2(&q, 1 << 20) == CUDA_SUCCESS)
 			cuMemFree_v2(q);
+		CUstream s;
+		if (busy && cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+			fakecuda_stream_set_pending(s, 1);
+			cuStreamDestroy_v2(s);
+		}
 	}
 	printf("ready\n");
 	fflush(stdout);
