@@ -38,6 +38,7 @@
 #define VG_CJ_NSTR(b, sep, key, s) vg_cj_nstr(b, sep, key, s)
 #define VG_CJ_LIMIT(b, sep, key, v) vg_cj_limit(b, sep, key, v)
 #define VG_CJ_NZU64(b, sep, key, v) vg_cj_nzu64(b, sep, key, v)
+#define VG_CJ_PUB(b, sep, key, v) vg_cj_limit(b, sep, key, v)  /* VG_REGION_NONE: not published yet */
 #define VG_CJ_ARRAY(b, sep, key, call) \
 	do { \
 		vg_json_key(b, sep, key); \

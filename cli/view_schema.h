@@ -15,6 +15,8 @@
  *             NSTR       a string, or null where value is NULL
  *             LIMIT      a size in bytes, or null for VG_REGION_NONE (no limit)
  *             NZU64      a number, or null for 0 (not yet)
+ *             PUB        a number the process's sampler publishes, or null before its first round: value is
+ *                        VG_VIEW_PUBLISHED(p, the number)
  *             ARRAY      value is a call that writes the elements: "[" and "]" are written around it
  *   value   an expression of the writer's variables, each list saying which are in scope (a row's value is
  *           evaluated only where a writer expands the list)
@@ -40,6 +42,8 @@
 #define VG_VIEW_DOC_NSTR "string or `null`"
 #define VG_VIEW_DOC_LIMIT "integer or `null`"
 #define VG_VIEW_DOC_NZU64 "integer or `null`"
+#define VG_VIEW_DOC_PUB "integer or `null`"
+#define VG_VIEW_PUBLISHED(p, v) ((p)->count_mode ? (uint64_t)(v) : VG_REGION_NONE)
 #define VG_VIEW_DOC_ARRAY "array"
 
 /* ---- `top --json`: sn, o ---- */
@@ -125,6 +129,14 @@
 	VG_VIEW_PROCESS_SLOT(X) \
 	X(last_report_ns, NZU64, p->last_report_ns, "when it last wrote a report (nanoseconds since the epoch); `null` " \
 	  "before its first") \
+	X(allocations, PUB, VG_VIEW_PUBLISHED(p, p->allocs), "allocations it made, over all its GPUs; `null` until its " \
+	  "sampler published its counters (each `VRAMGUARD_DEVICE_POLL` round)") \
+	X(denied_bytes, PUB, VG_VIEW_PUBLISHED(p, p->denied_bytes), "bytes asked for by the allocations refused to it; " \
+	  "`null` like `allocations`") \
+	X(live_allocations, PUB, VG_VIEW_PUBLISHED(p, p->live_allocs), "its allocations not freed yet; `null` like " \
+	  "`allocations`") \
+	X(streams_destroyed_pending, PUB, VG_VIEW_PUBLISHED(p, p->streams_pending), "streams it destroyed while work was " \
+	  "still queued; `null` like `allocations`") \
 	VG_VIEW_PROCESS_REQUEST(X) \
 	X(devices, ARRAY, top_json_process_devices(b, sr, p), "every GPU the process registered in its region (its " \
 	  "slot's `bound` bits), in a control segment and in a shared region alike (below)")

@@ -202,6 +202,16 @@ else bad "exporter: published counters" "$(printf "got: %s\nwant:%s" "$xgot" "$x
 if xo=$(xhelp_type "$XCD/c.prom") && { ! command -v promtool >/dev/null || promtool check metrics <"$XCD/c.prom" >>"$LOG" 2>&1; }; then
 	ok "  the new families: HELP and TYPE, promtool clean"
 else bad "  the new families" "$xo"; fi
+# top --json shows the same published counters per process.
+xtop=$(VRAMGUARD_SHM_DIR="$XCD" VRAMGUARD_SHARED="" "$VG" top --once --json 2>>"$LOG" | python3 -c '
+import json, sys
+procs = {p["pid"]: p for p in json.load(sys.stdin)["processes"]}
+keys = ("allocations", "live_allocations", "denied_bytes", "streams_destroyed_pending")
+print(" ".join("%s=%s" % (k, "/".join(str(procs.get(int(x), {}).get(k)) for x in sys.argv[1:])) for k in keys))
+' "$xw1" "$xw2")
+if [ "$xtop" = "allocations=2/1 live_allocations=1/0 denied_bytes=0/67108864 streams_destroyed_pending=1/0" ]; then
+	ok "  top --json shows the same counters per process"
+else bad "  top --json: the published counters" "got: $xtop"; fi
 touch "$XCD/stop"
 xcleanup
 rm -rf "$XCD"
