@@ -22,9 +22,10 @@ FROM localhost/vramguard-build:$rel AS build
 COPY src /src
 RUN mkdir /out && cd /src && \
     gcc -std=gnu11 -O1 -g -pthread -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 \
-        -I/usr/local/cuda/include -o /out/libcuda.so.1 fakecuda.c -ldl && \
-    gcc -std=gnu11 -O1 -g -I/usr/local/cuda/include -o /out/quota_demo quota_demo.c -ldl && \
-    gcc -std=gnu11 -O1 -g -I/usr/local/cuda/include -o /out/waiter waiter.c -L/out -l:libcuda.so.1
+        -I. -I/usr/local/cuda/include -o /out/libcuda.so.1 tests/fakecuda/fakecuda.c -ldl && \
+    gcc -std=gnu11 -O1 -g -I/usr/local/cuda/include -o /out/quota_demo examples/quota_demo.c -ldl && \
+    gcc -std=gnu11 -O1 -g -I. -I/usr/local/cuda/include -o /out/waiter tests/integration/waiter.c -L/out \
+        -l:libcuda.so.1
 FROM localhost/vramguard-base:$rel
 COPY --from=build /out/libcuda.so.1 /usr/local/lib/libcuda.so.1
 COPY --from=build /out/quota_demo /out/waiter /usr/local/bin/
@@ -35,7 +36,7 @@ C
 	podman image exists "$vg_old_img" && return 0
 	ctr_build_base "$rel" || return 1
 	rm -rf "$ctx" && mkdir -p "$ctx/src"
-	for f in "${srcs[@]}"; do cp "$f" "$ctx/src/"; done
+	for f in "${srcs[@]}"; do cp --parents "$f" "$ctx/src/"; done  # the tree's paths: #include "tests/..."
 	echo "$file" >"$ctx/Containerfile"
 	echo "== podman build $vg_old_img" >>"$LOG"
 	podman build --network=host -t "$vg_old_img" "$ctx" >>"$LOG" 2>&1 || return 1

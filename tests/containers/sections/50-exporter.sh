@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# Exporter labels: a job in a real container gets its container id and pod name in the host exporter's metrics
+# Sourced by tests/containers/run.sh. A waiter under the preload (test double mounted where the toolkit mounts the
+# driver) runs in a podman container that shares the host's PID namespace (as a node agent sees pods with
+# hostPID) and a host folder as VRAMGUARD_SHM_DIR; `vramguard exporter --once` on the host must label its samples
+# with the 64-hex id podman gave the container (read from /proc/PID/cgroup) and with POD_NAME from its environment.
+# In a PID namespace of its own, the slot's PID is not one the host can match, so the labels stay empty (and the
+# process is still exported). Uses run.sh's ok, bad, skip, LOG, T, LIB, VG and lib.sh.
+
+exporter_section() {
+	local img=localhost/vramguard-base:bookworm shm cid prom line started=$SECONDS
+	ctr_conf
+	if ! ctr_base bookworm; then
+		skip "exporter labels" "no base image localhost/vramguard-base:bookworm (debootstrap failed: see the log)"
+		return
+	fi
+	shm=$(mktemp -d /tmp/vg-ctr-exp.XXXXXX)
+	local job=(-v "$shm:/vgshm" -e VRAMGUARD_SHM_DIR=/vgshm -e NVIDIA_GPU_MEMORY_LIMITS=1G -e VRAMGUARD_REPORT=off
+		-e POD_NAME=trainer-0 -e LD_PRELOAD=/opt/vg/libvramguard.so -v "$LIB:/opt/vg/libvramguard.so:ro"
+		-v "$PWD/$T/libcuda.so.1:/usr/lib/x86_64-linux-gnu/libcuda.so.1:ro" -v "$PWD/$T/waiter:/opt/vgtest/waiter:ro")
+	# exp_wait NAME: the container's waiter is ready (its control segment exists); the exposition in $prom
+	exp_wait() {
+		local _
+		prom=""
+		for _ in $(seq 100); do
+			prom=$(VRAMGUARD_SHM_DIR=$shm VRAMGUARD_SHARED="" "$VG" exporter --once 2>>"$LOG")
+			grep -q '^vramguard_process_used_bytes{' <<<"$prom" && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	cid=$(podman run -d --rm --network=none --pid=host "${job[@]}" "$img" /opt/vgtest/waiter /vgshm/stop cuda 60 \
+		2>>"$LOG")
+	if [ -z "$cid" ] || ! exp_wait; then
+		bad "exporter labels: the container's job never showed up in the exporter" "$(podman logs "$cid" 2>&1 | tail -3)"
+	else
+		printf '%s\n' "$prom" >>"$LOG"
+		line=$(grep -m1 '^vramguard_process_used_bytes{' <<<"$prom")
+		if grep -q "container=\"$cid\",pod=\"trainer-0\"} 67108864\$" <<<"$line"; then
+			ok "a job in a container (--pid=host): container=\"${cid:0:12}...\" (podman's id), pod=\"trainer-0\", 64 MiB used"
+		else bad "exporter labels of a container's job" "want container=\"$cid\",pod=\"trainer-0\"; got: $line"; fi
+	fi
+	touch "$shm/stop"
+	[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
+	rm -f "$shm/stop"
+	# Its own PID namespace: exported, but not labelled with another process's cgroup.
+	cid=$(podman run -d --rm --network=none "${job[@]}" "$img" /opt/vgtest/waiter /vgshm/stop cuda 60 2>>"$LOG")
+	if [ -z "$cid" ] || ! exp_wait; then
+		bad "exporter labels: the namespaced job never showed up" "$(podman logs "$cid" 2>&1 | tail -3)"
+	else
+		line=$(grep -m1 '^vramguard_process_used_bytes{' <<<"$prom")
+		if grep -q 'container="",pod=""} 67108864$' <<<"$line"; then
+			ok "  in its own PID namespace: exported with empty container and pod labels (its PID is not the host's)"
+		else bad "  a namespaced job's labels" "got: $line"; fi
+	fi
+	touch "$shm/stop"
+	[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
+	rm -rf "$shm"
+	echo "# exporter labels: $((SECONDS - started)) s"
+	unset -f exp_wait
+}
+exporter_section
+unset -f exporter_section
