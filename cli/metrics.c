@@ -4,6 +4,7 @@
  * written as 0. */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -274,21 +275,95 @@ static const char *mx_env(const char *env, size_t n, const char *var)
 	return NULL;
 }
 
-static void mx_identity(struct mx_proc *p)
+/* Processes of PID namespaces nested in ours, as (their own innermost PID, the PID here): a job in a container has
+ * its own PID in its slot, which names nobody (or somebody else) here. Read once per scrape from every
+ * /proc/N/status's "NSpid:" line (world-readable), the first time a slot's PID does not match here. */
+struct mx_nspid {
+	pid_t inner, here;
+};
+
+struct mx_nsmap {
+	struct mx_nspid *v;
+	size_t n, cap;
+	bool read;
+};
+
+static void mx_nsmap_read(struct mx_nsmap *m)
 {
-	/* Only a process this PID namespace numbers as the slot says (same start time): another namespace's PID
-	 * would name somebody else here. */
-	if (p->v.life != VG_LIFE_ALIVE || p->v.pid <= 0 || vg_proc_start(p->v.pid) != p->v.start)
+	m->read = true;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[64], st[4096];
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long here = strtol(e->d_name, &end, 10);
+		if (*end || here <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/status", here);
+		if (mx_read(path, st, sizeof(st)) <= 0)
+			continue;
+		const char *ns = strstr(st, "\nNSpid:");
+		if (!ns)
+			continue;
+		long inner = 0;
+		int fields = 0;
+		for (const char *q = ns + 7; *q && *q != '\n';) {
+			long v = strtol(q, &end, 10);
+			if (end == q)
+				break;
+			inner = v;
+			fields++;
+			q = end;
+		}
+		if (fields < 2 || inner <= 0)
+			continue;       /* a process of this namespace itself */
+		if (m->n == m->cap) {
+			size_t cap = m->cap ? 2 * m->cap : 64;
+			struct mx_nspid *v = realloc(m->v, cap * sizeof(*v));
+			if (!v)
+				break;
+			m->v = v;
+			m->cap = cap;
+		}
+		m->v[m->n++] = (struct mx_nspid){ .inner = (pid_t)inner, .here = (pid_t)here };
+	}
+	closedir(d);
+}
+
+/* The PID here of the slot's process: its own PID when that names it here (same start time), else the nested
+ * namespace's process with that innermost PID and the same start time (start times count from the host's boot in
+ * every PID namespace); 0 when none. */
+static pid_t mx_pid_here(struct mx_nsmap *m, const struct vg_slot_view *v)
+{
+	if (vg_proc_start(v->pid) == v->start)
+		return v->pid;
+	if (!m->read)
+		mx_nsmap_read(m);
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].inner == v->pid && vg_proc_start(m->v[i].here) == v->start)
+			return m->v[i].here;
+	return 0;
+}
+
+static void mx_identity(struct mx_proc *p, struct mx_nsmap *m)
+{
+	/* Only the process the slot names (same start time): another namespace's PID would name somebody else. */
+	if (p->v.life != VG_LIFE_ALIVE || p->v.pid <= 0)
+		return;
+	pid_t pid = mx_pid_here(m, &p->v);
+	if (pid <= 0)
 		return;
 	char path[64], cg[4096];
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)p->v.pid);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	bool kube = false;
 	if (mx_read(path, cg, sizeof(cg)) > 0) {
 		mx_container_id(cg, p->container, sizeof(p->container));
 		kube = strstr(cg, "kubepods") != NULL;
 	}
 	static char env[65536];
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)p->v.pid);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	ssize_t n = mx_read(path, env, sizeof(env));
 	if (n <= 0)
 		return;         /* another user's process: not readable without privileges */
@@ -407,6 +482,7 @@ int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *s
 		snprintf(err, errlen, "%s", sn.scan.dir_why);
 		rc = -1;
 	}
+	struct mx_nsmap nsmap = { 0 };
 	size_t cap = 0;
 	for (size_t i = 0; i < sn.scan.n; i++)
 		cap += sn.scan.v[i].r.nslots;
@@ -425,10 +501,11 @@ int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *s
 			p->sr = sr;
 			if (!sr->control)
 				vg_cli_region_label(&sr->r, sr->label, p->region, sizeof(p->region));
-			mx_identity(p);
+			mx_identity(p, &nsmap);
 			sn.n++;
 		}
 	}
+	free(nsmap.v);
 	st->skipped_permission += (uint64_t)sn.scan.denied;
 	st->skipped_invalid += (uint64_t)sn.scan.bad;
 	mx_note(st, &sn.scan);

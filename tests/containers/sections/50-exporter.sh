@@ -4,8 +4,9 @@
 # driver) runs in a podman container that shares the host's PID namespace (as a node agent sees pods with
 # hostPID) and a host folder as VRAMGUARD_SHM_DIR; `vramguard exporter --once` on the host must label its samples
 # with the 64-hex id podman gave the container (read from /proc/PID/cgroup) and with POD_NAME from its environment.
-# In a PID namespace of its own, the slot's PID is not one the host can match, so the labels stay empty (and the
-# process is still exported). Uses run.sh's ok, bad, skip, LOG, T, LIB, VG and lib.sh.
+# In a PID namespace of its own (the usual container), the slot holds the PID the job sees (1 or so): the exporter
+# finds the host's PID through /proc/*/status's NSpid and the start time, and labels it the same way. Uses run.sh's
+# ok, bad, skip, LOG, T, LIB, VG and lib.sh.
 
 exporter_section() {
 	local img=localhost/vramguard-base:bookworm shm cid prom line started=$SECONDS
@@ -43,15 +44,17 @@ exporter_section() {
 	touch "$shm/stop"
 	[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
 	rm -f "$shm/stop"
-	# Its own PID namespace: exported, but not labelled with another process's cgroup.
+	# Its own PID namespace: the slot's PID is the container's; the labels are found through NSpid.
 	cid=$(podman run -d --rm --network=none "${job[@]}" "$img" /opt/vgtest/waiter /vgshm/stop cuda 60 2>>"$LOG")
 	if [ -z "$cid" ] || ! exp_wait; then
 		bad "exporter labels: the namespaced job never showed up" "$(podman logs "$cid" 2>&1 | tail -3)"
 	else
 		line=$(grep -m1 '^vramguard_process_used_bytes{' <<<"$prom")
-		if grep -q 'container="",pod=""} 67108864$' <<<"$line"; then
-			ok "  in its own PID namespace: exported with empty container and pod labels (its PID is not the host's)"
-		else bad "  a namespaced job's labels" "got: $line"; fi
+		local inner
+		inner=$(sed -n 's/.*{pid="\([0-9]*\)".*/\1/p' <<<"$line")
+		if grep -q "container=\"$cid\",pod=\"trainer-0\"} 67108864\$" <<<"$line"; then
+			ok "  in its own PID namespace (pid $inner there): the same labels, found through NSpid and the start time"
+		else bad "  a namespaced job's labels" "want container=\"$cid\",pod=\"trainer-0\"; got: $line"; fi
 	fi
 	touch "$shm/stop"
 	[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
