@@ -96,6 +96,7 @@ unit test_report
 unit test_symbolize
 unit test_json_read
 unit test_diff
+unit test_timeline
 unit test_unwind
 unit test_lockorder
 for t in config json path diff; do
