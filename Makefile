@@ -43,6 +43,7 @@ REGION_SRCS := accounting/region.c accounting/region_path.c accounting/region_pr
 REGION_SCAN_SRCS := accounting/region_scan.c
 QUOTA_SRCS := accounting/quota.c accounting/table.c
 UNWIND_SRCS := accounting/unwind.c accounting/sites.c
+TIMELINE_SRCS := accounting/timeline.c
 ACCOUNTING_SRCS := $(filter-out $(REGION_SCAN_SRCS),$(sort $(wildcard accounting/*.c) $(REGION_SRCS) $(QUOTA_SRCS) \
 	$(UNWIND_SRCS)))
 NVML_SRCS := interposer/nvml.c
@@ -148,7 +149,9 @@ $(T)/test_report: tests/unit/test_report.c $(call tobj,$(REPORT_SRCS) $(CONFIG_S
 $(T)/test_symbolize: tests/unit/test_symbolize.c $(call tobj,$(SYMBOLIZE_SRCS))
 $(T)/test_json_read: tests/unit/test_json_read.c $(call tobj,$(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
 $(T)/test_diff: tests/unit/test_diff.c $(call tobj,$(DIFF_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
-UNIT_PLAIN := test_config test_accounting test_region test_report test_symbolize test_json_read test_diff
+$(T)/test_timeline: tests/unit/test_timeline.c $(call tobj,$(TIMELINE_SRCS))
+UNIT_PLAIN := test_config test_accounting test_region test_report test_symbolize test_json_read test_diff \
+	test_timeline
 $(UNIT_PLAIN:%=$(T)/%):
 	@mkdir -p $(T)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^) -ldl
@@ -232,7 +235,7 @@ $(T)/ctor: tests/integration/ctor/app.c $(T)/libvgctor.so $(FAKE)
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

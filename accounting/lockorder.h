@@ -26,7 +26,8 @@
 	X(SITES, "site shard")                  /* accounting/sites.c: one shard of the call sites */              \
 	X(RECORDS, "vg_pool_lock")              /* accounting/table.c: the record pool */                          \
 	X(REAL, "vg_real_lock")                 /* interposer/init.c: publishing the real driver table */          \
-	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml.c: publishing the real NVML table */
+	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml.c: publishing the real NVML table */          \
+	X(TIMELINE, "vg_timeline_locks")        /* interposer/timeline.c: one device's usage timeline */
 
 enum vg_lock_rank {
 	VG_RANK_NONE,

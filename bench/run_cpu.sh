@@ -131,6 +131,10 @@ calls() {
 	row "per allocation with its own site (4096)" "$wo" "$wi" "$add" "-" "-"
 	row "  of which the interned site (16 frames)" "" "" "$(awk -v a="$add" -v b="$per_alloc" \
 		'BEGIN { printf "%.1f", a - b }')" "-" "-"
+	# The usage timeline (accounting/timeline.h): static, not heap; sizeof(struct vg_timeline), which
+	# tests/unit/test_timeline.c asserts, per device used, whatever the run's length; one mutex per device.
+	row "usage timeline, per device used (static)" "" "" "$((128 * 40 + 40))" "5160" "fixed"
+	row "  its lock, per device (static, 64 devices)" "" "" "40" "-" "-"
 
 	echo
 	echo "4. report time: raise(SIGUSR1) until VRAMGUARD_REPORT (JSON) exists; N live allocations, capture 16"

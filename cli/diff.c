@@ -285,6 +285,71 @@ static int vg_diff_devices(const struct vg_diff *d, struct vg_strbuf *out)
 	return 0;
 }
 
+/* ---- between the reports: the second report's timeline after the first report's time ---- */
+
+/* Per device of both reports: usage then and now, the highest peak in between and when, the denials in between.
+ * Within one process the denials are counted from the first report's figures; across processes from the second's
+ * own timeline at the first report's time. */
+static void vg_diff_between_dev(const struct vg_diff *d, const struct vg_report_device *o,
+				const struct vg_report_device *n, struct vg_strbuf *out)
+{
+	struct vg_report_timeline_span sp;
+	uint64_t base_c = 0, base_b = 0;
+	char a[32], b[32], pk[32], db[32], when[16];
+	size_t i;
+
+	vg_strbuf_printf(out, "    GPU %d: ", n->ordinal);
+	if (!n->timeline_set || !n->timeline_points || !n->ntimeline_points) {
+		vg_strbuf_str(out, "no timeline in the second report (the device was not used)\n");
+		return;
+	}
+	if (d->by_id) {
+		base_c = o->denied_count;
+		base_b = o->denied_bytes;
+	} else {
+		for (i = 0; i < n->ntimeline_points && n->timeline_points[i].time_ns <= d->o->time_ns; i++) {
+			base_c = n->timeline_points[i].denied_count;
+			base_b = n->timeline_points[i].denied_bytes;
+		}
+	}
+	vg_report_timeline_span(n, d->o->time_ns, base_c, base_b, &sp);
+	if (!sp.npoints) {
+		vg_strbuf_str(out, "the second report's timeline has nothing after the first report\n");
+		return;
+	}
+	vg_report_clock(sp.peak_ns, when, sizeof(when));
+	vg_strbuf_printf(out, "used %s -> %s; highest peak %s by %s; ", vg_format_bytes(o->used_bytes, a, sizeof(a)),
+			 vg_format_bytes(n->used_bytes, b, sizeof(b)), vg_format_bytes(sp.peak_bytes, pk, sizeof(pk)), when);
+	if (!sp.denied_count) {
+		vg_strbuf_str(out, "no denials\n");
+		return;
+	}
+	vg_report_clock(sp.first_denial_ns, when, sizeof(when));
+	vg_strbuf_printf(out, "%" PRIu64 " %s (%s), the first by %s\n", sp.denied_count,
+			 vg_plural(sp.denied_count, "denial", "denials"), vg_format_bytes(sp.denied_bytes, db, sizeof(db)),
+			 when);
+}
+
+static void vg_diff_between(const struct vg_diff *d, const struct vg_diff_dev *p, long np, struct vg_strbuf *out)
+{
+	long i, both = 0;
+
+	for (i = 0; i < np; i++)
+		both += p[i].o && p[i].n;
+	if (!both)
+		return;
+	if (d->o->time_ns >= d->n->time_ns)     /* nothing between (the header says which is newer) */
+		return;
+	if (d->n->schema_revision < 2) {
+		vg_strbuf_str(out, "  between the reports: the second report has no timeline (report revision 1)\n");
+		return;
+	}
+	vg_strbuf_str(out, "  between the reports (from the second report's timeline):\n");
+	for (i = 0; i < np; i++)
+		if (p[i].o && p[i].n)
+			vg_diff_between_dev(d, p[i].o, p[i].n, out);
+}
+
 /* ---- call sites ---- */
 
 /* "site 3 via cuMemAlloc_v2", "site 11 (was site 3) via ..." when the ids differ between processes */
@@ -525,6 +590,7 @@ int vg_report_diff_text(const struct vg_report *old, const struct vg_report *new
 		vg_diff_fini(&d);
 		return -ENOMEM;
 	}
+	vg_diff_between(&d, p, np, out);
 	if (!vg_diff_any_change(&d, p, np)) {
 		vg_strbuf_str(out, "  no change in live allocations\n");
 	} else if (!d.count[VG_DIFF_GREW] && !d.count[VG_DIFF_NEW] && !d.count[VG_DIFF_SHRANK] &&

@@ -34,6 +34,16 @@ static void die_report(const char *file, const char *err)
 	vg_cli_die(1, "%s: %s", vg_cli_q(file), err);
 }
 
+/* A report of a newer revision reads all the same (its unknown keys passed over), but the user should know that a
+ * newer vramguard shows more (docs/report-format.md, *Versioning*). */
+static void note_revision(const char *file, const struct vg_report *r)
+{
+	if (r->schema_revision > VG_REPORT_REVISION)
+		fprintf(stderr, "vramguard: note: %s is report revision %u; this vramguard knows revision %d: keys it does "
+			"not know are passed over (a newer vramguard shows them)\n", vg_cli_q(file),
+			(unsigned)r->schema_revision, VG_REPORT_REVISION);
+}
+
 int vg_cli_report(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
@@ -44,6 +54,7 @@ int vg_cli_report(int argc, char **argv)
 	char err[512];
 	if (vg_report_read_file(argv[1], &r, err, sizeof(err)) != 0)
 		die_report(argv[1], err);
+	note_revision(argv[1], &r);
 	r.json_hint[0] = '\0';
 	struct vg_strbuf b = { 0 };
 	vg_report_render_text(&r, &b);
@@ -93,6 +104,8 @@ int vg_cli_diff(int argc, char **argv)
 		die_report(argv[optind], err);
 	if (vg_report_read_file(argv[optind + 1], &b, err, sizeof(err)) != 0)
 		die_report(argv[optind + 1], err);
+	note_revision(argv[optind], &a);
+	note_revision(argv[optind + 1], &b);
 	struct vg_strbuf out = { 0 };
 	if (vg_report_diff_text(&a, &b, &o, &out) != 0 || out.failed)
 		vg_cli_die(1, "out of memory");

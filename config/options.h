@@ -78,7 +78,8 @@
 	X("VRAMGUARD_DEVICE_POLL", "integer", VG_STR(VG_DEVICE_POLL_DEFAULT),                                         \
 	  VG_STR(VG_DEVICE_POLL_MIN) " to " VG_STR(VG_DEVICE_POLL_MAX) " (decimal, milliseconds)",                    \
 	  "How often a background thread re-measures the driver's own memory for the process (NVML) when"             \
-	  " VRAMGUARD_COUNT=device", VG_READ, vg_load_device_poll, VG_NO_FLAG)                                        \
+	  " VRAMGUARD_COUNT=device, and samples each device's usage timeline (either mode)", VG_READ,                 \
+	  vg_load_device_poll, VG_NO_FLAG)                                                                            \
 	X("VRAMGUARD_DRIVER_HEADROOM", "size", "192M", "`SIZE` (bare number = MiB; units K, M, G, B), `0` for none",  \
 	  "When VRAMGUARD_COUNT=device: what the driver's own memory is charged beyond its first measurement, in"     \
 	  " advance, so that what the driver takes later (kernels loaded at their first launch, which no call"        \

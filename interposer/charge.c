@@ -16,6 +16,7 @@
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
 #include "interposer/shared.h"
+#include "interposer/timeline.h"
 #include "accounting/clock.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
@@ -310,6 +311,7 @@ VG_HIDDEN void vg_wrappers_atfork_parent(void)
 void vg_wrappers_atfork_child(void)
 {
 	vg_devmem_atfork_child();
+	vg_timelines_atfork_child();
 	for (size_t i = 0; i < VG_NTABLES; i++)
 		vg_table_reset_child(vg_all_tables[i]);
 	vg_alloc_reset_child();                 /* every record free again: the tables held them all */

@@ -9,7 +9,9 @@
  * The hot path reads two of our own counters per stream-ordered allocation; the driver is asked (one attribute query)
  * only when a pool grows; NVML is called only by the sampler thread, every VRAMGUARD_DEVICE_POLL ms, after each
  * module load and once, waited for, when a context is created. Before an allocation is refused, the pools' and
- * graphs' figures are refreshed and unused pool memory is trimmed, so a stale figure never causes a refusal. */
+ * graphs' figures are refreshed and unused pool memory is trimmed, so a stale figure never causes a refusal.
+ * The same thread samples each device's usage timeline (interposer/timeline.c), under VRAMGUARD_COUNT=allocations
+ * too, where it does nothing else. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +28,7 @@
 #include "interposer/nvml.h"
 #include "interposer/reporter.h"
 #include "interposer/shared.h"
+#include "interposer/timeline.h"
 #include "accounting/clock.h"
 #include "accounting/lockorder.h"
 #include "accounting/region.h"
@@ -355,23 +358,31 @@ static void vg_read_driver_limit(int dev, const char *uuid)
 		vg_device_apply_driver_limit(dev, hard);
 }
 
+/* A round: under VRAMGUARD_COUNT=device, the pools, graphs and the driver's own memory measured, published and
+ * checked against the soft limits; under both modes, each device's usage timeline sampled after that (under
+ * allocations nothing else: no NVML is loaded, nothing new is charged). */
 static void vg_sample_round(void)
 {
-	bool nvml = vg_nvml_load();
-	if (!nvml)
+	bool device = vg_count_device();
+	bool nvml = device && vg_nvml_load();
+	if (device && !nvml)
 		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "%s", vg_nvml_error());
-	vg_shared_publish_counts();
+	if (device)
+		vg_shared_publish_counts();
 	for (int d = 0; d < VG_MAX_DEVICES; d++) {
 		const struct vg_device_info *di = vg_device_info_cached(d);
 		if (!di)
 			continue;
-		vg_devmem_refresh(d);
-		if (nvml && di->uuid[0]) {
-			vg_read_driver_limit(d, di->uuid);
-			vg_measure_driver(d, di->uuid);
+		if (device) {
+			vg_devmem_refresh(d);
+			if (nvml && di->uuid[0]) {
+				vg_read_driver_limit(d, di->uuid);
+				vg_measure_driver(d, di->uuid);
+			}
+			vg_shared_publish(d);
+			vg_soft_limit_check(d);
 		}
-		vg_shared_publish(d);
-		vg_soft_limit_check(d);
+		vg_timelines_sample(d);
 	}
 }
 
@@ -458,7 +469,8 @@ static void vg_sampler_start_locked(void)
 	if (rc != 0) {
 		atomic_store(&vg_smp_state, -1);
 		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "cannot start the sampler thread: %s", strerror(rc));
-		vg_log(VG_LOG_WARN, "the driver's own memory is not counted: %s", vg_smp_reason);
+		vg_log(VG_LOG_WARN, "%s: %s", vg_count_device() ? "the driver's own memory is not counted" :
+		       "the usage timeline is not sampled", vg_smp_reason);
 		return;
 	}
 	pthread_setname_np(th, "vramguard-mem");
@@ -489,13 +501,12 @@ void vg_devmem_fresh(int dev, uint64_t bytes)
 	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
 }
 
+/* Under VRAMGUARD_COUNT=allocations a kick only starts the sampler (for the timelines): nothing new to measure. */
 static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 {
-	if (!vg_count_device())
-		return;
 	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	vg_sampler_start_locked();
-	if (atomic_load(&vg_smp_state) != 1 || vg_smp_stop) {
+	if (!vg_count_device() || atomic_load(&vg_smp_state) != 1 || vg_smp_stop) {
 		vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
 		return;
 	}

@@ -158,8 +158,12 @@ VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
  * wait for a measurement, so that an allocation made right after is checked against what the context took. */
 static void vg_ctx_created(CUresult rc, CUdevice dev)
 {
-	if (rc != CUDA_SUCCESS || !vg_count_device())
+	if (rc != CUDA_SUCCESS)
 		return;
+	if (!vg_count_device()) {
+		vg_devmem_kick(false);  /* starts the sampler, for the timelines only */
+		return;
+	}
 	const struct vg_device_info *di = vg_device_info((int)dev);
 	if (!di)
 		return;

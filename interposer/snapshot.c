@@ -13,6 +13,7 @@
 #include "interposer/device.h"
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
+#include "interposer/timeline.h"
 #include "accounting/clock.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
@@ -221,7 +222,8 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 			 "VRAMGUARD_REPORT_FORMAT=json gives every call site and the largest allocations "
 			 "(docs/report-format.md)");
 
-	/* Devices: every ordinal resolved or used. */
+	/* Devices: every ordinal resolved or used, with its timeline (ending now) if it was used. */
+	int tl_failed = 0;
 	r->devices = calloc(VG_MAX_DEVICES, sizeof(*r->devices));
 	if (!r->devices)
 		return -ENOMEM;
@@ -264,6 +266,8 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 			o->driver_limit_set = 1;
 			o->driver_limit_bytes = atomic_load(&di->driver_limit);
 		}
+		if (vg_timelines_report(d, r->time_ns, o) != 0)
+			tl_failed = 1;
 	}
 
 	/* Largest live allocations. */
@@ -334,5 +338,5 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	free(live);
 	if (r->nsites)
 		qsort(r->sites, r->nsites, sizeof(r->sites[0]), vg_cmp_site);
-	return al.failed || sites.failed || ev.failed || sl.failed ? -ENOMEM : 0;
+	return al.failed || sites.failed || ev.failed || sl.failed || tl_failed ? -ENOMEM : 0;
 }

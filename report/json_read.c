@@ -141,6 +141,14 @@ static int jr_value(struct vg_jp *p, const struct vg_schema_field *f, void *obj,
 		return jr_array(p, f, obj);
 	case VG_SCHEMA_OBJECT:
 		return jr_object(p, f->sub, obj);
+	case VG_SCHEMA_NOBJECT:
+		*(int *)(void *)((char *)obj + f->flag) = 1;
+		return jr_object(p, f->sub, obj);
+	case VG_SCHEMA_REVISION:
+		if (vg_jp_uint(p, UINT32_MAX, &v) != 0)
+			return -1;
+		*(uint32_t *)(void *)m = (uint32_t)v;
+		return 0;
 	case VG_SCHEMA_COUNT:
 		return vg_jp_uint(p, UINT64_MAX, count);
 	case VG_SCHEMA_SCHEMA_ID:

@@ -79,6 +79,7 @@ static void jw_field(struct vg_strbuf *b, const struct vg_schema_field *f, const
 		jw_array(b, f, obj, indent);
 		break;
 	case VG_SCHEMA_OBJECT:
+	case VG_SCHEMA_NOBJECT:
 		vg_json_key(b, sep, f->key);
 		vg_strbuf_str(b, "{");
 		jw_members(b, f->sub, obj, "", ", ", indent);
@@ -89,6 +90,9 @@ static void jw_field(struct vg_strbuf *b, const struct vg_schema_field *f, const
 		break;
 	case VG_SCHEMA_SCHEMA_ID:
 		vg_json_kstr(b, sep, f->key, VG_REPORT_SCHEMA, sizeof(VG_REPORT_SCHEMA));
+		break;
+	case VG_SCHEMA_REVISION:
+		vg_json_ku64(b, sep, f->key, VG_REPORT_REVISION);
 		break;
 	case VG_SCHEMA_TIME:
 		memcpy(&u64, m, sizeof(u64));
@@ -102,10 +106,17 @@ static void jw_field(struct vg_strbuf *b, const struct vg_schema_field *f, const
 static void jw_members(struct vg_strbuf *b, const struct vg_schema_object *o, const void *obj, const char *first,
 		       const char *sep, size_t indent)
 {
-	size_t i;
+	size_t i, written = 0;
+	int set;
 
-	for (i = 0; i < o->nfields; i++)
-		jw_field(b, &o->fields[i], obj, i ? sep : first, indent);
+	for (i = 0; i < o->nfields; i++) {
+		if (o->fields[i].type == VG_SCHEMA_NOBJECT) {   /* absent unless its flag says it is there */
+			memcpy(&set, (const char *)obj + o->fields[i].flag, sizeof(set));
+			if (!set)
+				continue;
+		}
+		jw_field(b, &o->fields[i], obj, written++ ? sep : first, indent);
+	}
 }
 
 int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out)

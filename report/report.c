@@ -29,6 +29,40 @@ void vg_report_time(uint64_t ns, int iso, char *buf, size_t len)
 			 tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+void vg_report_clock(uint64_t ns, char *buf, size_t len)
+{
+	time_t sec = (time_t)(ns / 1000000000u);
+	struct tm tm;
+
+	if (!gmtime_r(&sec, &tm))
+		memset(&tm, 0, sizeof(tm));
+	snprintf(buf, len, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+void vg_report_timeline_span(const struct vg_report_device *d, uint64_t from_ns, uint64_t base_count,
+			     uint64_t base_bytes, struct vg_report_timeline_span *out)
+{
+	size_t i, n = d->timeline_set && d->timeline_points ? d->ntimeline_points : 0;
+	uint64_t prev = base_count;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++) {
+		const struct vg_report_timeline_point *p = &d->timeline_points[i];
+		if (p->time_ns <= from_ns)
+			continue;
+		if (!out->npoints++ || p->peak_bytes > out->peak_bytes) {
+			out->peak_bytes = p->peak_bytes;
+			out->peak_ns = p->time_ns;
+		}
+		if (p->denied_count > prev && !out->first_denial_ns)
+			out->first_denial_ns = p->time_ns;
+		prev = p->denied_count > prev ? p->denied_count : prev;
+		out->used_bytes = p->used_bytes;
+		out->denied_count = p->denied_count > base_count ? p->denied_count - base_count : 0;
+		out->denied_bytes = p->denied_bytes > base_bytes ? p->denied_bytes - base_bytes : 0;
+	}
+}
+
 bool vg_report_frame_is_runtime(const struct vg_report_frame *f)
 {
 	const char *mod = strrchr(f->module, '/');

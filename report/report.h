@@ -14,6 +14,9 @@
 #include "report/strbuf.h"
 
 #define VG_REPORT_SCHEMA "vramguard.report/1"
+/* The revision of the schema this release writes (docs/report-format.md, *Versioning*): keys added within the major
+ * version. A report without "schema_revision" is revision 1. */
+#define VG_REPORT_REVISION 2
 #define VG_REPORT_MAX_FRAMES 64
 
 struct vg_report_frame {
@@ -57,6 +60,20 @@ struct vg_report_device {
 	int driver_measured;            /* NVML measured it (else driver_bytes is 0) */
 	int driver_limit_set;           /* the driver enforces a container limit here (R615+) */
 	uint64_t driver_limit_bytes;
+	/* The usage timeline (revision 2): absent (timeline_set 0) in older reports and for unused devices. */
+	int timeline_set;
+	uint64_t timeline_period_ms;    /* a point at least this often (and on change at most a tenth as often) */
+	uint32_t timeline_compactions;  /* times the timeline was halved */
+	size_t ntimeline_points;
+	struct vg_report_timeline_point *timeline_points;       /* oldest first; owned by the report */
+};
+
+/* One point of a device's usage timeline (accounting/timeline.h has the model). */
+struct vg_report_timeline_point {
+	uint64_t time_ns;               /* CLOCK_REALTIME */
+	uint64_t used_bytes;
+	uint64_t peak_bytes;            /* the highest usage within the interval that ends here */
+	uint64_t denied_count, denied_bytes;    /* cumulative */
 };
 
 /* One live allocation (the report lists the largest ones; see max_allocations). */
@@ -86,6 +103,7 @@ struct vg_report_stream_live {
 };
 
 struct vg_report {
+	uint32_t schema_revision;       /* read from a report: its "schema_revision" (0: absent, revision 1) */
 	char reason[16];                /* "exit", "signal", "soft-limit", "threshold", "denial" */
 	uint64_t sequence;              /* 1, 2, ... within the process */
 	int pid;
@@ -123,6 +141,22 @@ int vg_report_render_json(const struct vg_report *r, struct vg_strbuf *out);
 
 /* UTC time of a CLOCK_REALTIME nanosecond stamp: "2026-11-21T21:50:03.123Z" (iso) or "2026-11-21 21:50:03 UTC". */
 void vg_report_time(uint64_t ns, int iso, char *buf, size_t len);
+
+/* "21:50:03": the UTC time of day of a CLOCK_REALTIME nanosecond stamp. */
+void vg_report_clock(uint64_t ns, char *buf, size_t len);
+
+/* What a device's timeline says after from_ns (0: all of it): the highest peak of the points after it and the
+ * point's time, the denials since (their counts less base_count / base_bytes, the figures at from_ns) and the
+ * time of the first point that shows one (0: none). Points merely sum what their interval saw: a time is "by
+ * then", within the interval that ends at it. npoints is 0 when the device has no timeline or no point after. */
+struct vg_report_timeline_span {
+	size_t npoints;
+	uint64_t peak_bytes, peak_ns;
+	uint64_t denied_count, denied_bytes, first_denial_ns;
+	uint64_t used_bytes;            /* at the last point */
+};
+void vg_report_timeline_span(const struct vg_report_device *d, uint64_t from_ns, uint64_t base_count,
+			     uint64_t base_bytes, struct vg_report_timeline_span *out);
 
 /* True for a frame inside the CUDA runtime (libcudart, static cudart's internals, the cuda* API functions): the
  * text form and warnings name the first frame past them. */

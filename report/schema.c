@@ -38,6 +38,11 @@ VG_SCHEMA_OBJECTS(VG_SCHEMA_TYPEDEF)
 #define VG_SCHEMA_F_OBJECT(st, m, aux) \
 	.off = VG_SCHEMA_CHECK(__builtin_types_compatible_p(st, vg_schema_t_##aux), #aux ": not an object of " #st), \
 	.sub = &vg_schema_##aux
+#define VG_SCHEMA_F_NOBJECT(st, m, aux) \
+	.flag = VG_SCHEMA_MEMBER(st, m, int) + \
+		VG_SCHEMA_CHECK(__builtin_types_compatible_p(st, vg_schema_t_##aux), #aux ": not an object of " #st), \
+	.sub = &vg_schema_##aux
+#define VG_SCHEMA_F_REVISION(st, m, aux) VG_SCHEMA_F_U32(st, m, aux)
 #define VG_SCHEMA_F_COUNT(st, m, aux) .off = offsetof(st, m), VG_SCHEMA_COUNTER(st, m)
 #define VG_SCHEMA_F_SCHEMA_ID(st, m, aux) .off = 0
 #define VG_SCHEMA_F_TIME(st, m, aux) VG_SCHEMA_F_U64(st, m, aux)
@@ -59,6 +64,12 @@ VG_SCHEMA_DEFINE(report, VG_SCHEMA_REPORT)
 #undef VG_SCHEMA_ST
 #define VG_SCHEMA_ST vg_schema_t_device
 VG_SCHEMA_DEFINE(device, VG_SCHEMA_DEVICE)
+#undef VG_SCHEMA_ST
+#define VG_SCHEMA_ST vg_schema_t_timeline
+VG_SCHEMA_DEFINE(timeline, VG_SCHEMA_TIMELINE)
+#undef VG_SCHEMA_ST
+#define VG_SCHEMA_ST vg_schema_t_timeline_point
+VG_SCHEMA_DEFINE(timeline_point, VG_SCHEMA_TIMELINE_POINT)
 #undef VG_SCHEMA_ST
 #define VG_SCHEMA_ST vg_schema_t_site
 VG_SCHEMA_DEFINE(site, VG_SCHEMA_SITE)
@@ -125,7 +136,7 @@ void vg_schema_free(const struct vg_schema_object *o, void *obj)
 
 	for (i = 0; i < o->nfields; i++) {
 		const struct vg_schema_field *f = &o->fields[i];
-		if (f->type == VG_SCHEMA_OBJECT) {
+		if (f->type == VG_SCHEMA_OBJECT || f->type == VG_SCHEMA_NOBJECT) {
 			vg_schema_free(f->sub, obj);
 		} else if (f->type == VG_SCHEMA_ARRAY) {
 			char *v = vg_schema_elems(f, obj);

@@ -20,7 +20,10 @@
  *             OBJECT           an object whose keys are members of the same struct (aux names it; member unused)
  *             COUNT            the count of the ARRAY row whose pointer is member: written from it; when read, it
  *                              must equal the number of elements that array has
+ *             NOBJECT          OBJECT, or absent: member is the int that says it is there; written only when it
+ *                              is non-zero; reading the object sets it to 1
  *             SCHEMA_ID        the constant VG_REPORT_SCHEMA; the reader checks it before anything else
+ *             REVISION         the constant VG_REPORT_REVISION when written; read into a uint32_t member
  *             TIME             member (ns since the epoch) as UTC ISO-8601 text; the reader passes over it
  *   read    REQ: the reader refuses an object without the key; OPT: the key was added after the first reports of
  *           this schema version, and its absence reads as the member's zero (the doc text says what that means)
@@ -36,6 +39,8 @@
 /* The top level. */
 #define VG_SCHEMA_REPORT(X) \
 	X(schema, SCHEMA_ID, _, _, REQ, "`\"" VG_REPORT_SCHEMA "\"`: the format and its major version (see *Versioning*)") \
+	X(schema_revision, REVISION, schema_revision, _, OPT, "the revision within the major version: 2 (see " \
+	  "*Versioning*). Added in revision 2: a report without it is revision 1") \
 	X(reason, STR, reason, _, REQ, "`\"exit\"` (at process exit), `\"signal\"` (on `VRAMGUARD_SIGNAL`), " \
 	  "`\"soft-limit\"` (a device's usage crossed its request; the warning line before it says which), " \
 	  "`\"threshold\"` (the same for `VRAMGUARD_WARN_AT`) or `\"denial\"` (an allocation was refused, with " \
@@ -94,7 +99,25 @@
 	  "what the driver takes later (`VRAMGUARD_DRIVER_HEADROOM`, what is left of it)") \
 	X(driver_measured, BOOL, driver_measured, _, OPT, "`true` when NVML measured `driver_bytes` (else it is 0)") \
 	X(driver_limit_bytes, NU64, driver_limit_bytes, driver_limit_set, OPT, "the driver's own limit for the " \
-	  "container (R615 and later; docs/quota.md, *The driver's own limits*); `null` when it sets none")
+	  "container (R615 and later; docs/quota.md, *The driver's own limits*); `null` when it sets none") \
+	X(timeline, NOBJECT, timeline_set, timeline, OPT, "the device's usage over the whole run, in at most 129 " \
+	  "points (below, and *The usage timeline*). Added in revision 2: older reports lack it")
+
+/* "timeline": members of struct vg_report_device. */
+#define VG_SCHEMA_TIMELINE(X) \
+	X(period_ms, U64, timeline_period_ms, _, REQ, "a point was taken at least this often (and on a significant " \
+	  "change at most a tenth as often); it doubles each time the timeline is compacted") \
+	X(compactions, U32, timeline_compactions, _, REQ, "how many times the points were halved to stay within 128") \
+	X(points, ARRAY, timeline_points, timeline_point, REQ, "oldest first; the last one is the report's own time")
+
+#define VG_SCHEMA_TIMELINE_POINT(X) \
+	X(time_ns, U64, time_ns, _, REQ, "the point's time (ns since the epoch)") \
+	X(used_bytes, U64, used_bytes, _, REQ, "`used_bytes` then") \
+	X(peak_bytes, U64, peak_bytes, _, REQ, "the highest usage since the previous point (since the start, for the " \
+	  "first): exact when the device's `peak_bytes` rose in that interval, else the highest usage sampled") \
+	X(denied_count, U64, denied_count, _, REQ, "`denied_count` then (cumulative: the denials of an interval are " \
+	  "the difference with the previous point)") \
+	X(denied_bytes, U64, denied_bytes, _, REQ, "`denied_bytes` then (cumulative)")
 
 #define VG_SCHEMA_SITE(X) \
 	X(id, U32, id, _, REQ, "the site's id (see *Site ids*); 0 means \"no site\" and does not appear here") \
@@ -158,6 +181,8 @@
 #define VG_SCHEMA_OBJECTS(O) \
 	O(report, struct vg_report, VG_SCHEMA_REPORT) \
 	O(device, struct vg_report_device, VG_SCHEMA_DEVICE) \
+	O(timeline, struct vg_report_device, VG_SCHEMA_TIMELINE) \
+	O(timeline_point, struct vg_report_timeline_point, VG_SCHEMA_TIMELINE_POINT) \
 	O(site, struct vg_report_site, VG_SCHEMA_SITE) \
 	O(frame, struct vg_report_frame, VG_SCHEMA_FRAME) \
 	O(allocations, struct vg_report, VG_SCHEMA_ALLOCATIONS) \
@@ -170,8 +195,8 @@
 
 enum vg_schema_type {
 	VG_SCHEMA_U64, VG_SCHEMA_U32, VG_SCHEMA_INT, VG_SCHEMA_BOOL, VG_SCHEMA_STR, VG_SCHEMA_HEX, VG_SCHEMA_STRD,
-	VG_SCHEMA_NU64, VG_SCHEMA_NSTR, VG_SCHEMA_ARRAY, VG_SCHEMA_OBJECT, VG_SCHEMA_COUNT, VG_SCHEMA_SCHEMA_ID,
-	VG_SCHEMA_TIME,
+	VG_SCHEMA_NU64, VG_SCHEMA_NSTR, VG_SCHEMA_ARRAY, VG_SCHEMA_OBJECT, VG_SCHEMA_NOBJECT, VG_SCHEMA_COUNT,
+	VG_SCHEMA_SCHEMA_ID, VG_SCHEMA_REVISION, VG_SCHEMA_TIME,
 };
 
 #define VG_SCHEMA_REQ 0
@@ -187,10 +212,10 @@ struct vg_schema_field {
 	const char *doc;
 	size_t off;                             /* the member (ARRAY, COUNT: the pointer to the elements) */
 	size_t size;                            /* STR, STRD, NSTR: the char array's size */
-	size_t flag;                            /* NU64, NSTR: the int member that says the value is set */
+	size_t flag;                            /* NU64, NSTR, NOBJECT: the int member that says the value is set */
 	size_t count, count_size;               /* ARRAY, COUNT: the n<member> counting the elements, and its size */
 	size_t elem_size;                       /* ARRAY: one element */
-	const struct vg_schema_object *sub;     /* ARRAY: the elements' object; OBJECT: its own */
+	const struct vg_schema_object *sub;     /* ARRAY: the elements' object; OBJECT, NOBJECT: its own */
 	const char *dflt;                       /* STRD: written when the member is empty */
 };
 

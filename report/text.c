@@ -106,6 +106,82 @@ static void vg_text_device_parts(const struct vg_report *r, const struct vg_repo
 				 vg_format_bytes(d->driver_limit_bytes, dl, sizeof(dl)));
 }
 
+/* "20 s", "500 ms", "4 min", "2 h" */
+static void vg_text_duration(uint64_t ms, char *buf, size_t len)
+{
+	if (ms < 1000)
+		snprintf(buf, len, "%" PRIu64 " ms", ms);
+	else if (ms < 120000)
+		snprintf(buf, len, "%" PRIu64 " s", ms / 1000);
+	else if (ms < 7200000)
+		snprintf(buf, len, "%" PRIu64 " min", ms / 60000);
+	else
+		snprintf(buf, len, "%" PRIu64 " h", ms / 3600000);
+}
+
+/* The sparkline's scale: the quota, else the highest peak. ' ' is nothing, '@' the top. */
+static char vg_text_level(uint64_t v, uint64_t scale)
+{
+	static const char levels[] = " .:-=+*#%@";
+	unsigned __int128 x = (unsigned __int128)v * 9 + scale - 1;
+	uint64_t l = scale ? (uint64_t)(x / scale) : 0;
+	return levels[l > 9 ? 9 : l];
+}
+
+/* Two lines per device with a timeline: when, how finely, the peak and the first denial; then the interval peaks
+ * as a sparkline of at most VG_TEXT_SPARK columns of equal time, '!' where denials happened. */
+#define VG_TEXT_SPARK 64
+static void vg_text_timeline(const struct vg_report_device *d, struct vg_strbuf *out)
+{
+	const struct vg_report_timeline_point *p = d->timeline_points;
+	size_t n = d->timeline_set && p ? d->ntimeline_points : 0, i, c, ncols;
+	struct vg_report_timeline_span sp;
+	char t0[48], t1[16], every[24], gap[24], pk[32], scale_s[32], when[16], line[VG_TEXT_SPARK + 1];
+	uint64_t peaks[VG_TEXT_SPARK] = { 0 }, scale, span;
+	int has[VG_TEXT_SPARK] = { 0 }, denied[VG_TEXT_SPARK] = { 0 };
+
+	if (!n)
+		return;
+	vg_report_time(p[0].time_ns, 0, t0, sizeof(t0));
+	t0[strlen(t0) > 4 ? strlen(t0) - 4 : 0] = '\0';        /* "2026-11-21 21:02:03" */
+	vg_report_clock(p[n - 1].time_ns, t1, sizeof(t1));
+	vg_text_duration(d->timeline_period_ms, every, sizeof(every));
+	vg_text_duration(d->timeline_period_ms / 10, gap, sizeof(gap));
+	vg_report_timeline_span(d, 0, 0, 0, &sp);
+	vg_report_clock(sp.peak_ns, when, sizeof(when));
+	vg_strbuf_printf(out, "       timeline %s - %s UTC, %zu %s (every %s, or %s on change): peak %s by %s", t0, t1, n,
+			 vg_plural(n, "point", "points"), every, gap, vg_format_bytes(sp.peak_bytes, pk, sizeof(pk)), when);
+	if (sp.first_denial_ns) {
+		vg_report_clock(sp.first_denial_ns, when, sizeof(when));
+		vg_strbuf_printf(out, ", first denial by %s (%" PRIu64 " %s)", when, sp.denied_count,
+				 vg_plural(sp.denied_count, "denial", "denials"));
+	}
+	vg_strbuf_str(out, "\n");
+
+	ncols = n < VG_TEXT_SPARK ? n : VG_TEXT_SPARK;
+	span = p[n - 1].time_ns - p[0].time_ns;
+	for (i = 0; i < n; i++) {
+		c = span ? (size_t)((unsigned __int128)(p[i].time_ns - p[0].time_ns) * ncols / (span + 1)) : 0;
+		if (c >= ncols)
+			c = ncols - 1;
+		if (!has[c] || p[i].peak_bytes > peaks[c])
+			peaks[c] = p[i].peak_bytes;
+		has[c] = 1;
+		if (p[i].denied_count > (i ? p[i - 1].denied_count : 0))
+			denied[c] = 1;
+	}
+	for (c = ncols; c-- > 0;)       /* a column without a point lies in the interval of the next point's */
+		if (!has[c] && c + 1 < ncols)
+			peaks[c] = peaks[c + 1];
+	scale = d->quota_set && d->quota_bytes ? d->quota_bytes : sp.peak_bytes;
+	for (c = 0; c < ncols; c++)
+		line[c] = denied[c] ? '!' : vg_text_level(peaks[c], scale);
+	line[ncols] = '\0';
+	vg_strbuf_printf(out, "       |%s| peaks, full scale %s (%s)%s\n", line,
+			 vg_format_bytes(scale, scale_s, sizeof(scale_s)), d->quota_set ? "the quota" : "the highest peak",
+			 sp.first_denial_ns ? ", ! denials" : "");
+}
+
 /* Where the soft limits came from, one line: "soft limits from NVIDIA_GPU_MEMORY_REQUEST (GPU 0, 1)". */
 static void vg_text_soft_sources(const struct vg_report *r, struct vg_strbuf *out)
 {
@@ -168,6 +244,7 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 			vg_strbuf_printf(out, " (%s)", vg_format_bytes(d->denied_bytes, denied, sizeof(denied)));
 		vg_strbuf_add(out, "\n", 1);
 		vg_text_device_parts(r, d, out);
+		vg_text_timeline(d, out);
 	}
 	if (any_soft)
 		vg_text_soft_sources(r, out);

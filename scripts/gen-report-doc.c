@@ -48,7 +48,7 @@ static struct object objects[] = {
 static const char *json_type(enum vg_schema_type t)
 {
 	switch (t) {
-	case VG_SCHEMA_U64: case VG_SCHEMA_U32: case VG_SCHEMA_INT: case VG_SCHEMA_COUNT:
+	case VG_SCHEMA_U64: case VG_SCHEMA_U32: case VG_SCHEMA_INT: case VG_SCHEMA_COUNT: case VG_SCHEMA_REVISION:
 		return "integer";
 	case VG_SCHEMA_BOOL:
 		return "boolean";
@@ -62,6 +62,8 @@ static const char *json_type(enum vg_schema_type t)
 		return "array";
 	case VG_SCHEMA_OBJECT:
 		return "object";
+	case VG_SCHEMA_NOBJECT:
+		return "object (or absent)";
 	}
 	return "?";
 }

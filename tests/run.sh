@@ -96,6 +96,7 @@ unit test_report
 unit test_symbolize
 unit test_json_read
 unit test_diff
+unit test_timeline
 unit test_unwind
 unit test_lockorder
 for t in config json path diff; do
@@ -686,6 +687,8 @@ prog "denial: not in the default VRAMGUARD_REPORT_ON" $PRE "${ROENV[@]}" \
 	"VRAMGUARD_REPORT=$ROD/off/r-%r-%n.json" -- $RO dies -
 if [ "$(ls "$ROD/off")" = "r-exit-1.json" ]; then ok "  only the exit report"
 else bad "  only r-exit-1.json expected" "$(ls "$ROD/off")"; fi
+# The usage timeline: its phases, report, diff, revisions and bound.
+source tests/integration/timeline.sh
 for bv in "VRAMGUARD_REPORT_ON=exit,oom|unknown word 'oom' \(expected a list of exit, signal, denial, threshold, e\.g\. exit,signal,denial\)" \
 	"VRAMGUARD_REPORT_ON=exit,,denial|empty item" "VRAMGUARD_REPORT_ON=exit,EXIT|repeated word 'EXIT'" \
 	"VRAMGUARD_WARN_AT=80x|unknown unit" "VRAMGUARD_REPORT_ON=never|unknown word \(expected" "VRAMGUARD_WARN_AT=120%|percentage above 100%" "VRAMGUARD_REPORT_INTERVAL=0|expected seconds"; do

@@ -18,6 +18,8 @@ Reports (CPU suite):
   storm GLOB SPACED               a SIGUSR1 storm's reports: one exit, coalesced signals, %p/%n/%r, sequence
   soft DIR crossed|none USED      tests/integration/softlimit.c's soft-limit and exit reports
   schema FILE...                  every file a report with all the schema's top-level keys
+  timeline DIR [churn]            tests/integration/timeline.c's reports: each device's timeline bounded, in order,
+                                  ending at the report; the phases (rise, peak, denials, fall), or a churn's bound
   faults DIR                      the fault campaign's exit reports against the double's expect-*.json
   valid MIN FILE...               at least MIN files, each complete JSON with the schema, reason signal or exit
   zero MIN QUOTA FILE...          valid; one exit report at exact zero; every report within QUOTA bytes
@@ -341,6 +343,55 @@ def cmd_soft(c, a):
         r = load(ex[0])
         c.check(r["devices"][0]["used_bytes"] == want_used,
                 f"exit report: {want_used} bytes in use ({r['devices'][0]['used_bytes']})")
+
+
+def timeline_of(c, r, name):
+    """Device 0's timeline points after the checks every timeline must pass, or [] (failed) when it has none."""
+    d = dev0(r)
+    tl = d.get("timeline")
+    c.check(r.get("schema_revision") == 2, f"{name}: schema_revision 2 ({r.get('schema_revision')})")
+    if not c.check(isinstance(tl, dict), f"{name}: device 0 has a timeline"):
+        return []
+    pts = tl["points"]
+    c.check(1 <= len(pts) <= 129, f"{name}: 1 to 128 points and the report's own ({len(pts)})")
+    c.check(all(a["time_ns"] < b["time_ns"] for a, b in zip(pts, pts[1:])), f"{name}: times strictly increase")
+    c.check(pts[-1]["time_ns"] == r["time_ns"], f"{name}: the last point is the report's time")
+    c.check(pts[-1]["used_bytes"] == d["used_bytes"] and pts[-1]["denied_count"] == d["denied_count"] and
+            pts[-1]["denied_bytes"] == d["denied_bytes"], f"{name}: the last point has the device's final figures")
+    c.check(max(p["peak_bytes"] for p in pts) == d["peak_bytes"],
+            f"{name}: the highest point peak is the device's peak ({d['peak_bytes']})")
+    c.check(tl["period_ms"] == 10000 << tl["compactions"], f"{name}: period {tl['period_ms']} ms after "
+            f"{tl['compactions']} compactions")
+    return pts
+
+
+def cmd_timeline(c, a):
+    directory = a[0]
+    if len(a) > 1 and a[1] == "churn":
+        ex = sorted(glob.glob(os.path.join(directory, "r-exit-*.json")))
+        if c.check(len(ex) == 1, f"one exit report ({len(ex)})"):
+            pts = timeline_of(c, load(ex[0]), os.path.basename(ex[0]))
+            c.check(len(pts) - 1 <= 128, f"at most 128 points kept ({len(pts) - 1}) after 10^6 pairs")
+        return
+    sig, ex = os.path.join(directory, "r-signal-1.json"), os.path.join(directory, "r-exit-2.json")
+    s = timeline_of(c, load(sig), "r-signal-1.json")
+    if s:
+        c.check(max(p["used_bytes"] for p in s) == 2 * GiB and s[-1]["denied_count"] == 0,
+                "the signal report's timeline: the rise to 2 GiB, no denials yet")
+        c.check(len(s) >= 3 and s[0]["used_bytes"] < s[-1]["used_bytes"],
+                f"  the rise is drawn ({[p['used_bytes'] // MiB for p in s]} MiB)")
+    e = timeline_of(c, load(ex), "r-exit-2.json")
+    if not e:
+        return
+    used = [p["used_bytes"] // MiB for p in e]
+    top = max(range(len(e)), key=lambda i: e[i]["peak_bytes"])
+    first_denial = next((i for i, p in enumerate(e) if p["denied_count"]), None)
+    c.check(e[top]["peak_bytes"] == 3584 * MiB, f"the exit report's peak point: 3.5 GiB ({used} MiB)")
+    c.check(top > 0 and all(x <= y for x, y in zip(used[:top], used[1:top + 1])), "  after a rise")
+    c.check(first_denial is not None and first_denial >= top, "  the denials come at or after the peak")
+    c.check(e[-1]["denied_count"] == 2 and e[-1]["denied_bytes"] == 3 * GiB, "  two denials, 3 GiB asked")
+    c.check(e[-1]["used_bytes"] == GiB and min(used[top:]) == 1024, "  then the fall to 1 GiB")
+    c.check(e[0]["time_ns"] <= load(sig)["time_ns"] < e[-1]["time_ns"], "  the exit timeline spans the signal report")
 
 
 def cmd_schema(c, a):
@@ -1003,6 +1054,7 @@ def cmd_soak(c, a):
 # name: (function, protocol, fewest arguments)
 COMMANDS = {
     "leaks": (cmd_leaks, "tap", 1), "storm": (cmd_storm, "tap", 2), "soft": (cmd_soft, "tap", 3),
+    "timeline": (cmd_timeline, "tap", 1),
     "schema": (cmd_schema, "tap", 1), "faults": (cmd_faults, "tap", 1), "valid": (cmd_valid, "tap", 1),
     "zero": (cmd_zero, "tap", 2), "fork": (cmd_fork, "tap", 2), "exits": (cmd_exits, "tap", 1),
     "dumped": (cmd_dumped, "value", 1),

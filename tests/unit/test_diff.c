@@ -141,6 +141,31 @@ static void build_service_old(struct vg_report *o)
 	add_stream_event(o, 7, 10, 1);
 }
 
+/* Revision 2: GPU 0's timeline, a point every 2 minutes from 10 minutes before the first report to the second: a
+ * peak of 3.39 GiB 12 minutes after the first report (the lifetime peak, before it, does not count), two
+ * denials just after it. */
+static void add_timeline(struct vg_report *n, struct vg_report_device *d)
+{
+	size_t i, np = 17;
+
+	n->schema_revision = 2;
+	d->denied_count = 2;
+	d->denied_bytes = 2 * GiB;
+	d->timeline_set = 1;
+	d->timeline_period_ms = 20000;
+	d->timeline_compactions = 1;
+	d->ntimeline_points = np;
+	d->timeline_points = unit_xcalloc(np, sizeof(*d->timeline_points));
+	for (i = 0; i < np; i++) {
+		struct vg_report_timeline_point *p = &d->timeline_points[i];
+		p->time_ns = i + 1 < np ? T0 - 10 * 60 * SEC + i * 120 * SEC : n->time_ns;
+		p->used_bytes = i < 11 ? 1 * GiB + i * 200 * MiB : 3 * GiB + 256 * MiB;
+		p->peak_bytes = i == 2 ? 3 * GiB + 512 * MiB : i == 11 ? 3 * GiB + 400 * MiB : p->used_bytes;
+		p->denied_count = i < 12 ? 0 : 2;
+		p->denied_bytes = p->denied_count * GiB;
+	}
+}
+
 static void build_service_new(struct vg_report *n)
 {
 	header(n, 4242, "gpu-node-7", 5, T0 + (20 * 60 + 38) * SEC);
@@ -157,6 +182,7 @@ static void build_service_new(struct vg_report *n)
 	n->streams_destroyed = 4;
 	add_stream_live(n, 7, 130);
 	add_stream_event(n, 7, 10, 2);
+	add_timeline(n, &n->devices[0]);
 }
 
 static void build_service(struct vg_report *o, struct vg_report *n)

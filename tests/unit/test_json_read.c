@@ -255,9 +255,9 @@ static void test_errors_syntax(void)
 	/* truncated files */
 	EXPECT_ERR(doc, 0, "line 1, column 1: empty document (expected a vramguard report, a JSON object)");
 	EXPECT_ERR(doc, 1, "line 1, column 2: unexpected end of input");
-	EXPECT_ERR(doc, 100, "line 6, column 13: unexpected end of input");                /* inside "time" */
-	EXPECT_ERR(doc, len / 2, "line 39, column 131: unexpected end of input");
-	EXPECT_ERR(doc, len - 2, "line 87, column 1: unexpected end of input");            /* the last '}' */
+	EXPECT_ERR(doc, 127, "line 7, column 16: unexpected end of input");                /* inside "time" */
+	EXPECT_ERR(doc, len / 2, "line 46, column 141: unexpected end of input");
+	EXPECT_ERR(doc, len - 2, "line 105, column 1: unexpected end of input");            /* the last '}' */
 	{               /* without its final newline the document is whole */
 		struct vg_report r;
 		CHECK(parse_ok(doc, len - 1, &r) == 0);
@@ -272,9 +272,9 @@ static void test_errors_syntax(void)
 	p = malloc(len + 8);
 	memcpy(p, doc, len);
 	memcpy(p + len, "x", 2);
-	EXPECT_ERR(p, len + 1, "line 88, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 106, column 1: unexpected data after the end of the document");
 	memcpy(p + len, "  {}\n", 6);
-	EXPECT_ERR(p, len + 5, "line 88, column 3: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 5, "line 106, column 3: unexpected data after the end of the document");
 	memcpy(p + len, " \t\r\n", 5);
 	{
 		struct vg_report r;
@@ -282,7 +282,7 @@ static void test_errors_syntax(void)
 		vg_report_free(&r);
 	}
 	p[len] = '\0';
-	EXPECT_ERR(p, len + 1, "line 88, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 106, column 1: unexpected data after the end of the document");
 	free(p);
 
 	/* depth bombs: not an object at all; then 10000 arrays and 10000 objects inside one */
@@ -388,7 +388,13 @@ static void test_errors_fields(void)
 			"devices[0].quota_bytes: expected an unsigned integer or null");
 	EXPECT_EDIT_ERR(doc, "\"quota_bytes\": 4294967296", "\"quota_bytes\": -1",
 			"devices[0].quota_bytes: expected an unsigned integer");
-	EXPECT_EDIT_ERR(doc, "\"peak_bytes\": 0, ", "", "missing required key 'devices[1].peak_bytes'");
+	EXPECT_EDIT_ERR(doc, "\"peak_bytes\": 0, \"allocs\"", "\"allocs\"", "missing required key 'devices[1].peak_bytes'");
+	EXPECT_EDIT_ERR(doc, "\"compactions\": 2", "\"compactions\": -2",
+			"devices[0].timeline.compactions: expected an unsigned integer");
+	EXPECT_EDIT_ERR(doc, "\"period_ms\": 40000, ", "", "missing required key 'devices[0].timeline.period_ms'");
+	EXPECT_EDIT_ERR(doc, "\"points\": [", "\"points\": 7, \"x\": [", "devices[0].timeline.points: expected an array");
+	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 2", "\"schema_revision\": \"2\"",
+			"schema_revision: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"soft_limit_bytes\": 3221225472", "\"soft_limit_bytes\": \"3G\"",
 			"devices[0].soft_limit_bytes: expected an unsigned integer or null");
 	EXPECT_EDIT_ERR(doc, "\"soft_limit_bytes\": 3221225472", "\"soft_limit_bytes\": -3",
@@ -418,7 +424,7 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"synchronized\": true", "\"synchronized\": 1",
 			"streams.destroyed_pending[1].synchronized: expected true or false");
 	EXPECT_EDIT_ERR(doc, "\"capturing\": 1", "\"capturing\": 1.0", "streams.live[1].capturing: expected an unsigned integer");
-	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 79, column 24: expected ',' or ']'");
+	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 97, column 24: expected ',' or ']'");
 	d = replace(doc, "\"streams\": {", "\"streams_v0\": {");
 	EXPECT_ERR_S(d, "missing required key 'streams'");
 	free(d);
@@ -732,8 +738,52 @@ static void test_mutations(void)
 	free(doc);
 }
 
+/* Revision 2's keys read back; a newer revision reads with its unknown keys passed over; revision 1 (no
+ * schema_revision, no timeline) reads as 0 and no timeline. */
+static void test_revisions(void)
+{
+	struct vg_report r;
+	size_t len;
+	char *doc = golden("report.json", &len), *a, *b;
+
+	if (parse_ok(doc, len, &r) == 0) {
+		CHECK_EQ_U64(r.schema_revision, 2);
+		CHECK(r.devices[0].timeline_set && r.devices[0].ntimeline_points == 16);
+		CHECK_EQ_U64(r.devices[0].timeline_period_ms, 40000);
+		CHECK_EQ_U64(r.devices[0].timeline_points[9].peak_bytes, 3758096384u);
+		CHECK(!r.devices[1].timeline_set && r.devices[1].timeline_points == NULL);
+	} else {
+		CHECK(0);
+	}
+	vg_report_free(&r);
+	a = replace(doc, "\"schema_revision\": 2", "\"schema_revision\": 99");
+	b = replace(a, "\"period_ms\": 40000", "\"resolution\": {\"x\": [1, 2]}, \"period_ms\": 40000");
+	if (parse_ok(b, strlen(b), &r) == 0) {
+		CHECK_EQ_U64(r.schema_revision, 99);
+		CHECK_EQ_U64(r.devices[0].timeline_period_ms, 40000);
+	} else {
+		CHECK(0);
+	}
+	vg_report_free(&r);
+	free(a);
+	free(b);
+	a = replace(doc, "  \"schema_revision\": 2,\n", "");
+	b = replace(a, "\"timeline\": {\"period_ms\"", "\"zz_timeline\": {\"period_ms\"");
+	if (parse_ok(b, strlen(b), &r) == 0) {
+		CHECK_EQ_U64(r.schema_revision, 0);
+		CHECK(!r.devices[0].timeline_set && r.devices[0].timeline_points == NULL);
+	} else {
+		CHECK(0);
+	}
+	vg_report_free(&r);
+	free(a);
+	free(b);
+	free(doc);
+}
+
 int main(void)
 {
+	test_revisions();
 	test_soft_limit_keys();
 	test_round_trip_full();
 	test_round_trip_empty();

@@ -48,6 +48,28 @@ static struct vg_report_site *add_site(struct vg_report *r, uint32_t id, const c
 	return s;
 }
 
+/* 16 points over 45 minutes ending at the report: a rise, a plateau near the quota with a burst and two denials,
+ * a fall. */
+static void add_timeline(struct vg_report_device *d, uint64_t end_ns)
+{
+	const uint64_t step = 180 * 1000000000ull;      /* 3 min */
+	size_t i, n = 16;
+
+	d->timeline_set = 1;
+	d->timeline_period_ms = 40000;
+	d->timeline_compactions = 2;
+	d->ntimeline_points = n;
+	d->timeline_points = unit_xcalloc(n, sizeof(*d->timeline_points));
+	for (i = 0; i < n; i++) {
+		struct vg_report_timeline_point *p = &d->timeline_points[i];
+		p->time_ns = end_ns - (n - 1 - i) * step;
+		p->used_bytes = i < 8 ? (uint64_t)i * 400 * MiB : i < 12 ? 3 * GiB + 256 * MiB : 1 * GiB;
+		p->peak_bytes = i == 9 ? 3 * GiB + 512 * MiB : p->used_bytes;
+		p->denied_count = i < 9 ? 0 : i < 11 ? 1 : 2;
+		p->denied_bytes = p->denied_count * 3 * GiB;
+	}
+}
+
 static void header(struct vg_report *r)
 {
 	snprintf(r->reason, sizeof(r->reason), "exit");
@@ -82,6 +104,7 @@ static void build_full(struct vg_report *r)
 	r->devices[0].soft_set = 1;
 	r->devices[0].soft_bytes = 3 * GiB;
 	snprintf(r->devices[0].soft_source, sizeof(r->devices[0].soft_source), "NVIDIA_GPU_MEMORY_REQUEST");
+	add_timeline(&r->devices[0], r->time_ns);
 	r->devices[1] = (struct vg_report_device){ .ordinal = 1, .total_bytes = 80 * GiB };
 	snprintf(r->devices[1].uuid, sizeof(r->devices[1].uuid), "GPU-00000000-1111-2222-3333-444455556666");
 
@@ -203,10 +226,11 @@ static const char schema_check_py[] =
 	"def addr(v, what):\n"
 	"    if type(v) is not str or not re.fullmatch('0x[0-9a-f]+', v):\n"
 	"        sys.exit('%s is not a hex address string: %r' % (what, v))\n"
-	"keys(d, ['schema','reason','sequence','pid','time','time_ns','command','hostname','version','driver',\n"
+	"keys(d, ['schema','schema_revision','reason','sequence','pid','time','time_ns','command','hostname','version','driver',\n"
 	"         'backtrace_depth','count','devices','sites','allocations','streams'], 'top')\n"
 	"assert d['count'] in ('device', 'allocations'), d['count']\n"
 	"assert d['schema'] == 'vramguard.report/1'\n"
+	"assert d['schema_revision'] == 2\n"
 	"assert re.fullmatch(r'\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z', d['time']), d['time']\n"
 	"for k in ('sequence','pid','time_ns','backtrace_depth'): uint(d[k], k)\n"
 	"for k in ('reason','command','hostname','version','driver'): assert type(d[k]) is str, k\n"
@@ -215,7 +239,17 @@ static const char schema_check_py[] =
 	"               'used_bytes','peak_bytes','allocs','frees','denied_count','denied_bytes','largest_bytes',\n"
 	"               'allocated_bytes','pool_reserved_bytes','pool_live_bytes','graph_bytes','driver_bytes',\n"
 	"               'driver_headroom_bytes',\n"
-	"               'driver_measured','driver_limit_bytes'], 'device')\n"
+	"               'driver_measured','driver_limit_bytes'] + (['timeline'] if 'timeline' in dev else []), 'device')\n"
+	"    tl = dev.pop('timeline', None)\n"
+	"    if tl is not None:\n"
+	"        keys(tl, ['period_ms','compactions','points'], 'timeline')\n"
+	"        uint(tl['period_ms'], 'period_ms'); uint(tl['compactions'], 'compactions')\n"
+	"        assert 1 <= len(tl['points']) <= 129, len(tl['points'])\n"
+	"        last = 0\n"
+	"        for pt in tl['points']:\n"
+	"            keys(pt, ['time_ns','used_bytes','peak_bytes','denied_count','denied_bytes'], 'point')\n"
+	"            for k, v in pt.items(): uint(v, 'point.' + k)\n"
+	"            assert pt['time_ns'] > last; last = pt['time_ns']\n"
 	"    assert (dev['soft_limit_bytes'] is None) == (dev['soft_limit_source'] is None), dev\n"
 	"    for k, v in dev.items():\n"
 	"        if k in ('uuid', 'soft_limit_source'): assert v is None or type(v) is str\n"
