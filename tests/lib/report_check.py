@@ -949,6 +949,11 @@ def cmd_denial(c, a):
         c.fail(f"live bytes {live_bytes} ({mib(live_bytes)}) under half the quota ({mib(quota)}): the report "
                "came after the memory was freed?")
     tl = timeline_brief(dev)
+    pts = (dev.get("timeline") or {}).get("points") or []
+    if not pts:
+        c.fail("device 0 has no timeline points (schema revision 2 reports carry them)")
+    elif pts[-1].get("denied_count", 0) < 1:
+        c.fail(f"the timeline's last point has denied_count {pts[-1].get('denied_count')}, want >= 1")
     c.finish(f"reason denial, sequence {rep.get('sequence')}; device 0 used {mib(dev.get('used_bytes', 0))} of "
              f"{mib(quota)}, denied {dev.get('denied_count')} ({mib(dev.get('denied_bytes', 0))}); live "
              f"{live_bytes} bytes ({mib(live_bytes)}) in {len(live)} site(s); top site {top.get('id')} via "
@@ -982,7 +987,14 @@ def cmd_threshold(c, a):
     tl = ""
     if ext:
         e = gpu_load(c, ext[0])
-        tl = timeline_brief((e.get("devices") or [{}])[0]) if e else ""
+        ed = (e.get("devices") or [{}])[0] if e else {}
+        tl = timeline_brief(ed)
+        pts = (ed.get("timeline") or {}).get("points") or []
+        top = max((p.get("peak_bytes", 0) for p in pts), default=0)
+        if not pts:
+            c.fail("the exit report's device 0 has no timeline")
+        elif soft is not None and top < soft:
+            c.fail(f"the exit report's timeline peaks at {top}, below the line {soft}")
     c.finish(f"{len(thr)} threshold report (sequence {rep.get('sequence')}), {len(ext)} exit report; at the crossing "
              f"used {mib(used)} of {mib(quota)}, line {mib(soft or 0)} from {dev.get('soft_limit_source')}"
              f"{'; exit report ' + tl if tl else ''}")
