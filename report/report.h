@@ -16,8 +16,9 @@
 #define VG_REPORT_SCHEMA "vramguard.report/1"
 /* The revision of the schema this release writes (docs/report-format.md, *Versioning*): keys added within the major
  * version. A report without "schema_revision" is revision 1. */
-#define VG_REPORT_REVISION 2
+#define VG_REPORT_REVISION 3
 #define VG_REPORT_MAX_FRAMES 64
+#define VG_REPORT_MAX_PYFRAMES 64
 
 struct vg_report_frame {
 	uint64_t address;               /* absolute return address in the reporting process */
@@ -27,11 +28,28 @@ struct vg_report_frame {
 	uint64_t symbol_offset;         /* address - symbol start */
 };
 
+/* One Python frame of the allocating thread (VRAMGUARD_PYTHON), copied when the site was first seen: right even after
+ * the code object is gone. */
+struct vg_report_pyframe {
+	char file[256];                 /* co_filename as Python has it ("train.py", "/usr/lib/python3/x.py", "<string>") */
+	uint32_t line;                  /* the line executing then; 0 if unknown */
+	char function[128];             /* co_qualname where the interpreter has it (3.11+), else co_name */
+};
+
+/* A loaded object the report's frames name, with what identifies its bits on another machine. */
+struct vg_report_module {
+	char path[256];                 /* as the frames' `module` names it */
+	char build_id[80];              /* the GNU build ID (NT_GNU_BUILD_ID) in lowercase hex, "" if it has none */
+	uint64_t base;                  /* its load base in the reporting process (address - module_offset) */
+};
+
 struct vg_report_site {
 	uint32_t id;                    /* stable for the life of the process (diffs of two dumps match by id) */
 	char api[48];                   /* entry point of its first allocation ("cuMemAlloc_v2"), or the stream call */
 	uint32_t nframes;               /* at most VG_REPORT_MAX_FRAMES */
 	struct vg_report_frame *frames; /* innermost (the caller of the CUDA entry point) first */
+	uint32_t npython;               /* at most VG_REPORT_MAX_PYFRAMES; 0 when the thread ran no Python code */
+	struct vg_report_pyframe *python;       /* innermost first */
 	uint64_t live_count, live_bytes;        /* allocations from this site still alive */
 	uint64_t total_allocs, total_bytes;     /* ever made from this site */
 };
@@ -120,6 +138,8 @@ struct vg_report {
 	struct vg_report_device *devices;
 	size_t nsites;                  /* sorted by live_bytes, descending, then total_bytes */
 	struct vg_report_site *sites;
+	size_t nmodules;                /* the objects sites[].frames[].module name, each once */
+	struct vg_report_module *modules;
 	uint64_t allocs_live;           /* every live allocation */
 	size_t nallocs;                 /* the largest live allocations (at most VG_REPORT_MAX_ALLOCS) */
 	struct vg_report_alloc *allocs;

@@ -77,6 +77,12 @@ VG_SCHEMA_DEFINE(site, VG_SCHEMA_SITE)
 #define VG_SCHEMA_ST vg_schema_t_frame
 VG_SCHEMA_DEFINE(frame, VG_SCHEMA_FRAME)
 #undef VG_SCHEMA_ST
+#define VG_SCHEMA_ST vg_schema_t_pyframe
+VG_SCHEMA_DEFINE(pyframe, VG_SCHEMA_PYFRAME)
+#undef VG_SCHEMA_ST
+#define VG_SCHEMA_ST vg_schema_t_module
+VG_SCHEMA_DEFINE(module, VG_SCHEMA_MODULE)
+#undef VG_SCHEMA_ST
 #define VG_SCHEMA_ST vg_schema_t_allocations
 VG_SCHEMA_DEFINE(allocations, VG_SCHEMA_ALLOCATIONS)
 #undef VG_SCHEMA_ST

@@ -39,7 +39,7 @@
 /* The top level. */
 #define VG_SCHEMA_REPORT(X) \
 	X(schema, SCHEMA_ID, _, _, REQ, "`\"" VG_REPORT_SCHEMA "\"`: the format and its major version (see *Versioning*)") \
-	X(schema_revision, REVISION, schema_revision, _, OPT, "the revision within the major version: 2 (see " \
+	X(schema_revision, REVISION, schema_revision, _, OPT, "the revision within the major version: 3 (see " \
 	  "*Versioning*). Added in revision 2: a report without it is revision 1") \
 	X(reason, STR, reason, _, REQ, "`\"exit\"` (at process exit), `\"signal\"` (on `VRAMGUARD_SIGNAL`), " \
 	  "`\"soft-limit\"` (a device's usage crossed its request; the warning line before it says which), " \
@@ -63,6 +63,9 @@
 	  "that as `\"allocations\"`") \
 	X(devices, ARRAY, devices, device, REQ, "one object per device the process used (below)") \
 	X(sites, ARRAY, sites, site, REQ, "call sites, largest live bytes first (below)") \
+	X(modules, ARRAY, modules, module, OPT, "the loaded objects the sites' frames name, each once, with their build " \
+	  "IDs: what `vramguard report --lines` needs to find their debug information, here or on another machine. " \
+	  "Added in revision 3: older reports lack it") \
 	X(allocations, OBJECT, _, allocations, REQ, "live allocations (below)") \
 	X(streams, OBJECT, _, streams, REQ, "stream bookkeeping (below)")
 
@@ -128,7 +131,20 @@
 	X(total_allocs, U64, total_allocs, _, REQ, "allocations ever made from this site") \
 	X(total_bytes, U64, total_bytes, _, REQ, "the bytes of all of them") \
 	X(frames, ARRAY, frames, frame, REQ, "the stack, innermost first (the caller of the CUDA entry point); `[]` " \
-	  "when backtraces are off")
+	  "when backtraces are off") \
+	X(python, ARRAY, python, pyframe, OPT, "the Python stack of the allocating thread, innermost first " \
+	  "(`VRAMGUARD_PYTHON`); `[]` when the thread ran no Python code or capture is off. Sites are told apart by " \
+	  "both stacks. Added in revision 3: older reports lack it; read that as `[]`")
+
+#define VG_SCHEMA_PYFRAME(X) \
+	X(file, STR, file, _, REQ, "the code's file name as Python has it (`co_filename`)") \
+	X(line, U32, line, _, REQ, "the line executing then; 0 if unknown") \
+	X(function, STR, function, _, REQ, "the function (`co_qualname` on Python 3.11 and later, else `co_name`)")
+
+#define VG_SCHEMA_MODULE(X) \
+	X(path, STR, path, _, REQ, "the object's path, as `frames[].module` names it") \
+	X(build_id, STR, build_id, _, REQ, "its GNU build ID (`NT_GNU_BUILD_ID`), lowercase hex; `\"\"` if it has none") \
+	X(base, HEX, base, _, REQ, "its load base in the reporting process (a frame's `address` minus its `module_offset`)")
 
 #define VG_SCHEMA_FRAME(X) \
 	X(address, HEX, address, _, REQ, "absolute return address in the reporting process (meaningful only in that " \
@@ -185,6 +201,8 @@
 	O(timeline_point, struct vg_report_timeline_point, VG_SCHEMA_TIMELINE_POINT) \
 	O(site, struct vg_report_site, VG_SCHEMA_SITE) \
 	O(frame, struct vg_report_frame, VG_SCHEMA_FRAME) \
+	O(pyframe, struct vg_report_pyframe, VG_SCHEMA_PYFRAME) \
+	O(module, struct vg_report_module, VG_SCHEMA_MODULE) \
 	O(allocations, struct vg_report, VG_SCHEMA_ALLOCATIONS) \
 	O(alloc, struct vg_report_alloc, VG_SCHEMA_ALLOC) \
 	O(streams, struct vg_report, VG_SCHEMA_STREAMS) \

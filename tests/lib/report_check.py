@@ -349,7 +349,7 @@ def timeline_of(c, r, name):
     """Device 0's timeline points after the checks every timeline must pass, or [] (failed) when it has none."""
     d = dev0(r)
     tl = d.get("timeline")
-    c.check(r.get("schema_revision") == 2, f"{name}: schema_revision 2 ({r.get('schema_revision')})")
+    c.check(r.get("schema_revision") == 3, f"{name}: schema_revision 3 ({r.get('schema_revision')})")
     if not c.check(isinstance(tl, dict), f"{name}: device 0 has a timeline"):
         return []
     pts = tl["points"]

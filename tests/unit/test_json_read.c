@@ -256,8 +256,8 @@ static void test_errors_syntax(void)
 	EXPECT_ERR(doc, 0, "line 1, column 1: empty document (expected a vramguard report, a JSON object)");
 	EXPECT_ERR(doc, 1, "line 1, column 2: unexpected end of input");
 	EXPECT_ERR(doc, 127, "line 7, column 16: unexpected end of input");                /* inside "time" */
-	EXPECT_ERR(doc, len / 2, "line 46, column 141: unexpected end of input");
-	EXPECT_ERR(doc, len - 2, "line 105, column 1: unexpected end of input");            /* the last '}' */
+	EXPECT_ERR(doc, len / 2, "line 49, column 83: unexpected end of input");
+	EXPECT_ERR(doc, len - 2, "line 112, column 1: unexpected end of input");            /* the last '}' */
 	{               /* without its final newline the document is whole */
 		struct vg_report r;
 		CHECK(parse_ok(doc, len - 1, &r) == 0);
@@ -272,9 +272,9 @@ static void test_errors_syntax(void)
 	p = malloc(len + 8);
 	memcpy(p, doc, len);
 	memcpy(p + len, "x", 2);
-	EXPECT_ERR(p, len + 1, "line 106, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 113, column 1: unexpected data after the end of the document");
 	memcpy(p + len, "  {}\n", 6);
-	EXPECT_ERR(p, len + 5, "line 106, column 3: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 5, "line 113, column 3: unexpected data after the end of the document");
 	memcpy(p + len, " \t\r\n", 5);
 	{
 		struct vg_report r;
@@ -282,7 +282,7 @@ static void test_errors_syntax(void)
 		vg_report_free(&r);
 	}
 	p[len] = '\0';
-	EXPECT_ERR(p, len + 1, "line 106, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 113, column 1: unexpected data after the end of the document");
 	free(p);
 
 	/* depth bombs: not an object at all; then 10000 arrays and 10000 objects inside one */
@@ -393,7 +393,7 @@ static void test_errors_fields(void)
 			"devices[0].timeline.compactions: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"period_ms\": 40000, ", "", "missing required key 'devices[0].timeline.period_ms'");
 	EXPECT_EDIT_ERR(doc, "\"points\": [", "\"points\": 7, \"x\": [", "devices[0].timeline.points: expected an array");
-	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 2", "\"schema_revision\": \"2\"",
+	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 3", "\"schema_revision\": \"3\"",
 			"schema_revision: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"soft_limit_bytes\": 3221225472", "\"soft_limit_bytes\": \"3G\"",
 			"devices[0].soft_limit_bytes: expected an unsigned integer or null");
@@ -424,7 +424,12 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"synchronized\": true", "\"synchronized\": 1",
 			"streams.destroyed_pending[1].synchronized: expected true or false");
 	EXPECT_EDIT_ERR(doc, "\"capturing\": 1", "\"capturing\": 1.0", "streams.live[1].capturing: expected an unsigned integer");
-	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 97, column 24: expected ',' or ']'");
+	EXPECT_EDIT_ERR(doc, "\"line\": 123", "\"line\": \"123\"", "sites[0].python[0].line: expected an unsigned integer");
+	EXPECT_EDIT_ERR(doc, "\"function\": \"Model.train_step\"", "\"func\": \"Model.train_step\"",
+			"missing required key 'sites[0].python[0].function'");
+	EXPECT_EDIT_ERR(doc, "\"base\": \"0x555555554000\"", "\"base\": 93824992231424",
+			"modules[0].base: expected a hex string such as \"0x7f3a00000000\"");
+	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 104, column 24: expected ',' or ']'");
 	d = replace(doc, "\"streams\": {", "\"streams_v0\": {");
 	EXPECT_ERR_S(d, "missing required key 'streams'");
 	free(d);
@@ -747,7 +752,7 @@ static void test_revisions(void)
 	char *doc = golden("report.json", &len), *a, *b;
 
 	if (parse_ok(doc, len, &r) == 0) {
-		CHECK_EQ_U64(r.schema_revision, 2);
+		CHECK_EQ_U64(r.schema_revision, 3);
 		CHECK(r.devices[0].timeline_set && r.devices[0].ntimeline_points == 16);
 		CHECK_EQ_U64(r.devices[0].timeline_period_ms, 40000);
 		CHECK_EQ_U64(r.devices[0].timeline_points[9].peak_bytes, 3758096384u);
@@ -756,7 +761,7 @@ static void test_revisions(void)
 		CHECK(0);
 	}
 	vg_report_free(&r);
-	a = replace(doc, "\"schema_revision\": 2", "\"schema_revision\": 99");
+	a = replace(doc, "\"schema_revision\": 3", "\"schema_revision\": 99");
 	b = replace(a, "\"period_ms\": 40000", "\"resolution\": {\"x\": [1, 2]}, \"period_ms\": 40000");
 	if (parse_ok(b, strlen(b), &r) == 0) {
 		CHECK_EQ_U64(r.schema_revision, 99);
@@ -767,7 +772,7 @@ static void test_revisions(void)
 	vg_report_free(&r);
 	free(a);
 	free(b);
-	a = replace(doc, "  \"schema_revision\": 2,\n", "");
+	a = replace(doc, "  \"schema_revision\": 3,\n", "");
 	b = replace(a, "\"timeline\": {\"period_ms\"", "\"zz_timeline\": {\"period_ms\"");
 	if (parse_ok(b, strlen(b), &r) == 0) {
 		CHECK_EQ_U64(r.schema_revision, 0);

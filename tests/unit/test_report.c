@@ -115,6 +115,15 @@ static void build_full(struct vg_report *r)
 	for (i = 2; i < 10; i++)
 		set_frame(&s->frames[i], 0x7ffff7a00000ull + i * 0x10, "/usr/lib/x86_64-linux-gnu/libtorch_cuda.so",
 			  0x2000 + i * 0x10, "at::native::layer", i);
+	/* The Python stack of the thread (revision 3), innermost first; a file name that needs escaping. */
+	s->npython = 2;
+	s->python = unit_xcalloc(2, sizeof(*s->python));
+	snprintf(s->python[0].file, sizeof(s->python[0].file), "/work/train \"v2\".py");
+	s->python[0].line = 123;
+	snprintf(s->python[0].function, sizeof(s->python[0].function), "Model.train_step");
+	snprintf(s->python[1].file, sizeof(s->python[1].file), "<string>");
+	s->python[1].line = 1;
+	snprintf(s->python[1].function, sizeof(s->python[1].function), "<module>");
 	s = add_site(r, 9, "cuMemAllocAsync", 1, 128 * MiB, 3);
 	set_frame(&s->frames[0], 0x7ffff6a01a2bull, "/usr/lib/x.so", 0x1a2b, "", 0);            /* no symbol */
 	set_frame(&s->frames[1], 0x7ffff6b00010ull, "", 0, "jit_trampoline", 0x10);            /* no module */
@@ -136,6 +145,14 @@ static void build_full(struct vg_report *r)
 	set_frame(&s->frames[0], 0x555555555400ull, "/work/examples/leaky", 0x1400, "pool_init", 0x8);
 	for (i = 0; i < r->nsites; i++)
 		r->allocs_live += r->sites[i].live_count;
+	/* The objects the frames name (revision 3); one without a build ID. */
+	r->nmodules = 2;
+	r->modules = unit_xcalloc(2, sizeof(*r->modules));
+	snprintf(r->modules[0].path, sizeof(r->modules[0].path), "/work/examples/leaky");
+	snprintf(r->modules[0].build_id, sizeof(r->modules[0].build_id), "3f1c0d5e9a8b7c6d5e4f30211a2b3c4d5e6f7a8b");
+	r->modules[0].base = 0x555555554000ull;
+	snprintf(r->modules[1].path, sizeof(r->modules[1].path), "/usr/lib/x.so");
+	r->modules[1].base = 0x7ffff6a00000ull;
 
 	r->nallocs = 3;
 	r->allocs = unit_xcalloc(3, sizeof(*r->allocs));
@@ -227,10 +244,10 @@ static const char schema_check_py[] =
 	"    if type(v) is not str or not re.fullmatch('0x[0-9a-f]+', v):\n"
 	"        sys.exit('%s is not a hex address string: %r' % (what, v))\n"
 	"keys(d, ['schema','schema_revision','reason','sequence','pid','time','time_ns','command','hostname','version','driver',\n"
-	"         'backtrace_depth','count','devices','sites','allocations','streams'], 'top')\n"
+	"         'backtrace_depth','count','devices','sites','modules','allocations','streams'], 'top')\n"
 	"assert d['count'] in ('device', 'allocations'), d['count']\n"
 	"assert d['schema'] == 'vramguard.report/1'\n"
-	"assert d['schema_revision'] == 2\n"
+	"assert d['schema_revision'] == 3\n"
 	"assert re.fullmatch(r'\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z', d['time']), d['time']\n"
 	"for k in ('sequence','pid','time_ns','backtrace_depth'): uint(d[k], k)\n"
 	"for k in ('reason','command','hostname','version','driver'): assert type(d[k]) is str, k\n"
@@ -256,8 +273,14 @@ static const char schema_check_py[] =
 	"        elif k == 'driver_measured': assert type(v) is bool\n"
 	"        elif k not in ('quota_bytes', 'soft_limit_bytes', 'driver_limit_bytes') or v is not None:\n"
 	"            uint(v, 'device.' + k)\n"
+	"for m in d['modules']:\n"
+	"    keys(m, ['path','build_id','base'], 'module'); addr(m['base'], 'module.base')\n"
+	"    assert re.fullmatch('([0-9a-f]{2})*', m['build_id']), m\n"
 	"for s in d['sites']:\n"
-	"    keys(s, ['id','api','live_count','live_bytes','total_allocs','total_bytes','frames'], 'site')\n"
+	"    keys(s, ['id','api','live_count','live_bytes','total_allocs','total_bytes','frames','python'], 'site')\n"
+	"    for p in s['python']:\n"
+	"        keys(p, ['file','line','function'], 'python frame'); uint(p['line'], 'python.line')\n"
+	"        assert type(p['file']) is str and type(p['function']) is str, p\n"
 	"    for f in s['frames']:\n"
 	"        keys(f, ['address','module','module_offset','symbol','offset'], 'frame')\n"
 	"        addr(f['address'], 'address'); addr(f['module_offset'], 'module_offset'); uint(f['offset'], 'offset')\n"
