@@ -52,6 +52,8 @@ INTERPOSER_SRCS := $(wildcard interposer/*.c)
 # the library's own logging and symbolizer.
 REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
+# The command's other forms of a report: the HTML page and its SVG charts, the folded and speedscope exports.
+REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c
 # Expanding VRAMGUARD_REPORT's template into a file name (the library; config/ only validates the template).
 PATH_SRCS := report/path.c
 LOG_SRCS := report/log.c
@@ -66,7 +68,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libvramguard.so
 
 CLI := $(BUILD)/vramguard
-CLI_SRCS := $(CLI_ONLY_SRCS) $(DIFF_SRCS) $(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS) $(REGION_SRCS) \
+CLI_SRCS := $(CLI_ONLY_SRCS) $(DIFF_SRCS) $(REPORT_READ_SRCS) $(REPORT_VIEW_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS) $(REGION_SRCS) \
 	$(REGION_SCAN_SRCS)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj-cli/%.o)
 PREFIX ?= /usr/local

@@ -9,22 +9,31 @@
 #include "cli/commands.h"
 #include "cli/diff.h"
 #include "cli/cli.h"
+#include "cli/report_view.h"
 #include "report/json_read.h"
 #include "report/report.h"
 
 const char vg_usage_report[] =
-	"usage: vramguard report FILE.json\n"
+	"usage: vramguard report [--html | --format FORMAT] [-o FILE] FILE.json\n"
 	"\n"
-	"Print a JSON report (VRAMGUARD_REPORT_FORMAT=json) as the text report the library would have written.\n";
+	"Print a JSON report (VRAMGUARD_REPORT_FORMAT=json) as the text report the library would have written, or\n"
+	"as a page or an export (docs/report-format.md, *The HTML report and the exports*).\n"
+	"  -H, --html         a self-contained HTML page: timelines, icicle graph, sortable tables (--format html)\n"
+	"  -f, --format F     text (default), html, folded (collapsed stacks of live bytes: flamegraph.pl,\n"
+	"                     inferno, speedscope) or speedscope (speedscope's JSON file format)\n"
+	"  -o, --output FILE  write there instead of stdout ('-': stdout)\n";
 
 const char vg_usage_diff[] =
-	"usage: vramguard diff [--rows N] [--all] [--exit-code] OLD.json NEW.json\n"
+	"usage: vramguard diff [--rows N] [--all] [--exit-code] [--html [-o FILE]] OLD.json NEW.json\n"
 	"\n"
 	"Compare two reports, per device and per call site: what grew, what is new, what shrank or is gone, largest\n"
 	"change first. Reports of one process are matched by call-site id; of different processes by call stack.\n"
 	"  -n, --rows N      rows per section (default 20)\n"
 	"  -a, --all         also list call sites that did not change\n"
-	"  -e, --exit-code   exit 1 if live memory grew on any device or call site (for scripts)\n";
+	"  -e, --exit-code   exit 1 if live memory grew on any device or call site (for scripts)\n"
+	"  -H, --html        a self-contained HTML page instead: timelines between the reports, an icicle graph of\n"
+	"                    what grew, sortable tables\n"
+	"  -o, --output FILE write there instead of stdout ('-': stdout)\n";
 
 /* The reader's I/O errors already name the file; its parse errors do not. */
 static void die_report(const char *file, const char *err)
@@ -46,24 +55,43 @@ static void note_revision(const char *file, const struct vg_report *r)
 
 int vg_cli_report(int argc, char **argv)
 {
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return vg_cli_help("report");
-	if (argc != 2)
+	static const struct option opts[] = {
+		{ "html", no_argument, NULL, 'H' }, { "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum vg_view_format fmt = VG_VIEW_TEXT;
+	const char *out = NULL;
+	int c, html = 0, have_fmt = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":Hf:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': html = 1; break;
+		case 'f':
+			if (vg_view_format_parse(optarg, &fmt))
+				vg_cli_usage_exit(vg_usage_report, "report: unknown --format %s (expected text, html, "
+						  "folded or speedscope)", vg_cli_q(optarg));
+			have_fmt = 1;
+			break;
+		case 'o': out = optarg; break;
+		case 'h': return vg_cli_help("report");
+		default: return vg_cli_bad_option("report", argv, c, vg_usage_report);
+		}
+	}
+	if (html && have_fmt && fmt != VG_VIEW_HTML)
+		vg_cli_usage_exit(vg_usage_report, "report: --html and --format are two ways to pick the form: give one");
+	if (html)
+		fmt = VG_VIEW_HTML;
+	if (argc - optind != 1)
 		vg_cli_usage_exit(vg_usage_report, "report: expected one FILE.json");
+	const char *file = argv[optind];
 	struct vg_report r;
 	char err[512];
-	if (vg_report_read_file(argv[1], &r, err, sizeof(err)) != 0)
-		die_report(argv[1], err);
-	note_revision(argv[1], &r);
+	if (vg_report_read_file(file, &r, err, sizeof(err)) != 0)
+		die_report(file, err);
+	note_revision(file, &r);
 	r.json_hint[0] = '\0';
-	struct vg_strbuf b = { 0 };
-	vg_report_render_text(&r, &b);
-	int rc = 0;
-	if (b.failed || !b.data)
-		vg_cli_die(1, "out of memory");
-	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
-		rc = 1;
-	vg_strbuf_free(&b);
+	int rc = vg_view_report(&r, file, fmt, out);
 	vg_report_free(&r);
 	return rc;
 }
@@ -73,12 +101,14 @@ int vg_cli_diff(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "rows", required_argument, NULL, 'n' }, { "all", no_argument, NULL, 'a' },
 		{ "exit-code", no_argument, NULL, 'e' },  { "help", no_argument, NULL, 'h' },
+		{ "html", no_argument, NULL, 'H' },       { "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vg_diff_opts o = { 0, 0 };
-	int c, exit_code = 0;
+	int c, exit_code = 0, html = 0;
+	const char *outp = NULL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":n:aeh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:aeHo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': {
 			char *end;
@@ -92,6 +122,8 @@ int vg_cli_diff(int argc, char **argv)
 		}
 		case 'a': o.all = 1; break;
 		case 'e': exit_code = 1; break;
+		case 'H': html = 1; break;
+		case 'o': outp = optarg; break;
 		case 'h': return vg_cli_help("diff");
 		default: return vg_cli_bad_option("diff", argv, c, vg_usage_diff);
 		}
@@ -106,13 +138,16 @@ int vg_cli_diff(int argc, char **argv)
 		die_report(argv[optind + 1], err);
 	note_revision(argv[optind], &a);
 	note_revision(argv[optind + 1], &b);
+	if (outp && !html)
+		vg_cli_usage_exit(vg_usage_diff, "diff: -o goes with --html (the text goes to stdout)");
 	struct vg_strbuf out = { 0 };
-	if (vg_report_diff_text(&a, &b, &o, &out) != 0 || out.failed)
+	if ((html ? vg_report_diff_html(&a, &b, argv[optind], argv[optind + 1], &out)
+		  : vg_report_diff_text(&a, &b, &o, &out)) != 0 || out.failed)
 		vg_cli_die(1, "out of memory");
-	fwrite(out.data, 1, out.len, stdout);
+	int wrc = vg_view_write(&out, html ? outp : NULL);
 	int grew = vg_report_diff_grew(&a, &b) == 1;
 	vg_strbuf_free(&out);
 	vg_report_free(&a);
 	vg_report_free(&b);
-	return exit_code && grew ? 1 : 0;
+	return exit_code && grew ? 1 : wrc;
 }

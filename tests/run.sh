@@ -605,6 +605,9 @@ long_case "report not written: cannot create '/nonexistent/d+\.\.\.d+/r-[0-9]+\.
 [ "$nlongbad" -eq 0 ] &&
 	ok "long input: $nlong commands and settings with a 5 000-character argument: every stderr line bounded"
 
+echo "== the HTML report and the exports (folded, speedscope)"
+source tests/integration/report_views.sh
+
 echo "== vramguard cdi: Container Device Interface specs"
 source tests/integration/cdi_cli.sh
 

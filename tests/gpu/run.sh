@@ -390,6 +390,33 @@ sigusr1_torch() {
 }
 sigusr1_torch
 
+# html_torch: the exit report of sigusr1_torch's training loop as an HTML page (vramguard report --html): static checks,
+# then headless Chromium where installed; the page and its screenshot are kept in $OUT (docs/report-html.md).
+html_torch() {
+	local name=html_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} f why="" VC="$HERE/../lib/view_check.py"
+	f=$(ls -t "$BUILD"/sig-*.json 2>/dev/null | head -n 1)
+	if [ -z "$f" ]; then result SKIP $name "sigusr1_torch wrote no JSON report"; return; fi
+	if [ ! -x "$vg" ]; then result FAIL $name "no vramguard command at $vg (build it, or set VG_CMD)"; return; fi
+	run "$name.render" "$vg" report --html "$f" -o "$OUT/torch-train.html"
+	[ "$RC" -eq 0 ] || why="vramguard report --html: $(why_rc)$(stderr_tail)"
+	run "$name.folded" "$vg" report --format folded "$f" -o "$OUT/torch-train.folded"
+	[ "$RC" -eq 0 ] || why="${why:+$why; }--format folded: $(why_rc)$(stderr_tail)"
+	run "$name.static" "$PY" "$VC" html "$OUT/torch-train.html" "Live memory by call stack" "usage over time"
+	grep -q '^not ok' "$BUILD/o" && why="${why:+$why; }$(grep -m2 -A1 '^not ok' "$BUILD/o" | tr '\n' ' ')"
+	if command -v chromium >/dev/null 2>&1; then
+		run "$name.browser" "$PY" "$VC" browser "$OUT/torch-train.html" "$BUILD/chromium" 'class="timeline"' \
+			'<svg class="icicle"'
+		grep -q '^not ok' "$BUILD/o" && why="${why:+$why; }$(grep -m2 -A1 '^not ok' "$BUILD/o" | tr '\n' ' ')"
+		cp "$BUILD/chromium/screenshot.png" "$OUT/torch-train.png" 2>/dev/null
+	fi
+	if [ -z "$why" ]; then
+		result PASS $name "$(stat -c %s "$OUT/torch-train.html") bytes of HTML from $(basename "$f") ($(stat -c %s "$f") bytes of JSON), $(wc -l <"$OUT/torch-train.folded") folded stacks; page, screenshot in $OUT/torch-train.{html,png}"
+	else
+		result FAIL $name "$why"
+	fi
+}
+html_torch
+
 # torch_exit_report: the exit report of a PyTorch job that holds memory until exit, written while the driver is alive
 torch_exit_report() {
 	local name=torch_exit_report why="" f n_rep deinit

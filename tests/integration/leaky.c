@@ -190,6 +190,32 @@ static void t_stderr_full(void)
 	IT_CHECK(sa.sa_handler == SIG_DFL, "SIGXFSZ keeps its default disposition");
 }
 
+/* "many N DEPTH": N small live allocations spread over 4^DEPTH call stacks (each level calls through one of four
+ * functions), for the size of the HTML report of a big process (docs/report-format.md, *The HTML report*). */
+static NOINLINE void many_step(int depth, unsigned path);
+static NOINLINE void many_a(int d, unsigned p) { many_step(d, p); __asm__ volatile("" ::: "memory"); }
+static NOINLINE void many_b(int d, unsigned p) { many_step(d, p); __asm__ volatile("" ::: "memory"); }
+static NOINLINE void many_c(int d, unsigned p) { many_step(d, p); __asm__ volatile("" ::: "memory"); }
+static NOINLINE void many_d(int d, unsigned p) { many_step(d, p); __asm__ volatile("" ::: "memory"); }
+static NOINLINE void many_step(int depth, unsigned path)
+{
+	static void (*const next[4])(int, unsigned) = { many_a, many_b, many_c, many_d };
+	CUdeviceptr p;
+	if (depth == 0) {
+		IT_RC(cuMemAlloc_v2(&p, 1024), CUDA_SUCCESS);
+		return;
+	}
+	next[path & 3](depth - 1, path >> 2);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void t_many(long n, int depth)
+{
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	for (long i = 0; i < n; i++)
+		many_step(depth, (unsigned)i);
+}
+
 int main(int argc, char **argv)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -208,6 +234,8 @@ int main(int argc, char **argv)
 		t_fsize();
 	else if (!strcmp(t, "stderr_full"))
 		t_stderr_full();
+	else if (!strcmp(t, "many") && argc > 3)
+		t_many(atol(argv[2]), atoi(argv[3]));
 	else if (!strcmp(t, "fsize_free")) {       /* the same job without the file size limit */
 		IT_RC(cuInit(0), CUDA_SUCCESS);
 		leak_buffers();

@@ -1,0 +1,122 @@
+/* A site's combined stack for the flame-graph views (report/flame.h), and the folded export. */
+#include "report/flame.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+const char *vg_flame_basename(const char *path, size_t max, size_t *len)
+{
+	size_t n = strnlen(path, max), i = n;
+	while (i > 0 && path[i - 1] != '/')
+		i--;
+	if (i == n)             /* "dir/": keep it whole */
+		i = 0;
+	*len = n - i;
+	return path + i;
+}
+
+/* python3, python3.11, python3.13t, libpython3.11.so.1.0: the interpreter, whose frames the Python ones explain. */
+static int vg_flame_is_interpreter(const struct vg_report_frame *f)
+{
+	size_t n;
+	const char *b = vg_flame_basename(f->module, sizeof(f->module), &n);
+	return (n >= 6 && !strncmp(b, "python", 6)) || (n >= 9 && !strncmp(b, "libpython", 9));
+}
+
+size_t vg_flame_stack(const struct vg_report_site *s, struct vg_flame_frame *out)
+{
+	size_t np = s->python ? s->npython : 0, nn = s->frames ? s->nframes : 0, k = 0, i, keep = nn;
+
+	if (np > VG_REPORT_MAX_PYFRAMES)
+		np = VG_REPORT_MAX_PYFRAMES;
+	if (nn > VG_REPORT_MAX_FRAMES)
+		nn = VG_REPORT_MAX_FRAMES;
+	keep = nn;
+	if (np)
+		for (i = 0; i < nn; i++)
+			if (vg_flame_is_interpreter(&s->frames[i])) {
+				keep = i;
+				break;
+			}
+	for (i = np; i-- > 0;)
+		out[k++] = (struct vg_flame_frame){ .py = &s->python[i], .native = NULL };
+	for (i = keep; i-- > 0;)
+		out[k++] = (struct vg_flame_frame){ .py = NULL, .native = &s->frames[i] };
+	if (!k)
+		out[k++] = (struct vg_flame_frame){ NULL, NULL };
+	return k;
+}
+
+void vg_flame_symbol(struct vg_strbuf *b, const struct vg_report_frame *f)
+{
+	struct vg_strbuf t = { 0 };
+	size_t n;
+
+	vg_report_frame_symbol_text(&t, f);
+	if (t.failed || !t.data) {
+		b->failed = 1;
+		vg_strbuf_free(&t);
+		return;
+	}
+	n = t.len;
+	/* "func+0x1c" -> "func": every call from one function is one frame */
+	if (f->symbol[0]) {
+		size_t i = n;
+		while (i > 0 && strchr("0123456789abcdef", t.data[i - 1]))
+			i--;
+		if (i >= 3 && !strncmp(t.data + i - 3, "+0x", 3) && i < n)
+			n = i - 3;
+	}
+	vg_strbuf_add(b, t.data, n);
+	vg_strbuf_free(&t);
+}
+
+void vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f)
+{
+	size_t n;
+	const char *base;
+
+	if (f->py) {
+		vg_text_str(b, f->py->file[0] ? f->py->file : "?", sizeof(f->py->file));
+		vg_strbuf_printf(b, ":%" PRIu32 " in ", f->py->line);
+		vg_text_str(b, f->py->function[0] ? f->py->function : "?", sizeof(f->py->function));
+	} else if (f->native) {
+		vg_flame_symbol(b, f->native);
+		vg_strbuf_str(b, " (");
+		if (f->native->module[0]) {
+			base = vg_flame_basename(f->native->module, sizeof(f->native->module), &n);
+			vg_text_str(b, base, n);
+			if (!f->native->symbol[0])
+				vg_strbuf_printf(b, "+0x%" PRIx64, f->native->module_offset);
+		} else {
+			vg_strbuf_printf(b, "0x%" PRIx64, f->native->address);
+		}
+		vg_strbuf_str(b, ")");
+	} else {
+		vg_strbuf_str(b, "(no call site)");
+	}
+}
+
+int vg_report_render_folded(const struct vg_report *r, struct vg_strbuf *out)
+{
+	struct vg_flame_frame st[VG_FLAME_MAX];
+	size_t i, j, n, from;
+
+	for (i = 0; r->sites && i < r->nsites; i++) {
+		const struct vg_report_site *s = &r->sites[i];
+		if (!s->live_bytes)
+			continue;
+		n = vg_flame_stack(s, st);
+		for (j = 0; j < n; j++) {
+			if (j)
+				vg_strbuf_add(out, ";", 1);
+			from = out->len;
+			vg_flame_label(out, &st[j]);
+			for (; !out->failed && from < out->len; from++)     /* ';' separates frames */
+				if (out->data[from] == ';')
+					out->data[from] = ',';
+		}
+		vg_strbuf_printf(out, " %" PRIu64 "\n", s->live_bytes);
+	}
+	return vg_strbuf_result(out);
+}

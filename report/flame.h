@@ -1,0 +1,44 @@
+/* The flame-graph views of a report's call sites (the command only): a site's combined stack, root first, as the
+ * folded export (flame.c), the speedscope export (speedscope.c) and the HTML icicle (html_svg.c) show it.
+ *
+ * Root = the outermost frame. A site with Python frames (sites[].python) is shown as its Python frames, outermost
+ * first, then the native frames below the interpreter: those between the CUDA entry point and the innermost frame
+ * of the interpreter itself (a module named python3* or libpython*), which stand for the Python frames above them.
+ * When no native frame is the interpreter's (an embedded or truncated stack), every native frame is kept. A site
+ * without Python frames shows its native frames, outermost first. */
+#ifndef VG_FLAME_H
+#define VG_FLAME_H
+
+#include <stddef.h>
+
+#include "report/report.h"
+
+#define VG_FLAME_MAX (VG_REPORT_MAX_FRAMES + VG_REPORT_MAX_PYFRAMES)
+
+struct vg_flame_frame {
+	const struct vg_report_pyframe *py;     /* a Python frame, or */
+	const struct vg_report_frame *native;   /* a native one (both NULL: the site has no frames at all) */
+};
+
+/* The frames of s, root first, into out[VG_FLAME_MAX]; returns how many (at least 1). */
+size_t vg_flame_stack(const struct vg_report_site *s, struct vg_flame_frame *out);
+
+/* A frame as people read it, unescaped but without control characters: "train.py:12 in step" for a Python frame,
+ * "at::empty (libtorch_cuda.so)" for a native one (demangled where the text form demangles, without the offset,
+ * so that calls from one function merge), "?? (libfoo.so+0x1a2b)" when the symbol is unknown, "(no call site)". */
+void vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f);
+
+/* A native frame's function alone ("at::empty", "??"), for formats with a separate file field. */
+void vg_flame_symbol(struct vg_strbuf *b, const struct vg_report_frame *f);
+
+/* The last path component of a module or file. */
+const char *vg_flame_basename(const char *path, size_t max, size_t *len);
+
+/* The exports. Folded: one line per site with live memory, "root;...;leaf BYTES" (flamegraph.pl, inferno,
+ * speedscope); ';' inside a frame becomes ','. Speedscope: its JSON file format
+ * (https://www.speedscope.app/file-format-schema.json), two sampled profiles in bytes: live memory by site, and
+ * all memory ever allocated by site. Both return 0, or -ENOMEM. */
+int vg_report_render_folded(const struct vg_report *r, struct vg_strbuf *out);
+int vg_report_render_speedscope(const struct vg_report *r, const char *name, struct vg_strbuf *out);
+
+#endif

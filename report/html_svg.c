@@ -1,0 +1,426 @@
+/* The SVG charts of the HTML report (report/html.h): the usage timeline and the icicle graph of live bytes. */
+#include "report/html.h"
+#include "report/flame.h"
+#include "config/config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the usage timeline ---- */
+
+#define TL_W 960        /* viewBox */
+#define TL_H 260
+#define TL_L 82         /* plot area */
+#define TL_R 940
+#define TL_T 16
+#define TL_B 222
+
+/* A step of at most `most` ticks over max: 1, 2 or 5 times a power of ten of B, KiB, MiB, GiB or TiB. */
+static uint64_t vg_svg_byte_step(uint64_t max)
+{
+	static const uint64_t m[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500 };
+	uint64_t unit;
+	size_t i;
+	for (unit = 1; unit <= (1ull << 50); unit <<= 10)
+		for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+			if (max / (m[i] * unit) <= 5)
+				return m[i] * unit;
+	return 1ull << 60;
+}
+
+static uint64_t vg_svg_time_step_ms(uint64_t span_ms)
+{
+	static const uint64_t s[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000,
+				      60000, 120000, 300000, 600000, 900000, 1800000, 3600000, 7200000, 10800000,
+				      21600000, 43200000, 86400000 };
+	size_t i;
+	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		if (span_ms / s[i] <= 8)
+			return s[i];
+	return 86400000ull * (span_ms / 86400000 / 8 + 1);
+}
+
+static void vg_svg_duration(struct vg_strbuf *b, uint64_t ms)
+{
+	if (ms == 0)
+		vg_strbuf_str(b, "0");
+	else if (ms < 1000)
+		vg_strbuf_printf(b, "+%" PRIu64 " ms", ms);
+	else if (ms < 120000)
+		vg_strbuf_printf(b, ms % 1000 ? "+%.1f s" : "+%.0f s", ms / 1000.0);
+	else if (ms < 7200000)
+		vg_strbuf_printf(b, ms % 60000 ? "+%.1f min" : "+%.0f min", ms / 60000.0);
+	else
+		vg_strbuf_printf(b, ms % 3600000 ? "+%.1f h" : "+%.0f h", ms / 3600000.0);
+}
+
+struct vg_svg_scale {
+	uint64_t t0, span, top;
+};
+
+static double vg_svg_x(const struct vg_svg_scale *s, uint64_t t)
+{
+	if (t < s->t0)
+		t = s->t0;
+	return TL_L + (double)(t - s->t0) * (TL_R - TL_L) / (double)s->span;
+}
+
+static double vg_svg_y(const struct vg_svg_scale *s, uint64_t v)
+{
+	return TL_B - (double)v * (TL_B - TL_T) / (double)s->top;
+}
+
+static void vg_svg_hline(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t v, const char *cls,
+			 const char *what)
+{
+	double y = vg_svg_y(s, v);
+	vg_strbuf_printf(b, "<g class=\"%s\"><title>%s ", cls, what);
+	vg_html_bytes(b, v);
+	vg_strbuf_printf(b, "</title><line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
+			 "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s ", TL_L, TL_R, y, y, TL_R - 4, y - 4, what);
+	vg_html_bytes(b, v);
+	vg_strbuf_str(b, "</text></g>\n");
+}
+
+void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uint64_t since_ns,
+		      const char *since_label)
+{
+	const struct vg_report_timeline_point *p = d->timeline_points;
+	size_t n = d->timeline_set && p ? d->ntimeline_points : 0, i, ndenials = 0;
+	struct vg_svg_scale s;
+	uint64_t max = 0, step, v, t;
+	char clock[16];
+
+	if (!n) {
+		vg_strbuf_str(b, "<p class=\"note\">No usage timeline for this device (a report before revision 2, or "
+			      "the device was not used).</p>\n");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (p[i].peak_bytes > max)
+			max = p[i].peak_bytes;
+		if (p[i].used_bytes > max)
+			max = p[i].used_bytes;
+	}
+	if (d->quota_set && d->quota_bytes > max)
+		max = d->quota_bytes;
+	if (d->soft_set && d->soft_bytes > max)
+		max = d->soft_bytes;
+	if (!max)
+		max = 1;
+	if (max > (1ull << 60))         /* a hand-made report: keep the arithmetic below from wrapping */
+		max = 1ull << 60;
+	step = vg_svg_byte_step(max + max / 20);
+	s.top = (max + max / 20 + step - 1) / step * step;
+	s.t0 = p[0].time_ns;
+	s.span = p[n - 1].time_ns > s.t0 ? p[n - 1].time_ns - s.t0 : 1000000000ull;
+
+	vg_strbuf_printf(b, "<svg class=\"timeline\" viewBox=\"0 0 %d %d\" role=\"img\" data-device=\"%d\" "
+			 "data-points=\"%zu\"><title>GPU %d usage over time</title>\n", TL_W, TL_H, d->ordinal, n,
+			 d->ordinal);
+	/* y axis: bytes */
+	for (v = 0; v <= s.top; v += step) {
+		double y = vg_svg_y(&s, v);
+		vg_strbuf_printf(b, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
+				 "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", TL_L, TL_R, y, y,
+				 TL_L - 6, y + 4);
+		vg_html_bytes(b, v);
+		vg_strbuf_str(b, "</text>\n");
+	}
+	/* x axis: time since the first point */
+	step = vg_svg_time_step_ms(s.span / 1000000);
+	for (t = 0; t <= s.span / 1000000; t += step) {        /* at most 9 ticks */
+		double x = vg_svg_x(&s, s.t0 + t * 1000000);
+		vg_strbuf_printf(b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
+				 "<text class=\"xtick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x, x, TL_T, TL_B + 4,
+				 x, TL_B + 16);
+		vg_svg_duration(b, t);
+		vg_strbuf_str(b, "</text>\n");
+	}
+	vg_report_clock(s.t0, clock, sizeof(clock));
+	vg_strbuf_printf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since %s UTC</text>\n",
+			 (TL_L + TL_R) / 2, TL_H - 4, clock);
+	if (since_ns > s.t0) {
+		double x = vg_svg_x(&s, since_ns);
+		vg_strbuf_printf(b, "<g class=\"before\"><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\"/>"
+				 "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/><text x=\"%.1f\" y=\"%d\">", TL_L, TL_T,
+				 x - TL_L, TL_B - TL_T, x, x, TL_T, TL_B, x + 4, TL_T + 12);
+		vg_html_esc(b, since_label ? since_label : "", 128);
+		vg_strbuf_str(b, "</text></g>\n");
+	}
+	/* the interval peaks as steps: a point's peak covers the interval that ends at it */
+	vg_strbuf_printf(b, "<path class=\"peak\" d=\"M%.1f %d", vg_svg_x(&s, p[0].time_ns), TL_B);
+	for (i = 0; i < n; i++) {
+		double y = vg_svg_y(&s, p[i].peak_bytes);
+		vg_strbuf_printf(b, " L%.1f %.1f L%.1f %.1f", vg_svg_x(&s, i ? p[i - 1].time_ns : p[0].time_ns), y,
+				 vg_svg_x(&s, p[i].time_ns), y);
+	}
+	vg_strbuf_printf(b, " L%.1f %d Z\"><title>interval peaks</title></path>\n", vg_svg_x(&s, p[n - 1].time_ns), TL_B);
+	vg_strbuf_str(b, "<polyline class=\"used\" points=\"");
+	for (i = 0; i < n; i++)
+		vg_strbuf_printf(b, "%s%.1f,%.1f", i ? " " : "", vg_svg_x(&s, p[i].time_ns), vg_svg_y(&s, p[i].used_bytes));
+	vg_strbuf_str(b, "\"><title>used</title></polyline>\n");
+	if (d->quota_set)
+		vg_svg_hline(b, &s, d->quota_bytes, "quota", "quota");
+	if (d->soft_set)
+		vg_svg_hline(b, &s, d->soft_bytes, "soft", "soft limit");
+	for (i = 0; i < n; i++) {
+		uint64_t c0 = i ? p[i - 1].denied_count : 0, b0 = i ? p[i - 1].denied_bytes : 0;
+		double x = vg_svg_x(&s, p[i].time_ns);
+		if (p[i].denied_count <= c0)
+			continue;
+		ndenials++;
+		vg_report_clock(p[i].time_ns, clock, sizeof(clock));
+		vg_strbuf_printf(b, "<g class=\"denial\" data-denials=\"%" PRIu64 "\"><title>%" PRIu64 " %s (", 
+				 p[i].denied_count - c0, p[i].denied_count - c0,
+				 vg_plural(p[i].denied_count - c0, "denial", "denials"));
+		vg_html_bytes(b, p[i].denied_bytes - b0);
+		vg_strbuf_printf(b, " asked) by %s UTC</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
+				 "<path d=\"M%.1f %d l-6 -10 h12 Z\"/></g>\n", clock, x, x, TL_T, TL_B, x, TL_T + 10);
+	}
+	vg_strbuf_printf(b, "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>"
+			 "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n</svg>\n",
+			 TL_L, TL_R, TL_B, TL_B, TL_L, TL_L, TL_T, TL_B);
+	vg_strbuf_str(b, "<p class=\"legend\"><span class=\"k used\"></span>used <span class=\"k peak\"></span>"
+		      "highest usage within each interval");
+	if (d->quota_set)
+		vg_strbuf_str(b, " <span class=\"k quota\"></span>quota");
+	if (d->soft_set)
+		vg_strbuf_str(b, " <span class=\"k soft\"></span>soft limit");
+	if (ndenials)
+		vg_strbuf_printf(b, " <span class=\"k denial\"></span>denials (%zu %s)", ndenials,
+				 vg_plural(ndenials, "interval", "intervals"));
+	vg_strbuf_printf(b, "; %zu %s, one at least every %" PRIu64 " ms</p>\n", n, vg_plural(n, "point", "points"),
+			 d->timeline_period_ms);
+}
+
+/* ---- the icicle graph ---- */
+
+#define IC_W 1200
+#define IC_ROW 18
+
+struct vg_ic_node {
+	size_t label, label_len;        /* in the arena */
+	size_t parent, child, next;     /* child / next: first child, next sibling (SIZE_MAX: none) */
+	uint64_t bytes, count;
+	uint32_t depth;
+	int python;
+};
+
+struct vg_ic {
+	struct vg_ic_node *nodes;
+	size_t n, cap;
+	struct vg_strbuf arena;
+	size_t *slot;                   /* (parent, label) -> node + 1 */
+	size_t nslots;
+	uint32_t maxdepth;
+};
+
+static uint64_t vg_ic_hash(size_t parent, const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull ^ parent * 0x9e3779b97f4a7c15ull;
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int vg_ic_rehash(struct vg_ic *t)
+{
+	size_t ns = t->nslots ? t->nslots * 2 : 1024, i, h;
+	size_t *slot = calloc(ns, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	for (i = 1; i < t->n; i++) {
+		const struct vg_ic_node *x = &t->nodes[i];
+		for (h = vg_ic_hash(x->parent, t->arena.data + x->label, x->label_len) & (ns - 1); slot[h];
+		     h = (h + 1) & (ns - 1))
+			;
+		slot[h] = i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslots = ns;
+	return 0;
+}
+
+/* The child of parent labelled arena[off, off + len), made if new (the label is then kept in the arena). */
+static long vg_ic_child(struct vg_ic *t, size_t parent, size_t off, size_t len, int python)
+{
+	const char *l = t->arena.data + off;
+	size_t h;
+
+	if ((t->n + 1) * 2 > t->nslots && vg_ic_rehash(t))
+		return -ENOMEM;
+	for (h = vg_ic_hash(parent, l, len) & (t->nslots - 1); t->slot[h]; h = (h + 1) & (t->nslots - 1)) {
+		const struct vg_ic_node *x = &t->nodes[t->slot[h] - 1];
+		if (x->parent == parent && x->label_len == len && !memcmp(t->arena.data + x->label, l, len)) {
+			t->arena.len = off;     /* the label is already kept */
+			return (long)t->slot[h] - 1;
+		}
+	}
+	if (t->n == t->cap) {
+		size_t nc = t->cap * 2;
+		struct vg_ic_node *nn = realloc(t->nodes, nc * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		t->nodes = nn;
+		t->cap = nc;
+	}
+	t->nodes[t->n] = (struct vg_ic_node){ .label = off, .label_len = len, .parent = parent, .child = SIZE_MAX,
+					      .next = t->nodes[parent].child, .depth = t->nodes[parent].depth + 1,
+					      .python = python };
+	t->nodes[parent].child = t->n;
+	if (t->nodes[t->n].depth > t->maxdepth)
+		t->maxdepth = t->nodes[t->n].depth;
+	t->slot[h] = t->n + 1;
+	return (long)t->n++;
+}
+
+struct vg_ic_kid {
+	uint64_t bytes;
+	size_t node;
+};
+
+static int vg_ic_by_bytes(const void *a, const void *b)
+{
+	const struct vg_ic_kid *x = a, *y = b;
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : x->node > y->node ? 1 : x->node < y->node ? -1 : 0;
+}
+
+struct vg_ic_out {
+	struct vg_strbuf *b;
+	uint64_t total;
+	size_t drawn, hidden;
+};
+
+/* A frame's fill: Python frames blue-green, native ones orange, shades from its label. */
+static void vg_ic_fill(struct vg_strbuf *b, const struct vg_ic *t, const struct vg_ic_node *x)
+{
+	uint64_t h = vg_ic_hash(0, t->arena.data + x->label, x->label_len);
+	if (x->depth == 0)
+		vg_strbuf_str(b, "#b8b8c8");
+	else if (x->python)
+		vg_strbuf_printf(b, "hsl(%u,55%%,%u%%)", 185 + (unsigned)(h % 40), 62 + (unsigned)(h >> 8) % 14);
+	else
+		vg_strbuf_printf(b, "hsl(%u,78%%,%u%%)", 18 + (unsigned)(h % 30), 60 + (unsigned)(h >> 8) % 12);
+}
+
+static void vg_ic_emit(const struct vg_ic *t, struct vg_ic_out *o, size_t i, uint64_t x0)
+{
+	const struct vg_ic_node *x = &t->nodes[i];
+	double fx = (double)x0 / (double)o->total, fw = (double)x->bytes / (double)o->total;
+	double px = fx * IC_W, pw = fw * IC_W;
+	size_t k, nk = 0, c, chars;
+	uint64_t at = x0;
+
+	o->drawn++;
+	vg_strbuf_printf(o->b, "<g class=\"fr%s\" data-x=\"%.6f\" data-w=\"%.6f\" data-d=\"%u\"><title>",
+			 x->python ? " py" : "", fx, fw, x->depth);
+	vg_html_esc(o->b, t->arena.data + x->label, x->label_len);
+	vg_strbuf_str(o->b, "\n");
+	vg_html_bytes(o->b, x->bytes);
+	vg_strbuf_printf(o->b, " in %" PRIu64 " %s (%.1f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" "
+			 "fill=\"", x->count, vg_plural(x->count, "allocation", "allocations"), 100.0 * fw, px,
+			 x->depth * IC_ROW, pw, IC_ROW - 1);
+	vg_ic_fill(o->b, t, x);
+	vg_strbuf_str(o->b, "\"/>");
+	chars = pw > 20 ? (size_t)((pw - 6) / 6.6) : 0;
+	if (chars >= 3) {
+		vg_strbuf_printf(o->b, "<text x=\"%.2f\" y=\"%u\">", px + 3, x->depth * IC_ROW + 13);
+		if (chars >= x->label_len) {
+			vg_html_esc(o->b, t->arena.data + x->label, x->label_len);
+		} else {        /* cut at a character boundary */
+			size_t cut = chars - 2;
+			while (cut > 0 && ((unsigned char)t->arena.data[x->label + cut] & 0xc0) == 0x80)
+				cut--;
+			vg_html_esc(o->b, t->arena.data + x->label, cut);
+			vg_strbuf_str(o->b, "..");
+		}
+		vg_strbuf_str(o->b, "</text>");
+	}
+	vg_strbuf_str(o->b, "</g>\n");
+	for (c = x->child; c != SIZE_MAX; c = t->nodes[c].next)
+		nk++;
+	if (!nk)
+		return;
+	struct vg_ic_kid *kids = malloc(nk * sizeof(*kids));
+	if (!kids) {
+		o->b->failed = 1;
+		return;
+	}
+	for (c = x->child, k = 0; c != SIZE_MAX; c = t->nodes[c].next, k++)
+		kids[k] = (struct vg_ic_kid){ t->nodes[c].bytes, c };
+	qsort(kids, nk, sizeof(*kids), vg_ic_by_bytes);
+	for (k = 0; k < nk; k++) {
+		if ((unsigned __int128)kids[k].bytes * VG_HTML_ICICLE_MIN >= o->total)
+			vg_ic_emit(t, o, kids[k].node, at);
+		else
+			o->hidden++;
+		at += kids[k].bytes;
+	}
+	free(kids);
+}
+
+int vg_html_icicle(struct vg_strbuf *b, const struct vg_html_weight *w, size_t n, const char *root_label)
+{
+	struct vg_ic t = { 0 };
+	struct vg_flame_frame st[VG_FLAME_MAX];
+	size_t i, j, k;
+	int rc = -ENOMEM;
+	uint64_t total = 0;
+
+	for (i = 0; i < n; i++)
+		total += w[i].bytes;
+	if (!total) {
+		vg_strbuf_str(b, "<p class=\"note\">Nothing to draw: no call site holds memory here.</p>\n");
+		return vg_strbuf_result(b);
+	}
+	t.cap = 1024;
+	t.nodes = malloc(t.cap * sizeof(*t.nodes));
+	if (!t.nodes)
+		return -ENOMEM;
+	vg_strbuf_str(&t.arena, root_label);
+	t.nodes[0] = (struct vg_ic_node){ .label = 0, .label_len = t.arena.len, .parent = SIZE_MAX, .child = SIZE_MAX,
+					  .next = SIZE_MAX };
+	t.n = 1;
+	for (i = 0; i < n; i++) {
+		size_t at = 0, ns;
+		if (!w[i].bytes)
+			continue;
+		t.nodes[0].bytes += w[i].bytes;
+		t.nodes[0].count += w[i].count;
+		ns = vg_flame_stack(w[i].site, st);
+		for (j = 0; j < ns; j++) {
+			size_t off = t.arena.len;
+			long c;
+			vg_flame_label(&t.arena, &st[j]);
+			if (t.arena.failed || (c = vg_ic_child(&t, at, off, t.arena.len - off, st[j].py != NULL)) < 0)
+				goto out;
+			at = (size_t)c;
+			t.nodes[at].bytes += w[i].bytes;
+			t.nodes[at].count += w[i].count;
+		}
+	}
+	struct vg_ic_out o = { .b = b, .total = total };
+	k = (t.maxdepth + 1) * IC_ROW;
+	vg_strbuf_printf(b, "<div class=\"icicle-wrap\"><button type=\"button\" class=\"unzoom\" hidden>"
+			 "reset zoom</button>\n<svg class=\"icicle\" viewBox=\"0 0 %d %zu\" data-w=\"%d\" role=\"img\">"
+			 "<title>", IC_W, k, IC_W);
+	vg_html_esc(b, root_label, strlen(root_label));
+	vg_strbuf_str(b, " by call site</title>\n");
+	vg_ic_emit(&t, &o, 0, 0);
+	vg_strbuf_str(b, "</svg></div>\n");
+	vg_strbuf_printf(b, "<p class=\"legend\"><span class=\"k py\"></span>Python frames <span class=\"k nat\"></span>"
+			 "native frames; root at the top, width by bytes; %zu frames drawn", o.drawn);
+	if (o.hidden)
+		vg_strbuf_printf(b, ", %zu narrower than 1/%d of the total left out", o.hidden, VG_HTML_ICICLE_MIN);
+	vg_strbuf_str(b, ". Hover for figures; click a frame to zoom (script).</p>\n");
+	rc = vg_strbuf_result(b);
+out:
+	free(t.nodes);
+	free(t.slot);
+	vg_strbuf_free(&t.arena);
+	return rc;
+}

@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# `vramguard report --html / --format folded|speedscope` and `vramguard diff --html` (sourced by tests/run.sh: uses
+# its cli, prog, ok, bad, skip, $VG, $RD, $PRE, $L). The page is opened in headless Chromium when it is installed
+# (Debian's chromium, from scripts/setup.sh): tests/lib/view_check.py reads the rendered DOM back, checks that its
+# script ran without errors and that a screenshot is not blank.
+VC="python3 tests/lib/view_check.py"
+VR=$RD/views
+rm -rf "$VR"
+mkdir -p "$VR"
+PYJ=tests/cli/python.json
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+# A report with Python frames, a timeline with quota, soft limit and denials, streams, a hostile file name.
+PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/model.py:57 in Net.forward"
+	"at::native::empty_cuda (libtorch_cuda.so)" "1.50 GiB" "quota 4.00 GiB" "soft limit 3.00 GiB" "+5 min"
+	"time since 21:05:03 UTC" "python3 train.py --epochs 3 --batch-size 64" "gpu-node-7"
+	"&lt;script&gt;alert(1)&lt;/script&gt;&amp;" 'class="denial" data-denials="1"' 'class="quota"' 'class="soft"'
+	'<svg class="icicle"' 'id="site-7"' "1 destroyed with work still queued")
+browser() { # NAME HTML OUTDIR TEXT...
+	local name=$1
+	shift
+	if [ -z "$CHROME" ]; then skip "$name" "chromium not installed (bash scripts/setup.sh installs Debian's chromium)"
+	else prog "$name" -- $VC browser "$@"; fi
+}
+
+cli "report --html: a page from a report with Python frames" 0 '^$' -- $VG report --html "$PYJ" -o "$VR/py.html"
+prog "  well-formed, self-contained, the expected figures and frames" -- $VC html "$VR/py.html" \
+	"train.py:42 in leak_here" "1.50 GiB" "at::native::empty_cuda (libtorch_cuda.so)" "gpu-node-7"
+browser "  in headless Chromium: DOM, no script errors, sort and zoom work, a screenshot not blank" \
+	"$VR/py.html" "$VR/chromium-py" "${PY_TEXTS[@]}"
+cli "report --format html -o -: the same page on stdout" 0 '^<!DOCTYPE html>$' -- $VG report --format html -o - "$PYJ"
+if [ "$CO" = "$(cat "$VR/py.html")" ]; then ok "  identical to --html -o FILE"; else bad "  differs from --html -o FILE"; fi
+cli "report --format folded: collapsed stacks of live bytes" 0 '^train\.py:131 in <module>;train\.py:120 in main;' \
+	-- $VG report --format folded "$PYJ"
+printf '%s\n' "$CO" >"$VR/py.folded"
+prog "  by the folded format's rules (root first, one line per live site, sums)" -- $VC folded "$VR/py.folded" "$PYJ"
+cli "report --format speedscope -o FILE" 0 '^$' -- $VG report --format speedscope "$PYJ" -o "$VR/py.speedscope.json"
+prog "  speedscope's file format, field by field" -- $VC speedscope "$VR/py.speedscope.json" "$PYJ"
+cli "report --format text: the text form" 0 '^vramguard: report \(exit #2\) pid 48213' -- $VG report --format text "$PYJ"
+cli "report: an unknown --format is a usage error" 2 '^$' -- $VG report --format pdf "$PYJ"
+expect_err "  naming it and the formats" "^vramguard: error: report: unknown --format 'pdf' \(expected text, html, folded or speedscope\)"
+cli "report: --html with another --format is a usage error" 2 '^$' -- $VG report --html --format folded "$PYJ"
+cli "report -o: an unwritable file is one error naming it" 1 '^$' -- $VG report --html "$PYJ" -o /nonexistent/r.html
+expect_err "  naming the file" "^vramguard: error: cannot write '/nonexistent/r\.html': No such file or directory$"
+cli "diff --html: what grew between two reports of one process" 0 '^$' -- \
+	$VG diff --html tests/cli/python-old.json "$PYJ" -o "$VR/diff.html"
+prog "  well-formed and self-contained" -- $VC html "$VR/diff.html" "What grew, by call stack" "Between the reports" \
+	"+896.00 MiB" "train.py:42 in leak_here"
+browser "  in headless Chromium" "$VR/diff.html" "$VR/chromium-diff" "Between the reports" "old report" \
+	"2 denials (4.00 GiB), the first by 21:25:18 UTC" 'class="before"' "Grew: 1 call site" "New: 1 call site" \
+	"Shrank: 1 call site"
+cli "diff -o without --html is a usage error" 2 '^$' -- $VG diff -o "$VR/x" tests/cli/old.json tests/cli/new.json
+
+# A report written by the library under the preload (native frames only), as a page.
+prog "a leaking program's JSON report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGUARD_REPORT_FORMAT=json \
+	"VRAMGUARD_REPORT=$VR/leaks.json" -- $L leaks
+cli "  as a page" 0 '^$' -- $VG report --html "$VR/leaks.json" -o "$VR/leaks.html"
+browser "  in headless Chromium: the leaking function, its bytes, the streams" "$VR/leaks.html" "$VR/chromium-leaks" \
+	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)"
+cli "  its folded stacks end at the leaking function" 0 ';leak_buffers \(leaky\) 201326592$' -- \
+	$VG report --format folded "$VR/leaks.json"
