@@ -9,22 +9,50 @@
 #include "cli/commands.h"
 #include "cli/diff.h"
 #include "cli/cli.h"
+#include "cli/lines.h"
 #include "report/json_read.h"
 #include "report/report.h"
 
 const char vg_usage_report[] =
-	"usage: vramguard report FILE.json\n"
+	"usage: vramguard report [--lines [--debug-dir DIR]...] FILE.json\n"
 	"\n"
-	"Print a JSON report (VRAMGUARD_REPORT_FORMAT=json) as the text report the library would have written.\n";
+	"Print a JSON report (VRAMGUARD_REPORT_FORMAT=json) as the text report the library would have written.\n"
+	"  -l, --lines         add source lines (file:line, inlined callers) to native frames, from the debug\n"
+	"                      information of the builds that ran, found by the report's build IDs: the module's\n"
+	"                      file, /usr/lib/debug/.build-id/, then --debug-dir (needs elfutils' libdw1)\n"
+	"  --debug-dir DIR     also look in DIR: DIR/.build-id/xx/rest.debug, DIR/NAME.debug or DIR/NAME (repeatable,\n"
+	"                      up to 8; implies --lines)\n";
 
 const char vg_usage_diff[] =
-	"usage: vramguard diff [--rows N] [--all] [--exit-code] OLD.json NEW.json\n"
+	"usage: vramguard diff [--rows N] [--all] [--exit-code] [--lines [--debug-dir DIR]...] OLD.json NEW.json\n"
 	"\n"
 	"Compare two reports, per device and per call site: what grew, what is new, what shrank or is gone, largest\n"
 	"change first. Reports of one process are matched by call-site id; of different processes by call stack.\n"
 	"  -n, --rows N      rows per section (default 20)\n"
 	"  -a, --all         also list call sites that did not change\n"
-	"  -e, --exit-code   exit 1 if live memory grew on any device or call site (for scripts)\n";
+	"  -e, --exit-code   exit 1 if live memory grew on any device or call site (for scripts)\n"
+	"  -l, --lines       source lines for native frames, as `vramguard report --lines` (see its help)\n"
+	"  --debug-dir DIR   where else to find debug files (repeatable; implies --lines)\n";
+
+/* --lines and --debug-dir, the same for report and diff. */
+struct vg_lines_opts {
+	int on;
+	const char *dirs[VG_LINES_MAX_DIRS];
+	size_t ndirs;
+};
+#define VG_OPT_DEBUG_DIR 0x100
+
+static void lines_opt(struct vg_lines_opts *l, int c, const char *arg, const char *cmd, const char *usage)
+{
+	l->on = 1;
+	if (c != VG_OPT_DEBUG_DIR)
+		return;
+	if (l->ndirs == VG_LINES_MAX_DIRS)
+		vg_cli_usage_exit(usage, "%s: too many --debug-dir (at most %d)", cmd, VG_LINES_MAX_DIRS);
+	if (!arg[0])
+		vg_cli_usage_exit(usage, "%s: empty --debug-dir (expected a directory)", cmd);
+	l->dirs[l->ndirs++] = arg;
+}
 
 /* The reader's I/O errors already name the file; its parse errors do not. */
 static void die_report(const char *file, const char *err)
@@ -46,15 +74,31 @@ static void note_revision(const char *file, const struct vg_report *r)
 
 int vg_cli_report(int argc, char **argv)
 {
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return vg_cli_help("report");
-	if (argc != 2)
+	static const struct option opts[] = {
+		{ "lines", no_argument, NULL, 'l' }, { "debug-dir", required_argument, NULL, VG_OPT_DEBUG_DIR },
+		{ "help", no_argument, NULL, 'h' },  { NULL, 0, NULL, 0 },
+	};
+	struct vg_lines_opts lo = { 0 };
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":lh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+		case VG_OPT_DEBUG_DIR: lines_opt(&lo, c, optarg, "report", vg_usage_report); break;
+		case 'h': return vg_cli_help("report");
+		default: return vg_cli_bad_option("report", argv, c, vg_usage_report);
+		}
+	}
+	if (argc - optind != 1)
 		vg_cli_usage_exit(vg_usage_report, "report: expected one FILE.json");
+	const char *file = argv[optind];
 	struct vg_report r;
 	char err[512];
-	if (vg_report_read_file(argv[1], &r, err, sizeof(err)) != 0)
-		die_report(argv[1], err);
-	note_revision(argv[1], &r);
+	if (vg_report_read_file(file, &r, err, sizeof(err)) != 0)
+		die_report(file, err);
+	note_revision(file, &r);
+	if (lo.on && vg_lines_begin(lo.dirs, lo.ndirs) == 0)
+		vg_lines_check_report(file, &r);
 	r.json_hint[0] = '\0';
 	struct vg_strbuf b = { 0 };
 	vg_report_render_text(&r, &b);
@@ -63,6 +107,8 @@ int vg_cli_report(int argc, char **argv)
 		vg_cli_die(1, "out of memory");
 	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
 		rc = 1;
+	if (lo.on)
+		vg_lines_end();
 	vg_strbuf_free(&b);
 	vg_report_free(&r);
 	return rc;
@@ -73,12 +119,14 @@ int vg_cli_diff(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "rows", required_argument, NULL, 'n' }, { "all", no_argument, NULL, 'a' },
 		{ "exit-code", no_argument, NULL, 'e' },  { "help", no_argument, NULL, 'h' },
+		{ "lines", no_argument, NULL, 'l' },      { "debug-dir", required_argument, NULL, VG_OPT_DEBUG_DIR },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct vg_lines_opts lo = { 0 };
 	struct vg_diff_opts o = { 0, 0 };
 	int c, exit_code = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":n:aeh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:aehl", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': {
 			char *end;
@@ -92,6 +140,8 @@ int vg_cli_diff(int argc, char **argv)
 		}
 		case 'a': o.all = 1; break;
 		case 'e': exit_code = 1; break;
+		case 'l':
+		case VG_OPT_DEBUG_DIR: lines_opt(&lo, c, optarg, "diff", vg_usage_diff); break;
 		case 'h': return vg_cli_help("diff");
 		default: return vg_cli_bad_option("diff", argv, c, vg_usage_diff);
 		}
@@ -106,10 +156,17 @@ int vg_cli_diff(int argc, char **argv)
 		die_report(argv[optind + 1], err);
 	note_revision(argv[optind], &a);
 	note_revision(argv[optind + 1], &b);
+	if (lo.on && vg_lines_begin(lo.dirs, lo.ndirs) == 0) {
+		vg_lines_check_report(argv[optind], &a);
+		vg_lines_check_report(argv[optind + 1], &b);
+	}
 	struct vg_strbuf out = { 0 };
 	if (vg_report_diff_text(&a, &b, &o, &out) != 0 || out.failed)
 		vg_cli_die(1, "out of memory");
 	fwrite(out.data, 1, out.len, stdout);
+	fflush(stdout);
+	if (lo.on)
+		vg_lines_end();
 	int grew = vg_report_diff_grew(&a, &b) == 1;
 	vg_strbuf_free(&out);
 	vg_report_free(&a);

@@ -39,7 +39,7 @@ void vg_cli_usage_exit(const char *usage, const char *fmt, ...)
 
 static const char usage_main[] =
 	"usage: vramguard run [options] -- COMMAND [ARGS...]   run a job under vramguard\n"
-	"       vramguard report FILE.json                     print a JSON report as text\n"
+	"       vramguard report [--lines] FILE.json           print a JSON report as text\n"
 	"       vramguard diff OLD.json NEW.json               what grew between two reports\n"
 	"       vramguard dump PID [--wait SECONDS]            ask a running job for a report\n"
 	"       vramguard check                                configuration, driver, devices and quotas\n"
