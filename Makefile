@@ -50,7 +50,8 @@ NVML_SRCS := interposer/nvml.c
 INTERPOSER_SRCS := $(wildcard interposer/*.c)
 # report/: the writer (text and JSON: library, command, tests), the reader of JSON reports (command, tests), and
 # the library's own logging and symbolizer.
-REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c
+REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c \
+	report/srcline.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
 # The command's other forms of a report: the HTML page and its SVG charts, the folded and speedscope exports.
 REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c
@@ -83,6 +84,8 @@ $(BUILD)/.deps-ok:
 cudaTypedefs.h not found under CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit headers or set CUDA_HOME" >&2; exit 1; }
 	@test -f /usr/include/uthash.h -o -f "$(UTHASH_INCLUDE)/uthash.h" || { echo "error: uthash.h not found: \
 install Debian's uthash-dev (apt-get install uthash-dev, or bash scripts/setup.sh) or set UTHASH_INCLUDE" >&2; exit 1; }
+	@test -f /usr/include/elfutils/libdwfl.h || { echo "error: elfutils/libdwfl.h not found: install Debian's \
+libdw-dev (apt-get install libdw-dev, or bash scripts/setup.sh); the command loads libdw only for --lines" >&2; exit 1; }
 	@mkdir -p $(BUILD) && touch $@
 
 $(BUILD)/obj/%.o: %.c Makefile | $(BUILD)/.deps-ok
@@ -233,11 +236,17 @@ $(T)/libvgctor.so: tests/integration/ctor/lib.c $(FAKE)
 $(T)/ctor: tests/integration/ctor/app.c $(T)/libvgctor.so $(FAKE)
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libvgctor.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
+# Source lines (tests/integration/lines.sh): a program with known lines, calling a library that has no build ID.
+$(T)/libvgnoid.so: tests/integration/noid/lib.c $(FAKE)
+	$(TEST_CC) -fPIC -shared -Wl,--build-id=none -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1
+$(T)/srclines: tests/integration/srclines.c $(T)/libvgnoid.so $(FAKE)
+	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libvgnoid.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+
 # A second preload library that uses dlsym(RTLD_NEXT, ...): proves our dlsym keeps "next" the caller's.
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/ctor $(T)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

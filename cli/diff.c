@@ -3,6 +3,7 @@
  * cli/diff_compare.c's. */
 #include "cli/diff_compare.h"
 #include "config/config.h"
+#include "report/srcline.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -79,19 +80,20 @@ struct vg_frame_line {
 /* Frames as two aligned columns (symbol, then module and offset), each line indented by 6. */
 static void vg_diff_frames(struct vg_strbuf *out, const struct vg_frame_line *lines, size_t n)
 {
-	struct vg_strbuf sym[VG_DIFF_FRAMES];
+	struct vg_strbuf sym[VG_DIFF_FRAMES], more[VG_DIFF_FRAMES];
 	size_t i, col = 0, lw = 0;
 
 	if (n > VG_DIFF_FRAMES)
 		n = VG_DIFF_FRAMES;
 	memset(sym, 0, sizeof(sym));
+	memset(more, 0, sizeof(more));
 	for (i = 0; i < n; i++) {
 		const struct vg_report_frame *f = lines[i].frame;
 		if (lines[i].label && strlen(lines[i].label) > lw)
 			lw = strlen(lines[i].label);
 		if (!f)
 			continue;
-		vg_report_frame_symbol_text(&sym[i], f);
+		vg_report_frame_text(&sym[i], &more[i], lines[i].r, f);
 		if (sym[i].failed)
 			out->failed = 1;
 		else if (vg_text_width(sym[i].data, strlen(sym[i].data)) > col)
@@ -119,7 +121,9 @@ static void vg_diff_frames(struct vg_strbuf *out, const struct vg_frame_line *li
 			}
 		}
 		vg_strbuf_add(out, "\n", 1);
+		vg_report_frame_more(out, &more[i], 6 + (lw ? lw + 1 : 0) + 2);
 		vg_strbuf_free(&sym[i]);
+		vg_strbuf_free(&more[i]);
 	}
 }
 

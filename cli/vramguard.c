@@ -39,9 +39,9 @@ void vg_cli_usage_exit(const char *usage, const char *fmt, ...)
 
 static const char usage_main[] =
 	"usage: vramguard run [options] -- COMMAND [ARGS...]   run a job under vramguard\n"
-	"       vramguard report FILE.json                     print a JSON report as text\n"
+	"       vramguard report [--lines] FILE.json           print a JSON report as text\n"
 	"       vramguard report --html FILE.json -o FILE      ... as a page (--format folded|speedscope: exports)\n"
-	"       vramguard diff OLD.json NEW.json               what grew between two reports (--html: a page)\n"
+	"       vramguard diff OLD.json NEW.json               what grew between two reports (--html, --lines)\n"
 	"       vramguard dump PID [--wait SECONDS]            ask a running job for a report\n"
 	"       vramguard check                                configuration, driver, devices and quotas\n"
 	"       vramguard top [--once] [--json]                processes under vramguard: VRAM in use, quotas\n"

@@ -190,6 +190,42 @@ static bool vg_site_wanted(const struct vg_site *s, const struct vg_report *r)
 	return false;
 }
 
+/* ---- modules ---- */
+
+/* Every object the sites' frames name, once, with its load base and build ID (read from its notes in memory: no
+ * file is opened), so that `vramguard report --lines` can find its debug information, here or elsewhere. A
+ * report has tens of modules: a linear search per frame, and a one-entry cache for runs of frames in one. */
+static int vg_collect_modules(struct vg_report *r)
+{
+	size_t cap = 0, last = SIZE_MAX;
+	int failed = 0;
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct vg_report_site *s = &r->sites[i];
+		for (uint32_t f = 0; s->frames && f < s->nframes; f++) {
+			const struct vg_report_frame *fr = &s->frames[f];
+			if (!fr->module[0])
+				continue;
+			if (last < r->nmodules && strcmp(r->modules[last].path, fr->module) == 0)
+				continue;
+			size_t k;
+			for (k = 0; k < r->nmodules; k++)
+				if (strcmp(r->modules[k].path, fr->module) == 0)
+					break;
+			last = k;
+			if (k < r->nmodules)
+				continue;
+			if (!vg_room(&r->modules, r->nmodules, &cap, sizeof(r->modules[0]), 16, &failed))
+				return -ENOMEM;
+			struct vg_report_module *m = &r->modules[r->nmodules++];
+			memset(m, 0, sizeof(*m));
+			snprintf(m->path, sizeof(m->path), "%s", fr->module);
+			m->base = fr->address - fr->module_offset;
+			vg_symbolize_build_id(m->base, fr->address - 1, m->build_id, sizeof(m->build_id));
+		}
+	}
+	return 0;
+}
+
 /* ---- the report ---- */
 
 static const char *vg_driver_state(void)
@@ -338,5 +374,6 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	free(live);
 	if (r->nsites)
 		qsort(r->sites, r->nsites, sizeof(r->sites[0]), vg_cmp_site);
-	return al.failed || sites.failed || ev.failed || sl.failed || tl_failed ? -ENOMEM : 0;
+	int mod_failed = vg_collect_modules(r) != 0;
+	return al.failed || sites.failed || ev.failed || sl.failed || tl_failed || mod_failed ? -ENOMEM : 0;
 }

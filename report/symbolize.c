@@ -511,6 +511,24 @@ void vg_symbolize(struct vg_symbolizer *s, uint64_t addr, struct vg_report_frame
 		vg_module_release(&tmp);
 }
 
+size_t vg_symbolize_build_id(uint64_t base, uint64_t pc, char *hex, size_t cap)
+{
+	static const char digits[] = "0123456789abcdef";
+	struct vg_image_id id;
+	struct vg_find_loaded f = {.base = (uintptr_t)base, .pc = (uintptr_t)pc, .found = 0, .id = &id};
+	if (cap)
+		hex[0] = '\0';
+	dl_iterate_phdr(vg_find_loaded_cb, &f);
+	if (!f.found || !id.build_id_len || cap < 2 * id.build_id_len + 1)
+		return 0;
+	for (size_t i = 0; i < id.build_id_len; i++) {
+		hex[2 * i] = digits[id.build_id[i] >> 4];
+		hex[2 * i + 1] = digits[id.build_id[i] & 15];
+	}
+	hex[2 * id.build_id_len] = '\0';
+	return id.build_id_len;
+}
+
 int vg_symbolize_image(const void *image, size_t size, uint64_t vaddr, char *name, size_t cap, uint64_t *start)
 {
 	struct vg_elf e;

@@ -21,6 +21,11 @@ void vg_symbolize(struct vg_symbolizer *s, uint64_t addr, struct vg_report_frame
 
 void vg_symbolizer_free(struct vg_symbolizer *s);
 
+/* The GNU build ID of the loaded object whose load base is base and which maps pc, read from its PT_NOTE segments in
+ * memory (nothing is opened), as lowercase hex into hex (NUL-terminated; "" when it has none or is not loaded).
+ * Returns the ID's length in bytes, 0 if none. */
+size_t vg_symbolize_build_id(uint64_t base, uint64_t pc, char *hex, size_t cap);
+
 /* The ELF parser on its own, for tests: find the function symbol containing vaddr in an image of an ELF file held in
  * memory (.symtab first, .dynsym when .symtab has no functions). Returns 0 and fills name (NUL-terminated, truncated
  * to cap) and *start, -ENOENT when no symbol covers vaddr, -ENOEXEC for a malformed or non-ELFCLASS64 image, or

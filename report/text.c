@@ -1,6 +1,7 @@
 /* The text form of a report: a short block for people (stderr, `vramguard report`). Every line but the first
  * starts with two spaces, and no string from the model can start a line of its own. */
 #include "report/report.h"
+#include "report/srcline.h"
 #include "config/config.h"
 
 #include <inttypes.h>
@@ -45,19 +46,20 @@ static const char *vg_text_no_site(const struct vg_report *r)
 static void vg_text_frames(const struct vg_report *r, struct vg_strbuf *out, const struct vg_text_frame_line *lines,
 			   size_t n, size_t indent)
 {
-	struct vg_strbuf sym[VG_TEXT_FRAMES];
+	struct vg_strbuf sym[VG_TEXT_FRAMES], more[VG_TEXT_FRAMES];
 	size_t i, col = 0, lw = 0;
 
 	if (n > VG_TEXT_FRAMES)
 		n = VG_TEXT_FRAMES;
 	memset(sym, 0, sizeof(sym));
+	memset(more, 0, sizeof(more));
 	for (i = 0; i < n; i++) {
 		size_t w;
 		if (lines[i].label && strlen(lines[i].label) > lw)
 			lw = strlen(lines[i].label);
 		if (!lines[i].frame)
 			continue;
-		vg_report_frame_symbol_text(&sym[i], lines[i].frame);
+		vg_report_frame_text(&sym[i], &more[i], r, lines[i].frame);
 		if (sym[i].failed)
 			out->failed = 1;
 		w = sym[i].data ? vg_text_width(sym[i].data, sym[i].len) : 0;
@@ -81,7 +83,9 @@ static void vg_text_frames(const struct vg_report *r, struct vg_strbuf *out, con
 			vg_strbuf_str(out, vg_text_no_site(r));
 		}
 		vg_strbuf_add(out, "\n", 1);
+		vg_report_frame_more(out, &more[i], indent + (lw ? lw + 1 : 0) + 2);
 		vg_strbuf_free(&sym[i]);
+		vg_strbuf_free(&more[i]);
 	}
 }
 

@@ -692,6 +692,8 @@ if [ "$(ls "$ROD/off")" = "r-exit-1.json" ]; then ok "  only the exit report"
 else bad "  only r-exit-1.json expected" "$(ls "$ROD/off")"; fi
 # The usage timeline: its phases, report, diff, revisions and bound.
 source tests/integration/timeline.sh
+# Source lines for native frames (report --lines, diff --lines) and the report's modules.
+source tests/integration/lines.sh
 for bv in "VRAMGUARD_REPORT_ON=exit,oom|unknown word 'oom' \(expected a list of exit, signal, denial, threshold, e\.g\. exit,signal,denial\)" \
 	"VRAMGUARD_REPORT_ON=exit,,denial|empty item" "VRAMGUARD_REPORT_ON=exit,EXIT|repeated word 'EXIT'" \
 	"VRAMGUARD_WARN_AT=80x|unknown unit" "VRAMGUARD_REPORT_ON=never|unknown word \(expected" "VRAMGUARD_WARN_AT=120%|percentage above 100%" "VRAMGUARD_REPORT_INTERVAL=0|expected seconds"; do

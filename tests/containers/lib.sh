@@ -72,7 +72,7 @@ ctr_base() {
 }
 
 # ctr_build_base RELEASE: localhost/vramguard-build:RELEASE, the base plus what compiling vramguard takes (gcc, make,
-# libc6-dev, uthash-dev) and the CUDA headers from CUDA_HOME at /usr/local/cuda/include, standing in for the
+# libc6-dev, uthash-dev, libdw-dev) and the CUDA headers from CUDA_HOME at /usr/local/cuda/include, standing in for the
 # nvidia/cuda devel image that cannot be pulled here.
 ctr_build_base() {
 	local rel=$1 img=localhost/vramguard-build:$1 ctx=$CTR_DIR/build-$1
@@ -83,7 +83,7 @@ ctr_build_base() {
 	cat >"$ctx/Containerfile" <<C
 FROM localhost/vramguard-base:$rel
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends gcc make libc6-dev \
-    uthash-dev python3 && rm -rf /var/lib/apt/lists/*
+    uthash-dev libdw-dev python3 && rm -rf /var/lib/apt/lists/*
 COPY cuda/include /usr/local/cuda/include
 C
 	podman build --network=host -t "$img" "$ctx" >>"$LOG" 2>&1

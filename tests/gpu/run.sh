@@ -291,6 +291,26 @@ report_checks() {
 		result FAIL leak_report "${why}${why:+${text_why:+; }}${text_why}"
 	fi
 
+	# source_lines: `vramguard report --lines` on that JSON names the line of leak_buffers' cudaMalloc in
+	# examples/leaky.cu (compiled with -g; the line found in the source, not written here)
+	local vgc=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} want sl
+	want=$(awk '/void leak_buffers\(/ { in_fn = 1 } in_fn && /cudaMalloc\(/ { print NR; exit }' "$HERE/../../examples/leaky.cu")
+	if [ -z "$f" ]; then
+		result FAIL source_lines "no exit report from the JSON run (see leak_report)"
+	elif [ ! -x "$vgc" ]; then
+		result FAIL source_lines "no vramguard command at $vgc (build it, or set VG_CMD)"
+	else
+		run source_lines "$vgc" report --lines "$f"
+		sl=$(grep -m1 -E "^ +leak_buffers\+0x[0-9a-f]+  [^ ]*leaky\.cu:$want " "$BUILD/o" | sed 's/^ *//' | cut -c1-160)
+		if grep -q "^vramguard: note: --lines needs elfutils' libdw" "$BUILD/e"; then
+			result SKIP source_lines "no libdw.so.1 on this machine (apt-get install libdw1)"
+		elif [ "$RC" -eq 0 ] && [ -n "$sl" ]; then
+			result PASS source_lines "leak_buffers at leaky.cu:$want: '$sl'"
+		else
+			result FAIL source_lines "want leak_buffers at examples/leaky.cu:$want; got: $(grep -m3 -E 'leak_buffers|leaky\.cu' "$BUILD/o" | sed 's/^ *//' | tr '\n' '|' | cut -c1-300)$(stderr_tail)"
+		fi
+	fi
+
 	# busy_stream: the JSON run above (VRAMGUARD_STREAM_CHECK=warn), then sync
 	why=""
 	if [ -z "$f" ]; then

@@ -18,6 +18,8 @@ Reports (CPU suite):
   storm GLOB SPACED               a SIGUSR1 storm's reports: one exit, coalesced signals, %p/%n/%r, sequence
   soft DIR crossed|none USED      tests/integration/softlimit.c's soft-limit and exit reports
   schema FILE...                  every file a report with all the schema's top-level keys
+  modules FILE                    every module the frames name listed once, no other; its base agrees with the
+                                  frames; its build ID what `readelf -n` reads in the file (40 hex digits, or "")
   timeline DIR [churn]            tests/integration/timeline.c's reports: each device's timeline bounded, in order,
                                   ending at the report; the phases (rise, peak, denials, fall), or a churn's bound
   faults DIR                      the fault campaign's exit reports against the double's expect-*.json
@@ -291,6 +293,34 @@ def cmd_leaks(c, a):
     live = st["live"]
     c.check(len(live) == 1 and live[0]["count"] == 1 and live[0]["create_site"] in mk and live[0]["pending"] == 0,
             f"one live stream, created in make_stream, idle: {live}")
+
+
+def readelf_build_id(path):
+    """The GNU build ID `readelf -n` reads in the file, "" if it has none."""
+    import subprocess
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=False).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return m.group(1) if m else ""
+
+
+def cmd_modules(c, a):
+    r = load(a[0])
+    mods = r["modules"]
+    paths = [m["path"] for m in mods]
+    named = {f["module"] for s in r["sites"] for f in s["frames"] if f["module"]}
+    c.check(len(paths) == len(set(paths)), f"each module listed once ({len(paths)})")
+    c.check(set(paths) == named, f"the modules are exactly those the frames name: {sorted(set(paths) ^ named)}")
+    for m in mods:
+        bases = {int(f["address"], 16) - int(f["module_offset"], 16)
+                 for s in r["sites"] for f in s["frames"] if f["module"] == m["path"]}
+        c.check(bases == {int(m["base"], 16)}, f"{m['path']}: base {m['base']} is every frame's address - offset")
+        if not os.path.exists(m["path"]):
+            c.check(m["build_id"] == "" or re.fullmatch(r"[0-9a-f]+", m["build_id"]),
+                    f"{m['path']} (not a file here): build ID hex or empty")
+            continue
+        want = readelf_build_id(m["path"])
+        c.check(m["build_id"] == want and (want == "" or re.fullmatch(r"[0-9a-f]{40}", want)),
+                f"{m['path']}: build ID {m['build_id']!r} is readelf -n's {want!r}")
 
 
 def cmd_storm(c, a):
@@ -1067,6 +1097,7 @@ def cmd_soak(c, a):
 COMMANDS = {
     "leaks": (cmd_leaks, "tap", 1), "storm": (cmd_storm, "tap", 2), "soft": (cmd_soft, "tap", 3),
     "timeline": (cmd_timeline, "tap", 1),
+    "modules": (cmd_modules, "tap", 1),
     "schema": (cmd_schema, "tap", 1), "faults": (cmd_faults, "tap", 1), "valid": (cmd_valid, "tap", 1),
     "zero": (cmd_zero, "tap", 2), "fork": (cmd_fork, "tap", 2), "exits": (cmd_exits, "tap", 1),
     "dumped": (cmd_dumped, "value", 1),

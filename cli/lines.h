@@ -1,0 +1,23 @@
+/* `--lines` of `vramguard report` and `vramguard diff`: native frames' module offsets resolved to file:line and
+ * inlined callers with elfutils' libdwfl, loaded with dlopen only when asked (the command itself needs no libdw and
+ * runs where it is absent). Debug information is found by the build IDs the report's `modules` record
+ * (docs/report-format.md, *Source lines*); a file whose build ID differs is never used: wrong lines are worse than
+ * none. */
+#ifndef VG_CLI_LINES_H
+#define VG_CLI_LINES_H
+
+#include "report/report.h"
+
+#define VG_LINES_MAX_DIRS 8
+
+/* Load libdw and set the renderers' hook (report/srcline.h). dirs: the --debug-dir directories (build-id layout
+ * DIR/.build-id/xx/rest.debug, or files by name). If libdw cannot be loaded, say so in one line on stderr and
+ * return -1: the caller prints without lines. */
+int vg_lines_begin(const char *const *dirs, size_t ndirs);
+/* A report read from file that cannot have lines (no `modules`: written before revision 3): say so, once. */
+void vg_lines_check_report(const char *file, const struct vg_report *r);
+/* The summary lines (modules without debug information, without a build ID), then free the state; libdw stays
+ * loaded. Safe without a successful begin. */
+void vg_lines_end(void);
+
+#endif
