@@ -17,6 +17,8 @@ Reports (CPU suite):
   leaks FILE [warn|sync|off]      tests/integration/leaky.c's leaks: exact sites, frames, counters, streams
   storm GLOB SPACED               a SIGUSR1 storm's reports: one exit, coalesced signals, %p/%n/%r, sequence
   soft DIR crossed|none USED      tests/integration/softlimit.c's soft-limit and exit reports
+  pysites FILE SCRIPT [off]       tests/integration/python/sites.py's report: each "# site:" line is a site with
+                                  that file, line and function; two lines, two sites; the C thread native only
   schema FILE...                  every file a report with all the schema's top-level keys
   timeline DIR [churn]            tests/integration/timeline.c's reports: each device's timeline bounded, in order,
                                   ending at the report; the phases (rise, peak, denials, fall), or a churn's bound
@@ -1063,10 +1065,62 @@ def cmd_soak(c, a):
     c.bad = fails
 
 
+def py_markers(script):
+    """{name: (line, function)} from a script's "# site: NAME" comments (tests/integration/python/sites.py)."""
+    marks, func = {}, "<module>"
+    for n, text in enumerate(open(script, encoding="utf-8"), 1):
+        m = re.match(r"\s*def (\w+)", text)
+        if m:
+            func = m.group(1)
+        m = re.search(r"# site: (\w+)", text)
+        if m:
+            marks[m.group(1)] = (n, func)
+    return marks
+
+
+def cmd_pysites(c, a):
+    path, script, mode = a[0], os.path.abspath(a[1]), a[2] if len(a) > 2 else "on"
+    r = load(path)
+    sites = r["sites"]
+    if mode == "off":
+        c.check(all(s["python"] == [] for s in sites), "VRAMGUARD_PYTHON=off: no site has Python frames")
+        c.check(all(s["frames"] for s in sites), "  native frames still recorded")
+        return
+    byline = {}
+    for s in sites:
+        py = s["python"]
+        if py and py[0]["file"] == script:
+            byline.setdefault(py[0]["line"], []).append(s)
+    mib = {"cdll": 1, "pydll": 2, "line_a": 4, "line_b": 5, "thread": 6, "method": 7}
+    for name, (line, func) in sorted(py_markers(script).items()):
+        got = byline.get(line, [])
+        s = got[0] if len(got) == 1 else None
+        c.check(s is not None, f"{name}: one site whose innermost Python frame is {os.path.basename(script)}:{line}")
+        if not s:
+            continue
+        f0 = s["python"][0]
+        c.check(f0["function"].split(".")[-1] == func, f"  in {func} ({f0['function']})")
+        c.check(s["live_bytes"] == mib[name] * MiB and s["live_count"] == 1, f"  holds {mib[name]} MiB")
+        c.check(len(s["frames"]) > 0, "  with its native frames too")
+        outer = [f["function"] for f in s["python"][1:]]
+        if name == "thread":
+            c.check(any(f["file"].endswith("threading.py") and f["function"].split(".")[-1] == "run"
+                        for f in s["python"][1:]), f"  its caller is threading's Thread.run ({outer})")
+        else:
+            c.check("main" in outer and outer[-1] == "<module>", f"  called from main, from <module> ({outer})")
+    a_, b_ = [byline.get(py_markers(script)[k][0], [{}])[0] for k in ("line_a", "line_b")]
+    c.check(a_.get("id") != b_.get("id") and a_.get("frames") and
+            [f["module_offset"] for f in a_["frames"]] == [f["module_offset"] for f in b_["frames"]],
+            "the same native stack from two Python lines: two sites")
+    cth = [s for s in sites if s["live_bytes"] == 3 * MiB]
+    c.check(len(cth) == 1 and cth[0]["python"] == [] and cth[0]["frames"],
+            "the C thread's site: native frames only")
+
+
 # name: (function, protocol, fewest arguments)
 COMMANDS = {
     "leaks": (cmd_leaks, "tap", 1), "storm": (cmd_storm, "tap", 2), "soft": (cmd_soft, "tap", 3),
-    "timeline": (cmd_timeline, "tap", 1),
+    "timeline": (cmd_timeline, "tap", 1), "pysites": (cmd_pysites, "tap", 2),
     "schema": (cmd_schema, "tap", 1), "faults": (cmd_faults, "tap", 1), "valid": (cmd_valid, "tap", 1),
     "zero": (cmd_zero, "tap", 2), "fork": (cmd_fork, "tap", 2), "exits": (cmd_exits, "tap", 1),
     "dumped": (cmd_dumped, "value", 1),
