@@ -45,6 +45,7 @@ top and limit show --json (CPU suite):
   slots TOP NAME SLOTS MEMBERS USED           a region's capacity, members and device 0 usage
   top-members TOP NAME            (value) prints "PROCESSES MIB" of the region's members
 GPU suite:
+  pyleak FILE SCRIPT torch|cupy  tests/gpu/pysites.py's report: leak_here's file and line hold its 192 MiB
   leak FILE                       examples/leaky.cu's exit report: leak_buffers' 3 x 64 MiB are live
   stream FILE [--sync]            ... its busy stream: destroyed_pending from make_stream to finish
   signal --ref OUT --run OUT FILE...  torch_train.py's dumps: 3 "signal" + 1 "exit", result as without preload
@@ -1117,6 +1118,25 @@ def cmd_pysites(c, a):
             "the C thread's site: native frames only")
 
 
+def cmd_pyleak(c, a):
+    """tests/gpu/pysites.py's report: 3 x 64 MiB live from sites whose Python stack has leak_here at the marked line."""
+    path, script, which = a[0], os.path.abspath(a[1]), a[2]
+    r = load(path)
+    line = next(n for n, t in enumerate(open(script, encoding="utf-8"), 1) if t.rstrip().endswith("# leak line: " + which))
+    hits = [s for s in r["sites"] if any(f["function"].split(".")[-1] == "leak_here" and f["line"] == line and
+                                          os.path.abspath(f["file"]) == script for f in s.get("python", []))]
+    live = sum(s["live_bytes"] for s in hits)
+    if hits and live >= 3 * 64 * MiB:
+        c.ok(f"{which}: {len(hits)} site(s) name leak_here at {os.path.basename(script)}:{line}, {live >> 20} MiB live")
+    else:
+        tops = [[(f["file"].split("/")[-1], f["line"], f["function"]) for f in s.get("python", [])[:3]]
+                for s in r["sites"][:3]]
+        c.fail(f"{which}: no site with leak_here at {os.path.basename(script)}:{line} holding 192 MiB "
+               f"(largest sites' Python frames: {tops})")
+    c.finish(f"{len(hits)} sites, {live >> 20} MiB live from leak_here, python depth "
+             f"{max((len(s.get('python', [])) for s in hits), default=0)}")
+
+
 # name: (function, protocol, fewest arguments)
 COMMANDS = {
     "leaks": (cmd_leaks, "tap", 1), "storm": (cmd_storm, "tap", 2), "soft": (cmd_soft, "tap", 3),
@@ -1133,7 +1153,7 @@ COMMANDS = {
     "top-members": (cmd_top_members, "value", 2),
     "leak": (cmd_leak, "gpu", 1), "stream": (cmd_stream, "gpu", 1), "signal": (cmd_signal, "gpu", 0),
     "torch_exit": (cmd_torch_exit, "gpu", 1), "denial": (cmd_denial, "gpu", 1),
-    "threshold": (cmd_threshold, "gpu", 1), "sites": (cmd_sites, "value", 1), "soak": (cmd_soak, "value", 3),
+    "threshold": (cmd_threshold, "gpu", 1), "pyleak": (cmd_pyleak, "gpu", 3), "sites": (cmd_sites, "value", 1), "soak": (cmd_soak, "value", 3),
 }
 
 
