@@ -229,6 +229,11 @@ $(T)/%: tests/integration/%.c $(FAKE)
 $(T)/libvgcthread.so: tests/integration/python/cthread.c $(FAKE)
 	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -pthread
 
+# The Python line-table decoder against each CPython's own answers (tests/integration/python.sh).
+$(T)/pylines: tests/integration/python/pylines.c $(call tobj,accounting/pyframes.c)
+	@mkdir -p $(T)
+	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^) -ldl
+
 # A program and a library that call CUDA from their constructors.
 $(T)/libvgctor.so: tests/integration/ctor/lib.c $(FAKE)
 	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1
@@ -239,7 +244,7 @@ $(T)/ctor: tests/integration/ctor/app.c $(T)/libvgctor.so $(FAKE)
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/libvgcthread.so $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/libvgcthread.so $(T)/pylines $(T)/ctor $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

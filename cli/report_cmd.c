@@ -21,7 +21,8 @@ const char vg_usage_diff[] =
 	"usage: vramguard diff [--rows N] [--all] [--exit-code] OLD.json NEW.json\n"
 	"\n"
 	"Compare two reports, per device and per call site: what grew, what is new, what shrank or is gone, largest\n"
-	"change first. Reports of one process are matched by call-site id; of different processes by call stack.\n"
+	"change first. Reports of one process are matched by call-site id; of different processes by call stack\n"
+	"(native frames and, where the thread ran Python code, its Python frames).\n"
 	"  -n, --rows N      rows per section (default 20)\n"
 	"  -a, --all         also list call sites that did not change\n"
 	"  -e, --exit-code   exit 1 if live memory grew on any device or call site (for scripts)\n";

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Python frames in call sites (docs/python.md), sourced by tests/run.sh: tests/integration/python/sites.py calls the
 # double's cuMemAlloc_v2 through ctypes.CDLL (GIL released) and ctypes.PyDLL (GIL held), from known lines, from the
-# main thread, a threading.Thread and a C thread, under every CPython this machine has (Debian's python3 and any
+# main thread, a threading.Thread and a C thread, and the line-table decoder against each interpreter's own
+# answers (lines.py, pylines.c), under every CPython this machine has (Debian's python3 and any
 # other python3.N on PATH or under ~/.pyenv). Uses run.sh's prog, cli, ok, bad, skip, expect_err_lines and $T $RD
 # $PRE $VG $CHK $CO $ERR.
 
@@ -34,6 +35,9 @@ for py in "${pys[@]}"; do
 			VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$d/r-%n.json" -- "$py" "$PYS" "${PYARGS[@]}"
 		prog "  its report names each file, line and function" -- $CHK pysites "$d/r-1.json" "$PYS"
 		[ -n "$dpy" ] || { dpy=$py; dd=$d; }
+		"$py" tests/integration/python/lines.py >"$d/lines.txt"
+		prog "  every instruction's line, decoded as this CPython maps it (its own code objects)" -- \
+			"$T/pylines" <"$d/lines.txt"
 		;;
 	*)
 		prog "python $ver ($py), a version without a layout: native frames only" $PRE VRAMGUARD_LOG=info \
