@@ -229,6 +229,9 @@ $(T)/%: tests/integration/%.c $(FAKE)
 $(T)/libvgcthread.so: tests/integration/python/cthread.c $(FAKE)
 	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -pthread
 
+# Looks like CPython to the library: its symbols must be visible to dlsym(RTLD_DEFAULT).
+$(T)/pyfake: tests/integration/pyfake.c $(FAKE)
+	$(TEST_CC) -rdynamic -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 # The Python line-table decoder against each CPython's own answers (tests/integration/python.sh).
 $(T)/pylines: tests/integration/python/pylines.c $(call tobj,accounting/pyframes.c)
 	@mkdir -p $(T)

@@ -90,7 +90,7 @@ static inline int vg_is_type(uintptr_t obj, uintptr_t type)
 
 /* 3.13: the layout the interpreter publishes must be the one in our table (else it is a build we do not know:
  * free-threaded, or a later change). Offsets into _Py_DebugOffsets, from CPython 3.13's pycore_runtime.h. */
-static int vg_py_check_debug_offsets(const struct vg_py_layout *l)
+static int vg_py_check_debug_offsets(void)
 {
 	const unsigned char *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
 	if (!rt || memcmp(rt, "xdebugpy", 8) != 0)
@@ -109,7 +109,6 @@ static int vg_py_check_debug_offsets(const struct vg_py_layout *l)
 	for (size_t i = 0; i < sizeof(chk) / sizeof(chk[0]); i++)
 		if (v[chk[i].word] != (uint64_t)chk[i].want)
 			return -EPROTO;
-	(void)l;
 	return 0;
 }
 
@@ -131,7 +130,7 @@ void vg_py_configure(int on, void (*info)(const char *msg))
 		vg_py.finalizing = (int (*)(void))dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
 	const unsigned long *hex = dlsym(RTLD_DEFAULT, "Py_Version");       /* 3.11 and later */
 	unsigned maj = 0, min = 0;
-	if (hex) {
+	if (hex && *hex) {
 		vg_py.version = *hex;
 		maj = (unsigned)(*hex >> 24);
 		min = (unsigned)(*hex >> 16) & 0xff;
@@ -152,6 +151,21 @@ void vg_py_configure(int on, void (*info)(const char *msg))
 			   "call sites show native frames only", maj, min);
 		return;
 	}
+	/* 3.13 publishes its layout: check it first (a free-threaded build fails the header check below too, and
+	 * should say what it is). */
+	if (ver == 0x030d) {
+		int rc = vg_py_check_debug_offsets();
+		if (rc != 0) {
+			if (rc == -EOPNOTSUPP)
+				vg_py_note("python frames: CPython %u.%u is a free-threaded build, not supported yet; call "
+					   "sites show native frames only", maj, min);
+			else
+				vg_py_note("python frames: CPython %u.%u's published debug offsets differ from the layout "
+					   "vramguard knows; call sites show native frames only", maj, min);
+			vg_py.l = NULL;
+			return;
+		}
+	}
 	vg_py.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	vg_py.unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	vg_py.bytes_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
@@ -164,19 +178,6 @@ void vg_py_configure(int on, void (*info)(const char *msg))
 			   "call sites show native frames only", maj, min);
 		vg_py.l = NULL;
 		return;
-	}
-	if (ver == 0x030d) {
-		int rc = vg_py_check_debug_offsets(vg_py.l);
-		if (rc != 0) {
-			if (rc == -EOPNOTSUPP)
-				vg_py_note("python frames: CPython %u.%u is a free-threaded build, not supported yet; call "
-					   "sites show native frames only", maj, min);
-			else
-				vg_py_note("python frames: CPython %u.%u's published debug offsets differ from the layout "
-					   "vramguard knows; call sites show native frames only", maj, min);
-			vg_py.l = NULL;
-			return;
-		}
 	}
 	atomic_store(&vg_py_on, 1);
 }
@@ -344,7 +345,8 @@ static size_t vg_utf8(char *dst, size_t cap, size_t n, uint32_t c)
 	return k;
 }
 
-/* A str object's text as UTF-8, cut to cap-1 bytes at a character boundary. -EPROTO if it is not a compact str. */
+/* A str object's text as UTF-8, cut to cap-1 bytes at a character boundary. -EPROTO if it is not a str (a layout
+ * we misread), -EOPNOTSUPP for a str we do not read (a legacy, non-compact one: "?"). */
 static int vg_py_str(uintptr_t s, char *dst, size_t cap)
 {
 	const struct vg_py_layout *l = vg_py.l;
@@ -354,8 +356,12 @@ static int vg_py_str(uintptr_t s, char *dst, size_t cap)
 	long len = *(const long *)(s + 16);
 	uint32_t state = *(const uint32_t *)(s + 32);
 	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
-	if (len < 0 || len > VG_PY_STR_MAX || !compact || (kind != 1 && kind != 2 && kind != 4))
+	if (len < 0 || len > VG_PY_STR_MAX)
 		return -EPROTO;
+	if (!compact || (kind != 1 && kind != 2 && kind != 4)) {
+		snprintf(dst, cap, "?");
+		return -EOPNOTSUPP;
+	}
 	const uint8_t *data = (const uint8_t *)(s + (uintptr_t)(ascii ? l->str_ascii_size : l->str_compact_size));
 	size_t n = 0;
 	for (long i = 0; i < len; i++) {
@@ -380,7 +386,7 @@ int vg_py_resolve(const struct vg_pykey *k, int n, struct vg_pyframe *out)
 		uintptr_t code = k[i].code;
 		uintptr_t name = vg_rd_ptr(code, l->co_qualname >= 0 ? l->co_qualname : l->co_name);
 		uintptr_t lines = vg_rd_ptr(code, l->co_lines);
-		if (vg_py_str(k[i].filename, file, sizeof(file)) != 0 || vg_py_str(name, fn, sizeof(fn)) != 0 ||
+		if (vg_py_str(k[i].filename, file, sizeof(file)) == -EPROTO || vg_py_str(name, fn, sizeof(fn)) == -EPROTO ||
 		    !vg_is_type(lines, vg_py.bytes_type) || *(const long *)(lines + 16) < 0) {
 			atomic_store(&vg_py_on, 0);
 			vg_py_note("python frames: a code object of CPython %lu.%lu does not look as expected; Python "

@@ -7,6 +7,10 @@
 # $PRE $VG $CHK $CO $ERR.
 
 PYD=$RD/python
+# ASan: CPython does not free everything at exit (by design), and LeakSanitizer would report the interpreter's own
+# allocations: the interpreter runs set detect_leaks=0 (tests/san/README.md).
+PYSAN=
+[ "$SAN" = asan ] && PYSAN="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
 rm -rf "$PYD" && mkdir -p "$PYD"
 PYS=tests/integration/python/sites.py
 PYARGS=("$PWD/$T/libcuda.so.1" "$PWD/$T/libvgcthread.so")
@@ -31,7 +35,7 @@ for py in "${pys[@]}"; do
 	mkdir -p "$d"
 	case $ver in
 	3.9 | 3.1[0-3])
-		prog "python $ver ($py): CDLL, PyDLL, a method, two lines, a thread, a C thread" $PRE \
+		prog "python $ver ($py): CDLL, PyDLL, a method, two lines, a thread, a C thread" $PRE $PYSAN \
 			VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$d/r-%n.json" -- "$py" "$PYS" "${PYARGS[@]}"
 		prog "  its report names each file, line and function" -- $CHK pysites "$d/r-1.json" "$PYS"
 		[ -n "$dpy" ] || { dpy=$py; dd=$d; }
@@ -40,7 +44,7 @@ for py in "${pys[@]}"; do
 			"$T/pylines" <"$d/lines.txt"
 		;;
 	*)
-		prog "python $ver ($py), a version without a layout: native frames only" $PRE VRAMGUARD_LOG=info \
+		prog "python $ver ($py), a version without a layout: native frames only" $PRE $PYSAN VRAMGUARD_LOG=info \
 			VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$d/r-%n.json" -- "$py" "$PYS" "${PYARGS[@]}"
 		expect_err_lines "  one info line says so" "^vramguard: info: python frames: CPython ${ver%t} .*native frames only$" 1
 		prog "  no site has Python frames" -- $CHK pysites "$d/r-1.json" "$PYS" off
@@ -49,7 +53,7 @@ for py in "${pys[@]}"; do
 done
 py=${pys[0]:-}
 if [ -n "$py" ]; then
-	prog "VRAMGUARD_PYTHON=off: native frames only" $PRE VRAMGUARD_PYTHON=off VRAMGUARD_LOG=info \
+	prog "VRAMGUARD_PYTHON=off: native frames only" $PRE $PYSAN VRAMGUARD_PYTHON=off VRAMGUARD_LOG=info \
 		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$PYD/off-%n.json" -- "$py" "$PYS" "${PYARGS[@]}"
 	prog "  no site has Python frames" -- $CHK pysites "$PYD/off-1.json" "$PYS" off
 	expect_err_lines "  and nothing said about Python" "python frames" 0
@@ -60,9 +64,29 @@ if [ -n "$py" ]; then
 		if grep -Eq '^      /.*/sites\.py:[0-9]+ in main$' <<<"$CO" && grep -Eq '^      /.*/sites\.py:[0-9]+ in <module>$' <<<"$CO"; then
 			ok "  their callers follow, innermost first"
 		else bad "  main and <module> lines expected" "$(grep -m3 'sites\.py' <<<"$CO")"; fi
-		prog "the same program again, for a diff" $PRE VRAMGUARD_REPORT_FORMAT=json \
+		prog "the same program again, for a diff" $PRE $PYSAN VRAMGUARD_REPORT_FORMAT=json \
 			"VRAMGUARD_REPORT=$PYD/again-%n.json" -- "$dpy" "$PYS" "${PYARGS[@]}"
 		cli "vramguard diff of the two runs: every site matched by both stacks" 0 \
 			'^  no change in live allocations$' -- $VG diff "$d/r-1.json" "$PYD/again-1.json"
 	fi
 fi
+
+# An interpreter that is not what the library expects (tests/integration/pyfake.c builds one by hand): never a crash,
+# native frames always, and one info line for each kind of refusal.
+for m in "good|" "notinit|" "finalizing|" \
+	"badstr|a code object of CPython 3\.11 does not look as expected; Python frames are off from now on" \
+	"debug|CPython 3\.11's object layout is not the standard one \(a debug build\?\)" \
+	"v313ft|CPython 3\.13 is a free-threaded build, not supported yet" \
+	"v313bad|CPython 3\.13's published debug offsets differ from the layout vramguard knows" \
+	"v38|CPython 3\.8 has no frame layout in this vramguard"; do
+	mode=${m%%|*} msg=${m#*|}
+	rm -f "$PYD/fake-$mode.json"
+	prog "a fake CPython ($mode)" $PRE VRAMGUARD_LOG=info VRAMGUARD_REPORT_FORMAT=json \
+		"VRAMGUARD_REPORT=$PYD/fake-$mode.json" -- "$T/pyfake" "$mode"
+	if [ -n "$msg" ]; then
+		expect_err_lines "  one info line: $mode" "^vramguard: info: python frames: $msg.*native frames only\)?$" 1
+	else
+		expect_err_lines "  nothing said about Python" "python frames" 0
+	fi
+	prog "  its sites" -- $CHK pyfake "$PYD/fake-$mode.json" "$([ "$mode" = good ] && echo good || echo none)"
+done

@@ -19,6 +19,7 @@ Reports (CPU suite):
   soft DIR crossed|none USED      tests/integration/softlimit.c's soft-limit and exit reports
   pysites FILE SCRIPT [off]       tests/integration/python/sites.py's report: each "# site:" line is a site with
                                   that file, line and function; two lines, two sites; the C thread native only
+  pyfake FILE good|none           tests/integration/pyfake.c's report: fake.py:12 in fake_fn, or no Python frames
   schema FILE...                  every file a report with all the schema's top-level keys
   timeline DIR [churn]            tests/integration/timeline.c's reports: each device's timeline bounded, in order,
                                   ending at the report; the phases (rise, peak, denials, fall), or a churn's bound
@@ -1137,10 +1138,24 @@ def cmd_pyleak(c, a):
              f"{max((len(s.get('python', [])) for s in hits), default=0)}")
 
 
+def cmd_pyfake(c, a):
+    """tests/integration/pyfake.c's report: its frame read right, or no Python frames at all (native kept)."""
+    r = load(a[0])
+    sites = r["sites"]
+    c.check(len(sites) == 2 and all(s["frames"] and s["live_bytes"] == 8 * MiB for s in sites),
+            "two sites of 8 MiB with native frames")
+    if a[1] == "good":
+        want = [{"file": "fake.py", "line": 12, "function": "fake_fn"}]
+        c.check(all(s["python"] == want for s in sites), f"each names fake.py:12 in fake_fn ({[s['python'] for s in sites]})")
+    else:
+        c.check(all(s["python"] == [] for s in sites), "no Python frames")
+
+
 # name: (function, protocol, fewest arguments)
 COMMANDS = {
     "leaks": (cmd_leaks, "tap", 1), "storm": (cmd_storm, "tap", 2), "soft": (cmd_soft, "tap", 3),
     "timeline": (cmd_timeline, "tap", 1), "pysites": (cmd_pysites, "tap", 2),
+    "pyfake": (cmd_pyfake, "tap", 2),
     "schema": (cmd_schema, "tap", 1), "faults": (cmd_faults, "tap", 1), "valid": (cmd_valid, "tap", 1),
     "zero": (cmd_zero, "tap", 2), "fork": (cmd_fork, "tap", 2), "exits": (cmd_exits, "tap", 1),
     "dumped": (cmd_dumped, "value", 1),
