@@ -320,6 +320,8 @@ static size_t vg_utf8(char *dst, size_t cap, size_t n, uint32_t c)
 {
 	char b[4];
 	size_t k;
+	if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		c = '?';        /* a lone surrogate (surrogateescape'd bytes) is not UTF-8: the JSON must stay valid */
 	if (c < 0x80) {
 		b[0] = (char)c;
 		k = 1;

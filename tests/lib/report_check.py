@@ -1071,7 +1071,7 @@ def py_markers(script):
     """{name: (line, function)} from a script's "# site: NAME" comments (tests/integration/python/sites.py)."""
     marks, func = {}, "<module>"
     for n, text in enumerate(open(script, encoding="utf-8"), 1):
-        m = re.match(r"\s*def (\w+)", text)
+        m = re.match(r"\s*def ([^\W\d]\w*)", text)
         if m:
             func = m.group(1)
         m = re.search(r"# site: (\w+)", text)
@@ -1093,7 +1093,8 @@ def cmd_pysites(c, a):
         py = s["python"]
         if py and py[0]["file"] == script:
             byline.setdefault(py[0]["line"], []).append(s)
-    mib = {"cdll": 1, "pydll": 2, "line_a": 4, "line_b": 5, "thread": 6, "method": 7}
+    mib = {"cdll": 1, "pydll": 2, "line_a": 4, "line_b": 5, "thread": 6, "method": 7, "latin1": 8, "ucs2": 9,
+           "ucs4": 10}
     for name, (line, func) in sorted(py_markers(script).items()):
         got = byline.get(line, [])
         s = got[0] if len(got) == 1 else None

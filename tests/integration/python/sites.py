@@ -40,6 +40,22 @@ class Trainer:
         return lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(7 * MIB))  # site: method
 
 
+# Function names of each str kind (PEP 393): Latin-1, UCS-2 and UCS-4 text, read and copied as UTF-8.
+def größe(lib):
+    p = ctypes.c_uint64()
+    return lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(8 * MIB))  # site: latin1
+
+
+def 確保(lib):
+    p = ctypes.c_uint64()
+    return lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(9 * MIB))  # site: ucs2
+
+
+def 𠀀(lib):
+    p = ctypes.c_uint64()
+    return lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(10 * MIB))  # site: ucs4
+
+
 def thread_body(lib, out):
     p = ctypes.c_uint64()
     out.append(lib.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(6 * MIB)))  # site: thread
@@ -57,6 +73,7 @@ def main():
     check(alloc_pydll(pydll, 2 * MIB), "PyDLL (GIL held)")
     check(alloc_twice(cdll), "the same stack from two lines")
     check(Trainer().step(cdll), "a method")
+    check(größe(cdll) or 確保(cdll) or 𠀀(cdll), "functions named in Latin-1, UCS-2 and UCS-4 text")
     out = []
     t = threading.Thread(target=thread_body, args=(cdll, out))
     t.start()
