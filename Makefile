@@ -42,7 +42,7 @@ REGION_SRCS := accounting/region.c accounting/region_path.c accounting/region_pr
 # Directory scans and copies of regions for `top` / `limit` (stat, getpwuid): the command's, never the library's.
 REGION_SCAN_SRCS := accounting/region_scan.c
 QUOTA_SRCS := accounting/quota.c accounting/table.c
-UNWIND_SRCS := accounting/unwind.c accounting/sites.c
+UNWIND_SRCS := accounting/unwind.c accounting/sites.c accounting/pyframes.c
 TIMELINE_SRCS := accounting/timeline.c
 ACCOUNTING_SRCS := $(filter-out $(REGION_SCAN_SRCS),$(sort $(wildcard accounting/*.c) $(REGION_SRCS) $(QUOTA_SRCS) \
 	$(UNWIND_SRCS)))
@@ -230,6 +230,18 @@ $(T)/rtld_next: tests/integration/rtld_next.c
 $(T)/%: tests/integration/%.c $(FAKE)
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
+# tests/integration/python/sites.py's C thread, called through ctypes.
+$(T)/libvgcthread.so: tests/integration/python/cthread.c $(FAKE)
+	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -pthread
+
+# Looks like CPython to the library: its symbols must be visible to dlsym(RTLD_DEFAULT).
+$(T)/pyfake: tests/integration/pyfake.c $(FAKE)
+	$(TEST_CC) -rdynamic -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+# The Python line-table decoder against each CPython's own answers (tests/integration/python.sh).
+$(T)/pylines: tests/integration/python/pylines.c $(call tobj,accounting/pyframes.c)
+	@mkdir -p $(T)
+	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^) -ldl
+
 # A program and a library that call CUDA from their constructors.
 $(T)/libvgctor.so: tests/integration/ctor/lib.c $(FAKE)
 	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1
@@ -246,7 +258,7 @@ $(T)/srclines: tests/integration/srclines.c $(T)/libvgnoid.so $(FAKE)
 $(T)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/ctor $(T)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/libvgcthread.so $(T)/pylines $(T)/ctor $(T)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

@@ -41,7 +41,7 @@ static __thread struct {
 static int vg_depth_cfg;
 static uintptr_t vg_own_lo, vg_own_hi;
 
-void vg_sites_configure(int depth, uintptr_t own_lo, uintptr_t own_hi)
+void vg_sites_configure(int depth, int python, void (*info)(const char *msg), uintptr_t own_lo, uintptr_t own_hi)
 {
 	if (depth < 0)
 		depth = 0;
@@ -51,6 +51,7 @@ void vg_sites_configure(int depth, uintptr_t own_lo, uintptr_t own_hi)
 	vg_own_hi = own_hi;
 	if (depth > 0)
 		vg_unwind_init();
+	vg_py_configure(python && depth > 0, info);
 	vg_depth_cfg = depth;
 }
 
@@ -69,45 +70,79 @@ static uint64_t vg_frames_hash(void *const *f, int n)
 	return h ^ (h >> 29);
 }
 
+/* A new site for this key, its Python frames resolved now (outside the shard lock: it reads code objects). */
+static struct vg_site *vg_site_new(int api, void *const *key, int n, int npy)
+{
+	size_t keylen = ((size_t)n + (size_t)npy * VG_SITE_PYKEY_WORDS) * sizeof(void *);
+	struct vg_site *s = calloc(1, sizeof(*s) + keylen);
+	if (!s)
+		return NULL;
+	memcpy(s->frames, key, keylen);
+	s->nframes = (uint16_t)n;
+	s->npykey = (uint16_t)npy;
+	s->api = (uint16_t)api;
+	if (npy > 0) {
+		s->py = calloc((size_t)npy, sizeof(*s->py));
+		if (s->py)
+			s->npy = (uint16_t)vg_py_resolve((const struct vg_pykey *)(s->frames + n), npy, s->py);
+	}
+	return s;
+}
+
+static void vg_site_free(struct vg_site *s)
+{
+	vg_py_free(s->py, s->npy);
+	free(s->py);
+	free(s);
+}
+
 static __attribute__((noinline)) struct vg_site *vg_site_capture_at(int api, int depth)
 {
-	void *frames[VG_SITE_MAX_FRAMES];
-	int n = vg_unwind_capture(frames, depth, vg_own_lo, vg_own_hi);
-	if (n <= 0)
+	void *key[VG_SITE_MAX_FRAMES + VG_SITE_MAX_PYFRAMES * VG_SITE_PYKEY_WORDS];
+	int n = vg_unwind_capture(key, depth, vg_own_lo, vg_own_hi);
+	if (n < 0)
+		n = 0;
+	/* The Python frames go right after the native ones (zero cost where the thread has none: one TSS read). */
+	int npy = vg_py_capture((struct vg_pykey *)(key + n), depth);
+	if (n == 0 && npy == 0)
 		return NULL;
-	size_t keylen = (size_t)n * sizeof(void *);
+	size_t keylen = ((size_t)n + (size_t)npy * VG_SITE_PYKEY_WORDS) * sizeof(void *);
 	/* One hash for both: the shard from its top bits, uthash's buckets from its low ones (uthash's own function
 	 * would hash the 128-byte key a second time). */
-	uint64_t h = vg_frames_hash(frames, n);
+	uint64_t h = vg_frames_hash(key, (int)(keylen / sizeof(void *)));
 	unsigned m = (unsigned)(h >> 56) % VG_SITE_MEMO;
 	struct vg_site *s = vg_site_memo[m].site;
-	if (s && vg_site_memo[m].hash == h && s->nframes == n && memcmp(s->frames, frames, keylen) == 0)
+	if (s && vg_site_memo[m].hash == h && s->nframes == n && s->npykey == npy && memcmp(s->frames, key, keylen) == 0)
 		return s;
 	unsigned hashv = (unsigned)h;
 	struct vg_site_shard *sh = &vg_site_shards[(h >> 60) % VG_SITE_SHARDS];
 	s = NULL;
 	vg_lock(&sh->lock, VG_RANK_SITES);
-	HASH_FIND_BYHASHVALUE(hh, sh->head, frames, keylen, hashv, s);
+	HASH_FIND_BYHASHVALUE(hh, sh->head, key, keylen, hashv, s);
+	vg_unlock(&sh->lock, VG_RANK_SITES);
 	if (!s) {
-		s = calloc(1, sizeof(*s) + keylen);
-		if (s) {
-			memcpy(s->frames, frames, keylen);
-			s->nframes = (uint16_t)n;
-			s->api = (uint16_t)api;
-			s->id = atomic_fetch_add(&vg_site_next_id, 1);
+		struct vg_site *fresh = vg_site_new(api, key, n, npy);
+		if (!fresh)
+			return NULL;
+		vg_lock(&sh->lock, VG_RANK_SITES);
+		HASH_FIND_BYHASHVALUE(hh, sh->head, key, keylen, hashv, s);      /* another thread may have won */
+		if (!s) {
+			fresh->id = atomic_fetch_add(&vg_site_next_id, 1);
 			vg_sites_oom = 0;
-			HASH_ADD_KEYPTR_BYHASHVALUE(hh, sh->head, s->frames, keylen, hashv, s);
-			if (vg_sites_oom) {
-				free(s);
-				s = NULL;
+			HASH_ADD_KEYPTR_BYHASHVALUE(hh, sh->head, fresh->frames, keylen, hashv, fresh);
+			if (!vg_sites_oom) {
+				s = fresh;
+				fresh = NULL;
 			}
 		}
+		vg_unlock(&sh->lock, VG_RANK_SITES);
+		if (fresh)
+			vg_site_free(fresh);
+		if (!s)
+			return NULL;
 	}
-	vg_unlock(&sh->lock, VG_RANK_SITES);
-	if (s) {
-		vg_site_memo[m].hash = h;
-		vg_site_memo[m].site = s;
-	}
+	vg_site_memo[m].hash = h;
+	vg_site_memo[m].site = s;
 	return s;
 }
 

@@ -132,7 +132,17 @@ static void vg_diff_site_frames(struct vg_strbuf *out, const struct vg_report *r
 {
 	struct vg_frame_line lines[VG_DIFF_FRAMES];
 	size_t i, n = s->frames ? s->nframes : 0, skip = vg_report_runtime_prefix(s);
+	size_t np = s->python ? s->npython : 0;
 
+	for (i = 0; i < np && i < VG_DIFF_FRAMES; i++) {      /* Python first, as the text report shows them */
+		vg_strbuf_spaces(out, 6);
+		vg_text_str(out, s->python[i].file[0] ? s->python[i].file : "?", sizeof(s->python[i].file));
+		vg_strbuf_printf(out, ":%" PRIu32 " in ", s->python[i].line);
+		vg_text_str(out, s->python[i].function[0] ? s->python[i].function : "?", sizeof(s->python[i].function));
+		vg_strbuf_add(out, "\n", 1);
+	}
+	if (n == 0 && np > 0)
+		return;
 	if (n == 0) {
 		lines[0] = (struct vg_frame_line){ NULL, NULL, r };
 		vg_diff_frames(out, lines, 1);

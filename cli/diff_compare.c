@@ -46,15 +46,49 @@ static uint64_t vg_fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+static size_t vg_diff_npython(const struct vg_diff *d, const struct vg_report_site *s)
+{
+	size_t n = s->python ? s->npython : 0;
+	return d->depth && n > d->depth ? d->depth : n;
+}
+
+/* A Python frame's file as its base name (the same script lives under other paths elsewhere). */
+static const char *vg_diff_pybase(const struct vg_report_pyframe *f, size_t *len)
+{
+	size_t n = strnlen(f->file, sizeof(f->file)), i = n;
+	while (i > 0 && f->file[i - 1] != '/')
+		i--;
+	*len = n - i;
+	return f->file + i;
+}
+
+static bool vg_diff_pyframe_eq(const struct vg_report_pyframe *a, const struct vg_report_pyframe *b)
+{
+	size_t la, lb;
+	const char *ba = vg_diff_pybase(a, &la), *bb = vg_diff_pybase(b, &lb);
+	return a->line == b->line && la == lb && memcmp(ba, bb, la) == 0 &&
+	       strncmp(a->function, b->function, sizeof(a->function)) == 0;
+}
+
 /* One frame's identity across processes: (module basename, module_offset); a frame without a module (JIT code)
- * has only its symbol. A site without frames is known by its entry point alone. */
+ * has only its symbol; a Python frame is (file basename, line, function), and both stacks count. A site without
+ * frames is known by its entry point alone. */
 static uint64_t vg_diff_stack_hash(const struct vg_diff *d, const struct vg_report_site *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull, nf = vg_diff_nframes(d, s);
+	uint64_t h = 0xcbf29ce484222325ull, nf = vg_diff_nframes(d, s), np = vg_diff_npython(d, s);
 	size_t i, len;
 
 	h = vg_fnv(h, &nf, sizeof(nf));
-	if (nf == 0)
+	h = vg_fnv(h, &np, sizeof(np));
+	for (i = 0; i < np; i++) {
+		const struct vg_report_pyframe *f = &s->python[i];
+		const char *base = vg_diff_pybase(f, &len);
+		h = vg_fnv(h, &len, sizeof(len));
+		h = vg_fnv(h, base, len);
+		h = vg_fnv(h, &f->line, sizeof(f->line));
+		h = vg_fnv(h, f->function, strnlen(f->function, sizeof(f->function)));
+	}
+	if (nf == 0 && np == 0)
 		return vg_fnv(h, s->api, strnlen(s->api, sizeof(s->api)));
 	for (i = 0; i < nf; i++) {
 		const struct vg_report_frame *f = &s->frames[i];
@@ -82,11 +116,14 @@ static bool vg_diff_frame_eq(const struct vg_report_frame *a, const struct vg_re
 
 static bool vg_diff_stack_eq(const struct vg_diff *d, const struct vg_report_site *a, const struct vg_report_site *b)
 {
-	size_t i, n = vg_diff_nframes(d, a);
+	size_t i, n = vg_diff_nframes(d, a), np = vg_diff_npython(d, a);
 
-	if (n != vg_diff_nframes(d, b))
+	if (n != vg_diff_nframes(d, b) || np != vg_diff_npython(d, b))
 		return false;
-	if (n == 0)
+	for (i = 0; i < np; i++)
+		if (!vg_diff_pyframe_eq(&a->python[i], &b->python[i]))
+			return false;
+	if (n == 0 && np == 0)
 		return strncmp(a->api, b->api, sizeof(a->api)) == 0;
 	for (i = 0; i < n; i++)
 		if (!vg_diff_frame_eq(&a->frames[i], &b->frames[i]))

@@ -115,6 +115,7 @@ struct vg_config {
 	unsigned shared_mode;           /* VRAMGUARD_SHARED_MODE: 0600 or 0660 */
 	unsigned shared_slots;          /* VRAMGUARD_SHARED_SLOTS: process slots of a region this process creates */
 	int control;                    /* enum vg_control: VRAMGUARD_CONTROL */
+	int python;                     /* enum vg_control: VRAMGUARD_PYTHON (on: Python frames in call sites) */
 	int secure;                     /* loaded for a secure-mode process: the rows that name files were not read */
 	uint64_t secure_ignored;        /* bit i: vg_options[i] was set (not blank) and ignored in secure mode */
 	char note[VG_NOTE_MAX];         /* "" or one line for the library to log at info level, without

@@ -388,6 +388,11 @@ static int vg_load_signal(struct vg_config *cfg, const struct vg_option *opt, vg
 	return -EINVAL;
 }
 
+static int vg_load_python(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	return vg_load_enum(cfg, opt, get, &cfg->python);
+}
+
 static int vg_load_control(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	return vg_load_enum(cfg, opt, get, &cfg->control);
@@ -435,6 +440,7 @@ static void vg_config_defaults(struct vg_config *cfg, int secure)
 	cfg->shared_mode = 0600;
 	cfg->shared_slots = VG_SHARED_SLOTS_DEFAULT;
 	cfg->control = VG_CONTROL_ON;
+	cfg->python = VG_CONTROL_ON;
 	cfg->count = VG_COUNT_DEVICE;
 	cfg->device_poll_ms = VG_DEVICE_POLL_DEFAULT;
 	cfg->report_on = VG_REPORT_ON_DEFAULT;

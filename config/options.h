@@ -95,6 +95,11 @@
 	  "Stack frames recorded per call site (allocations, stream creation) for reports",                           \
 	  VG_READ, vg_load_backtrace,                                                                                 \
 	  VG_FLAG("backtrace", 'b', "N", "call-site depth 0..64 (0: none)"))                                          \
+	X("VRAMGUARD_PYTHON", "enum", "on", VG_CONTROL_VALUES,                                                        \
+	  "on: a call site made by a thread running Python code records that thread's Python stack too (file, line,"  \
+	  " function; innermost VRAMGUARD_BACKTRACE frames), read without the GIL; CPython 3.9 to 3.13"              \
+	  " (docs/python.md); nothing in a process without CPython; off: native frames only",                        \
+	  VG_READ, vg_load_python, VG_FLAG("python", 0, "MODE", "on or off: Python frames in call sites"))        \
 	X("VRAMGUARD_SIGNAL", "signal", "USR1",                                                                       \
 	  VG_SIGNAL_WORDS "; `SIG` prefix optional, any case; N from 0 to SIGRTMAX-SIGRTMIN",                         \
 	  "Signal that asks a running process for a report; only taken over if it still has its default disposition", \

@@ -150,6 +150,12 @@ static bool vg_is_first_copy(void)
 	const void *first = real_dlsym(RTLD_DEFAULT, "vg_instance_marker");
 	return first == NULL || first == (const void *)&vg_instance_marker_self;
 }
+/* Python frames' one info line (accounting/pyframes.c: why they are off where CPython is present). */
+static void vg_py_info(const char *msg)
+{
+	vg_log(VG_LOG_INFO, "%s", msg);
+}
+
 
 enum vg_mode vg_init(void)
 {
@@ -195,7 +201,7 @@ enum vg_mode vg_init(void)
 				mode = VG_MODE_BADCONFIG;
 			} else {
 				mode = vg_shared_attach() == 0 ? VG_MODE_ACTIVE : VG_MODE_BADCONFIG;
-				vg_sites_configure(vg_cfg.backtrace_depth, lo, hi);
+				vg_sites_configure(vg_cfg.backtrace_depth, vg_cfg.python == VG_CONTROL_ON, vg_py_info, lo, hi);
 				vg_reporter_start();
 			}
 			static int atfork_done;     /* survives fork: handlers are inherited */

@@ -356,6 +356,14 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		}
 		o->total_allocs = atomic_load(&s->total_allocs);
 		o->total_bytes = atomic_load(&s->total_bytes);
+		uint32_t np = s->npy < VG_REPORT_MAX_PYFRAMES ? s->npy : VG_REPORT_MAX_PYFRAMES;
+		o->python = np ? calloc(np, sizeof(*o->python)) : NULL;
+		for (uint32_t f = 0; o->python && f < np; f++) {
+			snprintf(o->python[f].file, sizeof(o->python[f].file), "%s", s->py[f].file);
+			snprintf(o->python[f].function, sizeof(o->python[f].function), "%s", s->py[f].function);
+			o->python[f].line = s->py[f].line;
+			o->npython = f + 1;
+		}
 		uint32_t nf = s->nframes < VG_REPORT_MAX_FRAMES ? s->nframes : VG_REPORT_MAX_FRAMES;
 		o->frames = calloc(nf ? nf : 1, sizeof(*o->frames));
 		if (!o->frames)

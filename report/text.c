@@ -266,6 +266,21 @@ static void vg_text_site(const struct vg_report *r, const struct vg_report_site 
 			 vg_plural(s->live_count, "allocation", "allocations"));
 	vg_text_str(out, s->api[0] ? s->api : "?", sizeof(s->api));
 	vg_strbuf_printf(out, " (site %" PRIu32 ")\n", s->id);
+	/* Python frames first (innermost first): what most readers of a framework's leak recognise. */
+	size_t np = s->python ? s->npython : 0;
+	for (i = 0; i < np && i < VG_TEXT_FRAMES; i++) {
+		const struct vg_report_pyframe *f = &s->python[i];
+		vg_strbuf_spaces(out, 6);
+		vg_text_str(out, f->file[0] ? f->file : "?", sizeof(f->file));
+		vg_strbuf_printf(out, ":%" PRIu32 " in ", f->line);
+		vg_text_str(out, f->function[0] ? f->function : "?", sizeof(f->function));
+		vg_strbuf_add(out, "\n", 1);
+	}
+	if (np > VG_TEXT_FRAMES)
+		vg_strbuf_printf(out, "      ... %zu more Python %s\n", np - VG_TEXT_FRAMES,
+				 vg_plural(np - VG_TEXT_FRAMES, "frame", "frames"));
+	if (n == 0 && np > 0)
+		return;
 	if (n == 0) {
 		lines[0].label = NULL;
 		lines[0].frame = NULL;

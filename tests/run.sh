@@ -716,6 +716,9 @@ if grep -q 'request: none, warn at 3\.19 GiB (VRAMGUARD_WARN_AT)$' <<<"$(env $FA
 	ok "  GPU 1: no request, warns at 80 % of its quota"
 else bad "  GPU 1: no 'warn at 3.19 GiB' line without a request"; fi
 
+echo "== python frames in call sites"
+source tests/integration/python.sh
+
 echo "== regions: vramguard top, limit set/show, run --shared"
 source tests/integration/region_cli.sh
 

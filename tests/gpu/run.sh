@@ -9,6 +9,8 @@
 #   VG_CMD  the vramguard command, for cdi_torch (default: the one next to VG_LIB)
 #   VG_ONLY=physical  only library_loads and the physical-memory checks at the end (phys_*, nvml_view, cupy_suite);
 #               VG_ONLY=cupy: only library_loads and cupy_suite; VG_ONLY=cdi: only library_loads and cdi_torch;
+#               VG_ONLY=python: only library_loads and tests/gpu/pysites.sh (Python frames: leak_here named by
+#               file and line under PyTorch and CuPy);
 #               VG_ONLY=ops: only library_loads and the operations checks (tests/gpu/ops.sh: denial and threshold
 #               reports, the exporter).
 #               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
@@ -955,6 +957,9 @@ phys_wanted() { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = physical ]; }
 # shellcheck source=tests/gpu/ops.sh
 . "$HERE/ops.sh"
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = ops ]; } && ops_checks
+# shellcheck source=tests/gpu/pysites.sh
+. "$HERE/pysites.sh"
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = python ]; } && pysites_checks
 phys_wanted && phys_fill_checks
 
 # phys_shared: three PyTorch jobs in one 8192 MiB region (own quotas far above it) fill until OOM and hold at the

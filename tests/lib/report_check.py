@@ -17,6 +17,9 @@ Reports (CPU suite):
   leaks FILE [warn|sync|off]      tests/integration/leaky.c's leaks: exact sites, frames, counters, streams
   storm GLOB SPACED               a SIGUSR1 storm's reports: one exit, coalesced signals, %p/%n/%r, sequence
   soft DIR crossed|none USED      tests/integration/softlimit.c's soft-limit and exit reports
+  pysites FILE SCRIPT [off]       tests/integration/python/sites.py's report: each "# site:" line is a site with
+                                  that file, line and function; two lines, two sites; the C thread native only
+  pyfake FILE good|none           tests/integration/pyfake.c's report: fake.py:12 in fake_fn, or no Python frames
   schema FILE...                  every file a report with all the schema's top-level keys
   modules FILE                    every module the frames name listed once, no other; its base agrees with the
                                   frames; its build ID what `readelf -n` reads in the file (40 hex digits, or "")
@@ -45,6 +48,7 @@ top and limit show --json (CPU suite):
   slots TOP NAME SLOTS MEMBERS USED           a region's capacity, members and device 0 usage
   top-members TOP NAME            (value) prints "PROCESSES MIB" of the region's members
 GPU suite:
+  pyleak FILE SCRIPT torch|cupy  tests/gpu/pysites.py's report: leak_here's file and line hold its 192 MiB
   leak FILE                       examples/leaky.cu's exit report: leak_buffers' 3 x 64 MiB are live
   stream FILE [--sync]            ... its busy stream: destroyed_pending from make_stream to finish
   signal --ref OUT --run OUT FILE...  torch_train.py's dumps: 3 "signal" + 1 "exit", result as without preload
@@ -1093,11 +1097,96 @@ def cmd_soak(c, a):
     c.bad = fails
 
 
+def py_markers(script):
+    """{name: (line, function)} from a script's "# site: NAME" comments (tests/integration/python/sites.py)."""
+    marks, func = {}, "<module>"
+    for n, text in enumerate(open(script, encoding="utf-8"), 1):
+        m = re.match(r"\s*def ([^\W\d]\w*)", text)
+        if m:
+            func = m.group(1)
+        m = re.search(r"# site: (\w+)", text)
+        if m:
+            marks[m.group(1)] = (n, func)
+    return marks
+
+
+def cmd_pysites(c, a):
+    path, script, mode = a[0], os.path.abspath(a[1]), a[2] if len(a) > 2 else "on"
+    r = load(path)
+    sites = r["sites"]
+    if mode == "off":
+        c.check(all(s["python"] == [] for s in sites), "VRAMGUARD_PYTHON=off: no site has Python frames")
+        c.check(all(s["frames"] for s in sites), "  native frames still recorded")
+        return
+    byline = {}
+    for s in sites:
+        py = s["python"]
+        if py and py[0]["file"] == script:
+            byline.setdefault(py[0]["line"], []).append(s)
+    mib = {"cdll": 1, "pydll": 2, "line_a": 4, "line_b": 5, "thread": 6, "method": 7, "latin1": 8, "ucs2": 9,
+           "ucs4": 10}
+    for name, (line, func) in sorted(py_markers(script).items()):
+        got = byline.get(line, [])
+        s = got[0] if len(got) == 1 else None
+        c.check(s is not None, f"{name}: one site whose innermost Python frame is {os.path.basename(script)}:{line}")
+        if not s:
+            continue
+        f0 = s["python"][0]
+        c.check(f0["function"].split(".")[-1] == func, f"  in {func} ({f0['function']})")
+        c.check(s["live_bytes"] == mib[name] * MiB and s["live_count"] == 1, f"  holds {mib[name]} MiB")
+        c.check(len(s["frames"]) > 0, "  with its native frames too")
+        outer = [f["function"] for f in s["python"][1:]]
+        if name == "thread":
+            c.check(any(f["file"].endswith("threading.py") and f["function"].split(".")[-1] == "run"
+                        for f in s["python"][1:]), f"  its caller is threading's Thread.run ({outer})")
+        else:
+            c.check("main" in outer and outer[-1] == "<module>", f"  called from main, from <module> ({outer})")
+    a_, b_ = [byline.get(py_markers(script)[k][0], [{}])[0] for k in ("line_a", "line_b")]
+    c.check(a_.get("id") != b_.get("id") and a_.get("frames") and
+            [f["module_offset"] for f in a_["frames"]] == [f["module_offset"] for f in b_["frames"]],
+            "the same native stack from two Python lines: two sites")
+    cth = [s for s in sites if s["live_bytes"] == 3 * MiB]
+    c.check(len(cth) == 1 and cth[0]["python"] == [] and cth[0]["frames"],
+            "the C thread's site: native frames only")
+
+
+def cmd_pyleak(c, a):
+    """tests/gpu/pysites.py's report: 3 x 64 MiB live from sites whose Python stack has leak_here at the marked line."""
+    path, script, which = a[0], os.path.abspath(a[1]), a[2]
+    r = load(path)
+    line = next(n for n, t in enumerate(open(script, encoding="utf-8"), 1) if t.rstrip().endswith("# leak line: " + which))
+    hits = [s for s in r["sites"] if any(f["function"].split(".")[-1] == "leak_here" and f["line"] == line and
+                                          os.path.abspath(f["file"]) == script for f in s.get("python", []))]
+    live = sum(s["live_bytes"] for s in hits)
+    if hits and live >= 3 * 64 * MiB:
+        c.ok(f"{which}: {len(hits)} site(s) name leak_here at {os.path.basename(script)}:{line}, {live >> 20} MiB live")
+    else:
+        tops = [[(f["file"].split("/")[-1], f["line"], f["function"]) for f in s.get("python", [])[:3]]
+                for s in r["sites"][:3]]
+        c.fail(f"{which}: no site with leak_here at {os.path.basename(script)}:{line} holding 192 MiB "
+               f"(largest sites' Python frames: {tops})")
+    c.finish(f"{len(hits)} sites, {live >> 20} MiB live from leak_here, python depth "
+             f"{max((len(s.get('python', [])) for s in hits), default=0)}")
+
+
+def cmd_pyfake(c, a):
+    """tests/integration/pyfake.c's report: its frame read right, or no Python frames at all (native kept)."""
+    r = load(a[0])
+    sites = r["sites"]
+    c.check(len(sites) == 2 and all(s["frames"] and s["live_bytes"] == 8 * MiB for s in sites),
+            "two sites of 8 MiB with native frames")
+    if a[1] == "good":
+        want = [{"file": "fake.py", "line": 12, "function": "fake_fn"}]
+        c.check(all(s["python"] == want for s in sites), f"each names fake.py:12 in fake_fn ({[s['python'] for s in sites]})")
+    else:
+        c.check(all(s["python"] == [] for s in sites), "no Python frames")
+
+
 # name: (function, protocol, fewest arguments)
 COMMANDS = {
     "leaks": (cmd_leaks, "tap", 1), "storm": (cmd_storm, "tap", 2), "soft": (cmd_soft, "tap", 3),
-    "timeline": (cmd_timeline, "tap", 1),
-    "modules": (cmd_modules, "tap", 1),
+    "timeline": (cmd_timeline, "tap", 1), "modules": (cmd_modules, "tap", 1),
+    "pysites": (cmd_pysites, "tap", 2), "pyfake": (cmd_pyfake, "tap", 2),
     "schema": (cmd_schema, "tap", 1), "faults": (cmd_faults, "tap", 1), "valid": (cmd_valid, "tap", 1),
     "zero": (cmd_zero, "tap", 2), "fork": (cmd_fork, "tap", 2), "exits": (cmd_exits, "tap", 1),
     "dumped": (cmd_dumped, "value", 1),
@@ -1110,7 +1199,7 @@ COMMANDS = {
     "top-members": (cmd_top_members, "value", 2),
     "leak": (cmd_leak, "gpu", 1), "stream": (cmd_stream, "gpu", 1), "signal": (cmd_signal, "gpu", 0),
     "torch_exit": (cmd_torch_exit, "gpu", 1), "denial": (cmd_denial, "gpu", 1),
-    "threshold": (cmd_threshold, "gpu", 1), "sites": (cmd_sites, "value", 1), "soak": (cmd_soak, "value", 3),
+    "threshold": (cmd_threshold, "gpu", 1), "pyleak": (cmd_pyleak, "gpu", 3), "sites": (cmd_sites, "value", 1), "soak": (cmd_soak, "value", 3),
 }
 
 

@@ -1335,7 +1335,7 @@ static void test_options_table(void)
 			{ "format", "f", "VRAMGUARD_REPORT_FORMAT" }, { "backtrace", "b", "VRAMGUARD_BACKTRACE" },
 			{ "signal", "s", "VRAMGUARD_SIGNAL" },        { "log", "", "VRAMGUARD_LOG" },
 			{ "stream-check", "", "VRAMGUARD_STREAM_CHECK" }, { "shared", "", "VRAMGUARD_SHARED" },
-			{ "shared-limit", "", "VRAMGUARD_SHARED_LIMITS" },
+			{ "shared-limit", "", "VRAMGUARD_SHARED_LIMITS" }, { "python", "", "VRAMGUARD_PYTHON" },
 		};
 		size_t nflags = 0;
 		for (j = 0; j < vg_options_count; j++) {

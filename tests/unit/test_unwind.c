@@ -660,7 +660,7 @@ static NOINL struct vg_site *site_via(int i)
 
 static void test_sites(void)
 {
-	vg_sites_configure(16, skip_lo, skip_hi);
+	vg_sites_configure(16, 0, NULL, skip_lo, skip_hi);
 	uint32_t before = vg_sites_count();
 	struct vg_site *first[SITE_FNS] = { 0 };
 	int wrong = 0;
@@ -678,7 +678,7 @@ static void test_sites(void)
 		for (int j = 0; j < i; j++)
 			CHECK(first[i] != first[j]);
 	CHECK_EQ_U64(vg_sites_count() - before, SITE_FNS);
-	vg_sites_configure(0, skip_lo, skip_hi);
+	vg_sites_configure(0, 0, NULL, skip_lo, skip_hi);
 	CHECK(site_via(0) == NULL);                     /* capture off */
 }
 
