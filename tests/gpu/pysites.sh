@@ -2,7 +2,8 @@
 # tests/gpu/pysites.sh: Python frames in call sites on a real GPU (docs/python.md), sourced by tests/gpu/run.sh,
 # whose helpers (run, result, verdict, figures, ...) and variables they use. VG_ONLY=python runs only library_loads
 # and these. PyTorch (caching off, so that each tensor is a driver allocation) and CuPy (no memory pool) leak
-# 3 x 64 MiB from leak_here(); the JSON exit report must name leak_here with this suite's file and the line.
+# 3 x 64 MiB from leak_here(); the JSON exit report must name leak_here with this suite's file and the line, and
+# so must the text report and the HTML page (`vramguard report --html`, kept in $OUT).
 
 # pysites_check NAME FRAMEWORK ENV...: one framework's leak and its report.
 pysites_check() {
@@ -24,7 +25,19 @@ pysites_check() {
 		verdict
 		[ -n "$VERDICT" ] && why="${why:+$why; }$VERDICT"
 		cp "$f" "$OUT/$name.json" 2>/dev/null
-		"${VG_CMD:-${VG_LIB%/*}/vramguard}" report "$f" >"$dir/report.txt" 2>&1 && log_quote "$name: vramguard report" "$dir/report.txt"
+		local vgc=${VG_CMD:-${VG_LIB%/*}/vramguard} want
+		"$vgc" report "$f" >"$dir/report.txt" 2>&1 && log_quote "$name: vramguard report" "$dir/report.txt"
+		# The HTML page names the same Python frame as the text report.
+		want=$(grep -o 'pysites\.py:[0-9]* in leak_here' "$dir/report.txt" | head -1)
+		if ! "$vgc" report --html "$f" -o "$OUT/$name.html" 2>>"$LOG"; then
+			why="${why:+$why; }vramguard report --html failed"
+		elif [ -z "$want" ]; then
+			why="${why:+$why; }the text report names no 'pysites.py:N in leak_here'"
+		elif ! grep -qF "$want" "$OUT/$name.html"; then
+			why="${why:+$why; }the HTML page lacks '$want'"
+		else
+			FIG="$FIG; text and HTML ($(stat -c %s "$OUT/$name.html") bytes) show '$want'"
+		fi
 	else
 		why="${why:+$why; }no report written"
 	fi
