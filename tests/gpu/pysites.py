@@ -1,8 +1,14 @@
 """Python frames in a real framework's call sites (tests/gpu/pysites.sh): leak_here() leaks device memory through
-PyTorch or CuPy; the report (checked by tests/lib/report_check.py pyleak) must name leak_here, this file and the
-line marked below. Prints "skip: ..." and exits 3 when the framework is missing.
-Usage: python3 pysites.py torch|cupy"""
+PyTorch or CuPy, then the job asks for a report with its report signal while the memory is still held (at exit the
+interpreter's teardown frees the arrays before the exit report: caching off in PyTorch, no pool in CuPy). The
+signal report (checked by tests/lib/report_check.py pyleak) must name leak_here, this file and the line marked
+below. Prints "skip: ..." and exits 3 when the framework is missing.
+Usage: python3 pysites.py torch|cupy   (VRAMGUARD_REPORT set to a file template with %p, %n and %r)"""
+import glob
+import os
+import signal
 import sys
+import time
 
 MIB = 1 << 20
 kept = []
@@ -32,7 +38,18 @@ def main():
         sys.exit(3)
     leak_here(xp, 3)
     print(f"ok {which}: leaked 3 x 64 MiB from leak_here")
-    print(f"figures: {len(kept)} tensors kept")
+    pattern = os.environ.get("VRAMGUARD_REPORT", "").replace("%p", str(os.getpid())).replace("%n", "*") \
+        .replace("%r", "signal")
+    os.kill(os.getpid(), signal.SIGUSR1)
+    t0 = time.time()
+    while not glob.glob(pattern) and time.time() - t0 < 20:
+        time.sleep(0.05)
+    got = glob.glob(pattern)
+    print(("ok" if got else "BAD") + f" signal report {'written' if got else 'not written'} after "
+          f"{time.time() - t0:.2f} s")
+    print(f"figures: {len(kept)} tensors kept; signal report in {time.time() - t0:.2f} s")
+    if not got:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

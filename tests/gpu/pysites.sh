@@ -2,15 +2,16 @@
 # tests/gpu/pysites.sh: Python frames in call sites on a real GPU (docs/python.md), sourced by tests/gpu/run.sh,
 # whose helpers (run, result, verdict, figures, ...) and variables they use. VG_ONLY=python runs only library_loads
 # and these. PyTorch (caching off, so that each tensor is a driver allocation) and CuPy (no memory pool) leak
-# 3 x 64 MiB from leak_here(); the JSON exit report must name leak_here with this suite's file and the line, and
-# so must the text report and the HTML page (`vramguard report --html`, kept in $OUT).
+# 3 x 64 MiB from leak_here() and ask for a report by signal while they are held (the interpreter's teardown frees
+# them before the exit report); that JSON report must name leak_here with this suite's file and the line, and so
+# must the text report and the HTML page (`vramguard report --html`, kept in $OUT).
 
 # pysites_check NAME FRAMEWORK ENV...: one framework's leak and its report.
 pysites_check() {
 	local name=$1 which=$2 dir=$BUILD/$1 f fig_job why=""
 	shift 2
 	mkdir -p "$dir"
-	run "$name" vg env "$@" VRAMGUARD_REPORT_FORMAT=json VRAMGUARD_REPORT="$dir/r-%p-%n.json" \
+	run "$name" vg env "$@" VRAMGUARD_REPORT_FORMAT=json VRAMGUARD_REPORT="$dir/r-%p-%n-%r.json" \
 		"$PY" -u "$HERE/pysites.py" "$which"
 	if [ "$RC" -eq 3 ] && grep -q '^skip: ' "$BUILD/o"; then
 		result SKIP "$name" "$(grep -m1 '^skip: ' "$BUILD/o" | sed 's/^skip: //')"
@@ -18,7 +19,7 @@ pysites_check() {
 	fi
 	fig_job=$(figures)
 	[ "$RC" -eq 0 ] || why="job: $(why_rc)$(stderr_tail)"
-	f=$(find "$dir" -name 'r-*.json' | head -1)
+	f=$(find "$dir" -name 'r-*-signal.json' | head -1)
 	FIG=""
 	if [ -n "$f" ]; then
 		run "$name.check" "$PY" "$CHECK" pyleak "$f" "$HERE/pysites.py" "$which"
@@ -39,7 +40,7 @@ pysites_check() {
 			FIG="$FIG; text and HTML ($(stat -c %s "$OUT/$name.html") bytes) show '$want'"
 		fi
 	else
-		why="${why:+$why; }no report written"
+		why="${why:+$why; }no signal report written"
 	fi
 	if [ -z "$why" ]; then
 		result PASS "$name" "job: $fig_job; report: $FIG"
