@@ -28,7 +28,6 @@ def main():
         if which == "torch":
             import torch as xp
             # The caching allocator reaches the driver once per segment: cudaMalloc per block, not cached.
-            import os
             assert os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1"
         else:
             import cupy as xp
