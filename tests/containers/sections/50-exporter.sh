@@ -9,7 +9,7 @@
 # ok, bad, skip, LOG, T, LIB, VG and lib.sh.
 
 exporter_section() {
-	local img=localhost/vramguard-base:bookworm shm cid prom line started=$SECONDS
+	local img=localhost/vramguard-base:bookworm shm prom started=$SECONDS
 	ctr_conf
 	if ! ctr_base bookworm; then
 		skip "exporter labels" "no base image localhost/vramguard-base:bookworm (debootstrap failed: see the log)"
@@ -30,37 +30,32 @@ exporter_section() {
 		done
 		return 1
 	}
-	cid=$(podman run -d --rm --network=none --pid=host "${job[@]}" "$img" /opt/vgtest/waiter /vgshm/stop cuda 60 \
-		2>>"$LOG")
-	if [ -z "$cid" ] || ! exp_wait; then
-		bad "exporter labels: the container's job never showed up in the exporter" "$(podman logs "$cid" 2>&1 | tail -3)"
-	else
-		printf '%s\n' "$prom" >>"$LOG"
-		line=$(grep -m1 '^vramguard_process_used_bytes{' <<<"$prom")
-		if grep -q "container=\"$cid\",pod=\"trainer-0\"} 67108864\$" <<<"$line"; then
-			ok "a job in a container (--pid=host): container=\"${cid:0:12}...\" (podman's id), pod=\"trainer-0\", 64 MiB used"
-		else bad "exporter labels of a container's job" "want container=\"$cid\",pod=\"trainer-0\"; got: $line"; fi
-	fi
-	touch "$shm/stop"
-	[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
-	rm -f "$shm/stop"
+	# exp_job WHAT PODMAN-ARGS...: one job in a container, its labels checked; WHAT names the case in the lines.
+	exp_job() {
+		local what=$1 cid line inner
+		shift
+		cid=$(podman run -d --rm --network=none "$@" "${job[@]}" "$img" /opt/vgtest/waiter /vgshm/stop cuda 60 \
+			2>>"$LOG")
+		if [ -z "$cid" ] || ! exp_wait; then
+			bad "exporter labels, $what: the job never showed up in the exporter" "$(podman logs "$cid" 2>&1 | tail -3)"
+		else
+			printf '%s\n' "$prom" >>"$LOG"
+			line=$(grep -m1 '^vramguard_process_used_bytes{' <<<"$prom")
+			inner=$(sed -n 's/.*{pid="\([0-9]*\)".*/\1/p' <<<"$line")
+			if grep -q "container=\"$cid\",pod=\"trainer-0\"} 67108864\$" <<<"$line"; then
+				ok "exporter labels, $what (pid $inner in its slot): container=\"${cid:0:12}...\" (podman's id), pod=\"trainer-0\", 64 MiB used"
+			else bad "exporter labels, $what" "want container=\"$cid\",pod=\"trainer-0\"; got: $line"; fi
+		fi
+		touch "$shm/stop"
+		[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
+		rm -f "$shm/stop"
+	}
+	exp_job "a job sharing the host's PID namespace (--pid=host)" --pid=host
 	# Its own PID namespace: the slot's PID is the container's; the labels are found through NSpid.
-	cid=$(podman run -d --rm --network=none "${job[@]}" "$img" /opt/vgtest/waiter /vgshm/stop cuda 60 2>>"$LOG")
-	if [ -z "$cid" ] || ! exp_wait; then
-		bad "exporter labels: the namespaced job never showed up" "$(podman logs "$cid" 2>&1 | tail -3)"
-	else
-		line=$(grep -m1 '^vramguard_process_used_bytes{' <<<"$prom")
-		local inner
-		inner=$(sed -n 's/.*{pid="\([0-9]*\)".*/\1/p' <<<"$line")
-		if grep -q "container=\"$cid\",pod=\"trainer-0\"} 67108864\$" <<<"$line"; then
-			ok "  in its own PID namespace (pid $inner there): the same labels, found through NSpid and the start time"
-		else bad "  a namespaced job's labels" "want container=\"$cid\",pod=\"trainer-0\"; got: $line"; fi
-	fi
-	touch "$shm/stop"
-	[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
+	exp_job "a job in its own PID namespace (found through NSpid and the start time)"
 	rm -rf "$shm"
 	echo "# exporter labels: $((SECONDS - started)) s"
-	unset -f exp_wait
+	unset -f exp_wait exp_job
 }
 exporter_section
 unset -f exporter_section
