@@ -283,6 +283,10 @@ TEST_BINS += $(FUZZ_REPLAY)
 fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
 
+# The sources a fuzz target links, for tests/fuzz/run.sh (one list: the replays above use the same).
+fuzz-srcs-%:
+	@echo $(FUZZ_SRCS_$*)
+
 # dev-check: every C file of the library, the command and the tests compiled with the developer warnings as
 # errors, -fsyntax-only (no code generated: a fraction of a build's time on 2 cores), each file again only when it
 # or a header it includes changed. `make test` runs it; .ci/run also builds everything with DEVELOPER=1 once, which

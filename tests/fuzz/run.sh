@@ -13,11 +13,9 @@ ALL="config json path diff"
 SECONDS_PER=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-1}
 
-srcs() { # the library sources a target links
-	case $1 in
-	config | path) echo config/*.c report/path.c ;;
-	json) echo report/json.c report/json_read.c report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c config/*.c ;;
-	diff) echo cli/diff.c cli/diff_compare.c report/json.c report/json_read.c report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c config/*.c ;;
+srcs() { # the library sources a target links: the Makefile's FUZZ_SRCS_<target>, the replays' list too
+	case " $ALL " in
+	*" $1 "*) make -s --no-print-directory "fuzz-srcs-$1" ;;
 	*) echo "run.sh: unknown target '$1' (expected one of: $ALL)" >&2; return 1 ;;
 	esac
 }
