@@ -19,12 +19,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/http.h"
 #include "cli/metrics.h"
 #include "config/config.h"
 
 #define EXP_LISTEN_DEFAULT "127.0.0.1:9847"
-#define EXP_REQ_MAX 8192
-#define EXP_READ_TIMEOUT_S 2
 
 const char vg_usage_exporter[] =
 	"usage: vramguard exporter [--listen ADDR:PORT] [--textfile PATH [--interval SECONDS]] [--once] [--dir DIR]\n"
@@ -94,134 +93,32 @@ static int exp_textfile(struct vg_metrics_state *st, const struct exp_opts *o)
 	return rc;
 }
 
-/* ---- HTTP ---- */
-
-static int exp_listen(const char *spec, char *err, size_t errlen)
-{
-	char host[256];
-	const char *colon = strrchr(spec, ':');
-	if (!colon || colon == spec || !colon[1] || (size_t)(colon - spec) >= sizeof(host)) {
-		snprintf(err, errlen, "invalid --listen %s (expected ADDR:PORT, e.g. 127.0.0.1:9847 or [::1]:9847)",
-			 vg_cli_q(spec));
-		return -1;
-	}
-	memcpy(host, spec, (size_t)(colon - spec));
-	host[colon - spec] = '\0';
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
-	}
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *ai;
-	int g = getaddrinfo(host, colon + 1, &hints, &ai);
-	if (g != 0) {
-		snprintf(err, errlen, "invalid --listen %s: %s (expected ADDR:PORT, e.g. 127.0.0.1:9847)", vg_cli_q(spec),
-			 gai_strerror(g));
-		return -1;
-	}
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-	if (fd >= 0)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 16) != 0) {
-		snprintf(err, errlen, "cannot listen on %s: %s", vg_cli_q(spec), strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return -1;
-	}
-	freeaddrinfo(ai);
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char h[128] = "?", p[16] = "?";
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-		getnameinfo((struct sockaddr *)&ss, sl, h, sizeof(h), p, sizeof(p), NI_NUMERICHOST | NI_NUMERICSERV);
-	fprintf(stderr, "vramguard: exporter: listening on http://%s%s%s:%s/metrics\n", strchr(h, ':') ? "[" : "", h,
-		strchr(h, ':') ? "]" : "", p);
-	return fd;
-}
-
-static void exp_send(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-}
-
-static void exp_reply(int fd, const char *status, const char *type, const char *body, size_t len)
-{
-	char head[256];
-	int n = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n", status, type, len);
-	exp_send(fd, head, (size_t)n);
-	exp_send(fd, body, len);
-}
-
-/* Does the Accept header (in the request's headers) ask for OpenMetrics? */
-static bool exp_wants_openmetrics(const char *req)
-{
-	for (const char *l = strstr(req, "\r\n"); l; l = strstr(l + 2, "\r\n")) {
-		if (strncasecmp(l + 2, "Accept:", 7) != 0)
-			continue;
-		const char *e = strstr(l + 2, "\r\n");
-		size_t n = e ? (size_t)(e - l) : strlen(l);
-		return memmem(l, n, "application/openmetrics-text", strlen("application/openmetrics-text")) != NULL;
-	}
-	return false;
-}
+/* ---- HTTP (cli/http.c) ---- */
 
 static void exp_serve_one(int cfd, struct vg_metrics_state *st, const struct exp_opts *o)
 {
-	struct timeval tv = { EXP_READ_TIMEOUT_S, 0 };
-	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	char req[EXP_REQ_MAX + 1];
-	size_t got = 0;
-	while (got < EXP_REQ_MAX) {
-		ssize_t n = recv(cfd, req + got, EXP_REQ_MAX - got, 0);
-		if (n <= 0)
-			return;         /* closed, timed out (a stuck client), or a signal: drop it */
-		got += (size_t)n;
-		req[got] = '\0';
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
-	}
-	req[got] = '\0';
+	struct vg_http_req rq;
+	if (vg_http_read(cfd, 0, &rq) != 0)
+		return;         /* answered (too large, bad request), or dropped (closed, stuck client) */
 	static const char plain[] = "text/plain; charset=utf-8";
-	if (got >= EXP_REQ_MAX) {
-		exp_reply(cfd, "431 Request Header Fields Too Large", plain, "request too large\n", 18);
-		return;
+	if (strcmp(rq.target, "/metrics") != 0)
+		vg_http_reply(cfd, "404 Not Found", plain, NULL, "not found: try /metrics\n", 24);
+	else if (strcmp(rq.method, "GET") != 0 && strcmp(rq.method, "HEAD") != 0)
+		vg_http_reply(cfd, "405 Method Not Allowed", plain, NULL, "only GET\n", 9);
+	else {
+		/* OpenMetrics when the Accept header asks for it */
+		char accept[1024] = "";
+		vg_http_header(&rq, "Accept", accept, sizeof(accept));
+		bool om = strstr(accept, "application/openmetrics-text") != NULL;
+		struct vg_strbuf b = { 0 };
+		if (exp_build(st, o, om, &b) != 0 || !b.data)
+			vg_http_reply(cfd, "500 Internal Server Error", plain, NULL, "out of memory\n", 14);
+		else
+			vg_http_reply(cfd, "200 OK", om ? VG_METRICS_CT_OPENMETRICS : VG_METRICS_CT_TEXT, NULL, b.data,
+				      strcmp(rq.method, "HEAD") ? b.len : 0);
+		vg_strbuf_free(&b);
 	}
-	char method[16], target[1024];
-	if (sscanf(req, "%15s %1023s", method, target) != 2) {
-		exp_reply(cfd, "400 Bad Request", plain, "bad request\n", 12);
-		return;
-	}
-	char *q = strchr(target, '?');
-	if (q)
-		*q = '\0';
-	if (strcmp(target, "/metrics") != 0) {
-		exp_reply(cfd, "404 Not Found", plain, "not found: try /metrics\n", 24);
-		return;
-	}
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		exp_reply(cfd, "405 Method Not Allowed", plain, "only GET\n", 9);
-		return;
-	}
-	bool om = exp_wants_openmetrics(req);
-	struct vg_strbuf b = { 0 };
-	if (exp_build(st, o, om, &b) != 0 || !b.data)
-		exp_reply(cfd, "500 Internal Server Error", plain, "out of memory\n", 14);
-	else
-		exp_reply(cfd, "200 OK", om ? VG_METRICS_CT_OPENMETRICS : VG_METRICS_CT_TEXT, b.data,
-			  strcmp(method, "HEAD") ? b.len : 0);
-	vg_strbuf_free(&b);
+	vg_http_req_free(&rq);
 }
 
 static double exp_now(void)
@@ -307,7 +204,7 @@ int vg_cli_exporter(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	char err[VG_CLI_WHY_MAX];
 	int lfd = -1;
-	if (o.listen && (lfd = exp_listen(o.listen, err, sizeof(err))) < 0)
+	if (o.listen && (lfd = vg_http_listen(o.listen, "exporter", "/metrics", NULL, err, sizeof(err))) < 0)
 		return vg_cli_fail(1, "exporter: %s", err);
 	double next = exp_now();
 	rc = 0;
