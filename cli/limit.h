@@ -6,13 +6,24 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cli/cli.h"
 #include "cli/scan.h"
 
+struct vg_limits;
+
 /* The subcommands: argv[0] is "set" / "show". Exit status 0 done, 1 error, 2 usage. */
 int vg_limit_set(int argc, char **argv);
 int vg_limit_show(int argc, char **argv);
+
+/* What `limit set` does, for it and for `vramguard autoscale` (the same checks and ownership rules): set the shared
+ * region's budget, or process pid's own quota (found as vg_limit_find_pid finds it), to spec (already checked into
+ * *l by vg_region_spec_check). The confirmation line goes to out (NULL: none), errors to stderr. 0, or the exit
+ * status after saying why. */
+int vg_limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l, FILE *out);
+int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const char *spec, const struct vg_limits *l,
+		     FILE *out);
 
 /* --pid's value: 0, or the exit status 2 after the usage message. */
 int vg_limit_pid_arg(const char *s, int32_t *pid);

@@ -15,7 +15,7 @@ static int limit_spec_check(const char *spec, struct vg_limits *l)
 	return vg_region_spec_check(spec, l, e, sizeof(e)) != 0 ? vg_cli_fail(2, "%s", e) : 0;
 }
 
-static int limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l)
+int vg_limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l, FILE *out)
 {
 	struct vg_region r;
 	int rc = vg_limit_open_shared(dir, name, &r, true);
@@ -69,12 +69,15 @@ static int limit_set_shared(const char *dir, const char *name, const char *spec,
 	else
 		snprintf(who, sizeof(who), "%d process%s at %s next allocation", members,
 			 members == 1 ? " applies it" : "es apply it", members == 1 ? "its" : "their");
-	printf("vramguard: shared region '%s' (%s): limit %s -> %s%s; %s%s", label, r.path, old[0] ? old : "none",
-	       now[0] ? now : spec, kept, who, over.data ? over.data : "");
+	if (!out)
+		goto done;
+	fprintf(out, "vramguard: shared region '%s' (%s): limit %s -> %s%s; %s%s", label, r.path, old[0] ? old : "none",
+		now[0] ? now : spec, kept, who, over.data ? over.data : "");
 	if (ndev && !named)
-		printf("; it names none of the region's %d GPU%s (see 'vramguard limit show --shared %s'): it applies to "
-		       "GPUs registered later", ndev, ndev == 1 ? "" : "s", name);
-	printf("\n");
+		fprintf(out, "; it names none of the region's %d GPU%s (see 'vramguard limit show --shared %s'): it "
+			"applies to GPUs registered later", ndev, ndev == 1 ? "" : "s", name);
+	fputc('\n', out);
+done:
 	vg_strbuf_free(&over);
 	vg_region_close(&r);
 	return 0;
@@ -109,7 +112,8 @@ static void limit_own_now(const struct vg_region *r, const struct vg_slot_view *
 		snprintf(buf, len, "%s", now);
 }
 
-static int limit_set_pid(const char *dir, const char *shared, int32_t pid, const char *spec, const struct vg_limits *l)
+int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const char *spec, const struct vg_limits *l,
+		     FILE *out)
 {
 	struct vg_region r;
 	int slot;
@@ -150,13 +154,13 @@ static int limit_set_pid(const char *dir, const char *shared, int32_t pid, const
 		}
 	}
 	char label[sizeof(r.path)];
-	if (r.kind == VG_REGION_CONTROL)
-		printf("vramguard: process %d (%s), control segment %s: limit %s -> %s; it applies it at its next "
-		       "allocation%s\n", (int)v.pid, v.cmd, r.path, old, spec, over.data ? over.data : "");
-	else
-		printf("vramguard: process %d (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it at its "
-		       "next allocation (the region's budget still applies)%s\n", (int)v.pid, v.cmd,
-		       vg_cli_region_label(&r, r.path, label, sizeof(label)), r.path, old, spec, over.data ? over.data : "");
+	if (out && r.kind == VG_REGION_CONTROL)
+		fprintf(out, "vramguard: process %d (%s), control segment %s: limit %s -> %s; it applies it at its next "
+			"allocation%s\n", (int)v.pid, v.cmd, r.path, old, spec, over.data ? over.data : "");
+	else if (out)
+		fprintf(out, "vramguard: process %d (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it at its "
+			"next allocation (the region's budget still applies)%s\n", (int)v.pid, v.cmd,
+			vg_cli_region_label(&r, r.path, label, sizeof(label)), r.path, old, spec, over.data ? over.data : "");
 	vg_strbuf_free(&over);
 	vg_region_close(&r);
 	return 0;
@@ -207,6 +211,6 @@ int vg_limit_set(int argc, char **argv)
 	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0)
 		return vg_cli_fail(2, "%s", err);
 	if (pid)
-		return limit_set_pid(dir, shared, pid, spec, &l);
-	return limit_set_shared(dir, shared, spec, &l);
+		return vg_limit_set_pid(dir, shared, pid, spec, &l, stdout);
+	return vg_limit_set_shared(dir, shared, spec, &l, stdout);
 }
