@@ -14,6 +14,7 @@ extern const char vg_usage_top[];
 extern const char vg_usage_limit[];
 extern const char vg_usage_region[];
 extern const char vg_usage_exporter[];
+extern const char vg_usage_autoscale[];
 
 /* The commands on regions (cli/top.c, cli/limit.c, cli/region.c): argv[0] is "top" / "limit" / "region". Exit
  * status 0 done, 1 error, 2 usage. */
@@ -22,6 +23,8 @@ int vg_cli_limit(int argc, char **argv);
 int vg_cli_region(int argc, char **argv);
 /* `vramguard exporter` (cli/exporter.c): the regions as Prometheus metrics. */
 int vg_cli_exporter(int argc, char **argv);
+/* `vramguard autoscale` (cli/autoscale.c): raise limits on Alertmanager's alerts, within a ceiling. */
+int vg_cli_autoscale(int argc, char **argv);
 
 /* "vramguard: error: ..." on stderr, one line; returns code (the exit status). */
 int vg_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

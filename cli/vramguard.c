@@ -49,6 +49,7 @@ static const char usage_main[] =
 	"       vramguard limit set SPEC --pid PID             change one process's quota while it runs\n"
 	"       vramguard limit show [--shared NAME] [--json]  the limits in force\n"
 	"       vramguard exporter [--listen ADDR:PORT]        Prometheus metrics of them (default 127.0.0.1:9847)\n"
+	"       vramguard autoscale --ceiling SIZE ...         raise limits on Alertmanager's alerts, within a ceiling\n"
 	"       vramguard cdi --limit SIZE... [--output DIR]    a CDI spec: --device vramguard.dev/quota=SIZE\n"
 	"       vramguard region create|rm|reset|evict NAME    a shared region's life: make one that outlives its\n"
 	"                                                      jobs, remove it, rebuild its totals, evict a member\n"
@@ -62,7 +63,7 @@ static const char usage_help[] =
 	"usage: vramguard help [COMMAND]\n"
 	"\n"
 	"Print the usage of COMMAND (run, report, diff, dump, check, top, limit, exporter,\n"
-	"region, cdi), or of every\n"
+	"autoscale, region, cdi), or of every\n"
 	"command. The manual page vramguard(1) has the details.\n";
 
 int vg_cli_help(const char *cmd)
@@ -85,6 +86,8 @@ int vg_cli_help(const char *cmd)
 		fputs(vg_usage_limit, stdout);
 	else if (!strcmp(cmd, "exporter"))
 		fputs(vg_usage_exporter, stdout);
+	else if (!strcmp(cmd, "autoscale"))
+		fputs(vg_usage_autoscale, stdout);
 	else if (!strcmp(cmd, "region"))
 		fputs(vg_usage_region, stdout);
 	else if (!strcmp(cmd, "cdi"))
@@ -93,7 +96,7 @@ int vg_cli_help(const char *cmd)
 		fputs(usage_help, stdout);
 	else
 		vg_cli_die(2, "help: unknown command %s (expected one of run, report, diff, dump, check, top, limit, "
-			   "exporter, region, cdi, help)", vg_cli_q(cmd));
+			   "exporter, autoscale, region, cdi, help)", vg_cli_q(cmd));
 	return 0;
 }
 
@@ -140,6 +143,8 @@ int main(int argc, char **argv)
 		return vg_cli_cdi(argc, argv);
 	if (!strcmp(cmd, "exporter"))
 		return vg_cli_exporter(argc, argv);
+	if (!strcmp(cmd, "autoscale"))
+		return vg_cli_autoscale(argc, argv);
 	fprintf(stderr, "vramguard: error: unknown command %s (see 'vramguard --help')\n%s", vg_cli_q(cmd), usage_main);
 	return 2;
 }

@@ -4,7 +4,7 @@
 set -eu
 need=()
 for p in gcc make libc6-dev binutils uthash-dev libdw-dev yamllint python3-yaml clang-14 libclang-rt-14-dev \
-	shellcheck podman runc debootstrap prometheus curl chromium fonts-dejavu-core; do
+	shellcheck podman runc debootstrap prometheus prometheus-alertmanager curl chromium fonts-dejavu-core; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 command -v python3 >/dev/null 2>&1 || need+=(python3)     # the tests read JSON reports with it

@@ -534,7 +534,7 @@ cli "an installed, relocated command finds its library (../lib)" 0 "^$PWD/$T/ins
 cli "help help: the usage of help itself" 0 '^usage: vramguard help \[COMMAND\]' -- $VG help help
 cli "help of an unknown command: a usage error" 2 '^$' -- $VG help frobnicate
 expect_err "  naming it and the commands there are" \
-	"^vramguard: error: help: unknown command 'frobnicate' \(expected one of run, report, diff, dump, check, top, limit, exporter, region, cdi, help\)"
+	"^vramguard: error: help: unknown command 'frobnicate' \(expected one of run, report, diff, dump, check, top, limit, exporter, autoscale, region, cdi, help\)"
 cli "dump -1: an invalid PID, not an unknown option" 2 '^$' -- $VG dump -1
 expect_err "  says so" "^vramguard: error: dump: invalid PID '-1' \(expected a process id"
 cli "dump -- -1 too" 2 '^$' -- $VG dump -- -1
@@ -724,6 +724,9 @@ source tests/integration/region_cli.sh
 
 echo "== vramguard exporter: Prometheus metrics, and a real Prometheus scraping them"
 source tests/integration/exporter.sh
+
+echo "== vramguard autoscale: Alertmanager's alerts raise limits within a ceiling; the loop with Prometheus"
+source tests/integration/autoscale.sh
 
 echo "== shared regions under the preload: races, kill, exec, fork, live limits, hostile files"
 source tests/integration/shared_preload.sh

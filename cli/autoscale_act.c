@@ -1,0 +1,523 @@
+/* `vramguard autoscale`: reading Alertmanager's webhook payload (version "4") and acting on it (cli/autoscale.h).
+ * The payload is read whole before anything is done: one that is not Alertmanager's, or has a value of the wrong
+ * type, changes nothing. Each firing alert then names a target (pid + region: a process, region alone: a region's
+ * budget) and one GPU; its limit is read, raised by the step within the ceiling, at most once per cool-down, and
+ * written by `limit set`'s own functions, so that the receiver can do nothing its user could not do by hand. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "accounting/region_scan.h"
+#include "cli/autoscale.h"
+#include "cli/limit.h"
+#include "config/config.h"
+#include "report/json.h"
+
+#define AS_MIB ((uint64_t)1 << 20)
+
+const char *const vg_as_result_names[VG_AS_NRESULTS] = {
+#define VG_AS_NAME(id, name) name,
+	VG_AS_RESULTS(VG_AS_NAME)
+#undef VG_AS_NAME
+};
+
+double vg_as_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *vg_as_spec_size(uint64_t v, char *buf, size_t len)
+{
+	if (v % AS_MIB == 0)
+		snprintf(buf, len, "%" PRIu64 "M", v / AS_MIB);
+	else
+		snprintf(buf, len, "%" PRIu64 "b", v);
+	return buf;
+}
+
+/* One alert of the payload, the labels we read (others are ignored: Alertmanager and rules add their own). */
+struct as_alert {
+	bool firing;
+	char name[128], region[VG_REGION_NAME_MAX + 1], pid[24], command[VG_REGION_CMD_MAX], gpu[16],
+		gpu_uuid[VG_REGION_UUID_MAX];
+	bool has_pid, has_region, has_gpu, has_gpu_uuid, has_command;
+};
+
+struct as_payload {
+	struct as_alert *v;
+	size_t n;
+};
+
+/* A string value into dst; too long is a payload error, not a silent cut. */
+static int as_str(struct vg_jp *p, char *dst, size_t size)
+{
+	if (vg_jp_peek(p) != '"')
+		return vg_jp_field(p, "expected a string");
+	struct vg_jp_out o = { .buf = dst, .cap = size };
+	if (vg_jp_string(p, &o) != 0)
+		return -1;
+	if (o.full || o.nul)
+		return vg_jp_field(p, o.nul ? "a NUL character in a string" : "string longer than %zu bytes", size - 1);
+	return 0;
+}
+
+static int as_labels(struct vg_jp *p, struct as_alert *a)
+{
+	if (vg_jp_peek(p) != '{')
+		return vg_jp_field(p, "expected an object of label names and string values");
+	char kbuf[64];
+	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
+	size_t i = 0, at = p->pathlen;
+	int rc;
+	if (vg_jp_open(p) != 0)
+		return -1;
+	while ((rc = vg_jp_member(p, &i, &key)) == 1) {
+		if (i > 256)
+			return vg_jp_field(p, "more than 256 labels");
+		/* The labels read, each into its field (and its has_ flag: a label present but "" is not absent). */
+		static const struct { const char *k; size_t off, size, has; } L[] = {
+#define AS_L(f) { #f, offsetof(struct as_alert, f), sizeof(((struct as_alert *)0)->f), \
+		  offsetof(struct as_alert, has_##f) }
+			AS_L(pid), AS_L(region), AS_L(command), AS_L(gpu), AS_L(gpu_uuid),
+#undef AS_L
+			{ "alertname", offsetof(struct as_alert, name), sizeof(((struct as_alert *)0)->name), SIZE_MAX },
+		};
+		size_t k;
+		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
+			if (!key.full && !strcmp(kbuf, L[k].k))
+				break;
+		vg_jp_path_push(p, key.full ? "?" : kbuf, 0, 0);
+		if (k < sizeof(L) / sizeof(L[0])) {
+			rc = as_str(p, (char *)a + L[k].off, L[k].size);
+			if (L[k].has != SIZE_MAX)
+				*(bool *)((char *)a + L[k].has) = true;
+		} else {
+			rc = vg_jp_peek(p) == '"' ? vg_jp_string(p, NULL) : vg_jp_field(p, "expected a string");
+		}
+		vg_jp_path_pop(p, at);
+		if (rc != 0)
+			return -1;
+	}
+	return rc;
+}
+
+static int as_alert(struct vg_jp *p, struct as_alert *a)
+{
+	if (vg_jp_peek(p) != '{')
+		return vg_jp_field(p, "expected an object");
+	char kbuf[32], status[16] = "";
+	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
+	size_t i = 0, at = p->pathlen;
+	int rc;
+	bool labels = false;
+	memset(a, 0, sizeof(*a));
+	if (vg_jp_open(p) != 0)
+		return -1;
+	while ((rc = vg_jp_member(p, &i, &key)) == 1) {
+		bool is_status = !key.full && !strcmp(kbuf, "status"), is_labels = !key.full && !strcmp(kbuf, "labels");
+		if (!is_status && !is_labels) {
+			if (vg_jp_skip(p) != 0)
+				return -1;
+			continue;
+		}
+		vg_jp_path_push(p, kbuf, 0, 0);
+		if (is_status)
+			rc = as_str(p, status, sizeof(status));
+		else {
+			rc = as_labels(p, a);
+			labels = true;
+		}
+		vg_jp_path_pop(p, at);
+		if (rc != 0)
+			return -1;
+	}
+	if (rc != 0)
+		return -1;
+	if (strcmp(status, "firing") && strcmp(status, "resolved"))
+		return vg_jp_field(p, "status '%s': expected \"firing\" or \"resolved\"", status);
+	if (!labels || !a->name[0])
+		return vg_jp_field(p, "missing \"labels\" with an \"alertname\"");
+	a->firing = !strcmp(status, "firing");
+	return 0;
+}
+
+/* The whole payload: {"version": "4", "alerts": [...], ...}; other keys are passed over. */
+static int as_parse(const char *body, size_t len, struct as_payload *out, char *err, size_t errlen)
+{
+	struct vg_jp p;
+	char kbuf[32], version[16] = "";
+	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
+	size_t i = 0, n = 0;
+	int rc;
+	bool alerts = false;
+	memset(out, 0, sizeof(*out));
+	vg_jp_init(&p, body, len, err, errlen);
+	if (vg_jp_peek(&p) != '{') {
+		snprintf(err, errlen, "not Alertmanager's webhook payload: expected a JSON object");
+		return -1;
+	}
+	if (vg_jp_open(&p) != 0)
+		return -1;
+	while ((rc = vg_jp_member(&p, &i, &key)) == 1) {
+		if (key.full || (strcmp(kbuf, "version") && strcmp(kbuf, "alerts"))) {
+			if (vg_jp_skip(&p) != 0)
+				return -1;
+			continue;
+		}
+		vg_jp_path_push(&p, kbuf, 0, 0);
+		if (!strcmp(kbuf, "version")) {
+			if (as_str(&p, version, sizeof(version)) != 0)
+				return -1;
+		} else {
+			if (vg_jp_peek(&p) != '[')
+				return vg_jp_field(&p, "expected an array");
+			if (vg_jp_open(&p) != 0)
+				return -1;
+			alerts = true;
+			size_t j = 0;
+			while ((rc = vg_jp_element(&p, &j)) == 1) {
+				if (n == VG_AS_PAYLOAD_ALERTS_MAX)
+					return vg_jp_field(&p, "more than %d alerts", VG_AS_PAYLOAD_ALERTS_MAX);
+				struct as_alert *v = realloc(out->v, (n + 1) * sizeof(*v));
+				if (!v)
+					return vg_jp_nomem(&p);
+				out->v = v;
+				size_t at = p.pathlen;
+				vg_jp_path_push(&p, NULL, j - 1, 1);
+				if (as_alert(&p, &out->v[n]) != 0)
+					return -1;
+				vg_jp_path_pop(&p, at);
+				out->n = ++n;
+			}
+			if (rc != 0)
+				return -1;
+		}
+		vg_jp_path_pop(&p, 0);
+	}
+	if (rc != 0)
+		return -1;
+	if (vg_jp_peek(&p) >= 0)
+		return vg_jp_syntax(&p, p.pos, "trailing data after the payload");
+	if (strcmp(version, "4")) {
+		snprintf(err, errlen, "not Alertmanager's webhook payload version \"4\" (version '%s')", version);
+		return -1;
+	}
+	if (!alerts) {
+		snprintf(err, errlen, "not Alertmanager's webhook payload: no \"alerts\" array");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- acting on one alert ---- */
+
+struct as_target {
+	bool is_pid;
+	int32_t pid;
+	int ord;                                /* the GPU's ordinal, as the exporter's gpu label and 'limit show' say */
+	uint64_t old;
+	int nbound, pick;                       /* a process's GPUs (ordinal, quota), pick: the one raised */
+	int bord[VG_REGION_DEVS];
+	uint64_t bq[VG_REGION_DEVS];
+	char what[VG_REGION_CMD_MAX + VG_REGION_NAME_MAX + 96], key[128];
+};
+
+static void as_say(struct vg_as_state *st, int result, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void as_say(struct vg_as_state *st, int result, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "vramguard: autoscale: %s: ", result < 0 ? "ignored" : vg_as_result_names[result]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	if (result >= 0)
+		st->count[result]++;
+}
+
+/* The alert's gpu label, or -1 if it has none. */
+static int as_gpu(const struct as_alert *a, char *why, size_t len)
+{
+	if (!a->has_gpu || !a->gpu[0])
+		return -1;
+	char *end;
+	errno = 0;
+	long v = strtol(a->gpu, &end, 10);
+	if (errno || *end || v < 0 || v > INT_MAX) {
+		snprintf(why, len, "label gpu=%s is not a GPU ordinal", vg_cli_q(a->gpu));
+		return -2;
+	}
+	return (int)v;
+}
+
+static bool as_uuid_ok(const struct as_alert *a, const char *uuid)
+{
+	return !a->has_gpu_uuid || !a->gpu_uuid[0] || !strncmp(uuid, "ordinal:", 8) || !strcmp(uuid, a->gpu_uuid);
+}
+
+static int as_region_target(const struct vg_as_policy *p, const struct as_alert *a, struct as_target *t, char *why,
+			    size_t len)
+{
+	struct vg_region r;
+	int want = as_gpu(a, why, len), n = 0;
+	if (want == -2)
+		return -1;
+	if (vg_limit_open_shared(p->dir, a->region, &r, false) != 0) {
+		snprintf(why, len, "region %s: not found or not readable here (see the line above)", vg_cli_q(a->region));
+		return -1;
+	}
+	struct vg_dev_view v, got;
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		if (!vg_dev_read(&r, d, &v) || (want >= 0 && v.ordinal != want) || !as_uuid_ok(a, v.uuid))
+			continue;
+		got = v;
+		n++;
+	}
+	vg_region_close(&r);
+	if (n != 1) {
+		if (n)
+			snprintf(why, len, "region %s has %d GPUs and the alert names none (no gpu label)",
+				 vg_cli_q(a->region), n);
+		else
+			snprintf(why, len, "region %s has no GPU %s%s", vg_cli_q(a->region), want >= 0 ? a->gpu : "at all",
+				 a->has_gpu_uuid && a->gpu_uuid[0] ? " with that gpu_uuid" : "");
+		return -1;
+	}
+	t->ord = got.ordinal;
+	t->old = got.limit;
+	snprintf(t->what, sizeof(t->what), "region '%s' GPU %d", a->region, t->ord);
+	snprintf(t->key, sizeof(t->key), "region %s gpu %d", a->region, t->ord);
+	if (t->old == VG_REGION_NONE) {
+		snprintf(why, len, "%s has no budget to raise (usage only)", t->what);
+		return -1;
+	}
+	return 0;
+}
+
+static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a, struct as_target *t, char *why,
+			 size_t len)
+{
+	char *end;
+	errno = 0;
+	long pid = strtol(a->pid, &end, 10);
+	int want = as_gpu(a, why, len);
+	if (errno || *end || pid <= 0 || pid > INT_MAX) {
+		snprintf(why, len, "label pid=%s is not a process id", vg_cli_q(a->pid));
+		return -1;
+	}
+	if (want == -2)
+		return -1;
+	t->is_pid = true;
+	t->pid = (int32_t)pid;
+	struct vg_region r;
+	int slot;
+	if (vg_limit_find_pid(p->dir, a->has_region && a->region[0] ? a->region : NULL, t->pid, false, &r, &slot)) {
+		snprintf(why, len, "process %ld: not found under vramguard here (see the line above)", pid);
+		return -1;
+	}
+	struct vg_slot_view v;
+	int rc = -1;
+	if (!vg_slot_read(&r, (uint32_t)slot, &v) || v.pid != t->pid) {
+		snprintf(why, len, "process %ld exited", pid);
+		goto out;
+	}
+	/* The exporter's command label guards against a PID reused since the alert was evaluated. */
+	if (a->has_command && a->command[0] && strcmp(a->command, v.cmd)) {
+		snprintf(why, len, "process %ld is %s now, the alert named %s (a PID reused?)", pid, vg_cli_q(v.cmd),
+			 vg_cli_q(a->command));
+		goto out;
+	}
+	t->pick = -1;
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_dev_view dv;
+		if (!vg_slot_uses(&r, &v, d) || !vg_dev_read(&r, d, &dv))
+			continue;
+		if ((want < 0 || dv.ordinal == want) && as_uuid_ok(a, dv.uuid))
+			t->pick = t->pick == -1 ? t->nbound : -2;
+		t->bord[t->nbound] = dv.ordinal;
+		t->bq[t->nbound++] = v.quota[d];
+	}
+	snprintf(t->what, sizeof(t->what), "process %ld (%s)", pid, v.cmd);
+	if (t->pick < 0) {
+		snprintf(why, len, t->pick == -2 ? "%s uses several GPUs and the alert names none (no gpu label)"
+						 : "%s does not use GPU %s", t->what, a->gpu);
+		goto out;
+	}
+	t->ord = t->bord[t->pick];
+	t->old = t->bq[t->pick];
+	snprintf(t->what, sizeof(t->what), "process %ld (%s) GPU %d", pid, v.cmd, t->ord);
+	snprintf(t->key, sizeof(t->key), "pid %ld start %" PRIu64 " gpu %d", pid, v.start, t->ord);
+	if (t->old == VG_REGION_NONE) {
+		snprintf(why, len, "%s has no quota to raise (unlimited)", t->what);
+		goto out;
+	}
+	rc = 0;
+out:
+	vg_region_close(&r);
+	return rc;
+}
+
+static uint64_t as_ceiling(const struct vg_as_policy *p, const struct as_alert *a, const struct as_target *t)
+{
+	for (int i = 0; i < p->nceil; i++)
+		if (p->ceil[i].pid_target ? t->is_pid && p->ceil[i].pid == t->pid
+					  : !t->is_pid && !strcmp(p->ceil[i].region, a->region))
+			return p->ceil[i].bytes;
+	return p->ceiling;
+}
+
+static struct vg_as_cool *as_cool(struct vg_as_state *st, const char *key, bool add)
+{
+	for (int i = 0; i < st->ncool; i++)
+		if (!strcmp(st->cool[i].key, key))
+			return &st->cool[i];
+	if (!add)
+		return NULL;
+	int k = st->ncool < VG_AS_COOL_MAX ? st->ncool++ : 0;
+	for (int i = 0; i < st->ncool; i++)     /* full: forget the oldest */
+		if (st->cool[i].at < st->cool[k].at)
+			k = i;
+	snprintf(st->cool[k].key, sizeof(st->cool[k].key), "%s", key);
+	return &st->cool[k];
+}
+
+static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const struct as_alert *a)
+{
+	const char *an = vg_cli_q(a->name);
+	if (p->nalerts) {
+		int i = 0;
+		while (i < p->nalerts && strcmp(p->alerts[i], a->name))
+			i++;
+		if (i == p->nalerts) {
+			as_say(st, -1, "alert %s is not one of --alert's names: nothing changed", an);
+			return;
+		}
+	}
+	if (!a->firing) {
+		as_say(st, -1, "alert %s resolved: nothing changed (limits are not lowered automatically)", an);
+		return;
+	}
+	struct as_target t;
+	char why[VG_CLI_WHY_MAX] = "";
+	memset(&t, 0, sizeof(t));
+	if (!(a->has_pid && a->pid[0]) && !(a->has_region && a->region[0])) {
+		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s names no vramguard region or process (no 'pid' or 'region' "
+		       "label): nothing changed", an);
+		return;
+	}
+	if ((a->has_pid && a->pid[0] ? as_pid_target(p, a, &t, why, sizeof(why))
+				     : as_region_target(p, a, &t, why, sizeof(why))) != 0) {
+		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: nothing changed", an, why);
+		return;
+	}
+	char o[32], n[32], c[32], s[32];
+	uint64_t ceil = as_ceiling(p, a, &t);
+	vg_cli_size(t.old, o, sizeof(o));
+	if (!ceil) {
+		as_say(st, VG_AS_REFUSED_CEILING, "alert %s: %s at %s: no --ceiling covers it: nothing changed", an, t.what,
+		       o);
+		return;
+	}
+	vg_cli_size(ceil, c, sizeof(c));
+	if (t.old >= ceil) {
+		as_say(st, VG_AS_REFUSED_CEILING, "alert %s: %s is at %s, its ceiling is %s: nothing changed", an, t.what,
+		       o, c);
+		return;
+	}
+	double now = vg_as_now();
+	struct vg_as_cool *cool = as_cool(st, t.key, false);
+	if (cool && now - cool->at < p->cooldown) {
+		as_say(st, VG_AS_REFUSED_COOLDOWN, "alert %s: %s was raised %.0fs ago, cool-down %.0fs: stays %s", an,
+		       t.what, now - cool->at, p->cooldown, o);
+		return;
+	}
+	uint64_t step = p->step_pct ? t.old / 100 * p->step_pct + t.old % 100 * p->step_pct / 100 : p->step_bytes;
+	uint64_t nv = t.old > UINT64_MAX - step - AS_MIB ? UINT64_MAX : (t.old + step + AS_MIB - 1) / AS_MIB * AS_MIB;
+	if (nv > ceil)
+		nv = ceil;
+	if (nv <= t.old)                /* a percentage of a small limit: at least 1 MiB more */
+		nv = t.old + AS_MIB < ceil ? t.old + AS_MIB : ceil;
+	vg_cli_size(nv, n, sizeof(n));
+	/* The spec: the one GPU raised; a process's other GPUs keep their quotas (and GPUs it registers later the
+	 * smallest of them), a region's other GPUs and later ones keep the region's spec (keys only). */
+	char spec[VG_REGION_SPEC_MAX] = "";
+	struct vg_strbuf b = { 0 };
+	if (t.is_pid && t.nbound > 1) {
+		uint64_t min = UINT64_MAX;
+		for (int i = 0; i < t.nbound; i++)
+			min = t.bq[i] < min ? t.bq[i] : min;
+		vg_strbuf_printf(&b, "%s", min == VG_REGION_NONE ? "unlimited" : vg_as_spec_size(min, s, sizeof(s)));
+		for (int i = 0; i < t.nbound; i++)
+			vg_strbuf_printf(&b, ",%d:%s", t.bord[i], i == t.pick ? vg_as_spec_size(nv, s, sizeof(s))
+								   : t.bq[i] == VG_REGION_NONE ? "unlimited"
+								   : vg_as_spec_size(t.bq[i], s, sizeof(s)));
+	} else if (t.is_pid)
+		vg_strbuf_printf(&b, "%s", vg_as_spec_size(nv, s, sizeof(s)));
+	else
+		vg_strbuf_printf(&b, "%d:%s", t.ord, vg_as_spec_size(nv, s, sizeof(s)));
+	snprintf(spec, sizeof(spec), "%s", b.data ? b.data : "");
+	vg_strbuf_free(&b);
+	struct vg_limits l;
+	char err[VG_ERR_MAX];
+	if (vg_region_spec_check(spec, &l, err, sizeof(err)) != 0) {
+		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: spec %s refused: %s", an, t.what, vg_cli_q(spec), err);
+		return;
+	}
+	cool = as_cool(st, t.key, true);
+	if (p->dry_run) {
+		cool->at = now;
+		as_say(st, VG_AS_DRY_RUN, "alert %s firing: would raise %s: %s -> %s (step %s, ceiling %s; would set %s)",
+		       an, t.what, o, n, p->step_text, c, spec);
+		return;
+	}
+	int rc = t.is_pid ? vg_limit_set_pid(p->dir, a->has_region && a->region[0] ? a->region : NULL, t.pid, spec, &l,
+					     NULL)
+			  : vg_limit_set_shared(p->dir, a->region, spec, &l, NULL);
+	if (rc) {
+		cool->key[0] = '\0';
+		cool->at = 0;
+		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: the limit could not be set (see the line above): stays "
+		       "%s", an, t.what, o);
+		return;
+	}
+	cool->at = now;
+	as_say(st, VG_AS_RAISED, "alert %s firing: %s: limit %s -> %s (ceiling %s, next raise after %.0fs; it applies it "
+	       "at its next allocation)", an, t.what, o, n, c, p->cooldown);
+}
+
+int vg_as_handle(const struct vg_as_policy *p, struct vg_as_state *st, const char *body, size_t len, char *msg,
+		 size_t msglen)
+{
+	struct as_payload pl;
+	char err[VG_CLI_WHY_MAX] = "";
+	if (!body || as_parse(body, len, &pl, err, sizeof(err)) != 0) {
+		if (!body)
+			snprintf(err, sizeof(err), "empty body: expected Alertmanager's webhook JSON");
+		free(body ? pl.v : NULL);
+		as_say(st, VG_AS_REFUSED_PAYLOAD, "payload refused, nothing changed: %s", err);
+		snprintf(msg, msglen, "refused: %s\n", err);
+		return 400;
+	}
+	uint64_t before[VG_AS_NRESULTS];
+	memcpy(before, st->count, sizeof(before));
+	for (size_t i = 0; i < pl.n; i++)
+		as_act(p, st, &pl.v[i]);
+	free(pl.v);
+	size_t at = 0;
+	msg[0] = '\0';
+	for (int r = 0; r < VG_AS_NRESULTS; r++)
+		if (st->count[r] != before[r] && at < msglen)
+			at += (size_t)snprintf(msg + at, msglen - at, "%s%s %" PRIu64, at ? ", " : "", vg_as_result_names[r],
+					       st->count[r] - before[r]);
+	if (at < msglen)
+		snprintf(msg + at, msglen - at, "%s\n", at ? "" : "nothing to do");
+	return 200;
+}

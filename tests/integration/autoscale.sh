@@ -1,0 +1,180 @@
+# shellcheck shell=bash
+# `vramguard autoscale`, sourced by tests/run.sh after exporter.sh: its flags refused with one line; the receiver's
+# refusals over HTTP (wrong token, bad payloads, unknown targets, over the ceiling, cool-down), dry run, resolved
+# alerts, the counters at /metrics; then the whole loop with Debian's prometheus and prometheus-alertmanager on
+# 127.0.0.1: a job under the preload is refused memory in a region near its budget, Prometheus scrapes the exporter
+# and fires the alert, Alertmanager posts it, the receiver raises the budget, and the job's next allocation
+# succeeds. The payload Alertmanager sent is kept (tests/gpu/alertmanager-payload.json is one, for the GPU check).
+# Uses run.sh's cli, ok, bad, skip, expect_err_lines and $VG $T $ERR $LOG $LIB $SP.
+
+AD=$(mktemp -d /tmp/vg-autoscale.XXXXXX)
+AJD=$AD/regions         # where the jobs' regions live (the loop has its own)
+mkdir "$AJD"
+APIDS=()
+acleanup() { for p in "${APIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; APIDS=(); }
+trap 'acleanup' EXIT
+trap 'acleanup; exit 130' INT TERM
+# await FILE REGEX: wait up to 30 s (a loaded machine) for the line
+await() { for _ in $(seq 1200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done; return 1; }
+(umask 077 && echo "tok-$RANDOM$RANDOM" >"$AD/token")
+ATOK=$(cat "$AD/token")
+ACURL=(curl -sS --max-time 10 --noproxy '*')
+# A job under the preload: ajob NAME HOLD_MIB MORE_MIB [ENV...]; its pid in $AJ, its output in $AD/NAME.out and
+# $AD/NAME.err (named before it starts: a file renamed after the fork could be opened by the child after the rename)
+ajob() {
+	env -u NVIDIA_GPU_MEMORY_LIMITS -u VRAMGUARD_SHARED "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T" \
+		VRAMGUARD_SHM_DIR="$AJD" VRAMGUARD_REPORT=off "${@:4}" "$T/grower" "$AD/stop" "$2" "$3" 60 \
+		>"$AD/$1.out" 2>"$AD/$1.err" &
+	AJ=$!
+	APIDS+=("$AJ")
+	await "$AD/$1.out" '^denied' || bad "autoscale: job $1 was not refused its allocation" "$(cat "$AD/$1.out")"
+}
+# The receiver: ERRFILE ARGS...; its pid in $AR, its URL in $AURL
+aserve() {
+	"$VG" autoscale --dir "$AJD" "${@:2}" 2>"$1" &
+	AR=$!
+	APIDS+=("$AR")
+	AURL=
+	if await "$1" 'listening on http://127\.0\.0\.1:[0-9]+/'; then
+		AURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+' "$1" | head -1)
+	else bad "autoscale: the receiver did not start" "$(cat "$1")"; fi
+}
+apost() { # BODY [TOKEN]: the HTTP status; the response in $AD/resp
+	"${ACURL[@]}" -o "$AD/resp" -w '%{http_code}' -H "Authorization: Bearer ${2-$ATOK}" -H 'Content-Type: application/json' \
+		--data-binary "$1" "$AURL/"
+}
+# A payload of one alert: STATUS LABELS-JSON
+apay() { printf '{"version":"4","status":"%s","receiver":"vramguard","groupKey":"{}:{}","truncatedAlerts":0,"alerts":[{"status":"%s","labels":%s,"annotations":{"summary":"x"},"startsAt":"2026-01-01T00:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"f"}],"groupLabels":{},"commonLabels":{},"commonAnnotations":{},"externalURL":"http://x"}' "$1" "$1" "$2"; }
+acount() { # RESULT: the counter's value at /metrics
+	"${ACURL[@]}" "$AURL/metrics" | sed -n "s/^vramguard_autoscale_actions_total{result=\"$1\"} //p"
+}
+
+# ---- flags ----
+cli "help autoscale documents the ceiling, the step and the token" 0 'token-file' -- $VG help autoscale
+cli "autoscale: no --ceiling is refused" 2 '^$' -- $VG autoscale --token-file "$AD/token"
+expect_err_lines "  one line: say how far it may raise" '^vramguard: error: autoscale: no --ceiling: ' 1
+cli "autoscale: --listen without --token-file is refused" 2 '^$' -- $VG autoscale --ceiling 1G
+expect_err_lines "  one line naming --socket as the alternative" '^vramguard: error: autoscale: --listen needs --token-file: .*--socket' 1
+cp "$AD/token" "$AD/token.644" && chmod 644 "$AD/token.644"
+cli "autoscale: a token file others can read is refused" 2 '^$' -- $VG autoscale --ceiling 1G --token-file "$AD/token.644"
+expect_err_lines "  one line: chmod 600" "chmod 600" 1
+cli "autoscale: --step 0%" 2 '^$' -- $VG autoscale --ceiling 1G --step 0% --token-file "$AD/token"
+cli "autoscale: --step 4XB" 2 '^$' -- $VG autoscale --ceiling 1G --step 4XB --token-file "$AD/token"
+expect_err_lines "  one line naming the value" "^vramguard: error: autoscale: invalid --step '4XB'" 1
+cli "autoscale: --cooldown 5x" 2 '^$' -- $VG autoscale --ceiling 1G --cooldown 5x --token-file "$AD/token"
+cli "autoscale: --ceiling team=1G (no kind)" 2 '^$' -- $VG autoscale --ceiling team=1G --token-file "$AD/token"
+cli "autoscale: --shrink-after says it is not implemented" 2 '^$' -- $VG autoscale --ceiling 1G --shrink-after 10m
+cli "autoscale: a non-loopback address without --allow-remote" 2 '^$' -- timeout 5 $VG autoscale --ceiling 1G \
+	--token-file "$AD/token" --listen 0.0.0.0:0
+expect_err_lines "  one line: add --allow-remote" 'is not a loopback address: add --allow-remote' 1
+
+# ---- the receiver over HTTP: refusals, raises, cool-down, ceilings, dry run, metrics ----
+if ! command -v curl >/dev/null; then
+	skip "autoscale: HTTP checks" "curl is not installed (scripts/setup.sh installs it)"
+else
+	# A region 'team' of 80 MiB whose job holds 70 and wants 20 more; a region 'full' at its ceiling; a process
+	# with its own quota of 100 MiB (a control segment), holding 90 and wanting 20 more.
+	ajob team 70 20 VRAMGUARD_SHARED=team VRAMGUARD_SHARED_LIMITS=80M
+	ajob full 70 20 VRAMGUARD_SHARED=full VRAMGUARD_SHARED_LIMITS=80M
+	ajob proc 90 20 NVIDIA_GPU_MEMORY_LIMITS=100M
+	APROC=$AJ
+	APCMD=$("$VG" exporter --once --dir "$AJD" | sed -n "s/^vramguard_process_used_bytes{pid=\"$APROC\",command=\"\([^\"]*\)\".*/\1/p")
+	aserve "$AD/r1.err" --listen 127.0.0.1:0 --token-file "$AD/token" --ceiling 1G --ceiling region:full=80M \
+		--step 40M --alert VramguardRegionNearBudget --alert VramguardProcessNearQuota
+	AREG='{"alertname":"VramguardRegionNearBudget","region":"team","gpu":"0","instance":"127.0.0.1:9847","job":"vramguard","severity":"warning"}'
+	[ "$(apost "$(apay firing "$AREG")" wrong)" = 401 ] && [ "$(acount refused_auth)" = 1 ] &&
+		grep -q 'refused_auth: a POST without the bearer token' "$AD/r1.err" &&
+		ok "autoscale: a wrong token: 401, refused_auth counted, one line" ||
+		bad "autoscale: wrong token" "$(cat "$AD/resp" "$AD/r1.err")"
+	[ "$(apost 'not json')" = 400 ] && [ "$(apost '{"version":"3","alerts":[]}')" = 400 ] &&
+		grep -q 'version "4"' "$AD/resp" && ok "autoscale: not JSON, version 3: 400" ||
+		bad "autoscale: bad payloads" "$(cat "$AD/resp")"
+	[ "$(apost '{"version":"4","alerts":[{"status":"firing","labels":{"alertname":"A","pid":42}}]}')" = 400 ] &&
+		grep -q '^refused: alerts\[0\]\.labels\.pid: expected a string$' "$AD/resp" &&
+		ok "  a label of the wrong type: 400, one line naming alerts[0].labels.pid" ||
+		bad "  wrong type" "$(cat "$AD/resp")"
+	head -c $((1100 * 1024)) /dev/zero | tr '\0' ' ' >"$AD/big"
+	[ "$("${ACURL[@]}" -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ATOK" --data-binary @"$AD/big" "$AURL/")" = 413 ] &&
+		ok "  a body over 1 MiB: 413" || bad "  big body"
+	[ "$(acount refused_payload)" = 4 ] && ok "  refused_payload counted 4 times" ||
+		bad "  refused_payload $(acount refused_payload), want 4"
+	# Unknown targets: a region that does not exist, an alert naming nothing, a pid whose command is not the one
+	# the alert named (reused).
+	apost "$(apay firing '{"alertname":"VramguardRegionNearBudget","region":"nosuch","gpu":"0"}')" >/dev/null
+	apost "$(apay firing '{"alertname":"VramguardProcessNearQuota","instance":"x"}')" >/dev/null
+	apost "$(apay firing "{\"alertname\":\"VramguardProcessNearQuota\",\"pid\":\"$APROC\",\"command\":\"other\",\"gpu\":\"0\"}")" >/dev/null
+	[ "$(acount refused_unknown)" = 3 ] && grep -q "region 'nosuch'" "$AD/r1.err" &&
+		grep -q "names no vramguard region or process" "$AD/r1.err" && grep -q "(a PID reused?)" "$AD/r1.err" &&
+		ok "autoscale: unknown targets (no such region, no pid/region label, a PID whose command changed): refused_unknown, nothing changed" ||
+		bad "autoscale: unknown targets" "$(grep refused_unknown "$AD/r1.err")"
+	# An alert name not in --alert, and a resolved alert: nothing changed, not counted.
+	apost "$(apay firing '{"alertname":"Other","region":"team","gpu":"0"}')" >/dev/null
+	apost "$(apay resolved "$AREG")" >/dev/null
+	grep -q "ignored: alert 'Other' is not one of --alert's names" "$AD/r1.err" &&
+		grep -q "ignored: alert 'VramguardRegionNearBudget' resolved: nothing changed" "$AD/r1.err" &&
+		grep -q '^denied' "$AD/team.out" && ! grep -q '^granted' "$AD/team.out" &&
+		ok "autoscale: an alert not in --alert and a resolved alert change nothing" ||
+		bad "autoscale: ignored alerts" "$(tail -3 "$AD/r1.err")"
+	# The region's budget raised by the step: its job gets its memory.
+	[ "$(apost "$(apay firing "$AREG")")" = 200 ] && grep -q '^raised 1$' "$AD/resp" &&
+		await "$AD/team.out" '^granted 20 MiB more' &&
+		grep -q "raised: alert 'VramguardRegionNearBudget' firing: region 'team' GPU 0: limit 80.00 MiB -> 120.00 MiB" "$AD/r1.err" &&
+		ok "autoscale: region 'team' raised 80 -> 120 MiB; its job's next allocation, refused before, succeeds" ||
+		bad "autoscale: region raise" "$(cat "$AD/resp" "$AD/team.out"; tail -2 "$AD/r1.err")"
+	apost "$(apay firing "$AREG")" >/dev/null
+	[ "$(acount refused_cooldown)" = 1 ] && grep -q "refused_cooldown: .*region 'team' GPU 0 was raised [0-9]*s ago, cool-down 300s: stays 120.00 MiB" "$AD/r1.err" &&
+		ok "  the same alert again within the cool-down (default 5m): refused_cooldown, stays 120 MiB" ||
+		bad "  cool-down" "$(tail -2 "$AD/r1.err")"
+	apost "$(apay firing '{"alertname":"VramguardRegionNearBudget","region":"full","gpu":"0"}')" >/dev/null
+	[ "$(acount refused_ceiling)" = 1 ] && grep -q "refused_ceiling: .*region 'full' GPU 0 is at 80.00 MiB, its ceiling is 80.00 MiB" "$AD/r1.err" &&
+		ok "autoscale: a region at its own ceiling (region:full=80M): refused_ceiling" ||
+		bad "autoscale: ceiling" "$(tail -2 "$AD/r1.err")"
+	# A process's own quota, named by the exporter's labels: 100 -> 140 MiB.
+	apost "$(apay firing "{\"alertname\":\"VramguardProcessNearQuota\",\"pid\":\"$APROC\",\"command\":\"$APCMD\",\"region\":\"\",\"gpu\":\"0\",\"gpu_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\",\"container\":\"\",\"pod\":\"\"}")" >/dev/null
+	await "$AD/proc.out" '^granted' && grep -q "raised: .*process $APROC (.*) GPU 0: limit 100.00 MiB -> 140.00 MiB" "$AD/r1.err" &&
+		ok "autoscale: a process's quota (pid, command, gpu labels) raised 100 -> 140 MiB; it gets its memory" ||
+		bad "autoscale: pid raise" "$(cat "$AD/proc.out"; tail -3 "$AD/r1.err")"
+	"${ACURL[@]}" "$AURL/metrics" >"$AD/m.prom"
+	if [ "$(grep -c '^vramguard_autoscale_actions_total{result="[a-z_]*"} [0-9]*$' "$AD/m.prom")" = 7 ] &&
+		grep -q '^vramguard_autoscale_actions_total{result="raised"} 2$' "$AD/m.prom" &&
+		{ ! command -v promtool >/dev/null || promtool check metrics <"$AD/m.prom" >>"$LOG" 2>&1; }; then
+		ok "autoscale: GET /metrics: the 7 results (raised 2), promtool clean"
+	else bad "autoscale: /metrics" "$(cat "$AD/m.prom")"; fi
+	# The payload the real Alertmanager sent (kept for the GPU check) is read as such: its region is not here.
+	[ "$(apost "$(cat tests/gpu/alertmanager-payload.json)")" = 200 ] && grep -q '^refused_unknown 1$' "$AD/resp" &&
+		ok "autoscale: tests/gpu/alertmanager-payload.json (captured from Alertmanager) is read: its region 'loop' is unknown here" ||
+		bad "autoscale: the captured payload" "$(cat "$AD/resp")"
+	kill "$AR" && wait "$AR" 2>/dev/null
+	[ $? = 0 ] && ok "  SIGTERM: exits 0" || bad "  SIGTERM: exit status not 0"
+	# Dry run, on a Unix socket (mode 0600, no token needed): decides and logs, changes nothing.
+	"$VG" autoscale --dir "$AJD" --socket "$AD/as.sock" --ceiling 1G --dry-run 2>"$AD/r2.err" &
+	AR=$!
+	APIDS+=("$AR")
+	await "$AD/r2.err" 'listening on unix:' || bad "autoscale: --socket did not start" "$(cat "$AD/r2.err")"
+	before=$("$VG" limit show --shared full --dir "$AJD" 2>&1 | grep 'in force')
+	"${ACURL[@]}" --unix-socket "$AD/as.sock" -o "$AD/resp" --data-binary \
+		"$(apay firing '{"alertname":"VramguardRegionNearBudget","region":"full","gpu":"0"}')" http://localhost/
+	if [ "$(stat -c %a "$AD/as.sock")" = 600 ] && grep -q '^dry_run 1$' "$AD/resp" &&
+		grep -q "dry_run: alert 'VramguardRegionNearBudget' firing: would raise region 'full' GPU 0: 80.00 MiB -> 100.00 MiB" "$AD/r2.err" &&
+		[ "$("$VG" limit show --shared full --dir "$AJD" 2>&1 | grep 'in force')" = "$before" ]; then
+		ok "autoscale --dry-run on a Unix socket (mode 0600): logs what it would do (80 -> 100 MiB, step 25%), changes nothing"
+	else bad "autoscale --dry-run" "$(cat "$AD/resp" "$AD/r2.err")"; fi
+	kill "$AR"
+	wait "$AR" 2>/dev/null
+	[ ! -e "$AD/as.sock" ] && ok "  its socket is removed when it stops" || bad "  socket left behind"
+	touch "$AD/stop"
+	acleanup
+	rm -f "$AD/stop"
+fi
+
+# ---- the closed loop: the job, the exporter, Prometheus, Alertmanager, the receiver; all on 127.0.0.1 ----
+AMBIN=$(command -v prometheus-alertmanager || command -v alertmanager || true)
+if ! command -v prometheus >/dev/null || [ -z "$AMBIN" ] || ! command -v curl >/dev/null; then
+	skip "autoscale: the closed loop with Prometheus and Alertmanager" \
+		"prometheus, prometheus-alertmanager or curl is not installed (scripts/setup.sh installs them)"
+else
+	source tests/integration/autoscale_loop.sh
+fi
+acleanup
+trap - EXIT INT TERM
+rm -rf "$AD"
