@@ -12,7 +12,8 @@
 #               VG_ONLY=python: only library_loads and tests/gpu/pysites.sh (Python frames: leak_here named by
 #               file and line under PyTorch and CuPy);
 #               VG_ONLY=ops: only library_loads and the operations checks (tests/gpu/ops.sh: denial and threshold
-#               reports, the exporter).
+#               reports, the exporter); VG_ONLY=autoscale: only library_loads and tests/gpu/autoscale.sh (the
+#               receiver raises a PyTorch job's quota from 2 to 4 GiB on Alertmanager's payload, no restart).
 #               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
@@ -957,6 +958,9 @@ phys_wanted() { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = physical ]; }
 # shellcheck source=tests/gpu/ops.sh
 . "$HERE/ops.sh"
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = ops ]; } && ops_checks
+# shellcheck source=tests/gpu/autoscale.sh
+. "$HERE/autoscale.sh"
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = autoscale ]; } && autoscale_torch
 # shellcheck source=tests/gpu/pysites.sh
 . "$HERE/pysites.sh"
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = python ]; } && pysites_checks
