@@ -29,13 +29,15 @@
 const char vg_usage_autoscale[] =
 	"usage: vramguard autoscale --ceiling SIZE|region:NAME=SIZE|pid:PID=SIZE... [--step SIZE|N%]\n"
 	"                           [--listen ADDR:PORT [--allow-remote] | --socket PATH] [--token-file PATH]\n"
-	"                           [--cooldown DURATION] [--alert NAME]... [--dry-run] [--dir DIR]\n"
+	"                           [--cooldown DURATION] [--alert NAME]... [--dry-run] [--shrink-after DURATION]\n"
+	"                           [--dir DIR]\n"
 	"\n"
 	"Receive Alertmanager's webhook (POST /, payload version 4) and, for each firing alert whose labels name a\n"
 	"vramguard region (region) or process (pid, with the exporter's command, region and gpu labels), raise that\n"
 	"region's budget or process's quota on that GPU, as 'vramguard limit set' would (the same checks and\n"
-	"ownership rules), while the job runs. Resolved alerts change nothing. Every decision is one line on stderr\n"
-	"and counted in vramguard_autoscale_actions_total{result} at GET /metrics. See docs/autoscale.md.\n"
+	"ownership rules), while the job runs. Resolved alerts change nothing, unless --shrink-after. Every\n"
+	"decision is one line on stderr and counted in vramguard_autoscale_actions_total{result} at GET /metrics.\n"
+	"See docs/autoscale.md.\n"
 	"  -c, --ceiling SIZE       never raise above SIZE (4096 = MiB, 8G); region:NAME=SIZE or pid:PID=SIZE for one\n"
 	"                           target (repeatable; a target without a ceiling is never raised)\n"
 	"  -s, --step SIZE|N%       how much one alert adds: a size (2G) or a percentage of the limit (default 25%)\n"
@@ -49,7 +51,9 @@ const char vg_usage_autoscale[] =
 	"  -t, --token-file PATH    the bearer token Alertmanager sends (http_config: authorization: credentials_file);\n"
 	"                           required with --listen, the file readable by its owner only\n"
 	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
-	"Not yet: --shrink-after (lowering a limit again after the alert resolved).\n";
+	"      --shrink-after DURATION  when an alert resolves, lower what this receiver raised back to the limit it\n"
+	"                           had before, this long after (unless it fires again; not while the target uses\n"
+	"                           more than that; a limit changed since by hand is left alone)\n";
 
 struct as_opts {
 	const char *listen, *socket;
@@ -188,6 +192,7 @@ static int as_parse(int argc, char **argv, struct as_opts *o)
 	int c, rc;
 	memset(o, 0, sizeof(*o));
 	o->pol.cooldown = 300;
+	o->pol.shrink_after = -1;
 	as_step_arg(&o->pol, "25%");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":c:s:k:a:nl:u:t:d:h", opts, NULL)) != -1) {
@@ -218,8 +223,10 @@ static int as_parse(int argc, char **argv, struct as_opts *o)
 		case 't': token = optarg; break;
 		case 'd': dir = optarg; break;
 		case 'S':
-			return vg_cli_usage(vg_usage_autoscale, "autoscale: --shrink-after is not implemented yet: resolved "
-					    "alerts change nothing; lower a limit with 'vramguard limit set'");
+			if (as_duration(optarg, &o->pol.shrink_after) != 0)
+				return vg_cli_usage(vg_usage_autoscale, "autoscale: invalid --shrink-after %s (expected "
+						    "seconds or 30s, 5m, 1h; at most 7 days)", vg_cli_q(optarg));
+			break;
 		case 'h': fputs(vg_usage_autoscale, stdout); return 0;
 		default: return vg_cli_bad_option("autoscale", argv, c, vg_usage_autoscale);
 		}
@@ -342,12 +349,17 @@ int vg_cli_autoscale(int argc, char **argv)
 	char ceil[32] = "none";
 	if (o.pol.ceiling)
 		vg_cli_size(o.pol.ceiling, ceil, sizeof(ceil));
-	fprintf(stderr, "vramguard: autoscale: step %s, ceiling %s (%d per target), cool-down %.0fs, %s%s\n",
-		o.pol.step_text, ceil, o.pol.nceil, o.pol.cooldown, o.pol.nalerts ? "some alert names" : "every alert name",
-		o.pol.dry_run ? ", dry run: nothing will be changed" : "");
+	char shrink[48] = "";
+	if (o.pol.shrink_after >= 0)
+		snprintf(shrink, sizeof(shrink), ", lowered again %.0fs after resolved", o.pol.shrink_after);
+	fprintf(stderr, "vramguard: autoscale: step %s, ceiling %s (%d per target), cool-down %.0fs%s, %s%s\n",
+		o.pol.step_text, ceil, o.pol.nceil, o.pol.cooldown, shrink,
+		o.pol.nalerts ? "some alert names" : "every alert name", o.pol.dry_run ? ", dry run: nothing will be changed"
+										      : "");
 	while (!as_stop) {
+		/* Woken for a connection, or when a --shrink-after lowering is due (vg_as_tick says when). */
 		struct pollfd p = { lfd, POLLIN, 0 };
-		if (poll(&p, 1, -1) > 0 && (p.revents & POLLIN)) {
+		if (poll(&p, 1, vg_as_tick(&o.pol, &st)) > 0 && (p.revents & POLLIN)) {
 			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			if (cfd >= 0) {
 				as_serve_one(cfd, &o, &st);

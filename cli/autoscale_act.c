@@ -219,19 +219,7 @@ static int as_parse(const char *body, size_t len, struct as_payload *out, char *
 
 /* ---- acting on one alert ---- */
 
-struct as_target {
-	bool is_pid;
-	int32_t pid;
-	int ord;                                /* the GPU's ordinal, as the exporter's gpu label and 'limit show' say */
-	uint64_t old;
-	int nbound, pick;                       /* a process's GPUs (ordinal, quota), pick: the one raised */
-	int bord[VG_REGION_DEVS];
-	uint64_t bq[VG_REGION_DEVS];
-	char what[VG_REGION_CMD_MAX + VG_REGION_NAME_MAX + 96], key[128];
-};
-
-static void as_say(struct vg_as_state *st, int result, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void as_say(struct vg_as_state *st, int result, const char *fmt, ...)
+void vg_as_say(struct vg_as_state *st, int result, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -263,7 +251,7 @@ static bool as_uuid_ok(const struct as_alert *a, const char *uuid)
 	return !a->has_gpu_uuid || !a->gpu_uuid[0] || !strncmp(uuid, "ordinal:", 8) || !strcmp(uuid, a->gpu_uuid);
 }
 
-static int as_region_target(const struct vg_as_policy *p, const struct as_alert *a, struct as_target *t, char *why,
+static int as_region_target(const struct vg_as_policy *p, const struct as_alert *a, struct vg_as_target *t, char *why,
 			    size_t len)
 {
 	struct vg_region r;
@@ -275,6 +263,7 @@ static int as_region_target(const struct vg_as_policy *p, const struct as_alert 
 		return -1;
 	}
 	struct vg_dev_view v, got;
+	memset(&got, 0, sizeof(got));
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		if (!vg_dev_read(&r, d, &v) || (want >= 0 && v.ordinal != want) || !as_uuid_ok(a, v.uuid))
 			continue;
@@ -293,6 +282,7 @@ static int as_region_target(const struct vg_as_policy *p, const struct as_alert 
 	}
 	t->ord = got.ordinal;
 	t->old = got.limit;
+	t->used = got.used;
 	snprintf(t->what, sizeof(t->what), "region '%s' GPU %d", a->region, t->ord);
 	snprintf(t->key, sizeof(t->key), "region %s gpu %d", a->region, t->ord);
 	if (t->old == VG_REGION_NONE) {
@@ -302,7 +292,7 @@ static int as_region_target(const struct vg_as_policy *p, const struct as_alert 
 	return 0;
 }
 
-static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a, struct as_target *t, char *why,
+static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a, struct vg_as_target *t, char *why,
 			 size_t len)
 {
 	char *end;
@@ -336,12 +326,16 @@ static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a,
 		goto out;
 	}
 	t->pick = -1;
+	t->seq = v.limit_seq;
+	t->pending = v.pending;
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		struct vg_dev_view dv;
 		if (!vg_slot_uses(&r, &v, d) || !vg_dev_read(&r, d, &dv))
 			continue;
-		if ((want < 0 || dv.ordinal == want) && as_uuid_ok(a, dv.uuid))
+		if ((want < 0 || dv.ordinal == want) && as_uuid_ok(a, dv.uuid)) {
 			t->pick = t->pick == -1 ? t->nbound : -2;
+			t->used = v.used[d];
+		}
 		t->bord[t->nbound] = dv.ordinal;
 		t->bq[t->nbound++] = v.quota[d];
 	}
@@ -365,7 +359,7 @@ out:
 	return rc;
 }
 
-static uint64_t as_ceiling(const struct vg_as_policy *p, const struct as_alert *a, const struct as_target *t)
+static uint64_t as_ceiling(const struct vg_as_policy *p, const struct as_alert *a, const struct vg_as_target *t)
 {
 	for (int i = 0; i < p->nceil; i++)
 		if (p->ceil[i].pid_target ? t->is_pid && p->ceil[i].pid == t->pid
@@ -374,7 +368,7 @@ static uint64_t as_ceiling(const struct vg_as_policy *p, const struct as_alert *
 	return p->ceiling;
 }
 
-static struct vg_as_cool *as_cool(struct vg_as_state *st, const char *key, bool add)
+struct vg_as_cool *vg_as_cool_get(struct vg_as_state *st, const char *key, bool add)
 {
 	for (int i = 0; i < st->ncool; i++)
 		if (!strcmp(st->cool[i].key, key))
@@ -385,8 +379,62 @@ static struct vg_as_cool *as_cool(struct vg_as_state *st, const char *key, bool 
 	for (int i = 0; i < st->ncool; i++)     /* full: forget the oldest */
 		if (st->cool[i].at < st->cool[k].at)
 			k = i;
+	memset(&st->cool[k], 0, sizeof(st->cool[k]));
 	snprintf(st->cool[k].key, sizeof(st->cool[k].key), "%s", key);
 	return &st->cool[k];
+}
+
+/* The spec: the one GPU changed; a process's other GPUs keep their quotas (and GPUs it registers later the smallest
+ * of them), a region's other GPUs and later ones keep the region's spec (keys only). */
+int vg_as_write(const struct vg_as_policy *p, const struct vg_as_target *t, const char *region, uint64_t nv,
+		char *spec, size_t speclen, char *why, size_t len)
+{
+	char s[32];
+	struct vg_strbuf b = { 0 };
+	if (t->is_pid && t->nbound > 1) {
+		uint64_t min = UINT64_MAX;
+		for (int i = 0; i < t->nbound; i++)
+			min = t->bq[i] < min ? t->bq[i] : min;
+		vg_strbuf_printf(&b, "%s", min == VG_REGION_NONE ? "unlimited" : vg_as_spec_size(min, s, sizeof(s)));
+		for (int i = 0; i < t->nbound; i++)
+			vg_strbuf_printf(&b, ",%d:%s", t->bord[i], i == t->pick ? vg_as_spec_size(nv, s, sizeof(s))
+								   : t->bq[i] == VG_REGION_NONE ? "unlimited"
+								   : vg_as_spec_size(t->bq[i], s, sizeof(s)));
+	} else if (t->is_pid)
+		vg_strbuf_printf(&b, "%s", vg_as_spec_size(nv, s, sizeof(s)));
+	else
+		vg_strbuf_printf(&b, "%d:%s", t->ord, vg_as_spec_size(nv, s, sizeof(s)));
+	snprintf(spec, speclen, "%s", b.data ? b.data : "");
+	vg_strbuf_free(&b);
+	struct vg_limits l;
+	char err[VG_ERR_MAX];
+	if (vg_region_spec_check(spec, &l, err, sizeof(err)) != 0) {
+		snprintf(why, len, "spec %s refused: %s", vg_cli_q(spec), err);
+		return -1;
+	}
+	if (p->dry_run)
+		return 0;
+	int rc = t->is_pid ? vg_limit_set_pid(p->dir, region, t->pid, spec, &l, NULL)
+			   : vg_limit_set_shared(p->dir, region, spec, &l, NULL);
+	return rc ? 1 : 0;
+}
+
+int vg_as_find(const struct vg_as_policy *p, const struct vg_as_cool *c, struct vg_as_target *t, char *why,
+	       size_t len)
+{
+	struct as_alert a;
+	memset(&a, 0, sizeof(a));
+	memset(t, 0, sizeof(*t));
+	snprintf(a.region, sizeof(a.region), "%s", c->region);
+	a.has_region = true;
+	snprintf(a.gpu, sizeof(a.gpu), "%d", c->ord);
+	a.has_gpu = true;
+	if (c->is_pid) {
+		snprintf(a.pid, sizeof(a.pid), "%d", (int)c->pid);
+		a.has_pid = true;
+		return as_pid_target(p, &a, t, why, len);
+	}
+	return as_region_target(p, &a, t, why, len);
 }
 
 static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const struct as_alert *a)
@@ -397,45 +445,57 @@ static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const s
 		while (i < p->nalerts && strcmp(p->alerts[i], a->name))
 			i++;
 		if (i == p->nalerts) {
-			as_say(st, -1, "alert %s is not one of --alert's names: nothing changed", an);
+			vg_as_say(st, -1, "alert %s is not one of --alert's names: nothing changed", an);
 			return;
 		}
 	}
-	if (!a->firing) {
-		as_say(st, -1, "alert %s resolved: nothing changed (limits are not lowered automatically)", an);
+	if (!a->firing && p->shrink_after < 0) {
+		vg_as_say(st, -1, "alert %s resolved: nothing changed (limits are not lowered automatically)", an);
 		return;
 	}
-	struct as_target t;
+	struct vg_as_target t;
 	char why[VG_CLI_WHY_MAX] = "";
 	memset(&t, 0, sizeof(t));
+	if (!a->firing) {
+		/* --shrink-after: a resolved alert starts the timer of a target the receiver raised. */
+		if ((!(a->has_pid && a->pid[0]) && !(a->has_region && a->region[0])) ||
+		    (a->has_pid && a->pid[0] ? as_pid_target(p, a, &t, why, sizeof(why))
+					     : as_region_target(p, a, &t, why, sizeof(why))) != 0)
+			vg_as_say(st, -1, "alert %s resolved: %s: nothing changed", an,
+				  why[0] ? why : "it names no vramguard region or process");
+		else
+			vg_as_resolved(p, st, an, &t);
+		return;
+	}
 	if (!(a->has_pid && a->pid[0]) && !(a->has_region && a->region[0])) {
-		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s names no vramguard region or process (no 'pid' or 'region' "
+		vg_as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s names no vramguard region or process (no 'pid' or 'region' "
 		       "label): nothing changed", an);
 		return;
 	}
 	if ((a->has_pid && a->pid[0] ? as_pid_target(p, a, &t, why, sizeof(why))
 				     : as_region_target(p, a, &t, why, sizeof(why))) != 0) {
-		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: nothing changed", an, why);
+		vg_as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: nothing changed", an, why);
 		return;
 	}
-	char o[32], n[32], c[32], s[32];
+	vg_as_fired(st, an, t.key);
+	char o[32], n[32], c[32];
 	uint64_t ceil = as_ceiling(p, a, &t);
 	vg_cli_size(t.old, o, sizeof(o));
 	if (!ceil) {
-		as_say(st, VG_AS_REFUSED_CEILING, "alert %s: %s at %s: no --ceiling covers it: nothing changed", an, t.what,
+		vg_as_say(st, VG_AS_REFUSED_CEILING, "alert %s: %s at %s: no --ceiling covers it: nothing changed", an, t.what,
 		       o);
 		return;
 	}
 	vg_cli_size(ceil, c, sizeof(c));
 	if (t.old >= ceil) {
-		as_say(st, VG_AS_REFUSED_CEILING, "alert %s: %s is at %s, its ceiling is %s: nothing changed", an, t.what,
+		vg_as_say(st, VG_AS_REFUSED_CEILING, "alert %s: %s is at %s, its ceiling is %s: nothing changed", an, t.what,
 		       o, c);
 		return;
 	}
 	double now = vg_as_now();
-	struct vg_as_cool *cool = as_cool(st, t.key, false);
+	struct vg_as_cool *cool = vg_as_cool_get(st, t.key, false);
 	if (cool && now - cool->at < p->cooldown) {
-		as_say(st, VG_AS_REFUSED_COOLDOWN, "alert %s: %s was raised %.0fs ago, cool-down %.0fs: stays %s", an,
+		vg_as_say(st, VG_AS_REFUSED_COOLDOWN, "alert %s: %s was raised %.0fs ago, cool-down %.0fs: stays %s", an,
 		       t.what, now - cool->at, p->cooldown, o);
 		return;
 	}
@@ -446,50 +506,30 @@ static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const s
 	if (nv <= t.old)                /* a percentage of a small limit: at least 1 MiB more */
 		nv = t.old + AS_MIB < ceil ? t.old + AS_MIB : ceil;
 	vg_cli_size(nv, n, sizeof(n));
-	/* The spec: the one GPU raised; a process's other GPUs keep their quotas (and GPUs it registers later the
-	 * smallest of them), a region's other GPUs and later ones keep the region's spec (keys only). */
-	char spec[VG_REGION_SPEC_MAX] = "";
-	struct vg_strbuf b = { 0 };
-	if (t.is_pid && t.nbound > 1) {
-		uint64_t min = UINT64_MAX;
-		for (int i = 0; i < t.nbound; i++)
-			min = t.bq[i] < min ? t.bq[i] : min;
-		vg_strbuf_printf(&b, "%s", min == VG_REGION_NONE ? "unlimited" : vg_as_spec_size(min, s, sizeof(s)));
-		for (int i = 0; i < t.nbound; i++)
-			vg_strbuf_printf(&b, ",%d:%s", t.bord[i], i == t.pick ? vg_as_spec_size(nv, s, sizeof(s))
-								   : t.bq[i] == VG_REGION_NONE ? "unlimited"
-								   : vg_as_spec_size(t.bq[i], s, sizeof(s)));
-	} else if (t.is_pid)
-		vg_strbuf_printf(&b, "%s", vg_as_spec_size(nv, s, sizeof(s)));
-	else
-		vg_strbuf_printf(&b, "%d:%s", t.ord, vg_as_spec_size(nv, s, sizeof(s)));
-	snprintf(spec, sizeof(spec), "%s", b.data ? b.data : "");
-	vg_strbuf_free(&b);
-	struct vg_limits l;
-	char err[VG_ERR_MAX];
-	if (vg_region_spec_check(spec, &l, err, sizeof(err)) != 0) {
-		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: spec %s refused: %s", an, t.what, vg_cli_q(spec), err);
+	char spec[VG_REGION_SPEC_MAX];
+	const char *region = a->has_region && a->region[0] ? a->region : NULL;
+	int rc = vg_as_write(p, &t, region, nv, spec, sizeof(spec), why, sizeof(why));
+	if (rc < 0) {
+		vg_as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: %s", an, t.what, why);
 		return;
 	}
-	cool = as_cool(st, t.key, true);
-	if (p->dry_run) {
-		cool->at = now;
-		as_say(st, VG_AS_DRY_RUN, "alert %s firing: would raise %s: %s -> %s (step %s, ceiling %s; would set %s)",
-		       an, t.what, o, n, p->step_text, c, spec);
-		return;
-	}
-	int rc = t.is_pid ? vg_limit_set_pid(p->dir, a->has_region && a->region[0] ? a->region : NULL, t.pid, spec, &l,
-					     NULL)
-			  : vg_limit_set_shared(p->dir, a->region, spec, &l, NULL);
+	cool = vg_as_cool_get(st, t.key, true);
 	if (rc) {
 		cool->key[0] = '\0';
 		cool->at = 0;
-		as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: the limit could not be set (see the line above): stays "
-		       "%s", an, t.what, o);
+		cool->raised = false;
+		vg_as_say(st, VG_AS_REFUSED_UNKNOWN, "alert %s: %s: the limit could not be set (see the line above): "
+			  "stays %s", an, t.what, o);
 		return;
 	}
 	cool->at = now;
-	as_say(st, VG_AS_RAISED, "alert %s firing: %s: limit %s -> %s (ceiling %s, next raise after %.0fs; it applies it "
+	vg_as_remember(p, cool, &t, region, nv);
+	if (p->dry_run) {
+		vg_as_say(st, VG_AS_DRY_RUN, "alert %s firing: would raise %s: %s -> %s (step %s, ceiling %s; would set "
+			  "%s)", an, t.what, o, n, p->step_text, c, spec);
+		return;
+	}
+	vg_as_say(st, VG_AS_RAISED, "alert %s firing: %s: limit %s -> %s (ceiling %s, next raise after %.0fs; it applies it "
 	       "at its next allocation)", an, t.what, o, n, c, p->cooldown);
 }
 
@@ -502,7 +542,7 @@ int vg_as_handle(const struct vg_as_policy *p, struct vg_as_state *st, const cha
 		if (!body)
 			snprintf(err, sizeof(err), "empty body: expected Alertmanager's webhook JSON");
 		free(body ? pl.v : NULL);
-		as_say(st, VG_AS_REFUSED_PAYLOAD, "payload refused, nothing changed: %s", err);
+		vg_as_say(st, VG_AS_REFUSED_PAYLOAD, "payload refused, nothing changed: %s", err);
 		snprintf(msg, msglen, "refused: %s\n", err);
 		return 400;
 	}

@@ -20,10 +20,11 @@ await() { for _ in $(seq 1200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0
 ATOK=$(cat "$AD/token")
 ACURL=(curl -sS --max-time 10 --noproxy '*')
 # A job under the preload: ajob NAME HOLD_MIB MORE_MIB [ENV...]; its pid in $AJ, its output in $AD/NAME.out and
-# $AD/NAME.err (named before it starts: a file renamed after the fork could be opened by the child after the rename)
+# $AD/NAME.err (named before it starts: a file renamed after the fork could be opened by the child after the rename);
+# it frees the MORE_MIB it was granted once $AD/NAME.free exists
 ajob() {
 	env -u NVIDIA_GPU_MEMORY_LIMITS -u VRAMGUARD_SHARED "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T" \
-		VRAMGUARD_SHM_DIR="$AJD" VRAMGUARD_REPORT=off "${@:4}" "$T/grower" "$AD/stop" "$2" "$3" 60 \
+		VRAMGUARD_SHM_DIR="$AJD" VRAMGUARD_REPORT=off "${@:4}" "$T/grower" "$AD/stop" "$2" "$3" 60 "$AD/$1.free" \
 		>"$AD/$1.out" 2>"$AD/$1.err" &
 	AJ=$!
 	APIDS+=("$AJ")
@@ -63,7 +64,8 @@ cli "autoscale: --step 4XB" 2 '^$' -- $VG autoscale --ceiling 1G --step 4XB --to
 expect_err_lines "  one line naming the value" "^vramguard: error: autoscale: invalid --step '4XB'" 1
 cli "autoscale: --cooldown 5x" 2 '^$' -- $VG autoscale --ceiling 1G --cooldown 5x --token-file "$AD/token"
 cli "autoscale: --ceiling team=1G (no kind)" 2 '^$' -- $VG autoscale --ceiling team=1G --token-file "$AD/token"
-cli "autoscale: --shrink-after says it is not implemented" 2 '^$' -- $VG autoscale --ceiling 1G --shrink-after 10m
+cli "autoscale: --shrink-after 10x" 2 '^$' -- $VG autoscale --ceiling 1G --shrink-after 10x --token-file "$AD/token"
+expect_err_lines "  one line naming the value" "^vramguard: error: autoscale: invalid --shrink-after '10x'" 1
 cli "autoscale: a non-loopback address without --allow-remote" 2 '^$' -- timeout 5 $VG autoscale --ceiling 1G \
 	--token-file "$AD/token" --listen 0.0.0.0:0
 expect_err_lines "  one line: add --allow-remote" 'is not a loopback address: add --allow-remote' 1
@@ -135,10 +137,10 @@ else
 		ok "autoscale: a process's quota (pid, command, gpu labels) raised 100 -> 140 MiB; it gets its memory" ||
 		bad "autoscale: pid raise" "$(cat "$AD/proc.out"; tail -3 "$AD/r1.err")"
 	"${ACURL[@]}" "$AURL/metrics" >"$AD/m.prom"
-	if [ "$(grep -c '^vramguard_autoscale_actions_total{result="[a-z_]*"} [0-9]*$' "$AD/m.prom")" = 7 ] &&
+	if [ "$(grep -c '^vramguard_autoscale_actions_total{result="[a-z_]*"} [0-9]*$' "$AD/m.prom")" = 9 ] &&
 		grep -q '^vramguard_autoscale_actions_total{result="raised"} 2$' "$AD/m.prom" &&
 		{ ! command -v promtool >/dev/null || promtool check metrics <"$AD/m.prom" >>"$LOG" 2>&1; }; then
-		ok "autoscale: GET /metrics: the 7 results (raised 2), promtool clean"
+		ok "autoscale: GET /metrics: the 9 results (raised 2), promtool clean"
 	else bad "autoscale: /metrics" "$(cat "$AD/m.prom")"; fi
 	# The payload the real Alertmanager sent (kept for the GPU check) is read as such: its region is not here.
 	[ "$(apost "$(cat tests/gpu/alertmanager-payload.json)")" = 200 ] && grep -q '^refused_unknown 1$' "$AD/resp" &&
@@ -147,7 +149,7 @@ else
 	kill "$AR" && wait "$AR" 2>/dev/null
 	[ $? = 0 ] && ok "  SIGTERM: exits 0" || bad "  SIGTERM: exit status not 0"
 	# Dry run, on a Unix socket (mode 0600, no token needed): decides and logs, changes nothing.
-	"$VG" autoscale --dir "$AJD" --socket "$AD/as.sock" --ceiling 1G --dry-run 2>"$AD/r2.err" &
+	"$VG" autoscale --dir "$AJD" --socket "$AD/as.sock" --ceiling 1G --dry-run --shrink-after 1s 2>"$AD/r2.err" &
 	AR=$!
 	APIDS+=("$AR")
 	await "$AD/r2.err" 'listening on unix:' || bad "autoscale: --socket did not start" "$(cat "$AD/r2.err")"
@@ -159,9 +161,16 @@ else
 		[ "$("$VG" limit show --shared full --dir "$AJD" 2>&1 | grep 'in force')" = "$before" ]; then
 		ok "autoscale --dry-run on a Unix socket (mode 0600): logs what it would do (80 -> 100 MiB, step 25%), changes nothing"
 	else bad "autoscale --dry-run" "$(cat "$AD/resp" "$AD/r2.err")"; fi
+	"${ACURL[@]}" --unix-socket "$AD/as.sock" -o "$AD/resp" --data-binary \
+		"$(apay resolved '{"alertname":"VramguardRegionNearBudget","region":"full","gpu":"0"}')" http://localhost/
+	if await "$AD/r2.err" "dry_run: would lower region 'full' GPU 0: 100.00 MiB -> 80.00 MiB \(alert resolved [0-9]+s ago, --shrink-after 1s; would set 0:80M\)" &&
+		[ "$("$VG" limit show --shared full --dir "$AJD" 2>&1 | grep 'in force')" = "$before" ]; then
+		ok "autoscale --dry-run --shrink-after 1s: the alert resolved, logs 'would lower 100 -> 80 MiB', changes nothing"
+	else bad "autoscale --dry-run --shrink-after" "$(cat "$AD/r2.err")"; fi
 	kill "$AR"
 	wait "$AR" 2>/dev/null
 	[ ! -e "$AD/as.sock" ] && ok "  its socket is removed when it stops" || bad "  socket left behind"
+	source tests/integration/autoscale_shrink.sh
 	touch "$AD/stop"
 	acleanup
 	rm -f "$AD/stop"

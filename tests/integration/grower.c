@@ -1,7 +1,8 @@
 /* A job that wants more memory than it may have, for `vramguard autoscale` tests: allocates argv[2] MiB, says
  * "ready", then asks for argv[3] MiB more every 100 ms until it gets it (saying "denied" at the first refusal and
  * "granted after N denials" when a raised limit lets it through), and waits until the file argv[1] exists (or
- * argv[4] seconds pass, 30 by default). */
+ * argv[4] seconds pass, 30 by default). With argv[5], a file: once it exists, the argv[3] MiB granted are freed
+ * ("freed"), for --shrink-after, which lowers a limit again only when the usage fits. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,8 +26,14 @@ int main(int argc, char **argv)
 	}
 	printf("ready: holding %d MiB\n", atoi(argv[2]));
 	fflush(stdout);
-	bool got = false;
+	bool got = false, freed = false;
 	for (int i = 0; i < ticks && access(stop, F_OK) != 0; i++) {
+		if (got && !freed && argc > 5 && access(argv[5], F_OK) == 0) {
+			freed = cuMemFree_v2(q) == CUDA_SUCCESS;
+			printf("%s %d MiB\n", freed ? "freed" : "could not free", atoi(argv[3]));
+			fflush(stdout);
+			freed = true;
+		}
 		if (!got) {
 			if (cuMemAlloc_v2(&q, more) == CUDA_SUCCESS) {
 				printf("granted %d MiB more after %d denials\n", atoi(argv[3]), denials);
