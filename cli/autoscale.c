@@ -1,7 +1,8 @@
 /* `vramguard autoscale`: a receiver of Alertmanager's webhook that raises the limit an alert names (a shared region's
  * budget, a process's quota) by a step, within a ceiling, at most once per cool-down, while the job runs. The
- * decisions are in cli/autoscale_act.c; this file has the flags, the listener (cli/http.c: loopback or a Unix socket
- * unless told otherwise), the bearer token and the counters at /metrics. */
+ * decisions are in cli/autoscale_act.c (and autoscale_shrink.c); this file has the options (one table, for the
+ * command line and --config's file), the listener (cli/http.c: loopback or a Unix socket unless told otherwise), the
+ * bearer token and the counters at /metrics. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,7 @@ const char vg_usage_autoscale[] =
 	"usage: vramguard autoscale --ceiling SIZE|region:NAME=SIZE|pid:PID=SIZE... [--step SIZE|N%]\n"
 	"                           [--listen ADDR:PORT [--allow-remote] | --socket PATH] [--token-file PATH]\n"
 	"                           [--cooldown DURATION] [--alert NAME]... [--dry-run] [--shrink-after DURATION]\n"
-	"                           [--dir DIR]\n"
+	"                           [--dir DIR] [--config FILE]\n"
 	"\n"
 	"Receive Alertmanager's webhook (POST /, payload version 4) and, for each firing alert whose labels name a\n"
 	"vramguard region (region) or process (pid, with the exporter's command, region and gpu labels), raise that\n"
@@ -53,13 +55,36 @@ const char vg_usage_autoscale[] =
 	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
 	"      --shrink-after DURATION  when an alert resolves, lower what this receiver raised back to the limit it\n"
 	"                           had before, this long after (unless it fires again; not while the target uses\n"
-	"                           more than that; a limit changed since by hand is left alone)\n";
+	"                           more than that; a limit changed since by hand is left alone)\n"
+	"      --config FILE        the options from FILE, 'name = value' lines (names as the long options', '#'\n"
+	"                           comments); the command line's replace its single ones, add to repeatable ones\n";
+
+/* The options, one row each, for the command line and --config's file alike: long name, short letter, whether it
+ * takes a value (in the file a boolean takes true or false), whether it may repeat (in the file; on the command
+ * line too, where a single-valued one given again replaces the first). */
+#define AS_OPTS(X) \
+	X("ceiling", 'c', 1, 1) X("step", 's', 1, 0) X("cooldown", 'k', 1, 0) X("alert", 'a', 1, 1) \
+	X("dry-run", 'n', 0, 0) X("listen", 'l', 1, 0) X("allow-remote", 'R', 0, 0) X("socket", 'u', 1, 0) \
+	X("token-file", 't', 1, 0) X("dir", 'd', 1, 0) X("shrink-after", 'S', 1, 0) X("config", 'C', 1, 0) \
+	X("help", 'h', 0, 0)
+#define AS_ROW(name, c, arg, rep) { name, c, arg, rep },
+static const struct as_opt {
+	const char *name;
+	char c;
+	bool arg, rep;
+} as_optv[] = { AS_OPTS(AS_ROW) };
+#undef AS_ROW
+#define AS_NOPTS ((int)(sizeof(as_optv) / sizeof(as_optv[0])))
+#define AS_CONFIG_MAX (64 << 10)
 
 struct as_opts {
-	const char *listen, *socket;
+	const char *listen, *socket, *token_path, *dir;
 	bool allow_remote;
 	char token[AS_TOKEN_MAX + 1];
 	struct vg_as_policy pol;
+	bool file_ceiling;              /* the global ceiling came from --config's file: the command line replaces it */
+	char config[AS_CONFIG_MAX + 1]; /* the file's text, its values cut out in place (policy strings point into it) */
+	char paths[3][PATH_MAX];        /* its relative socket, token-file and dir, made relative to its directory */
 };
 
 static volatile sig_atomic_t as_stop;
@@ -69,24 +94,37 @@ static void as_on_signal(int sig)
 	as_stop = sig;
 }
 
-static int as_size(const char *what, const char *s, uint64_t *out)
+static int as_bad(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int as_bad(char *err, size_t len, const char *fmt, ...)
 {
-	char err[VG_ERR_MAX];
-	if (vg_parse_size(s, (uint64_t)1 << 20, out, err, sizeof(err)) != 0 || *out == UINT64_MAX)
-		return vg_cli_usage(vg_usage_autoscale, "autoscale: invalid %s %s: %s (expected e.g. 4096 for MiB, 2G, "
-				    "512M)", what, vg_cli_q(s), err[0] ? err : "too large");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int as_size(const char *what, const char *s, uint64_t *out, char *err, size_t len)
+{
+	char why[VG_ERR_MAX];
+	if (vg_parse_size(s, (uint64_t)1 << 20, out, why, sizeof(why)) != 0 || *out == UINT64_MAX)
+		return as_bad(err, len, "invalid %s %s: %s (expected e.g. 4096 for MiB, 2G, 512M)", what, vg_cli_q(s),
+			      why[0] ? why : "too large");
 	return 0;
 }
 
-static int as_ceiling_arg(struct vg_as_policy *p, const char *s)
+static int as_ceiling_arg(struct as_opts *o, const char *s, bool file, char *err, size_t len)
 {
+	struct vg_as_policy *p = &o->pol;
 	const char *eq = strchr(s, '=');
-	if (!eq)
-		return p->ceiling ? vg_cli_usage(vg_usage_autoscale, "autoscale: --ceiling %s: a global ceiling was "
-						 "given already", vg_cli_q(s))
-				  : as_size("--ceiling", s, &p->ceiling);
+	if (!eq) {
+		if (p->ceiling && file == o->file_ceiling)
+			return as_bad(err, len, "--ceiling %s: a global ceiling was given already", vg_cli_q(s));
+		o->file_ceiling = file;
+		return as_size("--ceiling", s, &p->ceiling, err, len);
+	}
 	if (p->nceil == VG_AS_CEILINGS_MAX)
-		return vg_cli_usage(vg_usage_autoscale, "autoscale: more than %d --ceiling", VG_AS_CEILINGS_MAX);
+		return as_bad(err, len, "more than %d --ceiling", VG_AS_CEILINGS_MAX);
 	struct vg_as_ceiling *c = &p->ceil[p->nceil];
 	memset(c, 0, sizeof(*c));
 	size_t tl = (size_t)(eq - s);
@@ -107,16 +145,16 @@ static int as_ceiling_arg(struct vg_as_policy *p, const char *s)
 		c->region[tl - 7] = '\0';
 	} else
 		goto bad;
-	if (as_size("--ceiling", eq + 1, &c->bytes))
-		return 2;
+	if (as_size("--ceiling", eq + 1, &c->bytes, err, len))
+		return -1;
 	p->nceil++;
 	return 0;
 bad:
-	return vg_cli_usage(vg_usage_autoscale, "autoscale: invalid --ceiling %s (expected SIZE, region:NAME=SIZE or "
-			    "pid:PID=SIZE, e.g. region:team=16G)", vg_cli_q(s));
+	return as_bad(err, len, "invalid --ceiling %s (expected SIZE, region:NAME=SIZE or pid:PID=SIZE, e.g. "
+		      "region:team=16G)", vg_cli_q(s));
 }
 
-static int as_step_arg(struct vg_as_policy *p, const char *s)
+static int as_step_arg(struct vg_as_policy *p, const char *s, char *err, size_t len)
 {
 	size_t n = strlen(s);
 	snprintf(p->step_text, sizeof(p->step_text), "%s", s);
@@ -127,31 +165,135 @@ static int as_step_arg(struct vg_as_policy *p, const char *s)
 		errno = 0;
 		unsigned long v = strtoul(s, &end, 10);
 		if (errno || end != s + n - 1 || s[0] < '0' || s[0] > '9' || v < 1 || v > 1000)
-			return vg_cli_usage(vg_usage_autoscale, "autoscale: invalid --step %s (expected a size, 2G, or a "
-					    "percentage of the limit from 1%% to 1000%%, 25%%)", vg_cli_q(s));
+			return as_bad(err, len, "invalid --step %s (expected a size, 2G, or a percentage of the limit from "
+				      "1%% to 1000%%, 25%%)", vg_cli_q(s));
 		p->step_pct = (unsigned)v;
 		return 0;
 	}
-	return as_size("--step", s, &p->step_bytes);
+	return as_size("--step", s, &p->step_bytes, err, len);
 }
 
-static int as_duration(const char *s, double *out)
+static int as_duration(const char *what, const char *s, double *out, char *err, size_t len)
 {
 	char num[32];
 	size_t n = strlen(s);
-	double mult = 1;
+	double mult = 1, v;
 	if (n && strchr("smh", s[n - 1])) {
 		mult = s[n - 1] == 'h' ? 3600 : s[n - 1] == 'm' ? 60 : 1;
 		n--;
 	}
-	if (!n || n >= sizeof(num))
-		return -1;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	double v;
-	if (!vg_cli_seconds(num, &v) || !(v >= 0) || v * mult > 7 * 86400.0)
-		return -1;
-	*out = v * mult;
+	if (n && n < sizeof(num)) {
+		memcpy(num, s, n);
+		num[n] = '\0';
+		if (vg_cli_seconds(num, &v) && v >= 0 && v * mult <= 7 * 86400.0) {
+			*out = v * mult;
+			return 0;
+		}
+	}
+	return as_bad(err, len, "invalid %s %s (expected seconds or 30s, 5m, 1h; at most 7 days)", what, vg_cli_q(s));
+}
+
+/* A relative path of the file: relative to the file's directory. */
+static const char *as_path(const char *file, const char *v, char *buf)
+{
+	const char *slash = strrchr(file, '/');
+	if (v[0] == '/' || !v[0] || !slash)
+		return v;
+	snprintf(buf, PATH_MAX, "%.*s/%s", (int)(slash - file), file, v);
+	return buf;
+}
+
+/* One option (row k of as_optv) with its value (NULL for a flag without one): 0, or -1 with the message in err.
+ * file: the --config file it comes from, or NULL for the command line. */
+static int as_set(struct as_opts *o, int k, const char *v, const char *file, char *err, size_t len)
+{
+	struct vg_as_policy *p = &o->pol;
+	switch (as_optv[k].c) {
+	case 'c': return as_ceiling_arg(o, v, file != NULL, err, len);
+	case 's': return as_step_arg(p, v, err, len);
+	case 'k': return as_duration("--cooldown", v, &p->cooldown, err, len);
+	case 'S': return as_duration("--shrink-after", v, &p->shrink_after, err, len);
+	case 'a':
+		if (p->nalerts == VG_AS_ALERTS_MAX || !v[0])
+			return as_bad(err, len, "invalid --alert %s (an alertname; at most %d)", vg_cli_q(v),
+				      VG_AS_ALERTS_MAX);
+		p->alerts[p->nalerts++] = v;
+		return 0;
+	case 'n': p->dry_run = true; return 0;
+	case 'R': o->allow_remote = true; return 0;
+	case 'l': o->listen = v; return 0;
+	case 'u': o->socket = file ? as_path(file, v, o->paths[0]) : v; return 0;
+	case 't': o->token_path = file ? as_path(file, v, o->paths[1]) : v; return 0;
+	case 'd': o->dir = file ? as_path(file, v, o->paths[2]) : v; return 0;
+	}
+	return as_bad(err, len, "unknown option '%s'", as_optv[k].name);
+}
+
+static char *as_trim(char *s, char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+/* --config FILE: `name = value` lines, names the long options', `#` comments; strict (FILE:LINE and exit 2). */
+static int as_config(struct as_opts *o, const char *file)
+{
+	char err[VG_CLI_WHY_MAX];
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return vg_cli_fail(2, "autoscale: %s: cannot read --config: %s", file, strerror(errno));
+	size_t n = fread(o->config, 1, AS_CONFIG_MAX + 1, f);
+	bool ioerr = ferror(f);
+	fclose(f);
+	if (ioerr || n > AS_CONFIG_MAX || memchr(o->config, '\0', n))
+		return vg_cli_fail(2, "autoscale: %s: cannot read --config: %s", file,
+				   ioerr ? "read error" : n > AS_CONFIG_MAX ? "larger than 64 KiB" : "a NUL byte in it");
+	o->config[n] = '\0';
+	unsigned seen = 0;
+	char *line = o->config;
+	for (int ln = 1; line; ln++) {
+		char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line), *next = nl ? nl + 1 : NULL;
+		for (char *h = line; h < end; h++)       /* a comment: '#' at the start or after a blank */
+			if (*h == '#' && (h == line || h[-1] == ' ' || h[-1] == '\t')) {
+				end = h;
+				break;
+			}
+		char *eq = memchr(line, '=', (size_t)(end - line));
+		char *text = as_trim(line, end);
+		if (!*text) {
+			line = next;
+			continue;
+		}
+		if (!eq)
+			return vg_cli_fail(2, "autoscale: %s:%d: expected 'name = value', got %s", file, ln, vg_cli_q(text));
+		char *name = as_trim(text, eq), *v = as_trim(eq + 1, end);
+		int k = 0;
+		while (k < AS_NOPTS && (strcmp(as_optv[k].name, name) || as_optv[k].c == 'C' || as_optv[k].c == 'h'))
+			k++;
+		if (k == AS_NOPTS)
+			return vg_cli_fail(2, "autoscale: %s:%d: unknown option %s (expected ceiling, step, cooldown, alert, "
+					   "dry-run, listen, allow-remote, socket, token-file, dir or shrink-after)", file,
+					   ln, vg_cli_q(name));
+		if (!as_optv[k].rep && (seen & (1u << k)))
+			return vg_cli_fail(2, "autoscale: %s:%d: %s given twice", file, ln, name);
+		seen |= 1u << k;
+		if (!as_optv[k].arg) {
+			if (strcmp(v, "true") && strcmp(v, "false"))
+				return vg_cli_fail(2, "autoscale: %s:%d: invalid %s %s (expected true or false)", file, ln, name,
+						   vg_cli_q(v));
+			if (!strcmp(v, "false")) {
+				line = next;
+				continue;
+			}
+		}
+		if (as_set(o, k, as_optv[k].arg ? v : NULL, file, err, sizeof(err)) != 0)
+			return vg_cli_fail(2, "autoscale: %s:%d: %s", file, ln, err);
+		line = next;
+	}
 	return 0;
 }
 
@@ -177,59 +319,53 @@ static int as_token(const char *path, char *out)
 	return 0;
 }
 
+/* The command line, after --config's file when one is given (found by a first pass): its single-valued options
+ * replace the file's, its repeatable ones add to them. */
 static int as_parse(int argc, char **argv, struct as_opts *o)
 {
-	static const struct option opts[] = {
-		{ "ceiling", required_argument, NULL, 'c' }, { "step", required_argument, NULL, 's' },
-		{ "cooldown", required_argument, NULL, 'k' }, { "alert", required_argument, NULL, 'a' },
-		{ "dry-run", no_argument, NULL, 'n' },       { "listen", required_argument, NULL, 'l' },
-		{ "allow-remote", no_argument, NULL, 'R' },  { "socket", required_argument, NULL, 'u' },
-		{ "token-file", required_argument, NULL, 't' }, { "dir", required_argument, NULL, 'd' },
-		{ "shrink-after", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL, *token = NULL;
+	struct option opts[AS_NOPTS + 1];
+	char shorts[3 * AS_NOPTS + 2] = ":", *sp = shorts + 1, err[VG_CLI_WHY_MAX];
+	const char *config = NULL;
 	int c, rc;
+	for (int k = 0; k < AS_NOPTS; k++) {
+		opts[k] = (struct option){ as_optv[k].name, as_optv[k].arg ? required_argument : no_argument, NULL,
+					   as_optv[k].c };
+		if (as_optv[k].c < 'a' || as_optv[k].c > 'z')
+			continue;       /* long only */
+		*sp++ = as_optv[k].c;
+		if (as_optv[k].arg)
+			*sp++ = ':';
+	}
+	*sp = '\0';
+	opts[AS_NOPTS] = (struct option){ NULL, 0, NULL, 0 };
 	memset(o, 0, sizeof(*o));
 	o->pol.cooldown = 300;
 	o->pol.shrink_after = -1;
-	as_step_arg(&o->pol, "25%");
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:s:k:a:nl:u:t:d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if ((rc = as_ceiling_arg(&o->pol, optarg)))
-				return rc;
-			break;
-		case 's':
-			if ((rc = as_step_arg(&o->pol, optarg)))
-				return rc;
-			break;
-		case 'k':
-			if (as_duration(optarg, &o->pol.cooldown) != 0)
-				return vg_cli_usage(vg_usage_autoscale, "autoscale: invalid --cooldown %s (expected seconds "
-						    "or 30s, 5m, 1h; at most 7 days)", vg_cli_q(optarg));
-			break;
-		case 'a':
-			if (o->pol.nalerts == VG_AS_ALERTS_MAX || !optarg[0])
-				return vg_cli_usage(vg_usage_autoscale, "autoscale: invalid --alert %s (an alertname; at most "
-						    "%d)", vg_cli_q(optarg), VG_AS_ALERTS_MAX);
-			o->pol.alerts[o->pol.nalerts++] = optarg;
-			break;
-		case 'n': o->pol.dry_run = true; break;
-		case 'l': o->listen = optarg; break;
-		case 'R': o->allow_remote = true; break;
-		case 'u': o->socket = optarg; break;
-		case 't': token = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'S':
-			if (as_duration(optarg, &o->pol.shrink_after) != 0)
-				return vg_cli_usage(vg_usage_autoscale, "autoscale: invalid --shrink-after %s (expected "
-						    "seconds or 30s, 5m, 1h; at most 7 days)", vg_cli_q(optarg));
-			break;
-		case 'h': fputs(vg_usage_autoscale, stdout); return 0;
-		default: return vg_cli_bad_option("autoscale", argv, c, vg_usage_autoscale);
+	as_step_arg(&o->pol, "25%", err, sizeof(err));
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1)
+		if (c == 'C') {
+			if (config)
+				return vg_cli_usage(vg_usage_autoscale, "autoscale: --config given twice");
+			config = optarg;
 		}
+	if (config && (rc = as_config(o, config)))
+		return rc;
+	optind = 0;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+		int k = 0;
+		while (k < AS_NOPTS && as_optv[k].c != c)
+			k++;
+		if (c == 'h') {
+			fputs(vg_usage_autoscale, stdout);
+			return 0;
+		}
+		if (k == AS_NOPTS)
+			return vg_cli_bad_option("autoscale", argv, c, vg_usage_autoscale);
+		if (c != 'C' && as_set(o, k, optarg, NULL, err, sizeof(err)) != 0)
+			return vg_cli_usage(vg_usage_autoscale, "autoscale: %s", err);
 	}
 	if (optind < argc)
 		return vg_cli_usage(vg_usage_autoscale, "autoscale: unexpected argument %s", vg_cli_q(argv[optind]));
@@ -242,14 +378,14 @@ static int as_parse(int argc, char **argv, struct as_opts *o)
 		return vg_cli_usage(vg_usage_autoscale, "autoscale: --allow-remote is for --listen");
 	if (!o->socket && !o->listen)
 		o->listen = AS_LISTEN_DEFAULT;
-	if (o->listen && !token)
+	if (o->listen && !o->token_path)
 		return vg_cli_usage(vg_usage_autoscale, "autoscale: --listen needs --token-file: any local user can "
 				    "connect to a TCP port (or use --socket PATH, mode 0600)");
-	if (token && (rc = as_token(token, o->token)))
+	if (o->token_path && (rc = as_token(o->token_path, o->token)))
 		return rc;
-	char err[VG_CLI_WHY_MAX];
-	if (vg_cli_dir(dir, o->pol.dir, sizeof(o->pol.dir), err, sizeof(err)) != 0)
-		return vg_cli_fail(2, "%s", err);
+	char why[VG_CLI_WHY_MAX];
+	if (vg_cli_dir(o->dir, o->pol.dir, sizeof(o->pol.dir), why, sizeof(why)) != 0)
+		return vg_cli_fail(2, "%s", why);
 	return -1;
 }
 
@@ -352,10 +488,12 @@ int vg_cli_autoscale(int argc, char **argv)
 	char shrink[48] = "";
 	if (o.pol.shrink_after >= 0)
 		snprintf(shrink, sizeof(shrink), ", lowered again %.0fs after resolved", o.pol.shrink_after);
+	char alerts[32] = "every alert name";
+	if (o.pol.nalerts)
+		snprintf(alerts, sizeof(alerts), "%d alert name%s", o.pol.nalerts, o.pol.nalerts > 1 ? "s" : "");
 	fprintf(stderr, "vramguard: autoscale: step %s, ceiling %s (%d per target), cool-down %.0fs%s, %s%s\n",
-		o.pol.step_text, ceil, o.pol.nceil, o.pol.cooldown, shrink,
-		o.pol.nalerts ? "some alert names" : "every alert name", o.pol.dry_run ? ", dry run: nothing will be changed"
-										      : "");
+		o.pol.step_text, ceil, o.pol.nceil, o.pol.cooldown, shrink, alerts,
+		o.pol.dry_run ? ", dry run: nothing will be changed" : "");
 	while (!as_stop) {
 		/* Woken for a connection, or when a --shrink-after lowering is due (vg_as_tick says when). */
 		struct pollfd p = { lfd, POLLIN, 0 };

@@ -1,9 +1,9 @@
-/* `vramguard autoscale`'s parts: autoscale.c parses the flags, listens (cli/http.c), checks the bearer token and
- * serves the counters; autoscale_act.c reads Alertmanager's webhook payload and decides, for each firing alert,
- * whether to raise the region's budget or the process's quota it names, through `limit set`'s own functions
- * (cli/limit.h: the same checks and ownership rules); autoscale_shrink.c lowers a limit the receiver raised back to
- * what it was, --shrink-after its alert resolved (never lower, never one it did not raise, not while the target
- * uses more). */
+/* `vramguard autoscale`'s parts: autoscale.c parses the flags (and --config's file), listens (cli/http.c), checks
+ * the bearer token and serves the counters; autoscale_act.c reads Alertmanager's webhook payload and decides, for
+ * each firing alert, whether to raise the region's budget or the process's quota it names, through `limit set`'s
+ * own functions (cli/limit.h: the same checks and ownership rules); autoscale_shrink.c lowers a limit the receiver
+ * raised back to what it was, --shrink-after its alert resolved (never lower, never one it did not raise, not while
+ * the target uses more). */
 #ifndef VG_CLI_AUTOSCALE_H
 #define VG_CLI_AUTOSCALE_H
 

@@ -70,6 +70,53 @@ cli "autoscale: a non-loopback address without --allow-remote" 2 '^$' -- timeout
 	--token-file "$AD/token" --listen 0.0.0.0:0
 expect_err_lines "  one line: add --allow-remote" 'is not a loopback address: add --allow-remote' 1
 
+# ---- --config FILE: the same options, `name = value` lines; strict ----
+mkdir "$AD/cfg"
+cp -p "$AD/token" "$AD/cfg/token"
+cat >"$AD/cfg/good.conf" <<'CONF'
+# the receiver's policy (the token stays in its own file, relative to this one's directory)
+ceiling = 1G
+ceiling = region:full=80M   # one target's
+step = 40M
+cooldown = 1s
+
+shrink-after = 10m
+alert = VramguardRegionNearBudget
+alert = VramguardProcessNearQuota
+listen = 127.0.0.1:0
+token-file = token
+dry-run = false
+CONF
+acfg() { printf '%b' "$2" >"$AD/cfg/$1.conf"; }
+acfg unknown 'ceiling = 1G\n# a comment\nfrobnicate = 1\n'
+acfg noeq 'ceiling = 1G\nstep 40M\n'
+acfg badval 'step = 4XB\nceiling = 1G\n'
+acfg badbool 'ceiling = 1G\ndry-run = yes\n'
+acfg twice 'ceiling = 1G\nstep = 1G\nstep = 2G\n'
+for c in unknown:3:"unknown option 'frobnicate'" noeq:2:"expected 'name = value', got 'step 40M'" \
+	badval:1:"invalid --step '4XB'" badbool:2:"invalid dry-run 'yes' \(expected true or false\)" \
+	twice:3:"step given twice"; do
+	f=${c%%:*} r=${c#*:}
+	cli "autoscale --config: $f" 2 '^$' -- $VG autoscale --config "$AD/cfg/$f.conf" --token-file "$AD/token"
+	expect_err_lines "  one line: FILE:${r%%:*}: ${r#*:}" "^vramguard: error: autoscale: $AD/cfg/$f.conf:${r%%:*}: ${r#*:}" 1
+done
+cli "autoscale --config: a file that cannot be read" 2 '^$' -- $VG autoscale --config "$AD/cfg/nosuch.conf"
+expect_err_lines "  one line naming the file" "^vramguard: error: autoscale: $AD/cfg/nosuch.conf: cannot read --config: " 1
+aserve "$AD/c1.err" --config "$AD/cfg/good.conf"
+await "$AD/c1.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+aserve "$AD/c2.err" --ceiling 1G --ceiling region:full=80M --step 40M --cooldown 1s --shrink-after 10m \
+	--alert VramguardRegionNearBudget --alert VramguardProcessNearQuota --listen 127.0.0.1:0 --token-file "$AD/token"
+await "$AD/c2.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+c1=$(grep 'autoscale: step ' "$AD/c1.err") c2=$(grep 'autoscale: step ' "$AD/c2.err")
+[ -n "$c1" ] && [ "$c1" = "$c2" ] &&
+	ok "autoscale --config FILE: the same policy as its flags (the startup line; token-file relative to the file)" ||
+	bad "autoscale --config: not the flags' policy" "$c1 / $c2"
+aserve "$AD/c3.err" --config "$AD/cfg/good.conf" --step 10M --ceiling 2G --alert Other
+await "$AD/c3.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+grep -q 'autoscale: step 10M, ceiling 2.00 GiB (1 per target), cool-down 1s, lowered again 600s after resolved, 3 alert names$' "$AD/c3.err" &&
+	ok "  the command line's --step and --ceiling replace the file's, --alert adds to its two (3 alert names), its region ceiling kept" ||
+	bad "  command line over the file" "$(cat "$AD/c3.err")"
+
 # ---- the receiver over HTTP: refusals, raises, cool-down, ceilings, dry run, metrics ----
 if ! command -v curl >/dev/null; then
 	skip "autoscale: HTTP checks" "curl is not installed (scripts/setup.sh installs it)"
