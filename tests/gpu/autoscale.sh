@@ -71,3 +71,109 @@ PY
 		result FAIL $name "$why"
 	fi
 }
+
+# The whole loop on the GPU machine, every part real: the job under a 2 GiB quota, `vramguard exporter`, Prometheus
+# (scraping every second, examples/prometheus/rules.yml's process alert with `for: 1s`), Alertmanager (group_wait
+# 1s, the bearer token) and the receiver. Nothing can be installed there: Debian's prometheus and
+# prometheus-alertmanager binaries travel as a tarball, VG_PROM_TAR (default .gpu-cache/prom/prom.tar.xz, made by
+# on a machine that has them: prometheus and prometheus-alertmanager from /usr/bin, and share/prometheus/alertmanager/
+# with the *.tmpl files of /usr/share/prometheus/alertmanager/, `tar -cJf` from one folder); skipped without it.
+autoscale_loop_torch() {
+	local name=autoscale_loop_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} tar=${VG_PROM_TAR:-$HERE/../../.gpu-cache/prom/prom.tar.xz}
+	local d shm why="" pids=() exp rcv aport pport t0 raised okline
+	if [ ! -f "$tar" ]; then result SKIP $name "no Prometheus/Alertmanager tarball at $tar (see tests/gpu/autoscale.sh)"; return; fi
+	if [ ! -x "$vg" ]; then result FAIL $name "no vramguard command at $vg"; return; fi
+	d=$BUILD/loop
+	mkdir -p "$d/bin"
+	tar -C "$d/bin" -xJf "$tar" || { result FAIL $name "cannot unpack $tar"; return; }
+	shm=$(mktemp -d /dev/shm/vramguard-loop.XXXXXX)
+	(umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$d/token")
+	t0=$SECONDS
+	env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=2048 VRAMGUARD_SHM_DIR="$shm" \
+		timeout 150 "$PY" -u "$HERE/autoscale_torch.py" "$d/never" 3072 >"$d/job.o" 2>"$d/job.e" </dev/null &
+	local job=$!
+	"$vg" exporter --listen 127.0.0.1:0 --dir "$shm" 2>"$d/exp.e" &
+	pids+=($!)
+	"$vg" autoscale --dir "$shm" --listen 127.0.0.1:0 --token-file "$d/token" --step 2G --ceiling 4G \
+		--alert VramguardProcessNearQuota 2>"$d/rcv.e" &
+	pids+=($!)
+	for _ in $(seq 100); do
+		grep -q 'listening on' "$d/exp.e" && grep -q 'listening on' "$d/rcv.e" && break
+		sleep 0.1
+	done
+	exp=$(grep -Eo '127\.0\.0\.1:[0-9]+' "$d/exp.e" | head -1)
+	rcv=$(grep -Eo '127\.0\.0\.1:[0-9]+' "$d/rcv.e" | head -1)
+	aport=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	pport=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	cat >"$d/am.yml" <<YML
+route:
+  receiver: vramguard
+  group_by: [alertname, pid, gpu]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: vramguard
+    webhook_configs:
+      - url: http://${rcv}/
+        send_resolved: true
+        http_config:
+          authorization: { type: Bearer, credentials_file: $d/token }
+YML
+	# examples/prometheus/rules.yml's process alert as it is (80 %), with for: 1s instead of 5m.
+	{
+		echo 'groups:'
+		echo '  - name: vramguard.autoscale'
+		echo '    rules:'
+		sed -n '/- alert: VramguardProcessNearQuota/,/severity: warning/p' "$HERE/../../examples/prometheus/rules.yml" |
+			sed 's/for: 5m/for: 1s/; s/^  //'
+	} >"$d/rules.yml"
+	cat >"$d/prometheus.yml" <<YML
+global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }
+rule_files: [ $d/rules.yml ]
+alerting:
+  alertmanagers: [ { static_configs: [ { targets: ['127.0.0.1:${aport}'] } ] } ]
+scrape_configs:
+  - job_name: vramguard
+    static_configs: [ { targets: ['${exp}'] } ]
+YML
+	# Debian's Alertmanager reads its default template from /usr/share/prometheus/alertmanager/: where that is
+	# absent, it runs in a mount namespace of its own with the tarball's share/ bound on /usr/share (a static Go
+	# binary needs nothing else there), so the GPU machine itself is left as it was.
+	local amcmd=("$d/bin/prometheus-alertmanager" --config.file="$d/am.yml" --storage.path="$d/am"
+		--web.listen-address="127.0.0.1:$aport" --cluster.listen-address=)
+	if [ -f /usr/share/prometheus/alertmanager/default.tmpl ]; then
+		"${amcmd[@]}" >"$d/am.log" 2>&1 &
+	else
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		unshare -m sh -c 'mount --make-rprivate / && mount --bind "$0" /usr/share && exec "$@"' "$d/bin/share" \
+			"${amcmd[@]}" >"$d/am.log" 2>&1 &
+	fi
+	pids+=($!)
+	"$d/bin/prometheus" --config.file="$d/prometheus.yml" --storage.tsdb.path="$d/prom" \
+		--web.listen-address="127.0.0.1:$pport" >"$d/prom.log" 2>&1 &
+	pids+=($!)
+	[ -n "$exp" ] && [ -n "$rcv" ] && grep -q 'vramguard_process_used_bytes / (vramguard_process_quota_bytes > 0) > 0.8' "$d/rules.yml" ||
+		why="setup: exporter '$exp', receiver '$rcv', rule $(tr '\n' ' ' <"$d/rules.yml")"
+	wait $job
+	local jrc=$? secs=$((SECONDS - t0))
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+	{ echo "--- loop job:"; cat "$d/job.o" "$d/job.e"; echo "--- loop receiver:"; cat "$d/rcv.e"; echo "--- alertmanager:"
+	  tail -n 20 "$d/am.log"; echo "--- prometheus:"; tail -n 20 "$d/prom.log"; } >>"$LOG"
+	cp "$d/rcv.e" "$OUT/autoscale-loop-receiver.log" 2>/dev/null
+	cp "$d/job.o" "$OUT/autoscale-loop-job.txt" 2>/dev/null
+	raised=$(grep -m1 'autoscale: raised:' "$d/rcv.e" | cut -c1-260)
+	okline=$(grep -m1 '^ok grew' "$d/job.o" | cut -c1-260)
+	[ -n "$raised" ] && grep -q 'limit 2.00 GiB -> 4.00 GiB' <<<"$raised" || why="${why:+$why; }receiver: $(grep 'autoscale: [a-z_]*:' "$d/rcv.e" | tail -3 | tr '\n' ' ')"
+	[ "$(grep -c 'autoscale: raised:' "$d/rcv.e")" -le 1 ] || why="${why:+$why; }raised more than once"
+	! grep -q 'refused_auth\|refused_payload' "$d/rcv.e" || why="${why:+$why; }the receiver refused Alertmanager"
+	[ "$jrc" -eq 0 ] && [ -n "$okline" ] ||
+		why="${why:+$why; }job exit $jrc: $(grep -h '^BAD' "$d/job.o" | head -2 | tr '\n' ' ')$(tail -c 300 "$d/job.e" | tr '\n' ' ')"
+	rm -rf "$shm"
+	if [ -z "$why" ]; then
+		result PASS $name "loop in ${secs}s (job start to exit); receiver: '$raised'; job: '$okline'; $(sed -n 's/^figures: //p' "$d/job.o")"
+	else
+		result FAIL $name "$why"
+	fi
+}

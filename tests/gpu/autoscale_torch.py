@@ -1,6 +1,7 @@
 """A PyTorch job for tests/gpu/autoscale.sh: its "batch" grows in 128 MiB tensors to 85 % of its quota (what
-cudaMemGetInfo reports under vramguard), prints "high PID", waits for GO_FILE (the receiver has raised its quota by
-then), and grows on to GOAL_MIB without an OutOfMemoryError and without a restart.
+cudaMemGetInfo reports under vramguard), prints "high PID", and trains on at that size until cudaMemGetInfo's total
+grows (the receiver has raised its quota: the job sees it as a framework that sizes itself would) or GO_FILE appears,
+90 s at most; then it grows on to GOAL_MIB without an OutOfMemoryError and without a restart.
 
   autoscale_torch.py GO_FILE GOAL_MIB
 
@@ -35,7 +36,12 @@ def main():
     used0 = total0 - torch.cuda.mem_get_info()[0]
     print(f"high {os.getpid()} used={used0 // MiB} total={total0 // MiB}", flush=True)
     t = time.monotonic()
+    steps = 0
     while not os.path.exists(go) and time.monotonic() - t < 90:
+        (a @ a).sum().item()    # a training step at the size it has
+        steps += 1
+        if torch.cuda.mem_get_info()[1] > total0:
+            break
         time.sleep(0.1)
     waited = time.monotonic() - t
     try:
@@ -49,7 +55,7 @@ def main():
     total1 = torch.cuda.mem_get_info()[1]
     print(f"ok grew from {len(held) and used0 // MiB} MiB (85 % of {total0 // MiB}) to {len(held) * STEP} MiB of "
           f"tensors without OutOfMemoryError or a restart; cudaMemGetInfo's total now {total1 // MiB} MiB", flush=True)
-    print(f"figures: quota_before_mib={total0 // MiB} high_mib={used0 // MiB} waited_s={waited:.1f} "
+    print(f"figures: quota_before_mib={total0 // MiB} high_mib={used0 // MiB} waited_s={waited:.1f} steps={steps} "
           f"tensors_mib={len(held) * STEP} quota_after_mib={total1 // MiB}", flush=True)
     return 0
 

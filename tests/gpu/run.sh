@@ -960,7 +960,7 @@ phys_wanted() { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = physical ]; }
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = ops ]; } && ops_checks
 # shellcheck source=tests/gpu/autoscale.sh
 . "$HERE/autoscale.sh"
-{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = autoscale ]; } && autoscale_torch
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = autoscale ]; } && { autoscale_torch; autoscale_loop_torch; }
 # shellcheck source=tests/gpu/pysites.sh
 . "$HERE/pysites.sh"
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = python ]; } && pysites_checks
