@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -181,11 +182,27 @@ void vg_http_req_free(struct vg_http_req *rq)
 	rq->bodylen = 0;
 }
 
+/* recv() within the request's deadline: a client that trickles a byte at a time is dropped when the whole request
+ * has taken VG_HTTP_TIMEOUT_S, not only when one recv() waits that long (the servers answer one at a time). */
+static ssize_t http_recv(int fd, char *buf, size_t len, const struct timespec *deadline)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long left = (deadline->tv_sec - now.tv_sec) * 1000000LL + (deadline->tv_nsec - now.tv_nsec) / 1000;
+	if (left <= 0)
+		return -1;
+	struct timeval tv = { (time_t)(left / 1000000), (suseconds_t)(left % 1000000) };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return recv(fd, buf, len, 0);
+}
+
 int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq)
 {
 	memset(rq, 0, sizeof(*rq));
 	struct timeval tv = { VG_HTTP_TIMEOUT_S, 0 };
-	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += VG_HTTP_TIMEOUT_S;
 	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	/* One buffer: the headers, then the body (what came with the headers is moved in front of the rest). */
 	size_t cap = VG_HTTP_HEAD_MAX + body_max + 1, got = 0;
@@ -195,7 +212,7 @@ int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq)
 	rq->head = buf;
 	char *end = NULL;
 	while (!end && got < VG_HTTP_HEAD_MAX) {
-		ssize_t n = recv(cfd, buf + got, VG_HTTP_HEAD_MAX - got, 0);
+		ssize_t n = http_recv(cfd, buf + got, VG_HTTP_HEAD_MAX - got, &deadline);
 		if (n <= 0) {
 			vg_http_req_free(rq);
 			return -1;      /* closed, timed out (a stuck client), or a signal: drop it */
@@ -241,7 +258,7 @@ int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq)
 	memmove(body, rest, extra);
 	got = extra;
 	while (got < clen) {
-		ssize_t n = recv(cfd, body + got, (size_t)clen - got, 0);
+		ssize_t n = http_recv(cfd, body + got, (size_t)clen - got, &deadline);
 		if (n <= 0) {
 			vg_http_req_free(rq);
 			return -1;

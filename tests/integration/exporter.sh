@@ -102,6 +102,31 @@ if [ -n "$XURL" ]; then
 	exec 7>&-
 	if [ "$xo" = 200 ] && [ "$xt" -le 4 ]; then ok "  a stuck client delays the next scrape ${xt}s at most (read timeout)"
 	else bad "  stuck client: code $xo after ${xt}s"; fi
+	# A client that trickles its request a byte every 0.5 s is dropped when the whole request has taken the 2 s,
+	# not served after 12 s (a per-recv timeout alone never fires on it).
+	xo=$(python3 - "${xhost%:*}" "${xhost#*:}" <<'PY'
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+for i, c in enumerate(req):
+    try:
+        s.send(bytes([c]))
+    except OSError:
+        print(f"dropped after {i} of {len(req)} bytes"); sys.exit()
+    s.settimeout(0.5)
+    try:
+        if s.recv(1 << 16) == b"":
+            print(f"dropped after {i + 1} of {len(req)} bytes"); sys.exit()
+        print("answered"); sys.exit()
+    except socket.timeout:
+        pass
+    except OSError:
+        print(f"dropped after {i + 1} of {len(req)} bytes"); sys.exit()
+print("answered")
+PY
+)
+	[[ $xo == dropped* ]] && ok "  a client trickling its request a byte per 0.5 s: $xo (2 s for a whole request)" ||
+		bad "  a trickling client was not dropped: $xo"
 	# Members appearing and vanishing (exit, SIGKILL) during scrapes: every scrape answers, each clean.
 	xbad=0
 	xn=0
