@@ -221,6 +221,8 @@ else
 	touch "$AD/stop"
 	acleanup
 	rm -f "$AD/stop"
+	# shellcheck source=tests/integration/autoscale_owner.sh
+	source tests/integration/autoscale_owner.sh
 fi
 
 # ---- the closed loop: the job, the exporter, Prometheus, Alertmanager, the receiver; all on 127.0.0.1 ----
