@@ -1,10 +1,13 @@
 # shellcheck shell=bash
 # tests/gpu/autoscale.sh: `vramguard autoscale` on a real GPU, sourced by tests/gpu/run.sh (whose helpers and
-# variables it uses); VG_ONLY=autoscale runs only library_loads and this. There is no Prometheus or Alertmanager on
-# the GPU machine: the receiver gets the payload the real Alertmanager sent in make test
-# (tests/gpu/alertmanager-payload.json), its labels replaced by the job's own as the exporter serves them. A PyTorch
-# job under a 2 GiB quota grows past 80 %; the receiver (--step 2G --ceiling 4G) raises it to 4 GiB; the job grows
-# on to 3 GiB without an OutOfMemoryError and without a restart.
+# variables it uses); VG_ONLY=autoscale runs only library_loads and these two checks. A PyTorch job under a 2 GiB
+# quota grows past 80 % and trains on; the receiver (--step 2G --ceiling 4G) raises it to 4 GiB; the job sees the
+# new total in cudaMemGetInfo and grows on to 3 GiB without an OutOfMemoryError and without a restart.
+#   autoscale_torch       the receiver gets the payload the real Alertmanager sent in make test
+#                         (tests/gpu/alertmanager-payload.json), its labels replaced by the job's as the exporter
+#                         serves them;
+#   autoscale_loop_torch  the whole loop: exporter, Prometheus, Alertmanager and receiver, with Debian's binaries
+#                         carried to the GPU machine (below).
 
 autoscale_torch() {
 	local name=autoscale_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} shm why="" job rcv jpid port=19848
