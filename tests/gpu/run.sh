@@ -13,7 +13,9 @@
 #               file and line under PyTorch and CuPy);
 #               VG_ONLY=ops: only library_loads and the operations checks (tests/gpu/ops.sh: denial and threshold
 #               reports, the exporter); VG_ONLY=autoscale: only library_loads and tests/gpu/autoscale.sh (the
-#               receiver raises a PyTorch job's quota from 2 to 4 GiB on Alertmanager's payload, no restart).
+#               receiver raises a PyTorch job's quota from 2 to 4 GiB on Alertmanager's payload, no restart; and
+#               the whole loop with Prometheus and Alertmanager when VG_PROM_TAR, default
+#               .gpu-cache/prom/prom.tar.xz, holds their binaries: see the file's header).
 #               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
