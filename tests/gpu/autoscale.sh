@@ -79,12 +79,11 @@ PY
 # (scraping every second, examples/prometheus/rules.yml's process alert with `for: 1s`), Alertmanager (group_wait
 # 1s, the bearer token) and the receiver. Nothing can be installed there: Debian's prometheus and
 # prometheus-alertmanager binaries travel as a tarball, VG_PROM_TAR (default .gpu-cache/prom/prom.tar.xz, made by
-# on a machine that has them: prometheus and prometheus-alertmanager from /usr/bin, and share/prometheus/alertmanager/
-# with the *.tmpl files of /usr/share/prometheus/alertmanager/, `tar -cJf` from one folder); skipped without it.
+# scripts/pack-prometheus.sh on a machine that has them); skipped without it.
 autoscale_loop_torch() {
 	local name=autoscale_loop_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} tar=${VG_PROM_TAR:-$HERE/../../.gpu-cache/prom/prom.tar.xz}
 	local d shm why="" pids=() exp rcv aport pport t0 raised okline
-	if [ ! -f "$tar" ]; then result SKIP $name "no Prometheus/Alertmanager tarball at $tar (see tests/gpu/autoscale.sh)"; return; fi
+	if [ ! -f "$tar" ]; then result SKIP $name "no Prometheus/Alertmanager tarball at $tar: make it with scripts/pack-prometheus.sh"; return; fi
 	if [ ! -x "$vg" ]; then result FAIL $name "no vramguard command at $vg"; return; fi
 	d=$BUILD/loop
 	mkdir -p "$d/bin"
