@@ -43,6 +43,11 @@ ssync() {
 	PATH="$SD/bin:$PATH" FAKE_KUBECTL_PODS="$SD/pods.json" NODE_NAME=node-a VRAMGUARD="$VG" \
 		bash examples/kubernetes/annotation-sync.sh --dir "$SJD" "$@" 2>"$SD/sync.err"
 }
+# sloop ARGS...: the same in the background, as the script's own process (exec), so that $! is the script's PID
+sloop() {
+	PATH="$SD/bin:$PATH" FAKE_KUBECTL_PODS="$SD/pods.json" NODE_NAME=node-a VRAMGUARD="$VG" \
+		exec bash examples/kubernetes/annotation-sync.sh --dir "$SJD" "$@" 2>"$SD/sync.err"
+}
 squota() { # PID: its own quota in bytes on GPU 0, or its pending spec
 	"$VG" limit show --json --pid "$1" --dir "$SJD" | python3 -c 'import json,sys
 p=[p for r in json.load(sys.stdin)["regions"] for p in r["processes"]][0]
@@ -93,7 +98,7 @@ else
 	# The loop (--interval): the annotation is applied when it changes, not on every pass; a limit changed since
 	# (by autoscale or by hand) stays until the annotation changes again.
 	spods "$(spod plain 120M)"
-	ssync --ceiling 1G --interval 0.1 &
+	sloop --ceiling 1G --interval 0.1 &
 	SL=$!
 	SPIDS+=("$SL")
 	sawait "$SD/sync.err" ': set: ml/plain' && "$VG" limit set 130M --pid "$SP_" --dir "$SJD" >>"$LOG" 2>&1
@@ -114,6 +119,9 @@ else
 				"$T/grower" "$SD/stop" 10 1 60 >"$SD/$n.out" 2>"$SD/$n.err" &
 			SPIDS+=($!)
 			sawait "$SD/$n.out" '^granted' || bad "annotation-sync: namespaced job $n did not start" "$(cat "$SD/$n.err")"
+			# Not in the same clock tick: two PID-1 processes that start in one tick would share the control
+			# segment's name (vramguard.proc.PID.START), and the second would have none.
+			sleep 0.05
 		done
 		spods "$(spod train-d 50M)"
 		ssync --ceiling 1G --once
