@@ -14,6 +14,12 @@ pulled or applied). One line per check, "ok - ..." or "not ok - ...", and exit s
                the host's path, and its --limit sizes are well-formed; a Pod asks for vramguard.dev/quota=SIZE
                through NRI's cdi-devices.noderesource.dev annotations, for a container it has and a SIZE some
                DaemonSet generates; no cdi.k8s.io/ annotation on a Pod (the kubelet does not pass it on)
+  node agents  a DaemonSet that runs `vramguard exporter` or `vramguard autoscale` asks for no GPU; the receiver
+               (`vramguard autoscale`, its flags and its --config ConfigMap's `name = value` lines together): a
+               --config names a key of a ConfigMap of the same file mounted there; a non-loopback --listen only
+               with allow-remote; a token-file from a Secret volume mounted readOnly with mode 0400 or 0600; not
+               root (runAsNonRoot, or runAsUser other than 0); with allow-remote, a NetworkPolicy of the same file
+               whose podSelector matches the pod and whose ingress rule for the receiver's port names its peers
   Compose      docker-compose.yml: services with an image, the quota in environment, an nvidia GPU reservation,
                named volumes declared, report files on a volume
   Dockerfiles  every Dockerfile (Dockerfile, Dockerfile.*, *.Dockerfile, not *.dockerignore): known instructions
@@ -227,6 +233,113 @@ def check_node_installer(r, where, spec, vols, generated):
     r.check(found, f"{where}: a container runs vramguard cdi")
 
 
+NODE_AGENTS = ("exporter", "autoscale")     # vramguard commands that run on a node beside the jobs, not as a job
+LOOPBACK = re.compile(r"^(127\.\d+\.\d+\.\d+|\[::1\]|localhost):\d+$")
+
+
+def vramguard_command(c):
+    """(subcommand, [argv after it]) if the container runs `vramguard SUBCOMMAND ...`, else (None, [])."""
+    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+    for i, a in enumerate(argv[:-1]):
+        if os.path.basename(a) == "vramguard":
+            return argv[i + 1], argv[i + 2:]
+    return None, []
+
+
+def long_options(argv):
+    """[(name, value)] of --name VALUE / --name=VALUE / --flag (value "true")."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--") and "=" in a:
+            out.append(tuple(a[2:].split("=", 1)))
+        elif a.startswith("--") and a[2:] in ("allow-remote", "dry-run"):
+            out.append((a[2:], "true"))
+        elif a.startswith("--") and i + 1 < len(argv):
+            out.append((a[2:], argv[i + 1]))
+            i += 1
+        i += 1
+    return out
+
+
+def config_options(text):
+    """[(name, value)] of a --config FILE: `name = value` lines, # comments."""
+    out = []
+    for ln in str(text).splitlines():
+        ln = ln.split("#", 1)[0].strip()
+        if ln:
+            k, _, v = ln.partition("=")
+            out.append((k.strip(), v.strip()))
+    return out
+
+
+def mounted_volume(c, vols, path):
+    """(the volumeMount, the volume, the path inside the volume) that holds path in container c, or Nones."""
+    best = None
+    for m in c.get("volumeMounts") or []:
+        mp = m.get("mountPath", "") if isinstance(m, dict) else ""
+        if mp and under(path, [mp]) and (best is None or len(mp) > len(best.get("mountPath"))):
+            best = m
+    if best is None:
+        return None, None, None
+    return best, vols.get(best.get("name")), path[len(best["mountPath"].rstrip("/")) + 1:]
+
+
+def check_receiver(r, w, c, spec, labels, vols, configmaps, netpols):
+    """A `vramguard autoscale` container: its token, its user, where it listens and who may reach it."""
+    _, argv = vramguard_command(c)
+    opts = long_options(argv)
+    for k, path in [o for o in opts if o[0] == "config"]:
+        m, vol, key = mounted_volume(c, vols, path)
+        cm = (vol or {}).get("configMap", {}).get("name") if vol else None
+        if r.check(cm in configmaps and key in (configmaps.get(cm) or {}),
+                   f"{w}: --config {path} is a key of a ConfigMap of this file, mounted there",
+                   f"volume {m.get('name') if m else None}, ConfigMaps {sorted(configmaps)}"):
+            opts += config_options(configmaps[cm][key])
+    got = {}
+    for k, v in opts:
+        got.setdefault(k, v)
+    listen, socket = got.get("listen", "127.0.0.1:9848"), got.get("socket")
+    remote = got.get("allow-remote", "false").lower() in ("true", "1", "yes", "on")
+    if socket is None:
+        r.check(LOOPBACK.match(listen) is not None or remote,
+                f"{w}: listens on {listen}, not a loopback address, only with allow-remote",
+                "the receiver refuses it at start (vramguard help autoscale)")
+        token = got.get("token-file")
+        if r.check(token is not None, f"{w}: has a token-file (required with --listen)"):
+            m, vol, key = mounted_volume(c, vols, token)
+            sec = (vol or {}).get("secret")
+            if r.check(isinstance(sec, dict), f"{w}: the token {token} comes from a Secret volume",
+                       "a token in the image or a ConfigMap is readable by whoever reads those"):
+                modes = [it.get("mode") for it in sec.get("items") or [] if it.get("path") == key
+                         and "mode" in it] or [sec.get("defaultMode", 0o644)]
+                r.check(modes[0] in (0o400, 0o600), f"{w}: the token's Secret is mounted with mode 0400 or 0600",
+                        f"mode {oct(modes[0]) if isinstance(modes[0], int) else modes[0]}: the receiver refuses a "
+                        "token file others can read")
+                r.check(m.get("readOnly") is True, f"{w}: the token's Secret is mounted readOnly")
+    sc, psc = c.get("securityContext") or {}, spec.get("securityContext") or {}
+    uid = sc.get("runAsUser", psc.get("runAsUser"))
+    nonroot = sc.get("runAsNonRoot", psc.get("runAsNonRoot"))
+    r.check(uid != 0 and (nonroot is True or (isinstance(uid, int) and uid > 0)),
+            f"{w}: does not run as root (runAsNonRoot, or runAsUser other than 0)",
+            f"runAsUser {uid}, runAsNonRoot {nonroot}: as root it could raise any job's limit (docs/autoscale.md)")
+    if remote and socket is None:
+        port = int(listen.rsplit(":", 1)[1]) if listen.rsplit(":", 1)[-1].isdigit() else None
+        mine = []
+        for np_ in netpols:
+            sel = ((np_.get("spec") or {}).get("podSelector") or {}).get("matchLabels") or {}
+            if sel and all(labels.get(k) == v for k, v in sel.items()):
+                mine.append(np_)
+        ok = False
+        for np_ in mine:
+            for rule in (np_.get("spec") or {}).get("ingress") or []:
+                ports = [p.get("port") for p in rule.get("ports") or []]
+                if (port in ports or "autoscale" in ports) and rule.get("from"):
+                    ok = True
+        r.check(ok, f"{w}: allow-remote: a NetworkPolicy selects the pod and admits only named peers to port {port}",
+                "without one, every pod of the cluster can reach the receiver")
+
+
 def check_container(r, where, c, volumes, init, cdi=()):
     name = c.get("name", "?")
     w = f"{where} container {name}"
@@ -329,6 +442,9 @@ def check_manifest(r, path, root, cdi_sizes, cdi_asked):
     except yaml.YAMLError as e:
         r.check(False, f"{rel}: parses as YAML", str(e).replace("\n", " "))
         return
+    configmaps = {(d.get("metadata") or {}).get("name"): d.get("data") or {} for d in docs
+                  if isinstance(d, dict) and d.get("kind") == "ConfigMap"}
+    netpols = [d for d in docs if isinstance(d, dict) and d.get("kind") == "NetworkPolicy"]
     for i, doc in enumerate(docs):
         if not isinstance(doc, dict) or "kind" not in doc:
             r.check(False, f"{rel} document {i + 1}: is a Kubernetes object (apiVersion, kind)")
@@ -369,6 +485,16 @@ def check_manifest(r, path, root, cdi_sizes, cdi_asked):
         if kind == "DaemonSet" and any(vramguard_cdi_options((c.get("command") or []) + (c.get("args") or []))
                                        is not None for c in containers + inits):
             check_node_installer(r, where, spec, vols, cdi_sizes)
+        elif kind == "DaemonSet" and any(vramguard_command(c)[0] in NODE_AGENTS for c in containers):
+            # The exporter and the receiver: node agents beside the jobs, never a job themselves.
+            labels = ((pod_spec_meta(doc) or {}).get("labels")) or {}
+            for c in inits + containers:
+                check_container(r, where, c, vols, init=c in inits)
+                w = f"{where} container {c.get('name')}"
+                r.check("nvidia.com/gpu" not in ((c.get("resources") or {}).get("limits") or {}),
+                        f"{w}: asks for no nvidia.com/gpu", "a node agent must not take a GPU from the jobs")
+                if vramguard_command(c)[0] == "autoscale":
+                    check_receiver(r, w, c, spec, labels, vols, configmaps, netpols)
         else:
             gpu = False
             for c in inits:
@@ -718,6 +844,95 @@ spec:
       "annotation cdi.k8s.io/vramguard reaches the runtime", "container.trian names a container of the Pod",
       "LD_PRELOAD library /usr/lib/vramguard/libvramguard.so is on a mounted volume",
       "CDI device vramguard.dev/quota=16G is one a DaemonSet's vramguard cdi generates"]),
+    ("a receiver whose token others can read, run as root, on 0.0.0.0 without allow-remote",
+     "examples/kubernetes/autoscale.yaml", """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: node
+spec:
+  selector:
+    matchLabels:
+      app: node
+  template:
+    metadata:
+      labels:
+        app: node
+    spec:
+      containers:
+        - name: autoscale
+          image: example/vramguard:1
+          command: [vramguard, autoscale, --ceiling, 16G, --listen, "0.0.0.0:9848", --token-file, /run/tok/token]
+          securityContext:
+            runAsUser: 0
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+          volumeMounts:
+            - name: tok
+              mountPath: /run/tok
+      volumes:
+        - name: tok
+          secret:
+            secretName: tok
+            defaultMode: 0644
+""", ["container autoscale: asks for no nvidia.com/gpu",
+      "listens on 0.0.0.0:9848, not a loopback address, only with allow-remote",
+      "the token's Secret is mounted with mode 0400 or 0600", "the token's Secret is mounted readOnly",
+      "does not run as root"]),
+    ("a receiver with allow-remote in its --config and no NetworkPolicy, its token in a ConfigMap",
+     "examples/kubernetes/autoscale.yaml", """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: policy
+data:
+  autoscale.conf: |
+    listen = 0.0.0.0:9848
+    allow-remote = true
+    token-file = /etc/vramguard/token
+    ceiling = 16G
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: other
+spec:
+  podSelector:
+    matchLabels:
+      app: something-else
+  ingress:
+    - from:
+        - podSelector: {}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: node
+spec:
+  selector:
+    matchLabels:
+      app: node
+  template:
+    metadata:
+      labels:
+        app: node
+    spec:
+      securityContext:
+        runAsUser: 1000
+      containers:
+        - name: autoscale
+          image: example/vramguard:1
+          command: [vramguard, autoscale, --config, /etc/vramguard/autoscale.conf]
+          volumeMounts:
+            - name: policy
+              mountPath: /etc/vramguard
+      volumes:
+        - name: policy
+          configMap:
+            name: policy
+""", ["the token /etc/vramguard/token comes from a Secret volume",
+      "allow-remote: a NetworkPolicy selects the pod and admits only named peers to port 9848"]),
     ("a compose file with no quota and an undeclared volume", "examples/docker/docker-compose.yml", """\
 services:
   a:

@@ -11,6 +11,9 @@ status 1 if any check failed.
               (critical, warning, info), summary and description that use label values, and a runbook naming
               `vramguard top` or `vramguard dump`; alerts on `up` match every scrape job of prometheus.yml; every
               alert has a unit test where it fires and one where it does not
+  alertmanager `amtool check-config alertmanager.yml` (skipped, with a line, when amtool is missing); its webhook
+              receivers for vramguard autoscale send resolved alerts and read the bearer token from a file
+              (http_config.authorization.credentials_file), never inline
   dashboard   grafana-dashboard.json is JSON with a datasource variable and instance, region and pid variables;
               every panel and query uses the templated datasource; every query names only CONTRACT metrics, with
               label matchers that metric has; panel ids unique; grid positions within 24 columns, not overlapping
@@ -219,6 +222,32 @@ def check_rules(r, rules, tests, jobs):
     r.check(not unknown, "rules_test.yml: tests only alerts of rules.yml", f"unknown: {sorted(unknown)}")
 
 
+# ---- Alertmanager's route to vramguard autoscale ----
+
+def check_amtool(r, d):
+    rel = "examples/prometheus/alertmanager.yml"
+    if shutil.which("amtool") is None:
+        r.skip(f"amtool check-config {rel}", "amtool is missing: apt-get install prometheus-alertmanager "
+               "(bash scripts/setup.sh)")
+        return
+    p = subprocess.run(["amtool", "check-config", "alertmanager.yml"], cwd=d, capture_output=True, text=True,
+                       timeout=60)
+    r.check(p.returncode == 0, f"amtool check-config {rel}", (p.stdout + p.stderr).strip()[-300:])
+
+
+def check_alertmanager(r, cfg):
+    rel = "alertmanager.yml"
+    hooks = [(rc.get("name"), w) for rc in (cfg or {}).get("receivers") or [] if isinstance(rc, dict)
+             for w in rc.get("webhook_configs") or [] if "autoscale" in str(rc.get("name"))]
+    r.check(len(hooks) > 0, f"{rel}: a webhook receiver for vramguard autoscale")
+    for name, w in hooks:
+        auth = ((w.get("http_config") or {}).get("authorization")) or {}
+        r.check(w.get("send_resolved") is True, f"{rel} {name}: send_resolved: true (the receiver logs them)")
+        r.check(isinstance(auth.get("credentials_file"), str) and "credentials" not in auth,
+                f"{rel} {name}: the bearer token from http_config.authorization.credentials_file",
+                "a token written in the config is read by whoever reads the config")
+
+
 # ---- the Grafana dashboard ----
 
 DS_VARS = ("${datasource}", "$datasource")
@@ -308,6 +337,8 @@ def check_dir(r, d, with_promtool):
     rules = load_yaml(r, os.path.join(d, "rules.yml"), "rules.yml")
     tests = load_yaml(r, os.path.join(d, "rules_test.yml"), "rules_test.yml")
     check_rules(r, rules, tests, jobs)
+    check_amtool(r, d)
+    check_alertmanager(r, load_yaml(r, os.path.join(d, "alertmanager.yml"), "alertmanager.yml"))
     check_dashboard(r, os.path.join(d, "grafana-dashboard.json"))
 
 
@@ -370,15 +401,32 @@ def self_test(d, with_promtool):
         badr, expect_r = _broken_rules(yaml.safe_load(rules_text))
         with open(os.path.join(case, "rules.yml"), "w") as f:
             yaml.safe_dump(badr, f)
+        with open(os.path.join(d, "alertmanager.yml")) as f:
+            am = yaml.safe_load(f)
+        hook = [w for rc in am["receivers"] if "autoscale" in rc["name"] for w in rc["webhook_configs"]][0]
+        hook["send_resolved"] = False
+        hook["http_config"]["authorization"] = {"type": "Bearer", "credentials": "s3cret"}
+        with open(os.path.join(case, "alertmanager.yml"), "w") as f:
+            yaml.safe_dump(am, f)
+        expect_a = ["send_resolved: true", "the bearer token from http_config.authorization.credentials_file"]
         inner = Results(quiet=True)
         check_dir(inner, case, with_promtool=False)
         fails = [ln for ln in inner.lines if ln.startswith("not ok")]
         for ln in fails:
             print(f"#   {ln}")
-        for e in expect + expect_r:
+        for e in expect + expect_r + expect_a:
             r.check(any(e in ln for ln in fails), f"self-test: a broken fixture fails '{e}'")
-        r.check(len(fails) <= 2 * len(expect + expect_r),
-                f"self-test: nothing else fails ({len(fails)} failing checks for {len(expect + expect_r)} mistakes)")
+        n = len(expect + expect_r + expect_a)
+        r.check(len(fails) <= 2 * n, f"self-test: nothing else fails ({len(fails)} failing checks for {n} mistakes)")
+        if shutil.which("amtool") is not None:
+            am["route"]["routes"][0]["receiver"] = "no-such-receiver"
+            with open(os.path.join(case, "alertmanager.yml"), "w") as f:
+                yaml.safe_dump(am, f)
+            inner = Results(quiet=True)
+            check_amtool(inner, case)
+            r.check(inner.failed == 1, "self-test: amtool check-config fails a route to an undefined receiver")
+        else:
+            r.skip("self-test: amtool check-config fails a route to an undefined receiver", "amtool is missing")
         if not with_promtool:
             r.skip("self-test: mutated rules fail promtool test rules", "no promtool")
             return r
