@@ -315,7 +315,7 @@ static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a,
 	}
 	struct vg_slot_view v;
 	int rc = -1;
-	if (!vg_slot_read(&r, (uint32_t)slot, &v) || v.pid != t->pid) {
+	if (!vg_slot_read(&r, (uint32_t)slot, &v) || !v.alive || v.start != vg_proc_start(t->pid)) {
 		snprintf(why, len, "process %ld exited", pid);
 		goto out;
 	}

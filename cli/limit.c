@@ -81,6 +81,54 @@ int vg_limit_open_shared(const char *dir, const char *name, struct vg_region *r,
 	return 0;
 }
 
+/* The PID process pid has in the innermost PID namespace it is in (the last field of /proc/PID/status's NSpid:
+ * line): pid itself unless it runs in a container with a PID namespace of its own, nested in ours. */
+static int32_t limit_inner_pid(int32_t pid)
+{
+	char path[64], st[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return pid;
+	size_t n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = '\0';
+	const char *ns = strstr(st, "\nNSpid:");
+	long inner = pid;
+	for (char *q = ns ? (char *)ns + 7 : NULL, *end; q && *q && *q != '\n'; q = end) {
+		long v = strtol(q, &end, 10);
+		if (end == q)
+			break;
+		inner = v;
+	}
+	return inner > 0 && inner <= INT32_MAX ? (int32_t)inner : pid;
+}
+
+/* The slot of the process the caller names pid in r: the one with its start time and either its PID here or, for a
+ * job in a container with a PID namespace of its own, its PID there (a slot records the PID its process sees; start
+ * times count from boot in every namespace). -1 when none; -2 when two fit (two containers' PID 1 started in the
+ * same clock tick): which one is meant cannot be told. */
+static int limit_slot_of(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start)
+{
+	int found = -1;
+	for (uint32_t k = 0; k < r->nslots; k++) {
+		struct vg_slot_view v;
+		if (!vg_slot_read(r, k, &v) || !v.alive || v.start != start || (v.pid != pid && v.pid != inner))
+			continue;
+		if (found >= 0)
+			return -2;
+		found = (int)k;
+	}
+	return found;
+}
+
+static int limit_ambiguous(int32_t pid, const char *cmd, const char *where)
+{
+	return vg_cli_fail(1, "process %d (%s): two processes of other PID namespaces with its PID there and its start "
+			   "time are in %s: which one is meant cannot be told; nothing was changed (change it from inside "
+			   "its container: 'vramguard limit set SPEC --pid PID' there)", (int)pid, cmd, where);
+}
+
 int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool want_write, struct vg_region *out,
 		      int *slot)
 {
@@ -88,19 +136,23 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 	uint64_t start = vg_proc_start(pid);
 	if (!start)
 		return vg_cli_fail(1, "no process %d", (int)pid);
+	int32_t inner = limit_inner_pid(pid);
 	vg_proc_cmdline(pid, true, cmd, sizeof(cmd));
 	if (shared) {
 		int rc = vg_limit_open_shared(dir, shared, out, want_write);
 		if (rc)
 			return rc;
-		if ((*slot = vg_region_find_pid(out, pid)) >= 0)
+		if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
 			return 0;
 		vg_region_close(out);
+		if (*slot == -2)
+			return limit_ambiguous(pid, cmd, vg_cli_q(shared));
 		return vg_cli_fail(1, "process %d (%s) is not in shared region %s", (int)pid, cmd, vg_cli_q(shared));
 	}
-	/* Its control segment is DIR/vramguard.proc.PID.START, START its start time now (a reused PID has another). */
+	/* Its control segment is DIR/vramguard.proc.PID.START, START its start time now (a reused PID has another),
+	 * PID the one it sees itself: its PID in its container's own PID namespace. */
 	char path[VG_SHARED_PATH_MAX];
-	if (vg_region_control_path(dir, pid, start, path, sizeof(path)) == 0) {
+	if (vg_region_control_path(dir, inner, start, path, sizeof(path)) == 0) {
 		int rc = vg_region_open(out, path, want_write ? VG_OPEN_ADMIN : VG_OPEN_READ, VG_REGION_CONTROL, NULL, NULL,
 					err, sizeof(err));
 		if (rc == -EACCES)
@@ -109,18 +161,30 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		if (rc && rc != -ENOENT)
 			return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 		if (rc == 0) {
-			if ((*slot = vg_region_find_pid(out, pid)) >= 0)
+			if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
 				return 0;
 			vg_region_close(out);
 		}
 	}
-	/* Else a slot in any region of the directory. */
+	/* Else a slot in any region of the directory (or a control segment named with its namespace, see
+	 * interposer/shared.c): exactly one. */
 	struct vg_scan s;
 	vg_scan_open(&s, dir, NULL, 0, VG_SCAN_DIR, err, sizeof(err));
+	size_t hit = s.n;
+	int hk = -1;
 	for (size_t i = 0; i < s.n; i++) {
-		int k = vg_region_find_pid(&s.v[i].r, pid);
-		if (k < 0)
+		int k = limit_slot_of(&s.v[i].r, pid, inner, start);
+		if (k == -1)
 			continue;
+		if (k == -2 || hit < s.n) {
+			vg_scan_close(&s);
+			return limit_ambiguous(pid, cmd, dir);
+		}
+		hit = i;
+		hk = k;
+	}
+	if (hit < s.n) {
+		size_t i = hit;
 		if (want_write && !s.v[i].r.writable) {
 			struct stat st;
 			int code;
@@ -137,7 +201,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 			return code;
 		}
 		vg_scan_take(&s, i, out);
-		*slot = k;
+		*slot = hk;
 		vg_scan_close(&s);
 		return 0;
 	}

@@ -122,7 +122,7 @@ int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const cha
 		return rc;
 	struct vg_slot_view v;
 	char err[VG_CLI_WHY_MAX], old[VG_REGION_SPEC_MAX + 80];
-	if (!vg_slot_read(&r, (uint32_t)slot, &v) || v.pid != pid) {
+	if (!vg_slot_read(&r, (uint32_t)slot, &v) || !v.alive || v.start != vg_proc_start(pid)) {
 		int code = vg_cli_fail(1, "process %d exited (it left %s) before the limit could be set: nothing was "
 				      "changed", (int)pid, r.path);
 		vg_region_close(&r);
@@ -153,13 +153,15 @@ int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const cha
 					 vg_dev_label(&dv, g, sizeof(g)), vg_format_bytes(lim, b, sizeof(b)));
 		}
 	}
-	char label[sizeof(r.path)];
+	char label[sizeof(r.path)], ns[64] = "";
+	if (v.pid != pid)       /* a job in a container with a PID namespace of its own */
+		snprintf(ns, sizeof(ns), " (PID %d in its own PID namespace)", (int)v.pid);
 	if (out && r.kind == VG_REGION_CONTROL)
-		fprintf(out, "vramguard: process %d (%s), control segment %s: limit %s -> %s; it applies it at its next "
-			"allocation%s\n", (int)v.pid, v.cmd, r.path, old, spec, over.data ? over.data : "");
+		fprintf(out, "vramguard: process %d%s (%s), control segment %s: limit %s -> %s; it applies it at its next "
+			"allocation%s\n", (int)pid, ns, v.cmd, r.path, old, spec, over.data ? over.data : "");
 	else if (out)
-		fprintf(out, "vramguard: process %d (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it at its "
-			"next allocation (the region's budget still applies)%s\n", (int)v.pid, v.cmd,
+		fprintf(out, "vramguard: process %d%s (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it at "
+			"its next allocation (the region's budget still applies)%s\n", (int)pid, ns, v.cmd,
 			vg_cli_region_label(&r, r.path, label, sizeof(label)), r.path, old, spec, over.data ? over.data : "");
 	vg_strbuf_free(&over);
 	vg_region_close(&r);

@@ -195,6 +195,11 @@ int vg_limit_show(int argc, char **argv)
 			free(names);
 			return rc;
 		}
+		/* The rows are the slot's: the PID it records is the one its process sees (in a container's own PID
+		 * namespace, not the PID asked for here). */
+		struct vg_slot_view v;
+		if (vg_slot_read(&r, (uint32_t)slot, &v))
+			pid = v.pid;
 		if (!vg_scan_single(&s, dir, &r)) {
 			free(names);
 			return vg_cli_fail(1, "out of memory");

@@ -24,6 +24,7 @@ struct mx_proc {
 	struct vg_slot_view v;
 	char region[VG_REGION_NAME_MAX + 8];
 	char container[MX_ID_MAX], pod[MX_POD_MAX];
+	pid_t here;                     /* its PID in the exporter's PID namespace, 0 when not found */
 };
 
 struct mx_snap {
@@ -355,6 +356,7 @@ static void mx_identity(struct mx_proc *p, struct mx_nsmap *m)
 	pid_t pid = mx_pid_here(m, &p->v);
 	if (pid <= 0)
 		return;
+	p->here = pid;
 	char path[64], cg[4096];
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	bool kube = false;
@@ -378,7 +380,9 @@ static void mx_identity(struct mx_proc *p, struct mx_nsmap *m)
 
 static void mx_proc_labels(struct vg_strbuf *b, const struct mx_proc *p)
 {
-	vg_strbuf_printf(b, "pid=\"%d\"", (int)p->v.pid);
+	/* The PID as the exporter (and `limit set --pid`, and the autoscale receiver beside it) sees it: a job in a
+	 * container of its own registers the PID it sees there, which names nobody, or somebody else, here. */
+	vg_strbuf_printf(b, "pid=\"%d\"", (int)(p->here > 0 ? p->here : p->v.pid));
 	mx_label(b, false, "command", p->v.cmd);
 	mx_label(b, false, "region", p->region);
 }

@@ -189,7 +189,15 @@ int vg_shared_attach(void)
 	char path[VG_SHARED_PATH_MAX];
 	const struct vg_region_make make = { .kind = VG_REGION_CONTROL, .mode = 0600, .name = "", .spec = "" };
 	int rc = vg_region_control_path(vg_cfg.shm_dir, getpid(), vg_self_start, path, sizeof(path));
-	if (rc == 0 && (rc = vg_open_join(path, &make, &created, err, sizeof(err))) == -ETIMEDOUT)
+	if (rc == 0)
+		rc = vg_open_join(path, &make, &created, err, sizeof(err));
+	/* Taken by a live process of another PID namespace with our PID and start tick (two containers' PID 1 started
+	 * in the same tick, sharing VRAMGUARD_SHM_DIR): ours gets the namespace's inode in its name. */
+	uint64_t ns = rc == -ENOSPC ? vg_proc_pidns() : 0;
+	size_t pl = strlen(path);
+	if (ns && (size_t)snprintf(path + pl, sizeof(path) - pl, ".%llu", (unsigned long long)ns) < sizeof(path) - pl)
+		rc = vg_open_join(path, &make, &created, err, sizeof(err));
+	if (rc == -ETIMEDOUT)
 		vg_region_close(&vg_self);
 	if (rc != 0) {
 		/* Only the command's view of this process is lost: quotas hold as configured. */

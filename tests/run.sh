@@ -729,6 +729,7 @@ echo "== vramguard autoscale: Alertmanager's alerts raise limits within a ceilin
 source tests/integration/autoscale.sh
 echo "== examples/kubernetes/annotation-sync.sh: vramguard.dev/limit as a live quota (kubectl is a test double)"
 source tests/integration/annotation_sync.sh
+source tests/integration/pidns.sh
 
 echo "== shared regions under the preload: races, kill, exec, fork, live limits, hostile files"
 source tests/integration/shared_preload.sh

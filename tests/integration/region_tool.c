@@ -11,6 +11,8 @@
  *                                                the region's first GPU, its command CMD (any bytes: the
  *                                                exporter's escaping test) or "planted"
  *   region_tool control DIR DEVICE... [OPTION...] make our control segment DIR/vramguard.proc.PID.START, the same
+ *                                                (REGION_TOOL_AS=PID:START in the environment: as that process,
+ *                                                whose name and slot it takes, e.g. another container's PID 1)
  *   region_tool request PATH PID SPEC            write SPEC into PID's slot as a `limit set --pid` request, unchecked
  *                                                (as a newer command with a syntax this library does not know would)
  *
@@ -84,6 +86,18 @@ static uint64_t size_arg(const char *s)
 	return v;
 }
 
+/* Who the member is: this process, or REGION_TOOL_AS=PID:START. */
+static void member_id(pid_t *pid, uint64_t *start)
+{
+	const char *as = getenv("REGION_TOOL_AS");
+	*pid = getpid();
+	*start = vg_proc_start(*pid);
+	if (as && strchr(as, ':')) {
+		*pid = (pid_t)atoi(as);
+		*start = strtoull(strchr(as, ':') + 1, NULL, 10);
+	}
+}
+
 static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 {
 	struct dev dev[MAXDEV];
@@ -124,10 +138,12 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 			return die("unknown key '%s'", k);
 		}
 	}
-	pid_t pid = getpid();
+	pid_t pid;
+	uint64_t start;
+	member_id(&pid, &start);
 	char cmd[VG_REGION_CMD_MAX];
 	snprintf(cmd, sizeof(cmd), "region_tool %s", control ? "control" : "join");
-	if (vg_region_join(r, pid, vg_proc_start(pid), cmd, NULL, err, sizeof(err)) != 0)
+	if (vg_region_join(r, pid, start, cmd, NULL, err, sizeof(err)) != 0)
 		return die("join: %s", err);
 	for (int i = 0; i <= ndev; i++) {
 		struct dev *d = &dev[i];
@@ -233,8 +249,10 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "control")) {
 		char path[VG_SHARED_PATH_MAX];
-		pid_t pid = getpid();
-		if (vg_region_control_path(argv[2], pid, vg_proc_start(pid), path, sizeof(path)) != 0)
+		pid_t pid;
+		uint64_t start;
+		member_id(&pid, &start);
+		if (vg_region_control_path(argv[2], pid, start, path, sizeof(path)) != 0)
 			return die("control: %s", "directory name too long");
 		const struct vg_region_make m = { .kind = VG_REGION_CONTROL, .mode = 0600, .name = "", .spec = "" };
 		if (vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_CONTROL, &m, NULL, err, sizeof(err)) != 0)
