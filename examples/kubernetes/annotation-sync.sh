@@ -12,11 +12,14 @@
 # POD_NAME, or its HOSTNAME in a Kubernetes cgroup; docs/metrics.md); when the process's `container` label (the
 # container ID from its cgroup) and the pod's containerStatuses both name IDs, they must agree, so a pod of the
 # same name in another namespace is not taken for it. The quota compared is each process's own quota on every GPU
-# (`vramguard limit show --json`); a process whose quota is already SIZE, or has SIZE pending, is left alone.
+# (`vramguard limit show --json --pid PID`); a process whose quota is already SIZE, or has SIZE pending, is left
+# alone.
 #
-# The PID that `limit set --pid` takes is the one the process's slot records: its PID in its own PID namespace
-# (often 1 in a container). From the node, two pods' jobs can record the same PID, and `limit set --pid` cannot
-# tell them apart: such a PID is refused here, one line, nothing changed (docs/autoscale.md, "Kubernetes").
+# The PID is the exporter's `pid` label: the process's PID as this container sees it, which `limit set --pid` takes
+# (a job in a pod records its own PID, often 1; the exporter and `limit set` find it by that and its start time).
+# It needs hostPID: true (autoscale.yaml has it). Without it, the exporter cannot see into the pods' PID namespaces
+# and exports each job's own PID: two pods' PID 1 then look alike, and such a PID is refused here, one line,
+# nothing changed.
 #
 # With --interval, the annotation is applied when it changes (or a new process appears), not on every pass: a
 # limit raised since by `vramguard autoscale`, or by hand, stays until the annotation changes again. With --once
@@ -57,10 +60,10 @@ dirargs=()
 
 # The decisions of one pass, one per line: "set PID SPEC NAMESPACE/POD WHAT" or "refuse NAMESPACE/POD WHY"
 # (nothing for a process whose quota is already the annotation's). The size grammar is vramguard's for one plain size: 4096 (MiB), 512M, 8G, 1.5G, 1T, optional i/iB/B.
-decide() { # PODS.json EXPORTER.txt LIMITS.json
-	python3 - "$@" "$ANNOTATION" "$ceiling" "$node" <<'EOF'
-import json, re, sys
-pods_f, metrics_f, limits_f, ann, ceiling, node = sys.argv[1:]
+decide() { # PODS.json EXPORTER.txt
+	python3 - "$@" "$ANNOTATION" "$ceiling" "$node" "$VG" "$dir" <<'EOF'
+import json, re, subprocess, sys
+pods_f, metrics_f, ann, ceiling, node, vg, vgdir = sys.argv[1:]
 UNITS = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 def size(s):
@@ -78,8 +81,8 @@ if cap is None or cap <= 0:
     sys.exit(0)
 with open(pods_f) as f:
     pods = json.load(f).get("items") or []
-# The exporter's processes: pid -> [(pod, container, command)], one entry per slot (a PID can be in several
-# namespaces).
+# The exporter's processes: pid -> [(pod, container, command)], one entry per slot (without hostPID, two slots of
+# other PID namespaces can be exported with the same PID).
 procs = {}
 label = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 with open(metrics_f) as f:
@@ -88,15 +91,21 @@ with open(metrics_f) as f:
             continue        # one sample per process, not per GPU
         lb = dict(label.findall(line[line.index("{"):line.rindex("}")]))
         procs.setdefault(lb["pid"], []).append((lb.get("pod", ""), lb.get("container", ""), lb.get("command", "")))
-with open(limits_f) as f:
-    limits = json.load(f)
-own = {}        # pid -> ([quota bytes per GPU], requested spec or None), processes with their own control segment
-for reg in limits.get("regions") or []:
-    if reg.get("kind") != "control":
-        continue
-    for p in reg.get("processes") or []:
-        if p.get("state") == "alive":
-            own[str(p["pid"])] = ([d.get("quota_bytes") for d in p.get("devices") or []], p.get("requested_limit"))
+
+def own_quota(pid):
+    """([quota bytes per GPU], requested spec or None) of a process with its own control segment, None for one in a
+    shared region: `limit show --json --pid PID` finds it by the PID as this container sees it (a job in a pod of
+    its own PID namespace too: its PID there and its start time)."""
+    r = subprocess.run([vg, "limit", "show", "--json", "--pid", pid] + (["--dir", vgdir] if vgdir else []),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    for reg in json.loads(r.stdout).get("regions") or []:
+        for p in reg.get("processes") or []:
+            if reg.get("kind") == "control" and p.get("state") == "alive":
+                return ([d.get("quota_bytes") for d in p.get("devices") or []], p.get("requested_limit"))
+    return None
+
 for pod in pods:
     meta = pod.get("metadata") or {}
     name, ns = meta.get("name", ""), meta.get("namespace", "")
@@ -123,8 +132,8 @@ for pod in pods:
             continue
         if len(slots) > 1:
             print(f"refuse {ns}/{name} process {pid} ({hits[0][2]}): {len(slots)} processes under vramguard "
-                  f"on this node record PID {pid} (PID namespaces), `limit set --pid {pid}` cannot tell them "
-                  "apart: nothing changed")
+                  f"on this node are exported as PID {pid} (PID namespaces the exporter cannot see into: run it "
+                  "with hostPID), `limit set --pid {pid}` cannot tell them apart: nothing changed")
             continue
         mine.append((pid, hits[0][2]))
     if not mine:
@@ -132,11 +141,12 @@ for pod in pods:
               "(yet): nothing changed")
         continue
     for pid, cmd in mine:
-        if pid not in own:
+        own = own_quota(pid)
+        if own is None:
             print(f"refuse {ns}/{name} process {pid} ({cmd}) is in a shared region, not in its own control "
                   "segment: set the region's budget instead (vramguard limit set SIZE --shared NAME)")
             continue
-        quotas, pending = own[pid]
+        quotas, pending = own
         if pending is not None:
             if size(pending) == want:
                 continue
@@ -159,12 +169,11 @@ pass() {
 		say "error: kubectl get pods failed: $(head -c 300 "$tmp/kubectl.err")"
 		return 1
 	fi
-	if ! "$VG" exporter --once "${dirargs[@]}" >"$tmp/metrics.txt" 2>"$tmp/vg.err" ||
-		! "$VG" limit show --json "${dirargs[@]}" >"$tmp/limits.json" 2>>"$tmp/vg.err"; then
+	if ! "$VG" exporter --once "${dirargs[@]}" >"$tmp/metrics.txt" 2>"$tmp/vg.err"; then
 		say "error: vramguard failed: $(head -c 300 "$tmp/vg.err")"
 		return 1
 	fi
-	decide "$tmp/pods.json" "$tmp/metrics.txt" "$tmp/limits.json" >"$tmp/decisions" || return 1
+	decide "$tmp/pods.json" "$tmp/metrics.txt" >"$tmp/decisions" || return 1
 	while read -r kind rest; do
 		case $kind in
 		usage) usage "$rest" ;;

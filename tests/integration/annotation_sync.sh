@@ -110,8 +110,8 @@ else
 		ok "annotation-sync --interval: 120M applied once, a hand-set 130M left alone, the annotation changed to 140M applied" ||
 		bad "annotation-sync --interval" "$(cat "$SD/sync.err")"
 
-	# Two pods' jobs, each PID 1 in its own PID namespace (as in containers): `limit set --pid 1` from the node
-	# cannot tell them apart, so the script refuses that PID.
+	# Two pods' jobs, each PID 1 in its own PID namespace (as in containers): the exporter labels them with their PIDs
+	# here, which `limit set --pid` takes, so each pod's annotation reaches its own job.
 	if [ "$(id -u)" = 0 ] && unshare --pid --fork --kill-child --mount-proc true 2>/dev/null; then
 		for n in d e; do
 			unshare --pid --fork --kill-child --mount-proc env "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T" \
@@ -119,15 +119,15 @@ else
 				"$T/grower" "$SD/stop" 10 1 60 >"$SD/$n.out" 2>"$SD/$n.err" &
 			SPIDS+=($!)
 			sawait "$SD/$n.out" '^granted' || bad "annotation-sync: namespaced job $n did not start" "$(cat "$SD/$n.err")"
-			# Not in the same clock tick: two PID-1 processes that start in one tick would share the control
-			# segment's name (vramguard.proc.PID.START), and the second would have none.
-			sleep 0.05
+			eval "S_$n=\$(pgrep -P $! | head -1)"
 		done
-		spods "$(spod train-d 50M)"
+		spods "$(spod train-d 50M)" "$(spod train-e 70M)"
 		ssync --ceiling 1G --once
-		grep -q "refused: ml/train-d process 1 (.*): 2 processes under vramguard on this node record PID 1 (PID namespaces), \`limit set --pid 1\` cannot tell them apart: nothing changed" "$SD/sync.err" &&
-			! grep -q ': set: ' "$SD/sync.err" &&
-			ok "annotation-sync: two pods' jobs are both PID 1 in their namespaces: refused, nothing changed" ||
+		# shellcheck disable=SC2154 # S_d, S_e: set by eval above
+		grep -q "set: ml/train-d process $S_d (.*): quota 100.00 MiB -> 50.00 MiB" "$SD/sync.err" &&
+			grep -q "set: ml/train-e process $S_e (.*): quota 100.00 MiB -> 70.00 MiB" "$SD/sync.err" &&
+			[ "$(grep -c ': set: ' "$SD/sync.err")" = 2 ] && ! grep -q 'refused' "$SD/sync.err" &&
+			ok "annotation-sync: two pods' jobs, both PID 1 in their namespaces: each gets its own annotation (50M, 70M) through its PID here ($S_d, $S_e)" ||
 			bad "annotation-sync: PID namespaces" "$(cat "$SD/sync.err")"
 	else
 		skip "annotation-sync: two jobs with PID 1 in their own PID namespaces" "needs root and unshare --pid"
