@@ -116,6 +116,22 @@ await "$AD/c3.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
 grep -q 'autoscale: step 10M, ceiling 2.00 GiB (1 per target), cool-down 1s, lowered again 600s after resolved, 3 alert names$' "$AD/c3.err" &&
 	ok "  the command line's --step and --ceiling replace the file's, --alert adds to its two (3 alert names), its region ceiling kept" ||
 	bad "  command line over the file" "$(cat "$AD/c3.err")"
+# examples/kubernetes/autoscale.yaml's ConfigMap, as the receiver there reads it, with its three paths and its
+# address made local (token-file, dir, listen): the rest of the file is read as it is.
+python3 - examples/kubernetes/autoscale.yaml "$AD" >"$AD/cfg/k8s.conf" 2>>"$LOG" <<'PY'
+import re, sys, yaml
+conf = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "ConfigMap"
+            and "autoscale.conf" in (d.get("data") or {}))["data"]["autoscale.conf"]
+local = {"token-file": sys.argv[2] + "/token", "dir": sys.argv[2] + "/regions", "listen": "127.0.0.1:0"}
+for line in conf.splitlines():
+    m = re.match(r"\s*([a-z-]+)\s*=", line)
+    print(f"{m.group(1)} = {local[m.group(1)]}" if m and m.group(1) in local else line)
+PY
+aserve "$AD/c4.err" --config "$AD/cfg/k8s.conf"
+await "$AD/c4.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+grep -q 'autoscale: step 2G, ceiling 16.00 GiB (0 per target), cool-down 600s, 2 alert names$' "$AD/c4.err" &&
+	ok "autoscale --config: examples/kubernetes/autoscale.yaml's ConfigMap is read (step 2G, ceiling 16G, cool-down 10m, 2 alerts)" ||
+	bad "autoscale --config: the Kubernetes example's ConfigMap" "$(cat "$AD/cfg/k8s.conf" "$AD/c4.err")"
 
 # ---- the receiver over HTTP: refusals, raises, cool-down, ceilings, dry run, metrics ----
 if ! command -v curl >/dev/null; then

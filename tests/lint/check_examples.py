@@ -17,7 +17,8 @@ pulled or applied). One line per check, "ok - ..." or "not ok - ...", and exit s
   node agents  a DaemonSet that runs `vramguard exporter` or `vramguard autoscale` asks for no GPU; the receiver
                (`vramguard autoscale`, its flags and its --config ConfigMap's `name = value` lines together): a
                --config names a key of a ConfigMap of the same file mounted there; a non-loopback --listen only
-               with allow-remote; a token-file from a Secret volume mounted readOnly with mode 0400 or 0600; not
+               with allow-remote; a token-file in a memory emptyDir mounted readOnly, which an init container fills from
+               a Secret with `install -o UID -m 0400` (UID the receiver's; a Secret's own files belong to root); not
                root (runAsNonRoot, or runAsUser other than 0); with allow-remote, a NetworkPolicy of the same file
                whose podSelector matches the pod and whose ingress rule for the receiver's port names its peers
   Compose      docker-compose.yml: services with an image, the quota in environment, an nvidia GPU reservation,
@@ -285,6 +286,39 @@ def mounted_volume(c, vols, path):
     return best, vols.get(best.get("name")), path[len(best["mountPath"].rstrip("/")) + 1:]
 
 
+def check_token(r, w, c, spec, vols, token):
+    """The receiver's token: a Secret's files belong to root (group fsGroup, group-readable, when one is set), which
+    the receiver, not root, cannot read or refuses (it wants a file readable by its owner only). So an init
+    container copies it from the Secret into a memory emptyDir, owned by the receiver's user, mode 0400 or 0600,
+    and the receiver mounts that readOnly."""
+    m, vol, key = mounted_volume(c, vols, token)
+    ed = (vol or {}).get("emptyDir")
+    if not r.check(isinstance(ed, dict) and ed.get("medium") == "Memory",
+                   f"{w}: the token {token} lies in a memory emptyDir (copied there from a Secret)",
+                   "a Secret mounted directly belongs to root: the receiver, not root, cannot read it; a token in "
+                   "the image or a ConfigMap is readable by whoever reads those"):
+        return
+    r.check(m.get("readOnly") is True, f"{w}: the token's emptyDir is mounted readOnly")
+    sc, psc = c.get("securityContext") or {}, spec.get("securityContext") or {}
+    uid = sc.get("runAsUser", psc.get("runAsUser"))
+    copied = False
+    for ic in spec.get("initContainers") or []:
+        mounts = {x.get("name"): x.get("mountPath", "") for x in ic.get("volumeMounts") or []}
+        if m.get("name") not in mounts or not any("secret" in (vols.get(n) or {}) for n in mounts):
+            continue
+        cmd = " ".join(str(a) for a in (ic.get("command") or []) + (ic.get("args") or []))
+        dest = mounts[m.get("name")].rstrip("/") + "/" + key
+        owner = re.search(r"(?:-o\s*|--owner=)(\d+)\b", cmd)
+        mode = re.search(r"(?:-m\s*|--mode=)0?([46]00)\b", cmd)
+        copied = (re.search(r"\binstall\b", cmd) is not None and dest in cmd and owner is not None
+                  and mode is not None and int(owner.group(1)) == uid)
+        if copied:
+            break
+    r.check(copied, f"{w}: an init container copies the token from a Secret with install, owned by the "
+            f"receiver's user ({uid}), mode 0400 or 0600",
+            "install -o UID -m 0400 /secret/token DEST: the receiver refuses a token file others can read")
+
+
 def check_receiver(r, w, c, spec, labels, vols, configmaps, netpols):
     """A `vramguard autoscale` container: its token, its user, where it listens and who may reach it."""
     _, argv = vramguard_command(c)
@@ -307,16 +341,7 @@ def check_receiver(r, w, c, spec, labels, vols, configmaps, netpols):
                 "the receiver refuses it at start (vramguard help autoscale)")
         token = got.get("token-file")
         if r.check(token is not None, f"{w}: has a token-file (required with --listen)"):
-            m, vol, key = mounted_volume(c, vols, token)
-            sec = (vol or {}).get("secret")
-            if r.check(isinstance(sec, dict), f"{w}: the token {token} comes from a Secret volume",
-                       "a token in the image or a ConfigMap is readable by whoever reads those"):
-                modes = [it.get("mode") for it in sec.get("items") or [] if it.get("path") == key
-                         and "mode" in it] or [sec.get("defaultMode", 0o644)]
-                r.check(modes[0] in (0o400, 0o600), f"{w}: the token's Secret is mounted with mode 0400 or 0600",
-                        f"mode {oct(modes[0]) if isinstance(modes[0], int) else modes[0]}: the receiver refuses a "
-                        "token file others can read")
-                r.check(m.get("readOnly") is True, f"{w}: the token's Secret is mounted readOnly")
+            check_token(r, w, c, spec, vols, token)
     sc, psc = c.get("securityContext") or {}, spec.get("securityContext") or {}
     uid = sc.get("runAsUser", psc.get("runAsUser"))
     nonroot = sc.get("runAsNonRoot", psc.get("runAsNonRoot"))
@@ -878,8 +903,55 @@ spec:
             defaultMode: 0644
 """, ["container autoscale: asks for no nvidia.com/gpu",
       "listens on 0.0.0.0:9848, not a loopback address, only with allow-remote",
-      "the token's Secret is mounted with mode 0400 or 0600", "the token's Secret is mounted readOnly",
+      "the token /run/tok/token lies in a memory emptyDir (copied there from a Secret)",
       "does not run as root"]),
+    ("a receiver whose token copy belongs to root, mounted writable",
+     "examples/kubernetes/autoscale.yaml", """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: node
+spec:
+  selector:
+    matchLabels:
+      app: node
+  template:
+    metadata:
+      labels:
+        app: node
+    spec:
+      securityContext:
+        runAsUser: 1000
+        runAsNonRoot: true
+      initContainers:
+        - name: token
+          image: example/vramguard:1
+          command: [install, -o, "0", -m, "0400", /run/secret/token, /run/tok/token]
+          securityContext:
+            runAsUser: 0
+            runAsNonRoot: false
+          volumeMounts:
+            - name: secret
+              mountPath: /run/secret
+            - name: tok
+              mountPath: /run/tok
+      containers:
+        - name: autoscale
+          image: example/vramguard:1
+          command: [vramguard, autoscale, --ceiling, 16G, --token-file, /run/tok/token]
+          volumeMounts:
+            - name: tok
+              mountPath: /run/tok
+      volumes:
+        - name: secret
+          secret:
+            secretName: tok
+        - name: tok
+          emptyDir:
+            medium: Memory
+""", ["the token's emptyDir is mounted readOnly",
+      "an init container copies the token from a Secret with install, owned by the receiver's user (1000), mode 0400 "
+      "or 0600"]),
     ("a receiver with allow-remote in its --config and no NetworkPolicy, its token in a ConfigMap",
      "examples/kubernetes/autoscale.yaml", """\
 apiVersion: v1
@@ -931,7 +1003,7 @@ spec:
         - name: policy
           configMap:
             name: policy
-""", ["the token /etc/vramguard/token comes from a Secret volume",
+""", ["the token /etc/vramguard/token lies in a memory emptyDir (copied there from a Secret)",
       "allow-remote: a NetworkPolicy selects the pod and admits only named peers to port 9848"]),
     ("a compose file with no quota and an undeclared volume", "examples/docker/docker-compose.yml", """\
 services:
