@@ -5,7 +5,8 @@
 # hostPID) and a host folder as VRAMGUARD_SHM_DIR; `vramguard exporter --once` on the host must label its samples
 # with the 64-hex id podman gave the container (read from /proc/PID/cgroup) and with POD_NAME from its environment.
 # In a PID namespace of its own (the usual container), the slot holds the PID the job sees (1 or so): the exporter
-# finds the host's PID through /proc/*/status's NSpid and the start time, and labels it the same way. Uses run.sh's
+# finds the host's PID through /proc/*/status's NSpid and the start time, labels it the same way and exports that
+# PID as its pid label, which `limit set --pid` on the host takes (a real container's PID 1). Uses run.sh's
 # ok, bad, skip, LOG, T, LIB, VG and lib.sh.
 
 exporter_section() {
@@ -43,8 +44,15 @@ exporter_section() {
 			line=$(grep -m1 '^vramguard_process_used_bytes{' <<<"$prom")
 			inner=$(sed -n 's/.*{pid="\([0-9]*\)".*/\1/p' <<<"$line")
 			if grep -q "container=\"$cid\",pod=\"trainer-0\"} 67108864\$" <<<"$line"; then
-				ok "exporter labels, $what (pid $inner in its slot): container=\"${cid:0:12}...\" (podman's id), pod=\"trainer-0\", 64 MiB used"
+				ok "exporter labels, $what: container=\"${cid:0:12}...\" (podman's id), pod=\"trainer-0\", 64 MiB used"
 			else bad "exporter labels, $what" "want container=\"$cid\",pod=\"trainer-0\"; got: $line"; fi
+			# The pid label is the job's PID on the host, which `limit set --pid` on the host takes.
+			local hpid
+			hpid=$(podman inspect -f '{{.State.Pid}}' "$cid" 2>>"$LOG")
+			if [ "$inner" = "$hpid" ] && "$VG" limit set 512M --pid "$hpid" --dir "$shm" >"$shm/set.out" 2>>"$LOG" &&
+				"$VG" limit show --json --pid "$hpid" --dir "$shm" 2>>"$LOG" | grep -q '"requested_limit": *"512M"'; then
+				ok "  its pid label is its PID on the host ($hpid), which 'limit set 512M --pid $hpid' on the host reaches: $(sed 's/.*vramguard: process \([0-9]*\)\( (PID [0-9]* in its own PID namespace)\)\{0,1\}.*/process \1\2/' "$shm/set.out")"
+			else bad "  pid label and limit set --pid on the host" "label $inner, host PID $hpid; $(cat "$shm/set.out" 2>/dev/null)"; fi
 		fi
 		touch "$shm/stop"
 		[ -n "$cid" ] && podman wait "$cid" >/dev/null 2>&1
