@@ -109,25 +109,39 @@ int vg_http_listen_unix(const char *path, const char *who, char *err, size_t err
 	return fd;
 }
 
+/* Header lines end with CRLF, or with a bare LF from a client that sends those (RFC 9112 lets a server accept it). */
 static bool http_find(const char *head, const char *name, const char **val, size_t *vlen)
 {
 	size_t nl = strlen(name);
-	for (const char *l = strstr(head, "\r\n"); l; l = strstr(l + 2, "\r\n")) {
-		const char *s = l + 2;
+	for (const char *l = strchr(head, '\n'); l; l = strchr(l + 1, '\n')) {
+		const char *s = l + 1;
 		if (strncasecmp(s, name, nl) != 0 || s[nl] != ':')
 			continue;
 		s += nl + 1;
 		while (*s == ' ' || *s == '\t')
 			s++;
-		const char *e = strstr(s, "\r\n");
+		const char *e = strchr(s, '\n');
 		size_t n = e ? (size_t)(e - s) : strlen(s);
-		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
 			n--;
 		*val = s;
 		*vlen = n;
 		return true;
 	}
 	return false;
+}
+
+/* The end of the headers, the first empty line: the LF that ends the last header line, the empty line's own length
+ * after it in *len ("\r\n" or a bare "\n"). NULL while it has not come. */
+static char *http_head_end(char *buf, size_t *len)
+{
+	for (char *p = strchr(buf, '\n'); p; p = strchr(p + 1, '\n')) {
+		if (p[1] == '\n' || (p[1] == '\r' && p[2] == '\n')) {
+			*len = p[1] == '\n' ? 1 : 2;
+			return p;
+		}
+	}
+	return NULL;
 }
 
 bool vg_http_header(const struct vg_http_req *rq, const char *name, char *out, size_t len)
@@ -211,6 +225,7 @@ int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq)
 		return -1;
 	rq->head = buf;
 	char *end = NULL;
+	size_t blank = 0;
 	while (!end && got < VG_HTTP_HEAD_MAX) {
 		ssize_t n = http_recv(cfd, buf + got, VG_HTTP_HEAD_MAX - got, &deadline);
 		if (n <= 0) {
@@ -219,13 +234,13 @@ int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq)
 		}
 		got += (size_t)n;
 		buf[got] = '\0';
-		end = strstr(buf, "\r\n\r\n");
+		end = http_head_end(buf, &blank);
 	}
 	if (!end)
 		return http_refuse(cfd, rq, "431 Request Header Fields Too Large", "request too large\n");
-	size_t hl = (size_t)(end - buf) + 4, extra = got - hl;
+	size_t hl = (size_t)(end - buf) + 1 + blank, extra = got - hl;
 	char *rest = buf + hl;
-	buf[hl - 2] = '\0';             /* the headers end with their last "\r\n"; the body is not searched */
+	end[1] = '\0';                  /* the headers end with their last line's LF; the body is not searched */
 	if (sscanf(buf, "%15s %1023s", rq->method, rq->target) != 2)
 		return http_refuse(cfd, rq, "400 Bad Request", "bad request\n");
 	char *q = strchr(rq->target, '?');

@@ -127,6 +127,23 @@ PY
 )
 	[[ $xo == dropped* ]] && ok "  a client trickling its request a byte per 0.5 s: $xo (2 s for a whole request)" ||
 		bad "  a trickling client was not dropped: $xo"
+	# A client that ends its lines with a bare LF (RFC 9112 lets a server accept it): answered, its Accept read.
+	xo=$(python3 - "${xhost%:*}" "${xhost#*:}" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+s.sendall(b"GET /metrics HTTP/1.1\nHost: x\nAccept: application/openmetrics-text; version=1.0.0\n\n")
+d = b""
+while True:
+    c = s.recv(1 << 16)
+    if not c:
+        break
+    d += c
+head = d.split(b"\r\n\r\n")[0].decode()
+print(head.splitlines()[0], "openmetrics" if "application/openmetrics-text" in head and d.rstrip().endswith(b"# EOF") else "text")
+PY
+)
+	[ "$xo" = "HTTP/1.1 200 OK openmetrics" ] && ok "  a request whose lines end with a bare LF: 200, its Accept header read (OpenMetrics)" ||
+		bad "  a bare-LF request" "$xo"
 	# Members appearing and vanishing (exit, SIGKILL) during scrapes: every scrape answers, each clean.
 	xbad=0
 	xn=0
