@@ -296,8 +296,20 @@ uint64_t vg_quota_used(int dev)
 {
 	if (!vg_quota_tracked(dev))
 		return 0;
-	uint64_t used = atomic_load(vg_used_of(&vg_quota[dev])), c = vg_credit_sum(dev);
-	return used > c ? used - c : 0;        /* the counter holds the credits too */
+	/* The counter holds the credits too. A refill adds to the counter, then to a credit; a return takes from a
+	 * credit, then from the counter: read across the two halves of one, the counter less the credits is a chunk
+	 * low. A counter that did not move while the credits were read says that none was; a few tries, then the
+	 * last reading (off by a chunk at most, as before). */
+	_Atomic uint64_t *usedp = vg_used_of(&vg_quota[dev]);
+	uint64_t used = atomic_load(usedp), c = 0;
+	for (int i = 0; i < 4; i++) {
+		c = vg_credit_sum(dev);
+		uint64_t again = atomic_load(usedp);
+		if (again == used)
+			break;
+		used = again;
+	}
+	return used > c ? used - c : 0;
 }
 
 uint64_t vg_quota_limit(int dev)
@@ -328,8 +340,12 @@ uint64_t vg_quota_soft(int dev)
 int vg_quota_soft_judge(int dev, uint64_t soft)
 {
 	struct vg_counters *q = &vg_quota[dev];
+	/* The state first, with acquire: a counter read after it is no older than the one the crossing thread saw
+	 * above the line (it read that before its compare-and-swap). Read the other way round, a counter from before
+	 * the crossing could pair with its fired state and re-arm the detector in the middle of the crossing, and
+	 * another thread would be told of it again (seen in test_soft_race under TSan). */
+	uint32_t fired = atomic_load_explicit(&q->soft_fired, memory_order_acquire);
 	uint64_t counter = atomic_load_explicit(vg_used_of(q), memory_order_relaxed);
-	uint32_t fired = atomic_load_explicit(&q->soft_fired, memory_order_relaxed);
 	if (!fired) {
 		if (counter <= soft || vg_quota_used(dev) <= soft)
 			return 0;

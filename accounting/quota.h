@@ -88,11 +88,10 @@ uint64_t vg_quota_limit(int dev);
  * otherwise; after a crossing it re-arms only once a call sees usage below 90 % of the soft limit, so usage
  * hovering around the line crosses once. It sees only what usage is when it is called: call it after every change
  * of usage (a charge, a release, a re-measurement), from any thread (two threads crossing at once: one of them gets
- * the 1). Known race, not fixed: near the line the exact usage is the counter less the threads' credits, read two
- * loads apart; while other threads charge, it can read low and re-arm inside a crossing, so a second thread is told
- * of the same crossing (seen in test_soft_race under TSan: a few rounds in 300, one run in twenty). What the caller
- * says is rate-limited (VRAMGUARD_REPORT_INTERVAL), so this costs at most one extra line per interval. Without a soft limit it is one relaxed load of a read-mostly line; below the soft limit, one more (the
- * counter, which bounds usage from above); the exact usage (every thread's credit summed) only near the line. */
+ * the 1). The state is read before the counter (acquire): a counter from before a crossing never pairs with its
+ * fired state, so the detector is not re-armed in the middle of a crossing. Without a soft limit it is one relaxed
+ * load of a read-mostly line; below the soft limit, two more (the state, and the counter, which bounds usage from
+ * above); the exact usage (every thread's credit summed) only near the line. */
 void vg_quota_set_soft(int dev, uint64_t bytes);
 uint64_t vg_quota_soft(int dev);
 int vg_quota_soft_judge(int dev, uint64_t soft);       /* the part of vg_quota_soft_check past its first load */
