@@ -347,8 +347,10 @@ def cmd_storm(c, a):
     if ext:
         e = ext[0]
         live = sites_live(e)[0]
-        c.check(live == e["devices"][0]["used_bytes"] == 3 * 64 * MiB,
-                f"at exit the sites add up to the device's usage ({live})")
+        d = e["devices"][0]
+        c.check(live == d["used_bytes"] == 3 * 64 * MiB,
+                f"at exit the sites add up to the device's usage (sites {live}, used {d['used_bytes']}, allocated "
+                f"{d.get('allocated_bytes')}, driver {d.get('driver_bytes')}; want {3 * 64 * MiB})")
 
 
 def cmd_soft(c, a):
