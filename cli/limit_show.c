@@ -10,6 +10,15 @@
 #include "cli/view_json.h"
 #include "config/config.h"
 
+/* With --pid: the slot of that process in the one region shown (its recorded PID may be another namespace's, which
+ * other slots of the region can share). */
+static int limit_only_slot = -1;
+
+static bool limit_row_shown(uint32_t k, const struct vg_slot_view *v, int32_t only_pid)
+{
+	return !only_pid || (limit_only_slot >= 0 ? k == (uint32_t)limit_only_slot : v->pid == only_pid);
+}
+
 static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, struct vg_strbuf *out, bool *requested)
 {
 	struct vg_tab t;
@@ -53,7 +62,7 @@ static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, 
 	int rows = 0;
 	for (uint32_t k = 0; k < sr->r.nslots; k++) {
 		struct vg_slot_view v;
-		if (!vg_slot_read(&sr->r, k, &v) || (only_pid && v.pid != only_pid))
+		if (!vg_slot_read(&sr->r, k, &v) || !limit_row_shown(k, &v, only_pid))
 			continue;
 		char pid[16], cmd[VG_REGION_CMD_MAX + 16], q[32], used[32], peak[32], req[VG_REGION_SPEC_MAX + 16];
 		snprintf(pid, sizeof(pid), "%d", (int)v.pid);
@@ -113,7 +122,7 @@ static void limit_json_processes(struct vg_strbuf *b, const struct vg_scan_regio
 	for (uint32_t k = 0; k < sr->r.nslots; k++) {
 		struct vg_slot_view v;
 		const struct vg_slot_view *p = &v;
-		if (!vg_slot_read(&sr->r, k, &v) || (only_pid && v.pid != only_pid))
+		if (!vg_slot_read(&sr->r, k, &v) || !limit_row_shown(k, &v, only_pid))
 			continue;
 		vg_strbuf_str(b, esep);
 		VG_CJ_OBJECT(VG_VIEW_LIMITS_PROCESS);
@@ -195,11 +204,12 @@ int vg_limit_show(int argc, char **argv)
 			free(names);
 			return rc;
 		}
-		/* The rows are the slot's: the PID it records is the one its process sees (in a container's own PID
-		 * namespace, not the PID asked for here). */
+		/* The row is the slot's (limit_only_slot): the PID it records, shown, is the one its process sees (in a
+		 * container's own PID namespace, not the PID asked for here). */
 		struct vg_slot_view v;
 		if (vg_slot_read(&r, (uint32_t)slot, &v))
 			pid = v.pid;
+		limit_only_slot = slot;
 		if (!vg_scan_single(&s, dir, &r)) {
 			free(names);
 			return vg_cli_fail(1, "out of memory");

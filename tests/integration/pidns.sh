@@ -71,6 +71,25 @@ print(len(p), p[0]["pid"], p[0]["devices"][0]["quota_bytes"])'
 		[ "$(nquota "$ND_")" = "1 1 157286400" ] &&
 		ok "  autoscale: a process alert with pid=\"$NE\" raises that job 100 -> 150 MiB; it gets its memory" ||
 		bad "  autoscale with PID namespaces" "$(cat "$ND/as.resp" "$ND/as.err" "$ND/e.out")"
+	# Two such jobs in one shared region: their slots both record PID 1; --pid with the PID here shows and sets one.
+	njob g VRAMGUARD_SHARED=nsteam VRAMGUARD_SHARED_LIMITS=1G
+	NG=$NH
+	touch "$ND/go.g"
+	nawait "$ND/g.out" '^(denied|granted)'
+	sleep 0.05
+	njob h VRAMGUARD_SHARED=nsteam VRAMGUARD_SHARED_LIMITS=1G
+	NHH=$NH
+	touch "$ND/go.h"
+	nawait "$ND/h.out" '^(denied|granted)'
+	nreq() { # PID-HERE: how many rows limit show --pid shows, and the requested limit of the first
+		"$VG" limit show --json --pid "$1" --dir "$NJD" 2>>"$LOG" | python3 -c 'import json,sys
+p=[p for r in json.load(sys.stdin)["regions"] for p in r["processes"]]
+print(len(p), p[0]["requested_limit"])'
+	}
+	if "$VG" limit set 80M --pid "$NG" --dir "$NJD" >"$ND/setg.out" 2>>"$LOG" && [ "$(nreq "$NG")" = "1 80M" ] &&
+		[ "$(nreq "$NHH")" = "1 None" ] && grep -q "process $NG (PID 1 in its own PID namespace) .* in shared region 'nsteam'" "$ND/setg.out"; then
+		ok "  two of them in one shared region (both slots record PID 1): limit set/show --pid $NG reach that one's slot only"
+	else bad "  one shared region" "$(nreq "$NG") / $(nreq "$NHH"); $(cat "$ND/setg.out")"; fi
 	# Same tick: a live member of another namespace holds vramguard.proc.1.START for the job's own start time
 	# (region_tool as PID 1 with that start); the job takes vramguard.proc.1.START.NS instead and is reachable.
 	njob f
