@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,13 +85,6 @@ struct as_opts {
 	char config[AS_CONFIG_MAX + 1]; /* the file's text, its values cut out in place (policy strings point into it) */
 	char paths[3][PATH_MAX];        /* its relative socket, token-file and dir, made relative to its directory */
 };
-
-static volatile sig_atomic_t as_stop;
-
-static void as_on_signal(int sig)
-{
-	as_stop = sig;
-}
 
 static int as_bad(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int as_bad(char *err, size_t len, const char *fmt, ...)
@@ -463,13 +455,7 @@ int vg_cli_autoscale(int argc, char **argv)
 	int rc = as_parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = as_on_signal;   /* no SA_RESTART: poll returns at once */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	vg_http_stop_on_signals();
 	char err[VG_CLI_WHY_MAX];
 	bool loop = true;
 	int lfd = o.socket ? vg_http_listen_unix(o.socket, "autoscale", err, sizeof(err))
@@ -494,7 +480,7 @@ int vg_cli_autoscale(int argc, char **argv)
 	fprintf(stderr, "vramguard: autoscale: step %s, ceiling %s (%d per target), cool-down %.0fs%s, %s%s\n",
 		o.pol.step_text, ceil, o.pol.nceil, o.pol.cooldown, shrink, alerts,
 		o.pol.dry_run ? ", dry run: nothing will be changed" : "");
-	while (!as_stop) {
+	while (!vg_http_stopping()) {
 		/* Woken for a connection, or when a --shrink-after lowering is due (vg_as_tick says when). */
 		struct pollfd p = { lfd, POLLIN, 0 };
 		if (poll(&p, 1, vg_as_tick(&o.pol, &st)) > 0 && (p.revents & POLLIN)) {

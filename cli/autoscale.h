@@ -125,6 +125,5 @@ void vg_as_fired(struct vg_as_state *st, const char *an, const char *key);
 
 /* A size as the log and a spec write it: "120 MiB" / "120M" (bytes with "b" when not whole MiB). */
 const char *vg_as_spec_size(uint64_t v, char *buf, size_t len);
-double vg_as_now(void);
 
 #endif

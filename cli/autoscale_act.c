@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "accounting/region_scan.h"
 #include "cli/autoscale.h"
@@ -26,13 +25,6 @@ const char *const vg_as_result_names[VG_AS_NRESULTS] = {
 	VG_AS_RESULTS(VG_AS_NAME)
 #undef VG_AS_NAME
 };
-
-double vg_as_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 const char *vg_as_spec_size(uint64_t v, char *buf, size_t len)
 {
@@ -492,7 +484,7 @@ static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const s
 		       o, c);
 		return;
 	}
-	double now = vg_as_now();
+	double now = vg_cli_now();
 	struct vg_as_cool *cool = vg_as_cool_get(st, t.key, false);
 	if (cool && now - cool->at < p->cooldown) {
 		vg_as_say(st, VG_AS_REFUSED_COOLDOWN, "alert %s: %s was raised %.0fs ago, cool-down %.0fs: stays %s", an,

@@ -46,7 +46,7 @@ void vg_as_resolved(const struct vg_as_policy *p, struct vg_as_state *st, const 
 		return;
 	}
 	vg_cli_size(c->orig, o, sizeof(o));
-	double now = vg_as_now();
+	double now = vg_cli_now();
 	if (c->timer) {
 		vg_as_say(st, -1, "alert %s resolved again: %s goes back to %s in %.0fs unless it fires again", an,
 			  t->what, o, c->due > now ? c->due - now : 0);
@@ -123,7 +123,7 @@ static void as_due(const struct vg_as_policy *p, struct vg_as_state *st, struct 
 
 int vg_as_tick(const struct vg_as_policy *p, struct vg_as_state *st)
 {
-	double now = vg_as_now(), next = -1;
+	double now = vg_cli_now(), next = -1;
 	for (int i = 0; i < st->ncool; i++) {
 		struct vg_as_cool *c = &st->cool[i];
 		if (!c->raised || !c->timer)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "config/config.h"
@@ -121,6 +122,13 @@ int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen)
 	memcpy(out, v, n);
 	out[n] = '\0';
 	return 0;
+}
+
+double vg_cli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 bool vg_cli_seconds(const char *s, double *out)

@@ -45,6 +45,8 @@ const char *vg_cli_negative(int argc, char **argv, const char *const *valued);
 /* A number of seconds given to an option ("10", "0.5"): the whole string a decimal number, into *out. The caller
  * checks the range it allows. */
 bool vg_cli_seconds(const char *s, double *out);
+/* Seconds on the monotonic clock, for intervals and deadlines. */
+double vg_cli_now(void);
 
 /* The directory: opt (--dir) if given, else VRAMGUARD_SHM_DIR, else /dev/shm. 0, or -EINVAL with the message. */
 int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen);

@@ -7,7 +7,6 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -48,13 +46,6 @@ struct exp_opts {
 	char dir[VG_CLI_DIR_MAX];
 	char shared[VG_SHARED_PATH_MAX];
 };
-
-static volatile sig_atomic_t exp_stop;
-
-static void exp_on_signal(int sig)
-{
-	exp_stop = sig;
-}
 
 static int exp_build(struct vg_metrics_state *st, const struct exp_opts *o, bool om, struct vg_strbuf *b)
 {
@@ -119,13 +110,6 @@ static void exp_serve_one(int cfd, struct vg_metrics_state *st, const struct exp
 		vg_strbuf_free(&b);
 	}
 	vg_http_req_free(&rq);
-}
-
-static double exp_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int exp_parse(int argc, char **argv, struct exp_opts *o)
@@ -195,29 +179,23 @@ int vg_cli_exporter(int argc, char **argv)
 	if (o.textfile && (o.once || (!o.interval && !o.listen)))
 		return exp_textfile(&st, &o);
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = exp_on_signal;     /* no SA_RESTART: poll returns at once */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	vg_http_stop_on_signals();
 	char err[VG_CLI_WHY_MAX];
 	int lfd = -1;
 	if (o.listen && (lfd = vg_http_listen(o.listen, "exporter", "/metrics", NULL, err, sizeof(err))) < 0)
 		return vg_cli_fail(1, "exporter: %s", err);
-	double next = exp_now();
+	double next = vg_cli_now();
 	rc = 0;
-	while (!exp_stop) {
+	while (!vg_http_stopping()) {
 		int wait_ms = -1;
 		if (o.textfile && o.interval) {
-			double now = exp_now();
+			double now = vg_cli_now();
 			if (now >= next) {
 				if (exp_textfile(&st, &o) != 0)
 					rc = 1;         /* said; try again next round */
 				next = now + o.interval;
 			}
-			wait_ms = (int)((next - exp_now()) * 1000) + 1;
+			wait_ms = (int)((next - vg_cli_now()) * 1000) + 1;
 		}
 		struct pollfd p = { lfd, POLLIN, 0 };
 		int n = poll(lfd >= 0 ? &p : NULL, lfd >= 0 ? 1 : 0, wait_ms);

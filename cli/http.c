@@ -1,6 +1,7 @@
 /* The command's HTTP/1.1 server parts (cli/http.h): listening, reading one bounded request, answering it. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -286,4 +287,27 @@ int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq)
 		rq->bodylen = got;
 	}
 	return 0;
+}
+
+static volatile sig_atomic_t http_stop;
+
+static void http_on_signal(int sig)
+{
+	http_stop = sig;
+}
+
+void vg_http_stop_on_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = http_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool vg_http_stopping(void)
+{
+	return http_stop != 0;
 }

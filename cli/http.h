@@ -34,5 +34,9 @@ void vg_http_req_free(struct vg_http_req *rq);
 bool vg_http_header(const struct vg_http_req *rq, const char *name, char *out, size_t len);
 /* Send a whole response (Connection: close); extra: more header lines, each ending "\r\n", or NULL. */
 void vg_http_reply(int fd, const char *status, const char *type, const char *extra, const char *body, size_t len);
+/* SIGINT and SIGTERM end a server's loop: vg_http_stopping turns true and a poll waiting returns at once (no
+ * SA_RESTART). SIGPIPE is ignored: a client gone in the middle of an answer is not the server's end. */
+void vg_http_stop_on_signals(void);
+bool vg_http_stopping(void);
 
 #endif

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/metrics.h"
@@ -452,13 +451,6 @@ static void mx_family(struct vg_strbuf *b, const struct mx_snap *sn, const struc
 	}
 }
 
-static double mx_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Say a skipped file once: the scan's reason, when it differs from the last one said. */
 static void mx_note(struct vg_metrics_state *st, const struct vg_scan *s)
 {
@@ -475,7 +467,7 @@ static void mx_note(struct vg_metrics_state *st, const struct vg_scan *s)
 int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *shared_name, bool om,
 		     struct vg_strbuf *b, char *err, size_t errlen)
 {
-	double t0 = mx_now();
+	double t0 = vg_cli_now();
 	struct mx_snap sn = { 0 };
 	char *names[1] = { (char *)shared_name };
 	int rc = 0;
@@ -525,7 +517,7 @@ int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *s
 	vg_strbuf_printf(b, "vramguard_up %d\n", rc == 0 ? 1 : 0);
 	mx_head(b, "vramguard_exporter_scrape_duration_seconds", false, "gauge",
 		"Time this scrape took to read the regions and build the exposition.", om);
-	vg_strbuf_printf(b, "vramguard_exporter_scrape_duration_seconds %.6f\n", mx_now() - t0);
+	vg_strbuf_printf(b, "vramguard_exporter_scrape_duration_seconds %.6f\n", vg_cli_now() - t0);
 	if (om)
 		vg_strbuf_str(b, "# EOF\n");
 	free(sn.p);
