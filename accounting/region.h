@@ -196,6 +196,11 @@ uint64_t vg_proc_start(pid_t pid);
 void vg_proc_cmdline(pid_t pid, bool one_line, char *out, size_t len);
 /* Inode of /proc/self/ns/pid (0 if unknown). */
 uint64_t vg_proc_pidns(void);
+/* The PID pid has in the innermost PID namespace it is in (the last field of /proc/PID/status's "NSpid:" line),
+ * and in *depth (unless NULL) how many namespaces, ours first, give it one (1: ours alone; 0: not readable, and pid
+ * returned). A
+ * process in a container with a PID namespace of its own registers that inner PID. */
+pid_t vg_proc_inner_pid(pid_t pid, int *depth);
 
 /* Resolve VRAMGUARD_SHARED's value to a path: a NAME gives DIR/vramguard.NAME (dir NULL or "": VG_REGION_DIR), an
  * absolute PATH is taken as is. Names starting with "proc." are reserved for control segments

@@ -75,6 +75,36 @@ void vg_proc_cmdline(pid_t pid, bool one_line, char *out, size_t len)
 	out[n] = '\0';
 }
 
+pid_t vg_proc_inner_pid(pid_t pid, int *depth)
+{
+	char path[64], st[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fields = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (depth)
+			*depth = 0;
+		return pid;
+	}
+	ssize_t n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	st[n > 0 ? n : 0] = '\0';
+	const char *ns = strstr(st, "\nNSpid:");
+	long inner = pid;
+	for (const char *q = ns ? ns + 7 : NULL; q && *q && *q != '\n';) {
+		char *end;
+		long v = strtol(q, &end, 10);
+		if (end == q)
+			break;
+		inner = v;
+		fields++;
+		q = end;
+	}
+	if (depth)
+		*depth = fields;
+	return inner > 0 && inner <= INT32_MAX ? (pid_t)inner : pid;
+}
+
 uint64_t vg_proc_pidns(void)
 {
 	/* "pid:[4026531836]": the namespace's inode (readlink, not stat: see glibc_compat.h). */

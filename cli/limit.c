@@ -81,29 +81,6 @@ int vg_limit_open_shared(const char *dir, const char *name, struct vg_region *r,
 	return 0;
 }
 
-/* The PID process pid has in the innermost PID namespace it is in (the last field of /proc/PID/status's NSpid:
- * line): pid itself unless it runs in a container with a PID namespace of its own, nested in ours. */
-static int32_t limit_inner_pid(int32_t pid)
-{
-	char path[64], st[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return pid;
-	size_t n = fread(st, 1, sizeof(st) - 1, f);
-	fclose(f);
-	st[n] = '\0';
-	const char *ns = strstr(st, "\nNSpid:");
-	long inner = pid;
-	for (char *q = ns ? (char *)ns + 7 : NULL, *end; q && *q && *q != '\n'; q = end) {
-		long v = strtol(q, &end, 10);
-		if (end == q)
-			break;
-		inner = v;
-	}
-	return inner > 0 && inner <= INT32_MAX ? (int32_t)inner : pid;
-}
-
 /* The slot of the process the caller names pid in r: the one with its start time and either its PID here or, for a
  * job in a container with a PID namespace of its own, its PID there (a slot records the PID its process sees; start
  * times count from boot in every namespace). -1 when none; -2 when two fit (two containers' PID 1 started in the
@@ -136,7 +113,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 	uint64_t start = vg_proc_start(pid);
 	if (!start)
 		return vg_cli_fail(1, "no process %d", (int)pid);
-	int32_t inner = limit_inner_pid(pid);
+	int32_t inner = vg_proc_inner_pid(pid, NULL);
 	vg_proc_cmdline(pid, true, cmd, sizeof(cmd));
 	if (shared) {
 		int rc = vg_limit_open_shared(dir, shared, out, want_write);

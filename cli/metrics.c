@@ -295,30 +295,15 @@ static void mx_nsmap_read(struct mx_nsmap *m)
 	if (!d)
 		return;
 	struct dirent *e;
-	char path[64], st[4096];
 	while ((e = readdir(d)) != NULL) {
 		char *end;
 		long here = strtol(e->d_name, &end, 10);
-		if (*end || here <= 0)
+		if (*end || here <= 0 || here > INT32_MAX)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/status", here);
-		if (mx_read(path, st, sizeof(st)) <= 0)
-			continue;
-		const char *ns = strstr(st, "\nNSpid:");
-		if (!ns)
-			continue;
-		long inner = 0;
-		int fields = 0;
-		for (const char *q = ns + 7; *q && *q != '\n';) {
-			long v = strtol(q, &end, 10);
-			if (end == q)
-				break;
-			inner = v;
-			fields++;
-			q = end;
-		}
-		if (fields < 2 || inner <= 0)
-			continue;       /* a process of this namespace itself */
+		int depth;
+		pid_t inner = vg_proc_inner_pid((pid_t)here, &depth);
+		if (depth < 2)
+			continue;       /* a process of this namespace itself, or gone */
 		if (m->n == m->cap) {
 			size_t cap = m->cap ? 2 * m->cap : 64;
 			struct mx_nspid *v = realloc(m->v, cap * sizeof(*v));
