@@ -9,6 +9,25 @@
 #   autoscale_loop_torch  the whole loop: exporter, Prometheus, Alertmanager and receiver, with Debian's binaries
 #                         carried to the GPU machine (below).
 
+# as_verdict NAME RECEIVER-LOG JOB-OUT JOB-ERR JOB-STATUS WHY PREFIX: what both checks ask, then their result line:
+# the receiver raised the job once, 2 -> 4 GiB, and the job grew on without an OutOfMemoryError (WHY: what went
+# wrong before, PREFIX: the figures' first words).
+as_verdict() {
+	local name=$1 rlog=$2 jo=$3 je=$4 jrc=$5 why=$6 raised okline
+	raised=$(grep -m1 'autoscale: raised:' "$rlog" | cut -c1-260)
+	okline=$(grep -m1 '^ok grew' "$jo" | cut -c1-260)
+	grep -q 'limit 2.00 GiB -> 4.00 GiB' <<<"$raised" ||
+		why="${why:+$why; }receiver: $(grep 'autoscale: [a-z_]*:' "$rlog" | tail -3 | tr '\n' ' ')"
+	[ "$(grep -c 'autoscale: raised:' "$rlog")" -le 1 ] || why="${why:+$why; }raised more than once"
+	[ "$jrc" -eq 0 ] && [ -n "$okline" ] ||
+		why="${why:+$why; }job exit $jrc: $(grep -h '^BAD' "$jo" | head -2 | tr '\n' ' ')$(tail -c 300 "$je" | tr '\n' ' ')"
+	if [ -z "$why" ]; then
+		result PASS "$name" "$7receiver: '$raised'; job: '$okline'; $(sed -n 's/^figures: //p' "$jo")"
+	else
+		result FAIL "$name" "$why"
+	fi
+}
+
 autoscale_torch() {
 	local name=autoscale_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} shm why="" job rcv jpid port=19848
 	if [ ! -x "$vg" ]; then result FAIL $name "no vramguard command at $vg (build it, or set VG_CMD)"; return; fi
@@ -61,18 +80,8 @@ PY
 	{ echo "--- autoscale job:"; cat "$BUILD/as.o" "$BUILD/as.e"; echo "--- receiver:"; cat "$BUILD/rcv.e"; } >>"$LOG"
 	cp "$BUILD/rcv.e" "$OUT/autoscale-receiver.log" 2>/dev/null
 	cp "$BUILD/as.o" "$OUT/autoscale-job.txt" 2>/dev/null
-	local raised okline
-	raised=$(grep -m1 'autoscale: raised:' "$BUILD/rcv.e" | cut -c1-260)
-	okline=$(grep -m1 '^ok grew' "$BUILD/as.o" | cut -c1-260)
-	[ -n "$raised" ] && ! grep -q 'limit 2.00 GiB -> 4.00 GiB' <<<"$raised" && why="${why:+$why; }raised, but not 2 -> 4 GiB: $raised"
-	[ "$jrc" -eq 0 ] && [ -n "$okline" ] ||
-		why="${why:+$why; }job exit $jrc: $(grep -h '^BAD' "$BUILD/as.o" | head -2 | tr '\n' ' ')$(tail -c 300 "$BUILD/as.e" | tr '\n' ' ')"
 	rm -rf "$shm"
-	if [ -z "$why" ]; then
-		result PASS $name "receiver: '$raised'; job: '$okline'; $(sed -n 's/^figures: //p' "$BUILD/as.o")"
-	else
-		result FAIL $name "$why"
-	fi
+	as_verdict $name "$BUILD/rcv.e" "$BUILD/as.o" "$BUILD/as.e" $jrc "$why" ""
 }
 
 # The whole loop on the GPU machine, every part real: the job under a 2 GiB quota, `vramguard exporter`, Prometheus
@@ -82,7 +91,7 @@ PY
 # scripts/pack-prometheus.sh on a machine that has them); skipped without it.
 autoscale_loop_torch() {
 	local name=autoscale_loop_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} tar=${VG_PROM_TAR:-$HERE/../../.gpu-cache/prom/prom.tar.xz}
-	local d shm why="" pids=() exp rcv aport pport t0 raised okline
+	local d shm why="" pids=() exp rcv aport pport t0
 	if [ ! -f "$tar" ]; then result SKIP $name "no Prometheus/Alertmanager tarball at $tar: make it with scripts/pack-prometheus.sh"; return; fi
 	if [ ! -x "$vg" ]; then result FAIL $name "no vramguard command at $vg"; return; fi
 	d=$BUILD/loop
@@ -165,17 +174,7 @@ YML
 	  tail -n 20 "$d/am.log"; echo "--- prometheus:"; tail -n 20 "$d/prom.log"; } >>"$LOG"
 	cp "$d/rcv.e" "$OUT/autoscale-loop-receiver.log" 2>/dev/null
 	cp "$d/job.o" "$OUT/autoscale-loop-job.txt" 2>/dev/null
-	raised=$(grep -m1 'autoscale: raised:' "$d/rcv.e" | cut -c1-260)
-	okline=$(grep -m1 '^ok grew' "$d/job.o" | cut -c1-260)
-	[ -n "$raised" ] && grep -q 'limit 2.00 GiB -> 4.00 GiB' <<<"$raised" || why="${why:+$why; }receiver: $(grep 'autoscale: [a-z_]*:' "$d/rcv.e" | tail -3 | tr '\n' ' ')"
-	[ "$(grep -c 'autoscale: raised:' "$d/rcv.e")" -le 1 ] || why="${why:+$why; }raised more than once"
 	! grep -q 'refused_auth\|refused_payload' "$d/rcv.e" || why="${why:+$why; }the receiver refused Alertmanager"
-	[ "$jrc" -eq 0 ] && [ -n "$okline" ] ||
-		why="${why:+$why; }job exit $jrc: $(grep -h '^BAD' "$d/job.o" | head -2 | tr '\n' ' ')$(tail -c 300 "$d/job.e" | tr '\n' ' ')"
 	rm -rf "$shm"
-	if [ -z "$why" ]; then
-		result PASS $name "loop in ${secs}s (job start to exit); receiver: '$raised'; job: '$okline'; $(sed -n 's/^figures: //p' "$d/job.o")"
-	else
-		result FAIL $name "$why"
-	fi
+	as_verdict $name "$d/rcv.e" "$d/job.o" "$d/job.e" $jrc "$why" "loop in ${secs}s (job start to exit); "
 }
