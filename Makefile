@@ -1,6 +1,9 @@
 # vramguard: one non-recursive Makefile. `make` builds build/libvramguard.so; `make test` builds and runs the CPU
 # suite against the test double of libcuda.so.1 (tests/fakecuda); `make demo` runs the quota demo.
 CUDA_HOME ?= /usr/local/cuda
+# Build (and lint) over every core unless told otherwise (make -jN or VG_JOBS=N).
+VG_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+MAKEFLAGS += -j$(VG_JOBS)
 CC ?= cc
 CFLAGS ?= -O2 -g
 BUILD ?= build
@@ -14,8 +17,8 @@ VG_LDFLAGS := -shared -Wl,-Bsymbolic-functions -Wl,-z,now -Wl,-soname,libvramgua
 # Named by file: from 2.34 on, -ldl and -lpthread find only empty static archives and add nothing, and the
 # library then fails to load in a program that does not link them itself ("undefined symbol: pthread_setspecific,
 # version GLIBC_2.2.5" on glibc 2.31). 2.34+ keeps both files as empty stubs, so loading them there costs nothing.
-# The command also pins dlsym (the library defines its own) and starts through cli/start.c. tests/run.sh checks
-# both with objdump; tests/containers/sections/30-glibc.sh runs them on glibc 2.31.
+# The command also pins dlsym (the library defines its own) and starts through cli/start.c. tests/sections/docs.sh
+# checks both with objdump; tests/containers/sections/30-glibc.sh runs them on glibc 2.31.
 VG_LIBS := -Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0
 VG_COMPAT := -include config/glibc_compat.h
 CLI_COMPAT := $(VG_COMPAT) -DVG_GLIBC_PIN_DLSYM
@@ -113,12 +116,12 @@ install: $(LIB) $(CLI)
 	install -m 0644 docs/vramguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/vramguard.1
 
 # ---- tests ----
-T := $(BUILD)/tests
+TB := $(BUILD)/tests
 TEST_CFLAGS := -std=gnu11 $(VG_WARN) -O1 -g -pthread
-FAKE := $(T)/libcuda.so.1
+FAKE := $(TB)/libcuda.so.1
 # A test program is its main source compiled and linked in one step (dependencies in $@.d) with the objects of the
 # components it tests, each compiled once into $(TOBJ) with the tests' flags: $(call tobj,SRCS).
-TOBJ := $(T)/obj
+TOBJ := $(TB)/obj
 tobj = $(patsubst %.c,$(TOBJ)/%.o,$(1))
 TEST_CC = $(CC) $(TEST_CFLAGS) -MMD -MP -MF $@.d
 $(TOBJ)/%.o: %.c Makefile | $(BUILD)/.deps-ok
@@ -126,66 +129,76 @@ $(TOBJ)/%.o: %.c Makefile | $(BUILD)/.deps-ok
 	$(CC) $(TEST_CFLAGS) $(DEPFLAGS) -I. -I$(CUDA_HOME)/include -c -o $@ $<
 
 $(FAKE): tests/fakecuda/fakecuda.c Makefile | $(BUILD)/.deps-ok
-	@mkdir -p $(T)
+	@mkdir -p $(TB)
 	$(TEST_CC) -fPIC -shared -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -I$(CUDA_HOME)/include \
 		-o $@ tests/fakecuda/fakecuda.c
 
 # The test double of NVML (tests/fakecuda/fakenvml.h), next to the fake libcuda; libnvidia-ml.so is the name
 # nvidia-smi dlopens. nvml-r580/ holds a driver before R615, without nvmlDeviceGetMemoryLimits_v1.
-FAKE_NVML := $(T)/libnvidia-ml.so.1
-FAKE_NVML_R580 := $(T)/nvml-r580/libnvidia-ml.so.1
+FAKE_NVML := $(TB)/libnvidia-ml.so.1
+FAKE_NVML_R580 := $(TB)/nvml-r580/libnvidia-ml.so.1
 $(FAKE_NVML): tests/fakecuda/fakenvml.c Makefile
-	@mkdir -p $(T)
+	@mkdir -p $(TB)
 	$(TEST_CC) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -ldl
-	ln -sf libnvidia-ml.so.1 $(T)/libnvidia-ml.so
+	ln -sf libnvidia-ml.so.1 $(TB)/libnvidia-ml.so
 $(FAKE_NVML_R580): tests/fakecuda/fakenvml.c Makefile
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -DFAKENVML_R580 -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -ldl
 
-# The double's own checks (tests/fakecuda/selftest.c); `make test` runs it before tests/run.sh.
-$(T)/fakecuda_selftest: tests/fakecuda/selftest.c $(FAKE)
-	$(TEST_CC) -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+# A stranger's libcuda.so.1 and libnvidia-ml.so.1 (tests/fakecuda/foreign.c), which the env section puts on
+# LD_LIBRARY_PATH as a CUDA image does: the suite must not load them.
+FOREIGN := $(TB)/foreign/libcuda.so.1 $(TB)/foreign/libnvidia-ml.so.1
+$(TB)/foreign/libcuda.so.1: tests/fakecuda/foreign.c Makefile | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -fPIC -shared -Wl,-soname,libcuda.so.1 -I$(CUDA_HOME)/include -o $@ $<
+$(TB)/foreign/libnvidia-ml.so.1: tests/fakecuda/foreign.c Makefile
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -DFOREIGN_NVML -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
+
+# The double's own checks (tests/fakecuda/selftest.c); the unit section runs it.
+$(TB)/fakecuda_selftest: tests/fakecuda/selftest.c $(FAKE)
+	$(TEST_CC) -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
 # Unit tests: the main source, then the components' objects.
-$(T)/test_config: tests/unit/test_config.c $(call tobj,$(CONFIG_SRCS) $(PATH_SRCS))
-$(T)/test_accounting: tests/unit/test_accounting.c $(call tobj,$(QUOTA_SRCS) $(REGION_SRCS) $(CONFIG_SRCS))
-$(T)/test_region: tests/unit/test_region.c $(call tobj,$(REGION_SRCS) $(CONFIG_SRCS))
-$(T)/test_report: tests/unit/test_report.c $(call tobj,$(REPORT_SRCS) $(CONFIG_SRCS))
-$(T)/test_symbolize: tests/unit/test_symbolize.c $(call tobj,$(SYMBOLIZE_SRCS))
-$(T)/test_json_read: tests/unit/test_json_read.c $(call tobj,$(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
-$(T)/test_diff: tests/unit/test_diff.c $(call tobj,$(DIFF_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
-$(T)/test_timeline: tests/unit/test_timeline.c $(call tobj,$(TIMELINE_SRCS))
+$(TB)/test_config: tests/unit/test_config.c $(call tobj,$(CONFIG_SRCS) $(PATH_SRCS))
+$(TB)/test_accounting: tests/unit/test_accounting.c $(call tobj,$(QUOTA_SRCS) $(REGION_SRCS) $(CONFIG_SRCS))
+$(TB)/test_region: tests/unit/test_region.c $(call tobj,$(REGION_SRCS) $(CONFIG_SRCS))
+$(TB)/test_report: tests/unit/test_report.c $(call tobj,$(REPORT_SRCS) $(CONFIG_SRCS))
+$(TB)/test_symbolize: tests/unit/test_symbolize.c $(call tobj,$(SYMBOLIZE_SRCS))
+$(TB)/test_json_read: tests/unit/test_json_read.c $(call tobj,$(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
+$(TB)/test_diff: tests/unit/test_diff.c $(call tobj,$(DIFF_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
+$(TB)/test_timeline: tests/unit/test_timeline.c $(call tobj,$(TIMELINE_SRCS))
 UNIT_PLAIN := test_config test_accounting test_region test_report test_symbolize test_json_read test_diff \
 	test_timeline
-$(UNIT_PLAIN:%=$(T)/%):
-	@mkdir -p $(T)
+$(UNIT_PLAIN:%=$(TB)/%):
+	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^) -ldl
 
 # Our own NVML access (interposer/nvml.c) against the test double of NVML, found through the rpath: with R615's
 # limits, as a driver before R615, and with no NVML at all.
-$(T)/test_nvml: tests/unit/test_nvml.c $(call tobj,$(NVML_SRCS)) $(FAKE) $(FAKE_NVML)
-	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< $(filter %.o,$^) -L$(T) -l:libcuda.so.1 -ldl \
+$(TB)/test_nvml: tests/unit/test_nvml.c $(call tobj,$(NVML_SRCS)) $(FAKE) $(FAKE_NVML)
+	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< $(filter %.o,$^) -L$(TB) -l:libcuda.so.1 -ldl \
 		-Wl,-rpath,'$$ORIGIN'
-$(T)/test_nvml_r580: tests/unit/test_nvml.c $(call tobj,$(NVML_SRCS)) $(FAKE) $(FAKE_NVML_R580)
-	$(TEST_CC) -DTEST_NVML_R580 -I. -I$(CUDA_HOME)/include -o $@ $< $(filter %.o,$^) -L$(T) -l:libcuda.so.1 -ldl \
+$(TB)/test_nvml_r580: tests/unit/test_nvml.c $(call tobj,$(NVML_SRCS)) $(FAKE) $(FAKE_NVML_R580)
+	$(TEST_CC) -DTEST_NVML_R580 -I. -I$(CUDA_HOME)/include -o $@ $< $(filter %.o,$^) -L$(TB) -l:libcuda.so.1 -ldl \
 		-Wl,-rpath,'$$ORIGIN/nvml-r580:$$ORIGIN'
-$(T)/test_nvml_missing: tests/unit/test_nvml.c $(call tobj,$(NVML_SRCS))
-	@mkdir -p $(T)
+$(TB)/test_nvml_missing: tests/unit/test_nvml.c $(call tobj,$(NVML_SRCS))
+	@mkdir -p $(TB)
 	$(TEST_CC) -DTEST_NVML_MISSING -I. -o $@ $< $(filter %.o,$^) -ldl -Wl,-rpath,'$$ORIGIN/no-nvml-here'
 
 # The call-site unwinder against libgcc (tests/unit/test_unwind.c). unwind.c goes into a shared library, as in
 # production, so that its frames can be skipped by address range; the test's own frames are built without frame
 # pointers, and two dlopened libraries differ only in frame size (one may land where the other was).
-$(T)/obj-unwind/%.o: %.c Makefile | $(BUILD)/.deps-ok
+$(TB)/obj-unwind/%.o: %.c Makefile | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -O2 -fPIC $(DEPFLAGS) -I. -c -o $@ $<
-$(T)/libvgunwind.so: $(UNWIND_SRCS:%.c=$(T)/obj-unwind/%.o)
+$(TB)/libvgunwind.so: $(UNWIND_SRCS:%.c=$(TB)/obj-unwind/%.o)
 	$(CC) $(TEST_CFLAGS) -O2 -fPIC -shared -o $@ $^ -ldl
-$(T)/libvgunw_a.so $(T)/libvgunw_b.so: $(T)/libvgunw_%.so: tests/unit/unwind_lib.c
-	@mkdir -p $(T)
+$(TB)/libvgunw_a.so $(TB)/libvgunw_b.so: $(TB)/libvgunw_%.so: tests/unit/unwind_lib.c
+	@mkdir -p $(TB)
 	$(TEST_CC) -O2 -fomit-frame-pointer -fPIC -shared -DVGU_LIB_$* -o $@ $<
-$(T)/test_unwind: tests/unit/test_unwind.c $(T)/libvgunwind.so $(T)/libvgunw_a.so $(T)/libvgunw_b.so
-	$(TEST_CC) -O2 -fomit-frame-pointer -I. -o $@ $< -L$(T) -l:libvgunwind.so -ldl -Wl,-rpath,'$$ORIGIN'
+$(TB)/test_unwind: tests/unit/test_unwind.c $(TB)/libvgunwind.so $(TB)/libvgunw_a.so $(TB)/libvgunw_b.so
+	$(TEST_CC) -O2 -fomit-frame-pointer -I. -o $@ $< -L$(TB) -l:libvgunwind.so -ldl -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/gen-hook-doc: scripts/gen-hook-doc.c | $(BUILD)/.deps-ok
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $<
@@ -200,83 +213,83 @@ $(BUILD)/gen-report-doc: scripts/gen-report-doc.c $(call tobj,report/schema.c)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
 
 # The lock-order check (accounting/lockorder.h, header only), compiled in whatever the build.
-$(T)/test_lockorder: tests/unit/test_lockorder.c
-	@mkdir -p $(T)
+$(TB)/test_lockorder: tests/unit/test_lockorder.c
+	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $<
 
 # Integration programs: linked against the test double (-lcuda route) or using dlopen (dlsym route).
 INTEG_SRCS := $(filter-out tests/integration/nvml_probe.c,$(wildcard tests/integration/*.c))
-INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(T)/%) $(T)/nvml_link $(T)/nvml_smi
+INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(TB)/%) $(TB)/nvml_link $(TB)/nvml_smi
 # NVML read every way there is: linked against the fake NVML and libcuda (a framework), or dlopen only (nvidia-smi).
-$(T)/nvml_link: tests/integration/nvml_probe.c $(FAKE) $(FAKE_NVML)
-	$(TEST_CC) -DNVML_LINKED -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libnvidia-ml.so.1 \
+$(TB)/nvml_link: tests/integration/nvml_probe.c $(FAKE) $(FAKE_NVML)
+	$(TEST_CC) -DNVML_LINKED -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libnvidia-ml.so.1 \
 		-l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
-$(T)/nvml_smi: tests/integration/nvml_probe.c
+$(TB)/nvml_smi: tests/integration/nvml_probe.c
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
 # Makes regions and slots for the `top` / `limit` tests without CUDA, through region.h only.
-$(T)/region_tool: tests/integration/region_tool.c $(call tobj,$(REGION_SRCS) $(CONFIG_SRCS))
-	@mkdir -p $(T)
+$(TB)/region_tool: tests/integration/region_tool.c $(call tobj,$(REGION_SRCS) $(CONFIG_SRCS))
+	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
 # Pokes at a region file through its layout only (a lock held by a stopped member, a poisoned total).
-$(T)/region_poke: tests/integration/region_poke.c
-	@mkdir -p $(T)
+$(TB)/region_poke: tests/integration/region_poke.c
+	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $<
-$(T)/dl_%: tests/integration/dl_%.c
+$(TB)/dl_%: tests/integration/dl_%.c
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl
-$(T)/nocuda: tests/integration/nocuda.c
+$(TB)/nocuda: tests/integration/nocuda.c
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -ldl -lm
-$(T)/rtld_next: tests/integration/rtld_next.c
+$(TB)/rtld_next: tests/integration/rtld_next.c
 	$(TEST_CC) -o $@ $<
-$(T)/%: tests/integration/%.c $(FAKE)
-	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+$(TB)/%: tests/integration/%.c $(FAKE)
+	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
 # tests/integration/python/sites.py's C thread, called through ctypes.
-$(T)/libvgcthread.so: tests/integration/python/cthread.c $(FAKE)
-	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -pthread
+$(TB)/libvgcthread.so: tests/integration/python/cthread.c $(FAKE)
+	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -pthread
 
 # Looks like CPython to the library: its symbols must be visible to dlsym(RTLD_DEFAULT).
-$(T)/pyfake: tests/integration/pyfake.c $(FAKE)
-	$(TEST_CC) -rdynamic -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
-# The Python line-table decoder against each CPython's own answers (tests/integration/python.sh).
-$(T)/pylines: tests/integration/python/pylines.c $(call tobj,accounting/pyframes.c)
-	@mkdir -p $(T)
+$(TB)/pyfake: tests/integration/pyfake.c $(FAKE)
+	$(TEST_CC) -rdynamic -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+# The Python line-table decoder against each CPython's own answers (tests/sections/python.sh).
+$(TB)/pylines: tests/integration/python/pylines.c $(call tobj,accounting/pyframes.c)
+	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^) -ldl
 
 # A program and a library that call CUDA from their constructors.
-$(T)/libvgctor.so: tests/integration/ctor/lib.c $(FAKE)
-	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1
-$(T)/ctor: tests/integration/ctor/app.c $(T)/libvgctor.so $(FAKE)
-	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libvgctor.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+$(TB)/libvgctor.so: tests/integration/ctor/lib.c $(FAKE)
+	$(TEST_CC) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1
+$(TB)/ctor: tests/integration/ctor/app.c $(TB)/libvgctor.so $(FAKE)
+	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libvgctor.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
-# Source lines (tests/integration/lines.sh): a program with known lines, calling a library that has no build ID.
-$(T)/libvgnoid.so: tests/integration/noid/lib.c $(FAKE)
-	$(TEST_CC) -fPIC -shared -Wl,--build-id=none -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1
-$(T)/srclines: tests/integration/srclines.c $(T)/libvgnoid.so $(FAKE)
-	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libvgnoid.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+# Source lines (tests/sections/lines.sh): a program with known lines, calling a library that has no build ID.
+$(TB)/libvgnoid.so: tests/integration/noid/lib.c $(FAKE)
+	$(TEST_CC) -fPIC -shared -Wl,--build-id=none -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1
+$(TB)/srclines: tests/integration/srclines.c $(TB)/libvgnoid.so $(FAKE)
+	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libvgnoid.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
 # A second preload library that uses dlsym(RTLD_NEXT, ...): proves our dlsym keeps "next" the caller's.
-$(T)/libnext.so: tests/integration/libnext/next.c
+$(TB)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(T)/fakecuda_selftest $(T)/test_config $(T)/test_accounting $(T)/test_region $(T)/test_nvml $(T)/test_nvml_r580 $(T)/test_nvml_missing $(T)/test_report $(T)/test_symbolize $(T)/test_json_read $(T)/test_diff $(T)/test_timeline $(T)/test_unwind $(T)/test_lockorder $(CLI) $(T)/libvgctor.so $(T)/libvgcthread.so $(T)/pylines $(T)/ctor $(T)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(T)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component
-# objects are built with those flags too, in $(T)/obj-fuzz.
+# objects are built with those flags too, in $(TB)/obj-fuzz.
 FUZZ_TARGETS := config json path diff
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS_config := $(CONFIG_SRCS) $(PATH_SRCS)
 FUZZ_SRCS_path := $(CONFIG_SRCS) $(PATH_SRCS)
 FUZZ_SRCS_json := $(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS)
 FUZZ_SRCS_diff := $(DIFF_SRCS) $(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS)
-FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(T)/fuzz_%_replay)
+FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(TB)/fuzz_%_replay)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
-$(T)/obj-fuzz/%.o: %.c Makefile | $(BUILD)/.deps-ok
+$(TB)/obj-fuzz/%.o: %.c Makefile | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(FUZZ_SAN) $(DEPFLAGS) -I. -c -o $@ $<
-$(foreach t,$(FUZZ_TARGETS),$(eval $(T)/fuzz_$(t)_replay: $(patsubst %.c,$(T)/obj-fuzz/%.o,$(FUZZ_SRCS_$(t)))))
-$(T)/fuzz_%_replay: tests/fuzz/fuzz_%.c
-	@mkdir -p $(T)
+$(foreach t,$(FUZZ_TARGETS),$(eval $(TB)/fuzz_$(t)_replay: $(patsubst %.c,$(TB)/obj-fuzz/%.o,$(FUZZ_SRCS_$(t)))))
+$(TB)/fuzz_%_replay: tests/fuzz/fuzz_%.c
+	@mkdir -p $(TB)
 	$(TEST_CC) $(FUZZ_SAN) -DVG_FUZZ_REPLAY -I. -o $@ $< $(filter %.o,$^) -ldl
 TEST_BINS += $(FUZZ_REPLAY)
 
@@ -309,17 +322,27 @@ dev-check: $(DEV_CHECKS)
 
 # shellcheck on every shell script (the tests' sourced parts carry "# shellcheck shell=bash"), at severity
 # warning: what is likely a bug, not style. Findings where the code is right carry a disable comment with a reason.
+# Each script again only when it or a sourced part (any of them: -x follows them) changed since it was last clean
+# (a stamp per script under $(BUILD)/shellcheck): `make test` checks what a change touched, a fresh clone (CI)
+# checks all of them.
 SHELL_SCRIPTS := $(sort $(wildcard *.sh */*.sh */*/*.sh */*/*/*.sh) .ci/run)
-shellcheck:
+SHELL_PARTS := $(shell grep -l '^\# shellcheck shell=bash' $(SHELL_SCRIPTS) 2>/dev/null)
+SHELL_CHECKS := $(SHELL_SCRIPTS:%=$(BUILD)/shellcheck/%.ok)
+$(BUILD)/shellcheck/%.ok: % $(SHELL_PARTS)
 	@command -v shellcheck >/dev/null || { echo "error: shellcheck not found: install it (bash scripts/setup.sh)" >&2; \
 		exit 1; }
-	@shellcheck -x -S warning $(SHELL_SCRIPTS)
+	@mkdir -p $(dir $@)
+	@shellcheck -x -S warning $< && touch $@
+shellcheck: $(SHELL_CHECKS)
 	@echo "== shellcheck: $(words $(SHELL_SCRIPTS)) scripts clean"
 
-# tests/run.sh checks the test double first (tests/fakecuda/selftest.c), then runs the suite; its last line is the
-# total.
-test: dev-check shellcheck $(LIB) $(TEST_BINS)
-	@bash tests/run.sh
+# `make test`: the lint steps above (what changed since they last passed), then tests/run.sh: every section of
+# tests/sections/ in parallel; its last line is the total. `make test T=nvml` (T=a,b: several) runs those sections
+# only, without the lint steps; `tests/run.sh --list` names them. The build and the lint run in parallel over the
+# cores (make's -j, VG_JOBS, default: every core), as do the sections (tests/run.sh -j, VG_TEST_JOBS).
+comma := ,
+test: $(if $(T),,dev-check shellcheck) $(LIB) $(TEST_BINS)
+	@bash tests/run.sh $(subst $(comma), ,$(T))
 
 # vramguard in real containers (tests/containers/run.sh): podman + runc as root, base images bootstrapped from the
 # Debian mirror; one skip, with the reason, where no container runtime can run. .ci/run runs it.
@@ -333,18 +356,18 @@ $(BUILD)/quota_demo: examples/quota_demo.c
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -MMD -MP -MF $@.d -I$(CUDA_HOME)/include -o $@ $< -ldl
 
-$(T)/bench_capture: bench/bench_capture.c $(FAKE)
-	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+$(TB)/bench_capture: bench/bench_capture.c $(FAKE)
+	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
-bench: $(LIB) $(FAKE) $(T)/bench_capture
+bench: $(LIB) $(FAKE) $(TB)/bench_capture
 	@bash bench/run_capture.sh
 
 # The full CPU benchmark of issue 6: per-call cost with and without the preload, callgrind counts, memory per
 # allocation, report time and cost against the number of live allocations (docs/PERFORMANCE.md).
-$(T)/bench_cpu: bench/bench_cpu.c $(FAKE)
-	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -pthread -I$(CUDA_HOME)/include -o $@ $< -L$(T) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+$(TB)/bench_cpu: bench/bench_cpu.c $(FAKE)
+	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -pthread -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
-bench-cpu: $(LIB) $(FAKE) $(T)/bench_cpu
+bench-cpu: $(LIB) $(FAKE) $(TB)/bench_cpu
 	@bash bench/run_cpu.sh
 
 # The GPU benchmarks of the issue (bench/run_gpu.sh), on a GPU machine: pair time, PyTorch and JAX step time and
@@ -361,10 +384,10 @@ clean:
 
 # ---- sanitizers: `make test-asan` (ASan + UBSan), `make test-tsan` ----
 # Each builds everything (library, test double, unit tests, integration programs, command) with the sanitizer into
-# its own BUILD directory and runs tests/run.sh there. VG_SAN is the extra flag set: it reaches the library's
-# objects and link (CFLAGS, VG_LDFLAGS), the command, and every test binary (TEST_CFLAGS). A sanitized library
-# preloaded into a process needs the sanitizer's runtime loaded first: run.sh puts VG_SAN_PRELOAD in front of every
-# LD_PRELOAD it sets. A finding fails its check: the sanitizer exits 66 and writes its report to stderr.
+# its own BUILD directory and runs tests/run.sh there (T=SECTION,...: those only). VG_SAN is the extra flag set: it
+# reaches the library's objects and link (CFLAGS, VG_LDFLAGS), the command, and every test binary (TEST_CFLAGS). A
+# sanitized library preloaded into a process needs the sanitizer's runtime loaded first: tests/lib/section.sh puts
+# VG_SAN_PRELOAD in front of every LD_PRELOAD it sets. A finding fails its check: the sanitizer exits 66 and writes its report to stderr.
 # gcc by default; CC=clang works too (shared runtimes, -shared-libsan; use another ASAN_BUILD / TSAN_BUILD).
 # Checks that run differently under a sanitizer, and why: tests/san/README.md.
 ifneq ($(strip $(VG_SAN)),)
@@ -389,19 +412,20 @@ strict_string_checks=1:check_initialization_order=1:verify_asan_link_order=0 \
 # atexit_sleep_ms: TSan sleeps 1 s in every exiting process by default; the fault campaign alone runs 210 processes.
 VG_TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1:atexit_sleep_ms=50:suppressions=$(SAN_DIR)/tsan.supp
 
-# The fuzz replay targets carry their own ASan flags (incompatible with TSan): run.sh skips them under TSan.
+# The fuzz replay targets carry their own ASan flags (incompatible with TSan): tests/sections/unit.sh skips them
+# under TSan.
 test-bins: $(LIB) $(if $(findstring thread,$(VG_SAN)),$(filter-out $(FUZZ_REPLAY),$(TEST_BINS)),$(TEST_BINS))
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) VG_SAN='$(VG_ASAN)' test-bins
 	@env BUILD=$(ASAN_BUILD) VG_SAN='$(VG_ASAN)' VG_SAN_PRELOAD=$(call VG_SAN_RT,asan) $(VG_ASAN_ENV) \
-		bash tests/run.sh
+		bash tests/run.sh $(subst $(comma), ,$(T))
 
 test-tsan:
 	$(if $(VG_CC_CLANG),$(error test-tsan: clang 14's shared TSan runtime crashes at startup here; use gcc (tests/san/README.md)))
 	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) VG_SAN='$(VG_TSAN)' test-bins
 	@env BUILD=$(TSAN_BUILD) VG_SAN='$(VG_TSAN)' VG_SAN_PRELOAD=$(call VG_SAN_RT,tsan) $(VG_TSAN_ENV) \
-		bash tests/run.sh
+		bash tests/run.sh $(subst $(comma), ,$(T))
 
 .PHONY: test-bins test-asan test-tsan
 

@@ -298,7 +298,7 @@ static int vg_lines_frame(const struct vg_report *r, const struct vg_report_fram
 
 int vg_lines_begin(const char *const *dirs, size_t ndirs)
 {
-	/* __VRAMGUARD_LIBDW: the tests' way to have libdw missing (tests/integration/lines.sh). */
+	/* __VRAMGUARD_LIBDW: the tests' way to have libdw missing (tests/sections/lines.sh). */
 	const char *name = getenv("__VRAMGUARD_LIBDW");
 	name = name && name[0] ? name : "libdw.so.1";
 	memset(&vg_lines, 0, sizeof(vg_lines));

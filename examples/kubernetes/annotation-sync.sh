@@ -4,7 +4,7 @@
 # with `vramguard limit set SIZE --pid PID`, never above --ceiling. Meant for a container of the node's vramguard
 # DaemonSet (autoscale.yaml): it needs kubectl (RBAC: get and list pods), python3 (to read JSON), vramguard, the
 # jobs' VRAMGUARD_SHM_DIR, and the jobs' user. Not run on a cluster: `make test` runs it against a test double of
-# kubectl (tests/integration/annotation_sync.sh).
+# kubectl (tests/sections/annotation.sh).
 #
 #   annotation-sync.sh --ceiling 16G [--node NAME] [--dir DIR] [--interval SECONDS | --once] [--dry-run]
 #

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The closed loop of `vramguard autoscale` (sourced by tests/integration/autoscale.sh, whose helpers it uses), every
+# The closed loop of `vramguard autoscale` (sourced by tests/sections/autoscale.sh, whose helpers it uses), every
 # part real and on 127.0.0.1: a job under the preload holds 70 MiB of a region of 80 MiB and is refused 20 MiB more;
 # `vramguard exporter` serves it; Prometheus scrapes it every second and evaluates examples/prometheus/rules.yml's
 # region alert with a threshold of 80 % and `for: 1s`; Alertmanager (group_wait 1s) posts to the receiver and to a
@@ -13,7 +13,7 @@ mkdir "$AJD"
 ajob loop 70 20 VRAMGUARD_SHARED=loop VRAMGUARD_SHARED_LIMITS=80M
 "$VG" exporter --listen 127.0.0.1:0 --dir "$AJD" 2>"$AD/exp.err" &
 APIDS+=($!)
-await "$AD/exp.err" 'listening on' || bad "autoscale loop: the exporter did not start" "$(cat "$AD/exp.err")"
+wait_for "$AD/exp.err" 'listening on' || bad "autoscale loop: the exporter did not start" "$(cat "$AD/exp.err")"
 AEXP=$(grep -Eo '127\.0\.0\.1:[0-9]+' "$AD/exp.err" | head -1)
 aserve "$AD/recv.err" --listen 127.0.0.1:0 --token-file "$AD/token" --ceiling 160M --step 40M \
 	--alert VramguardRegionNearBudget
@@ -32,7 +32,7 @@ s = http.server.HTTPServer(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()' "$AD/captured.json" >"$AD/cap.port" 2>>"$LOG" &
 APIDS+=($!)
-await "$AD/cap.port" '^[0-9]+$' || bad "autoscale loop: the capture server did not start"
+wait_for "$AD/cap.port" '^[0-9]+$' || bad "autoscale loop: the capture server did not start"
 ACAP=$(cat "$AD/cap.port")
 AAM=$(aport)
 APR=$(aport)
@@ -76,8 +76,7 @@ APIDS+=($!)
 prometheus --config.file="$AD/prometheus.yml" --storage.tsdb.path="$AD/prom" \
 	--web.listen-address="127.0.0.1:$APR" >"$AD/prom.log" 2>&1 &
 APIDS+=($!)
-if await_long() { for _ in $(seq 160); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.25; done; return 1; } &&
-	await_long "$AD/loop.out" '^granted 20 MiB more'; then
+if wait_for "$AD/loop.out" '^granted 20 MiB more' 40; then
 	ok "autoscale loop: Prometheus fired the region alert, Alertmanager posted it, the receiver raised the budget: the job's allocation refused before succeeds (${SECONDS}s)"
 else bad "autoscale loop: the job never got its memory (${SECONDS}s)" "$(cat "$AD/loop.out" "$AD/recv.err"; tail -n 5 "$AD/am.log" "$AD/prom.log")"; fi
 grep -q "raised: alert 'VramguardRegionNearBudget' firing: region 'loop' GPU 0: limit 80.00 MiB -> 120.00 MiB" "$AD/recv.err" &&
@@ -88,7 +87,7 @@ grep -q "raised: alert 'VramguardRegionNearBudget' firing: region 'loop' GPU 0: 
 	ok "  raised once; Alertmanager's posts carried the token and a payload the receiver reads" ||
 	bad "  raised more than once, or refused Alertmanager" "$(cat "$AD/recv.err")"
 # The payload Alertmanager sent: version 4, a firing alert with the exporter's labels.
-await "$AD/captured.json" 'VramguardRegionNearBudget' &&
+wait_for "$AD/captured.json" 'VramguardRegionNearBudget' &&
 	python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The receiver can do nothing its user could not do by hand (sourced by tests/integration/autoscale.sh inside its
+# The receiver can do nothing its user could not do by hand (sourced by tests/sections/autoscale.sh inside its
 # HTTP checks, whose helpers ajob, apost, apay and acount it uses): run as uid 65534, it is refused root's region
 # and root's process by `limit set`'s own ownership checks, and nothing changes. (Run as root, the same alerts
 # raise both: the checks before this one.)
@@ -18,7 +18,7 @@ else
 	AR=$!
 	APIDS+=("$AR")
 	AURL=
-	await "$AD/r3.err" 'listening on http://127\.0\.0\.1:[0-9]+/' &&
+	wait_for "$AD/r3.err" 'listening on http://127\.0\.0\.1:[0-9]+/' &&
 		AURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+' "$AD/r3.err" | head -1)
 	oshow() { "$VG" limit show --dir "$AJD" 2>&1 | grep -E 'in force|quota' | sort; }
 	obefore=$(oshow)

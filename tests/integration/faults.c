@@ -1,7 +1,7 @@
 /* Fault injection: every hook of interposer/hooks.h that the test double implements is driven through a scenario
  * while the double fails its Nth call (N = 1, 2, 3), once or from then on, with a realistic error code. After every
  * step vramguard's usage (cuMemGetInfo_v2 under the quota) must equal what the double holds; at the end each child
- * writes what its exit report must say (expect-PID.json), checked by tests/integration/reliability.sh.
+ * writes what its exit report must say (expect-PID.json), checked by tests/sections/reliability.sh.
  *   faults campaign DIR     run every (hook, N, once|persistent) in its own process, one line per hook
  *   faults one HOOK         one run; FAKECUDA_FAIL=HOOK:N[+]=CODE, FAULTS_DIR=DIR set by the campaign */
 #define _GNU_SOURCE

@@ -1,4 +1,4 @@
-/* A program that looks like CPython to vramguard (tests/integration/python.sh): it exports the symbols
+/* A program that looks like CPython to vramguard (tests/sections/python.sh): it exports the symbols
  * accounting/pyframes.c looks up and builds one thread state and frame by hand in 3.11's layout, then allocates.
  * The modes check what the library does with each kind of interpreter it may meet, without crashing:
  *   good      a well-formed frame: the site names fake.py:12 in fake_fn

@@ -1,4 +1,4 @@
-/* What a hostile or broken process can do to a region file it may write, for tests/integration/hostile.sh. Uses
+/* What a hostile or broken process can do to a region file it may write, for tests/sections/hostile.sh. Uses
  * only the layout in accounting/region.h (no region code), through its own mapping:
  *
  *   region_poke lock PATH RELEASE      take the region's lock (prints "locked") and hold it until the file RELEASE

@@ -1,4 +1,4 @@
-/* A CUDA process for the shared-region tests (tests/integration/shared_preload.sh), driven one command per line on
+/* A CUDA process for the shared-region tests (tests/sections/shared.sh), driven one command per line on
  * stdin; every command answers exactly one line "= ..." on stdout, so a script can make several of them take turns
  * deterministically. Commands (sizes in MiB, answers in bytes):
  *   pid                      = pid PID

@@ -1,4 +1,4 @@
-/* Call sites with known source lines for `vramguard report --lines` (tests/integration/lines.sh): an allocation in a
+/* Call sites with known source lines for `vramguard report --lines` (tests/sections/lines.sh): an allocation in a
  * function that is always inlined into its caller, one in an ordinary function, and one in a library without a
  * build ID (noid/lib.c). Built with -g like every test program; lines.sh finds the expected lines in this file by
  * the markers in the comments, so edit freely. */

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# The tests' output protocol (docs/TESTING.md), for the shell suites (tests/run.sh, tests/containers/run.sh): one
-# line per check, "ok N - name", "not ok N - name" with the detail on "# " lines after it, "ok N - name # SKIP
-# reason". The caller prints the closing "N passed, N failed" from pass and fail.
+# The tests' output protocol (docs/TESTING.md), for the shell suites (the sections of tests/run.sh,
+# tests/containers/run.sh): TAP that `prove` reads. One line per check, "ok N - name", "not ok N - name" with the
+# detail on "# " lines after it, "ok N - name # SKIP reason"; at the end the plan, "1..N" (tap_plan), and the total
+# "N passed, N failed[, N skipped]" (tap_total), which is the last line.
 pass=0
 fail=0
 skipped=0
@@ -14,3 +15,8 @@ bad() { # NAME [DETAIL]: the detail's lines follow as "# " lines
 	return 0
 }
 skip() { skipped=$((skipped + 1)) seq=$((seq + 1)); printf 'ok %d - %s # SKIP %s\n' "$seq" "$1" "$2"; } # NAME REASON
+tap_plan() { printf '1..%d\n' "$seq"; }
+tap_total() { # "N passed, N failed" and ", N skipped" when some were
+	if [ "$skipped" -gt 0 ]; then printf '%d passed, %d failed, %d skipped\n' "$pass" "$fail" "$skipped"
+	else printf '%d passed, %d failed\n' "$pass" "$fail"; fi
+}

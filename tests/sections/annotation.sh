@@ -1,24 +1,25 @@
-# shellcheck shell=bash
-# examples/kubernetes/annotation-sync.sh (the pod annotation vramguard.dev/limit as a live quota), sourced by
-# tests/run.sh after autoscale.sh. There is no cluster here: `kubectl` is a test double, a script on PATH that
-# checks its arguments and prints a fixed pod list; the jobs are real processes under the preload with the test
-# double of libcuda.so.1, named by POD_NAME as a pod's would be. Uses run.sh's ok, bad, skip and $VG $T $LOG $LIB $SP.
+#!/usr/bin/env bash
+# Section annotation: examples/kubernetes/annotation-sync.sh (the pod annotation vramguard.dev/limit as a live
+# quota). There is no cluster here: `kubectl` is a test double, a script on PATH that checks its arguments and prints
+# a fixed pod list; the jobs are real processes under the preload with the test double of libcuda.so.1, named by
+# POD_NAME as a pod's would be. Needs: make test-bins (grower, vramguard), python3; root and unshare for PID
+# namespaces.
+source tests/lib/section.sh
 
 SD=$(mktemp -d /tmp/vg-annsync.XXXXXX)
 SJD=$SD/regions
 mkdir -p "$SJD" "$SD/bin"
 SPIDS=()
 scleanup() { touch "$SD/stop"; for p in "${SPIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; SPIDS=(); }
-trap 'scleanup' EXIT
-trap 'scleanup; exit 130' INT TERM
-sawait() { for _ in $(seq 1200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done; return 1; }
+at_exit 'scleanup; rm -rf "$SD"'
 # The test double of kubectl: only `get pods --field-selector spec.nodeName=node-a -o json`, answered from
 # $SD/pods.json; anything else, or FAKE_KUBECTL_FAIL set, fails as kubectl would.
 cat >"$SD/bin/kubectl" <<'EOF'
 #!/bin/sh
-# A test double of kubectl (tests/integration/annotation_sync.sh): no API server is contacted.
+# A test double of kubectl (tests/sections/annotation.sh): no API server is contacted.
 [ -z "${FAKE_KUBECTL_FAIL:-}" ] || { echo "The connection to the server localhost:8080 was refused" >&2; exit 1; }
 [ "$*" = "get pods --field-selector spec.nodeName=node-a -o json" ] || { echo "fake kubectl: unexpected: $*" >&2; exit 1; }
+echo call >>"$FAKE_KUBECTL_PODS.calls"
 cat "$FAKE_KUBECTL_PODS"
 EOF
 chmod +x "$SD/bin/kubectl"
@@ -29,7 +30,7 @@ sjob() {
 		>"$SD/$1.out" 2>"$SD/$1.err" &
 	SJ=$!
 	SPIDS+=("$SJ")
-	sawait "$SD/$1.out" '^(denied|granted)' || bad "annotation-sync: job $1 did not start" "$(cat "$SD/$1.out" "$SD/$1.err")"
+	wait_for "$SD/$1.out" '^(denied|granted)' || bad "annotation-sync: job $1 did not start" "$(cat "$SD/$1.out" "$SD/$1.err")"
 }
 # A pod of the list: NAME ANNOTATION-or-empty
 spod() {
@@ -72,7 +73,7 @@ else
 	src=$?
 	if [ $src = 0 ] && [ "$(grep -c '^vramguard: annotation-sync: set: ' "$SD/sync.err")" = 1 ] &&
 		grep -q "^vramguard: annotation-sync: set: ml/train-a process $SA (.*grower.*): quota 100.00 MiB -> 150.00 MiB (annotation vramguard.dev/limit='150M', ceiling 1024.00 MiB)$" "$SD/sync.err" &&
-		sawait "$SD/a.out" '^granted 20 MiB more'; then
+		wait_for "$SD/a.out" '^granted 20 MiB more'; then
 		ok "annotation-sync: pod train-a's vramguard.dev/limit=150M sets its process's quota 100 -> 150 MiB (one line); its refused allocation then succeeds"
 	else bad "annotation-sync: the annotation was not applied (exit $src)" "$(cat "$SD/sync.err" "$SD/a.out")"; fi
 	grep -q "refused: ml/train-b annotation vramguard.dev/limit='64G' (65536.00 MiB) is above the ceiling 1024.00 MiB: nothing changed" "$SD/sync.err" &&
@@ -84,7 +85,7 @@ else
 		grep -q "refused: ml/train-c process [0-9]* (.*) is in a shared region" "$SD/sync.err" &&
 		! grep -q "ml/plain" "$SD/sync.err" && [ "$(squota "$SP_")" = 104857600 ] &&
 		ok "  not a size, no process, a process in a shared region: refused, one line each; a pod without the annotation: untouched" ||
-		bad "  refusals" "$(cat "$SD/sync.err")"
+		bad "  refusals" "$(cat "$SD/sync.err"; echo "plain's quota: $(squota "$SP_")")"
 	ssync --ceiling 1G --once
 	! grep -q ': set: ' "$SD/sync.err" && ok "  run again: the quota is already 150 MiB, nothing set" ||
 		bad "  second pass set again" "$(cat "$SD/sync.err")"
@@ -101,10 +102,13 @@ else
 	sloop --ceiling 1G --interval 0.1 &
 	SL=$!
 	SPIDS+=("$SL")
-	sawait "$SD/sync.err" ': set: ml/plain' && "$VG" limit set 130M --pid "$SP_" --dir "$SJD" >>"$LOG" 2>&1
-	sleep 0.5
+	wait_for "$SD/sync.err" ': set: ml/plain' && "$VG" limit set 130M --pid "$SP_" --dir "$SJD" >>"$LOG" 2>&1
+	# Three more passes see the hand-set 130M (the double counts the loop's kubectl calls) before the change.
+	calls=$(($(wc -l <"$SD/pods.json.calls") + 3))
+	end=$((SECONDS + 30))
+	until [ "$(wc -l <"$SD/pods.json.calls")" -ge "$calls" ] || [ "$SECONDS" -gt "$end" ]; do sleep 0.02; done
 	spods "$(spod plain 140M)"
-	sawait "$SD/sync.err" "set: ml/plain .*140.00 MiB"
+	wait_for "$SD/sync.err" "set: ml/plain .*140.00 MiB"
 	kill "$SL" && wait "$SL" 2>/dev/null
 	[ "$(grep -c ': set: ' "$SD/sync.err")" = 2 ] && [ "$(squota "$SP_")" = 140M ] &&
 		ok "annotation-sync --interval: 120M applied once, a hand-set 130M left alone, the annotation changed to 140M applied" ||
@@ -118,7 +122,7 @@ else
 				VRAMGUARD_SHM_DIR="$SJD" VRAMGUARD_REPORT=off NVIDIA_GPU_MEMORY_LIMITS=100M POD_NAME=train-$n \
 				"$T/grower" "$SD/stop" 10 1 60 >"$SD/$n.out" 2>"$SD/$n.err" &
 			SPIDS+=($!)
-			sawait "$SD/$n.out" '^granted' || bad "annotation-sync: namespaced job $n did not start" "$(cat "$SD/$n.err")"
+			wait_for "$SD/$n.out" '^granted' || bad "annotation-sync: namespaced job $n did not start" "$(cat "$SD/$n.err")"
 			eval "S_$n=\$(pgrep -P $! | head -1)"
 		done
 		spods "$(spod train-d 50M)" "$(spod train-e 70M)"
@@ -133,6 +137,4 @@ else
 		skip "annotation-sync: two jobs with PID 1 in their own PID namespaces" "needs root and unshare --pid"
 	fi
 fi
-scleanup
-trap - EXIT INT TERM
-rm -rf "$SD"
+done_testing

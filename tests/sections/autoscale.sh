@@ -1,21 +1,21 @@
-# shellcheck shell=bash
-# `vramguard autoscale`, sourced by tests/run.sh after exporter.sh: its flags refused with one line; the receiver's
-# refusals over HTTP (wrong token, bad payloads, unknown targets, over the ceiling, cool-down), dry run, resolved
-# alerts, the counters at /metrics; then the whole loop with Debian's prometheus and prometheus-alertmanager on
-# 127.0.0.1: a job under the preload is refused memory in a region near its budget, Prometheus scrapes the exporter
-# and fires the alert, Alertmanager posts it, the receiver raises the budget, and the job's next allocation
-# succeeds. The payload Alertmanager sent is kept (tests/gpu/alertmanager-payload.json is one, for the GPU check).
-# Uses run.sh's cli, ok, bad, skip, expect_err_lines and $VG $T $ERR $LOG $LIB $SP.
+#!/usr/bin/env bash
+# Section autoscale: `vramguard autoscale`: its flags refused with one line; the receiver's refusals over HTTP (wrong
+# token, bad payloads, unknown targets, over the ceiling, cool-down), dry run, resolved alerts, --shrink-after
+# (tests/integration/autoscale_shrink.sh), another user's targets (autoscale_owner.sh), the counters at /metrics;
+# then the whole loop (autoscale_loop.sh) with Debian's prometheus and prometheus-alertmanager on 127.0.0.1: a job
+# under the preload is refused memory in a region near its budget, Prometheus scrapes the exporter and fires the
+# alert, Alertmanager posts it, the receiver raises the budget, and the job's next allocation succeeds. The payload
+# Alertmanager sent is kept (tests/gpu/alertmanager-payload.json is one, for the GPU check).
+# Needs: make test-bins (grower, vramguard), curl; prometheus and prometheus-alertmanager for the loop.
+source tests/lib/section.sh
 
 AD=$(mktemp -d /tmp/vg-autoscale.XXXXXX)
 AJD=$AD/regions         # where the jobs' regions live (the loop has its own)
 mkdir "$AJD"
 APIDS=()
 acleanup() { for p in "${APIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; APIDS=(); }
-trap 'acleanup' EXIT
-trap 'acleanup; exit 130' INT TERM
-# await FILE REGEX: wait up to 30 s (a loaded machine) for the line
-await() { for _ in $(seq 1200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done; return 1; }
+at_exit 'acleanup; rm -rf "$AD"'
+# wait_for FILE REGEX: wait up to 30 s (a loaded machine) for the line
 (umask 077 && echo "tok-$RANDOM$RANDOM" >"$AD/token")
 ATOK=$(cat "$AD/token")
 ACURL=(curl -sS --max-time 10 --noproxy '*')
@@ -28,7 +28,7 @@ ajob() {
 		>"$AD/$1.out" 2>"$AD/$1.err" &
 	AJ=$!
 	APIDS+=("$AJ")
-	await "$AD/$1.out" '^denied' || bad "autoscale: job $1 was not refused its allocation" "$(cat "$AD/$1.out")"
+	wait_for "$AD/$1.out" '^denied' || bad "autoscale: job $1 was not refused its allocation" "$(cat "$AD/$1.out")"
 }
 # The receiver: ERRFILE ARGS...; its pid in $AR, its URL in $AURL
 aserve() {
@@ -36,7 +36,7 @@ aserve() {
 	AR=$!
 	APIDS+=("$AR")
 	AURL=
-	if await "$1" 'listening on http://127\.0\.0\.1:[0-9]+/'; then
+	if wait_for "$1" 'listening on http://127\.0\.0\.1:[0-9]+/'; then
 		AURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+' "$1" | head -1)
 	else bad "autoscale: the receiver did not start" "$(cat "$1")"; fi
 }
@@ -103,16 +103,16 @@ done
 cli "autoscale --config: a file that cannot be read" 2 '^$' -- $VG autoscale --config "$AD/cfg/nosuch.conf"
 expect_err_lines "  one line naming the file" "^vramguard: error: autoscale: $AD/cfg/nosuch.conf: cannot read --config: " 1
 aserve "$AD/c1.err" --config "$AD/cfg/good.conf"
-await "$AD/c1.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+wait_for "$AD/c1.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
 aserve "$AD/c2.err" --ceiling 1G --ceiling region:full=80M --step 40M --cooldown 1s --shrink-after 10m \
 	--alert VramguardRegionNearBudget --alert VramguardProcessNearQuota --listen 127.0.0.1:0 --token-file "$AD/token"
-await "$AD/c2.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+wait_for "$AD/c2.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
 c1=$(grep 'autoscale: step ' "$AD/c1.err") c2=$(grep 'autoscale: step ' "$AD/c2.err")
 [ -n "$c1" ] && [ "$c1" = "$c2" ] &&
 	ok "autoscale --config FILE: the same policy as its flags (the startup line; token-file relative to the file)" ||
 	bad "autoscale --config: not the flags' policy" "$c1 / $c2"
 aserve "$AD/c3.err" --config "$AD/cfg/good.conf" --step 10M --ceiling 2G --alert Other
-await "$AD/c3.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+wait_for "$AD/c3.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
 grep -q 'autoscale: step 10M, ceiling 2.00 GiB (1 per target), cool-down 1s, lowered again 600s after resolved, 3 alert names$' "$AD/c3.err" &&
 	ok "  the command line's --step and --ceiling replace the file's, --alert adds to its two (3 alert names), its region ceiling kept" ||
 	bad "  command line over the file" "$(cat "$AD/c3.err")"
@@ -128,7 +128,7 @@ for line in conf.splitlines():
     print(f"{m.group(1)} = {local[m.group(1)]}" if m and m.group(1) in local else line)
 PY
 aserve "$AD/c4.err" --config "$AD/cfg/k8s.conf"
-await "$AD/c4.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
+wait_for "$AD/c4.err" 'autoscale: step ' && kill "$AR" && wait "$AR" 2>/dev/null
 grep -q 'autoscale: step 2G, ceiling 16.00 GiB (0 per target), cool-down 600s, 2 alert names$' "$AD/c4.err" &&
 	ok "autoscale --config: examples/kubernetes/autoscale.yaml's ConfigMap is read (step 2G, ceiling 16G, cool-down 10m, 2 alerts)" ||
 	bad "autoscale --config: the Kubernetes example's ConfigMap" "$(cat "$AD/cfg/k8s.conf" "$AD/c4.err")"
@@ -182,7 +182,7 @@ else
 		bad "autoscale: ignored alerts" "$(tail -3 "$AD/r1.err")"
 	# The region's budget raised by the step: its job gets its memory.
 	[ "$(apost "$(apay firing "$AREG")")" = 200 ] && grep -q '^raised 1$' "$AD/resp" &&
-		await "$AD/team.out" '^granted 20 MiB more' &&
+		wait_for "$AD/team.out" '^granted 20 MiB more' &&
 		grep -q "raised: alert 'VramguardRegionNearBudget' firing: region 'team' GPU 0: limit 80.00 MiB -> 120.00 MiB" "$AD/r1.err" &&
 		ok "autoscale: region 'team' raised 80 -> 120 MiB; its job's next allocation, refused before, succeeds" ||
 		bad "autoscale: region raise" "$(cat "$AD/resp" "$AD/team.out"; tail -2 "$AD/r1.err")"
@@ -196,7 +196,7 @@ else
 		bad "autoscale: ceiling" "$(tail -2 "$AD/r1.err")"
 	# A process's own quota, named by the exporter's labels: 100 -> 140 MiB.
 	apost "$(apay firing "{\"alertname\":\"VramguardProcessNearQuota\",\"pid\":\"$APROC\",\"command\":\"$APCMD\",\"region\":\"\",\"gpu\":\"0\",\"gpu_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\",\"container\":\"\",\"pod\":\"\"}")" >/dev/null
-	await "$AD/proc.out" '^granted' && grep -q "raised: .*process $APROC (.*) GPU 0: limit 100.00 MiB -> 140.00 MiB" "$AD/r1.err" &&
+	wait_for "$AD/proc.out" '^granted' && grep -q "raised: .*process $APROC (.*) GPU 0: limit 100.00 MiB -> 140.00 MiB" "$AD/r1.err" &&
 		ok "autoscale: a process's quota (pid, command, gpu labels) raised 100 -> 140 MiB; it gets its memory" ||
 		bad "autoscale: pid raise" "$(cat "$AD/proc.out"; tail -3 "$AD/r1.err")"
 	"${ACURL[@]}" "$AURL/metrics" >"$AD/m.prom"
@@ -215,7 +215,7 @@ else
 	"$VG" autoscale --dir "$AJD" --socket "$AD/as.sock" --ceiling 1G --dry-run --shrink-after 1s 2>"$AD/r2.err" &
 	AR=$!
 	APIDS+=("$AR")
-	await "$AD/r2.err" 'listening on unix:' || bad "autoscale: --socket did not start" "$(cat "$AD/r2.err")"
+	wait_for "$AD/r2.err" 'listening on unix:' || bad "autoscale: --socket did not start" "$(cat "$AD/r2.err")"
 	before=$("$VG" limit show --shared full --dir "$AJD" 2>&1 | grep 'in force')
 	"${ACURL[@]}" --unix-socket "$AD/as.sock" -o "$AD/resp" --data-binary \
 		"$(apay firing '{"alertname":"VramguardRegionNearBudget","region":"full","gpu":"0"}')" http://localhost/
@@ -226,7 +226,7 @@ else
 	else bad "autoscale --dry-run" "$(cat "$AD/resp" "$AD/r2.err")"; fi
 	"${ACURL[@]}" --unix-socket "$AD/as.sock" -o "$AD/resp" --data-binary \
 		"$(apay resolved '{"alertname":"VramguardRegionNearBudget","region":"full","gpu":"0"}')" http://localhost/
-	if await "$AD/r2.err" "dry_run: would lower region 'full' GPU 0: 100.00 MiB -> 80.00 MiB \(alert resolved [0-9]+s ago, --shrink-after 1s; would set 0:80M\)" &&
+	if wait_for "$AD/r2.err" "dry_run: would lower region 'full' GPU 0: 100.00 MiB -> 80.00 MiB \(alert resolved [0-9]+s ago, --shrink-after 1s; would set 0:80M\)" &&
 		[ "$("$VG" limit show --shared full --dir "$AJD" 2>&1 | grep 'in force')" = "$before" ]; then
 		ok "autoscale --dry-run --shrink-after 1s: the alert resolved, logs 'would lower 100 -> 80 MiB', changes nothing"
 	else bad "autoscale --dry-run --shrink-after" "$(cat "$AD/r2.err")"; fi
@@ -249,6 +249,4 @@ if ! command -v prometheus >/dev/null || [ -z "$AMBIN" ] || ! command -v curl >/
 else
 	source tests/integration/autoscale_loop.sh
 fi
-acleanup
-trap - EXIT INT TERM
-rm -rf "$AD"
+done_testing

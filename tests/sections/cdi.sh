@@ -1,8 +1,9 @@
-# shellcheck shell=bash
-# `vramguard cdi`, sourced by tests/run.sh after the command's other checks: the CDI spec's content read back with
-# PyYAML (kind, version, devices, the edits), the quoting of odd paths, bad input refused with nothing written, and
-# --output's atomic file. Running it under a container engine is tests/containers/sections/20-cdi.sh's part.
-# Uses run.sh's cli, ok, bad, expect_err, long_case and $VG $LIB $T $ERR $LOG $CO $LONG.
+#!/usr/bin/env bash
+# Section cdi: `vramguard cdi`: the CDI spec's content read back with PyYAML (kind, version, devices, the edits), the
+# quoting of odd paths, bad input refused with nothing written, --output's atomic file, an installed command's
+# library. Running it under a container engine is tests/containers/sections/20-cdi.sh's part.
+# Needs: make test-bins (vramguard), PyYAML.
+source tests/lib/section.sh
 
 CDD=$(mktemp -d /tmp/vg-cdi.XXXXXX)
 # PyYAML: the first python3 on PATH if it has it, else Debian's (python3-yaml, scripts/setup.sh).
@@ -48,12 +49,12 @@ cli "cdi --shared team: every device also joins the region" 0 'VRAMGUARD_SHARED=
 cdi_same "  VRAMGUARD_SHARED among the shared edits, after LD_PRELOAD" "env LD_PRELOAD=$IN VRAMGUARD_SHARED=team" \
 	"$(cdi_read - <<<"$CO" 2>&1 | grep '^env ')"
 
-if [ -x "$T/inst/opt/vg/bin/vramguard" ]; then
+if vg_install "$W/inst"; then
 	cli "cdi from an installed, relocated command: the library in its ../lib" 0 '^kind: ' -- \
-		"$T/inst/opt/vg/bin/vramguard" cdi --limit 4G
-	cdi_same "  is the hostPath" "mount $PWD/$T/inst/opt/vg/lib/libvramguard.so $IN ro,nosuid,nodev,bind" \
+		"$W/inst/opt/vg/bin/vramguard" cdi --limit 4G
+	cdi_same "  is the hostPath" "mount $W/inst/opt/vg/lib/libvramguard.so $IN ro,nosuid,nodev,bind" \
 		"$(cdi_read - <<<"$CO" 2>&1 | grep '^mount ')"
-else bad "cdi from an installed command: no $T/inst/opt/vg/bin/vramguard (make install DESTDIR)"; fi
+else bad "cdi from an installed command: make install DESTDIR=$W/inst failed"; fi
 
 # A library path with every character YAML treats specially: quotes, backslash, '#', ': ', a tab, '&*!|>'.
 ODD="$CDD/we\"ird \\ #dir: &*!|> $(printf '\t')x"
@@ -102,7 +103,7 @@ if [ "$(wc -l <"$ERR")" = 1 ] && grep -q "^vramguard: error: cdi: cannot write i
 	ok "  one line"; else bad "  one line" "$(head -3 "$ERR")"; fi
 cli "help cdi" 0 '--limit SPEC' -- $VG help cdi
 cli "--help lists cdi" 0 'vramguard cdi --limit' -- $VG --help
-# shellcheck disable=SC2154 # nlongbad: long_case's count of failures, run.sh's
+# shellcheck disable=SC2154 # nlongbad: long_case's count of failures, tests/lib/section.sh's
 ncdilong=$nlongbad
 long_case "cdi: --limit 'x+\.\.\.x+' \(5000 bytes\) is too long" -- $VG cdi --limit "$LONG"
 long_case "invalid NVIDIA_GPU_MEMORY_LIMITS 'x+\.\.\.x+' \(200 bytes\)" -- $VG cdi --limit "${LONG:0:200}"
@@ -110,3 +111,4 @@ long_case "cdi: --lib '/x+\.\.\.x+' \(5001 bytes\) is not|cdi: --lib '/x+\.\.\.x
 	-- $VG cdi --limit 4G --lib "/$LONG"
 [ "$nlongbad" -eq "$ncdilong" ] && ok "cdi: a 5 000-character SPEC or --lib: stderr lines bounded, naming what is wrong"
 rm -rf "$CDD"
+done_testing

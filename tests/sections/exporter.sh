@@ -1,9 +1,10 @@
-# shellcheck shell=bash
-# `vramguard exporter`, sourced by tests/run.sh after region_cli.sh: the exposition's format and escaping (promtool
-# check metrics), OpenMetrics negotiation, HTTP (404, a stuck client), members appearing and vanishing during scrapes,
-# a corrupt file ignored with one line, the textfile written atomically, and a real Prometheus server scraping it
-# while processes under the preload allocate against the test double. Members are region_tool (no CUDA) or the
-# waiter under the preload. Uses run.sh's cli, ok, bad, skip, expect_err_lines and $VG $T $ERR $LOG $CO $LIB.
+#!/usr/bin/env bash
+# Section exporter: `vramguard exporter`: the exposition's format and escaping (promtool check metrics), OpenMetrics
+# negotiation, HTTP (404, a stuck client), members appearing and vanishing during scrapes, a corrupt file ignored
+# with one line, the textfile written atomically, and a real Prometheus server scraping it while processes under the
+# preload allocate against the test double. Members are region_tool (no CUDA) or the waiter under the preload.
+# Needs: make test-bins (region_tool, waiter, vramguard); prometheus, promtool and curl (skipped without them).
+source tests/lib/section.sh
 
 XT=$T/region_tool
 XSD=$(mktemp -d /tmp/vg-exporter.XXXXXX)
@@ -11,12 +12,11 @@ chmod 755 "$XSD"
 XU=GPU-cccccccc-1111-2222-3333-444444444444
 XPIDS=()
 xcleanup() { for p in "${XPIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; XPIDS=(); }
-xwait() { for _ in $(seq 200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done; return 1; }
 xmember() { # OUTFILE ARGS...: a region_tool member, ready; its pid in $XM
 	"$XT" "${@:2}" >"$1" 2>>"$LOG" &
 	XM=$!
 	XPIDS+=("$XM")
-	xwait "$1" '^ready' || bad "exporter: region_tool $2 did not get ready" "$(cat "$1")"
+	wait_for "$1" '^ready' || bad "exporter: region_tool $2 did not get ready" "$(cat "$1")"
 }
 # Start the exporter on a free port of 127.0.0.1 (port 0; it says which): its pid in $XE, the URL in $XURL.
 xserve() { # ERRFILE [ARGS...]
@@ -24,7 +24,7 @@ xserve() { # ERRFILE [ARGS...]
 	XE=$!
 	XPIDS+=("$XE")
 	XURL=
-	if xwait "$1" 'listening on http://127\.0\.0\.1:[0-9]+/metrics'; then
+	if wait_for "$1" 'listening on http://127\.0\.0\.1:[0-9]+/metrics'; then
 		XURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+/metrics' "$1" | head -1)
 	else bad "exporter: did not start" "$(cat "$1")"; fi
 }
@@ -186,7 +186,7 @@ fi
 "$VG" exporter --dir "$XSD" --textfile "$XSD/vg.prom" --interval 0.1 2>>"$LOG" &
 xtf=$!
 XPIDS+=("$xtf")
-xwait "$XSD/vg.prom" 'scrape_duration' || true
+wait_for "$XSD/vg.prom" 'scrape_duration' || true
 xbad=0
 for _ in $(seq 300); do
 	[ "$(tail -n 1 "$XSD/vg.prom")" = "" ] && xbad=$((xbad + 1))
@@ -212,11 +212,11 @@ XW=(env -u NVIDIA_GPU_MEMORY_LIMITS -u NVIDIA_GPU_MEMORY_REQUEST "LD_PRELOAD=$SP
 "${XW[@]}" NVIDIA_GPU_MEMORY_REQUEST=80M "$T/waiter" "$XCD/stop" busy 60 >"$XCD/w1.out" 2>>"$LOG" &
 XPIDS+=($!)
 xw1=$!
-xwait "$XCD/w1.out" ready || bad "exporter: the first counting job did not get ready"
+wait_for "$XCD/w1.out" ready || bad "exporter: the first counting job did not get ready"
 "${XW[@]}" "$T/waiter" "$XCD/stop" ctx 60 >"$XCD/w2.out" 2>>"$LOG" &
 XPIDS+=($!)
 xw2=$!
-xwait "$XCD/w2.out" ready || bad "exporter: the second counting job did not get ready"
+wait_for "$XCD/w2.out" ready || bad "exporter: the second counting job did not get ready"
 xcount() { # FILE FAMILY PID: the sample's value, "" if absent
 	sed -n "s/^vramguard_process_$2{pid=\"$3\",.*} \([0-9]*\)\$/\1/p" "$1"
 }
@@ -231,11 +231,12 @@ xgot_all() { # FILE: what the two jobs' samples say
 }
 xwant=" allocations_total=2/1 live_allocations=1/0 denied_bytes_total=0/67108864"
 xwant="$xwant streams_destroyed_pending_total=1/0 soft=83886080/0"
-# A round may have run before a job's allocations: poll until the figures settle (10 s at most).
-for _ in $(seq 100); do
+# A round may have run before a job's allocations: poll until the figures settle (a bound of 30 s on a hang).
+xend=$((SECONDS + 30))
+while :; do
 	VRAMGUARD_SHM_DIR="$XCD" VRAMGUARD_SHARED="" "$VG" exporter --once >"$XCD/c.prom" 2>>"$LOG"
 	xgot_all "$XCD/c.prom"
-	[ "$xgot" = "$xwant" ] && break
+	[ "$xgot" = "$xwant" ] || [ "$SECONDS" -gt "$xend" ] && break
 	sleep 0.1
 done
 if [ "$xgot" = "$xwant" ]; then
@@ -282,13 +283,14 @@ YML
 		VRAMGUARD_SHARED=team VRAMGUARD_SHARED_LIMITS=100M NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_REPORT=off)
 	"${XJ[@]}" "$T/waiter" "$XPD/stop" cuda 60 >"$XPD/w1.out" 2>>"$LOG" &
 	XPIDS+=($!)
-	xwait "$XPD/w1.out" ready || bad "exporter: the first job did not get ready"
+	wait_for "$XPD/w1.out" ready || bad "exporter: the first job did not get ready"
 	xq() { # PROMQL: the first result's value ("" if none)
 		"${XCURL[@]}" --data-urlencode "query=$1" "http://127.0.0.1:$xport/api/v1/query" 2>>"$LOG" |
 			python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>>"$LOG"
 	}
-	xuntil() { # PROMQL WANT: poll up to 20 s
-		for _ in $(seq 80); do [ "$(xq "$1")" = "$2" ] && return 0; sleep 0.25; done
+	xuntil() { # PROMQL WANT: poll Prometheus until the query gives WANT (a bound of 30 s on a hang)
+		local end=$((SECONDS + 30))
+		while [ "$SECONDS" -le "$end" ]; do [ "$(xq "$1")" = "$2" ] && return 0; sleep 0.25; done
 		return 1
 	}
 	xuntil 'vramguard_region_denials_total{region="team"}' 0 &&
@@ -297,7 +299,7 @@ YML
 		bad "prometheus: first scrape" "$(tail -5 "$XPD/prom.log"; xq 'vramguard_up')"
 	"${XJ[@]}" "$T/waiter" "$XPD/stop" cuda 60 >"$XPD/w2.out" 2>>"$LOG" &
 	XPIDS+=($!)
-	xwait "$XPD/w2.out" ready || bad "exporter: the second job did not get ready"
+	wait_for "$XPD/w2.out" ready || bad "exporter: the second job did not get ready"
 	xuntil 'vramguard_region_denials_total{region="team"}' 1 &&
 		xuntil 'sum(vramguard_process_denials_total{region="team"})' 1 &&
 		xuntil 'max(vramguard_process_quota_bytes{region="team"})' $((100 << 20)) &&
@@ -311,3 +313,4 @@ YML
 	rm -rf "$XPD"
 fi
 rm -rf "$XSD"
+done_testing

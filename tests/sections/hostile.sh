@@ -1,9 +1,10 @@
-# shellcheck shell=bash
-# Shared state under attack and under bad luck (docs/RELIABILITY.md, "Hostile local user"), sourced by tests/run.sh
-# after shared_preload.sh: files planted by another user (uid 65534 through setpriv; a third user, uid 4243), a
-# region lock held by a stopped member, a poisoned region, members that die in another PID namespace or cannot be
-# verified, more members than the old fixed 128 slots, and the lifecycle commands. Every check here failed on the
-# code before issue 12. Uses shp_lib.sh's helpers and run.sh's ok, bad, skip, $T $VG $LOG.
+#!/usr/bin/env bash
+# Section hostile: shared state under attack and under bad luck (docs/RELIABILITY.md, "Hostile local user"): files
+# planted by another user (uid 65534 through setpriv; a third user, uid 4243), a region lock held by a stopped
+# member, a poisoned region, members that die in another PID namespace or cannot be verified, more members than the
+# old fixed 128 slots, and the lifecycle commands. Every check here failed on the code before issue 12.
+# Needs: make test-bins (shared_alloc, region_tool, region_poke, vramguard); root and setpriv.
+source tests/lib/section.sh
 
 source tests/integration/shp_lib.sh
 SHD=$(shp_dir hostile)
@@ -262,3 +263,4 @@ left=$(cd "$HD" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | grep -
 [ -z "$left" ] && ok "hostile: nothing left under the directory (regions, control segments, temporary files)" ||
 	bad "hostile: files left" "$left"
 rm -rf "$HD"
+done_testing

@@ -1,9 +1,10 @@
-# shellcheck shell=bash
-# Source lines for native frames (cli/lines.c), sourced by tests/run.sh: the report's `modules` against readelf;
-# `vramguard report --lines` and `diff --lines` on tests/integration/srclines.c (built with -g): the lines of known
-# calls, found in the source by their markers, an inlined caller; a stripped copy whose debug file is found through
-# --debug-dir by build ID and by name; a build-ID mismatch; a library without a build ID; libdw missing; a report
-# from before revision 3. Uses run.sh's prog, cli, ok, bad, expect_err_lines and $T $RD $PRE $VG $CHK $CO $ERR.
+#!/usr/bin/env bash
+# Section lines: source lines for native frames (cli/lines.c): the report's `modules` against readelf; `vramguard
+# report --lines` and `diff --lines` on tests/integration/srclines.c (built with -g): the lines of known calls, found
+# in the source by their markers, an inlined caller; a stripped copy whose debug file is found through --debug-dir by
+# build ID and by name; a build-ID mismatch; a library without a build ID; libdw missing; a report from before
+# revision 3. Needs: make test-bins (srclines, libvgnoid.so, vramguard), binutils (objcopy, readelf).
+source tests/lib/section.sh
 
 SL=$T/srclines
 SLD=$RD/lines
@@ -98,3 +99,4 @@ for f in "$LIB" "$VG"; do
 		bad "$(basename "$f") must not need libdw or libelf" "$(objdump -p "$f" | grep NEEDED)"
 	else ok "$(basename "$f") does not need libdw or libelf (DT_NEEDED)"; fi
 done
+done_testing

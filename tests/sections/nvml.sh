@@ -1,9 +1,10 @@
-# shellcheck shell=bash
-# NVML under the preload (interposer/nvml_hooks.c), sourced by tests/run.sh: nvmlDeviceGetMemoryInfo[_v2] read
-# every way a program reaches NVML (tests/integration/nvml_probe.c, built as nvml_link and nvml_smi) against the test
-# double (tests/fakecuda/fakenvml.h: 16 GiB devices, 32 MiB reserved, this process's usage as its only one). Other
-# processes are tests/integration/shared_alloc.c driven through shp_lib.sh. Everything in a private
-# VRAMGUARD_SHM_DIR. Uses run.sh's prog, ok, bad and $T $LIB $SP $PRE $LOG.
+#!/usr/bin/env bash
+# Section nvml: NVML under the preload (interposer/nvml_hooks.c): nvmlDeviceGetMemoryInfo[_v2] read every way a
+# program reaches NVML (tests/integration/nvml_probe.c, built as nvml_link and nvml_smi) against the test double
+# (tests/fakecuda/fakenvml.h: 16 GiB devices, 32 MiB reserved, this process's usage as its only one). Other processes
+# are tests/integration/shared_alloc.c driven through shp_lib.sh. Everything in a private VRAMGUARD_SHM_DIR.
+# Needs: make test-bins (nvml_link, nvml_smi, shared_alloc, libnvidia-ml.so.1).
+source tests/lib/section.sh
 
 source tests/integration/shp_lib.sh
 SHD=$(shp_dir nvml)
@@ -91,3 +92,4 @@ prog "a region that does not exist: the real answer" $PRE $NV VRAMGUARD_SHARED=a
 	--reserved 32 16384 32
 [ ! -e "$SHD/vramguard.absent" ] && ok "  and it was not created" || bad "  reading NVML created region 'absent'"
 rm -rf "$SHD"
+done_testing

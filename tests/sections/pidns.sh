@@ -1,10 +1,11 @@
-# shellcheck shell=bash
-# Jobs in PID namespaces of their own, as in containers (sourced by tests/run.sh after annotation_sync.sh; needs root
-# and `unshare --pid`): each registers the PID it sees, 1, so the node's tools must find it by its PID here and its
-# start time. `limit set --pid` and `limit show --pid` with the PID here reach that job and no other; `--pid 1`
-# reaches none of them; the exporter's pid label is the PID here; the autoscale receiver raises the job a process
-# alert names; and a job whose control segment's name is taken by another namespace's PID 1 that started in the same
-# clock tick gets one of its own. Uses run.sh's ok, bad, skip and $VG $T $LOG $LIB $SP.
+#!/usr/bin/env bash
+# Section pidns: jobs in PID namespaces of their own, as in containers (needs root and `unshare --pid`): each
+# registers the PID it sees, 1, so the node's tools must find it by its PID here and its start time. `limit set
+# --pid` and `limit show --pid` with the PID here reach that job and no other; `--pid 1` reaches none of them; the
+# exporter's pid label is the PID here; the autoscale receiver raises the job a process alert names; and a job whose
+# control segment's name is taken by another namespace's PID 1 that started in the same clock tick gets one of its
+# own. Needs: make test-bins (grower, vramguard), curl.
+source tests/lib/section.sh
 
 if [ "$(id -u)" != 0 ] || ! unshare --pid --fork --kill-child --mount-proc true 2>/dev/null || ! command -v curl >/dev/null; then
 	skip "PID namespaces: limit set/show, the exporter, autoscale" "needs root, unshare --pid and curl"
@@ -14,9 +15,7 @@ else
 	mkdir "$NJD"
 	NPIDS=()
 	ncleanup() { touch "$ND/stop"; for p in "${NPIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; NPIDS=(); }
-	trap 'ncleanup' EXIT
-	trap 'ncleanup; exit 130' INT TERM
-	nawait() { for _ in $(seq 1200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done; return 1; }
+	at_exit 'ncleanup; rm -rf "$ND"'
 	# nhost NSPID-OF-UNSHARE: the PID here of the namespace's PID 1 (unshare --fork's child)
 	nhost() { pgrep -P "$1" | head -1; }
 	# njob NAME [ENV...]: a job that is PID 1 of its own PID namespace; after it starts, $NH is its PID here. It
@@ -28,7 +27,8 @@ else
 			>"$ND/$1.out" 2>"$ND/$1.err" &
 		NPIDS+=($!)
 		NH=
-		for _ in $(seq 200); do NH=$(nhost $!); [ -n "$NH" ] && break; sleep 0.025; done
+		local end=$((SECONDS + 30))      # a bound on a hang
+		until NH=$(nhost $!); [ -n "$NH" ] || [ "$SECONDS" -gt "$end" ]; do sleep 0.025; done
 	}
 	nquota() { # PID-HERE: how many processes limit show --pid shows, the PID it records, its quota on GPU 0 (bytes)
 		"$VG" limit show --json --pid "$1" --dir "$NJD" 2>>"$LOG" | python3 -c 'import json,sys
@@ -38,15 +38,15 @@ print(len(p), p[0]["pid"], p[0]["devices"][0]["quota_bytes"])'
 	njob d
 	ND_=$NH
 	touch "$ND/go.d"
-	nawait "$ND/d.out" '^denied' || bad "PID namespaces: job d did not start" "$(cat "$ND/d.err")"
+	wait_for "$ND/d.out" '^denied' || bad "PID namespaces: job d did not start" "$(cat "$ND/d.err")"
 	sleep 0.05      # not in d's clock tick: that case is the last check's
 	njob e
 	NE=$NH
 	touch "$ND/go.e"
-	nawait "$ND/e.out" '^denied' || bad "PID namespaces: job e did not start" "$(cat "$ND/e.err")"
+	wait_for "$ND/e.out" '^denied' || bad "PID namespaces: job e did not start" "$(cat "$ND/e.err")"
 	if [ -n "$ND_" ] && [ -n "$NE" ] && [ "$(nquota "$ND_")" = "1 1 104857600" ] &&
 		"$VG" limit set 150M --pid "$ND_" --dir "$NJD" >"$ND/set.out" 2>>"$LOG" &&
-		nawait "$ND/d.out" '^granted 20 MiB more' && [ "$(nquota "$ND_")" = "1 1 157286400" ] &&
+		wait_for "$ND/d.out" '^granted 20 MiB more' && [ "$(nquota "$ND_")" = "1 1 157286400" ] &&
 		[ "$(nquota "$NE")" = "1 1 104857600" ] && ! grep -q '^granted' "$ND/e.out"; then
 		ok "PID namespaces: two jobs, each PID 1 in its own: 'limit set 150M --pid $ND_' (its PID here) raises that one (its refused allocation succeeds), not the other; limit show --pid shows each its own row"
 	else bad "PID namespaces: limit set --pid with the PID here" "d $ND_ e $NE; $(nquota "$ND_") / $(nquota "$NE"); $(cat "$ND/set.out" "$ND/d.out")"; fi
@@ -64,10 +64,10 @@ print(len(p), p[0]["pid"], p[0]["devices"][0]["quota_bytes"])'
 	# The receiver beside the exporter takes the alert's pid label as the exporter wrote it.
 	"$VG" autoscale --dir "$NJD" --socket "$ND/as.sock" --ceiling 1G --step 50M 2>"$ND/as.err" &
 	NPIDS+=($!)
-	nawait "$ND/as.err" 'listening on unix:'
+	wait_for "$ND/as.err" 'listening on unix:'
 	ncmd=$(sed -n "s/^vramguard_process_quota_bytes{pid=\"$NE\",command=\"\([^\"]*\)\".*/\1/p" "$ND/m.prom")
 	curl -sS --max-time 10 --unix-socket "$ND/as.sock" -o "$ND/as.resp" --data-binary "{\"version\":\"4\",\"alerts\":[{\"status\":\"firing\",\"labels\":{\"alertname\":\"VramguardProcessNearQuota\",\"pid\":\"$NE\",\"command\":\"$ncmd\",\"region\":\"\",\"gpu\":\"0\"}}]}" http://localhost/ 2>>"$LOG"
-	nawait "$ND/e.out" '^granted 20 MiB more' && grep -q "raised: .*process $NE (.*) GPU 0: limit 100.00 MiB -> 150.00 MiB" "$ND/as.err" &&
+	wait_for "$ND/e.out" '^granted 20 MiB more' && grep -q "raised: .*process $NE (.*) GPU 0: limit 100.00 MiB -> 150.00 MiB" "$ND/as.err" &&
 		[ "$(nquota "$ND_")" = "1 1 157286400" ] &&
 		ok "  autoscale: a process alert with pid=\"$NE\" raises that job 100 -> 150 MiB; it gets its memory" ||
 		bad "  autoscale with PID namespaces" "$(cat "$ND/as.resp" "$ND/as.err" "$ND/e.out")"
@@ -75,12 +75,12 @@ print(len(p), p[0]["pid"], p[0]["devices"][0]["quota_bytes"])'
 	njob g VRAMGUARD_SHARED=nsteam VRAMGUARD_SHARED_LIMITS=1G
 	NG=$NH
 	touch "$ND/go.g"
-	nawait "$ND/g.out" '^(denied|granted)'
+	wait_for "$ND/g.out" '^(denied|granted)'
 	sleep 0.05
 	njob h VRAMGUARD_SHARED=nsteam VRAMGUARD_SHARED_LIMITS=1G
 	NHH=$NH
 	touch "$ND/go.h"
-	nawait "$ND/h.out" '^(denied|granted)'
+	wait_for "$ND/h.out" '^(denied|granted)'
 	nreq() { # PID-HERE: how many rows limit show --pid shows, and the requested limit of the first
 		"$VG" limit show --json --pid "$1" --dir "$NJD" 2>>"$LOG" | python3 -c 'import json,sys
 p=[p for r in json.load(sys.stdin)["regions"] for p in r["processes"]]
@@ -97,17 +97,15 @@ print(len(p), p[0]["requested_limit"])'
 	nstart=$(awk '{ sub(/^.*\) /, ""); print $20 }' "/proc/$NF/stat")
 	REGION_TOOL_AS=1:$nstart "$T/region_tool" control "$NJD" dev=0 total=1G quota=64M used=1M >"$ND/squat.out" 2>&1 &
 	NPIDS+=($!)
-	nawait "$ND/squat.out" '^ready'
+	wait_for "$ND/squat.out" '^ready'
 	touch "$ND/go.f"
-	nawait "$ND/f.out" '^denied'
+	wait_for "$ND/f.out" '^denied'
 	nns=$(readlink "/proc/$NF/ns/pid" | tr -dc 0-9)
 	if [ -e "$NJD/vramguard.proc.1.$nstart" ] && [ -e "$NJD/vramguard.proc.1.$nstart.$nns" ] &&
 		! grep -q 'no control segment' "$ND/f.err" &&
-		"$VG" limit set 150M --pid "$NF" --dir "$NJD" >>"$LOG" 2>&1 && nawait "$ND/f.out" '^granted 20 MiB more' &&
+		"$VG" limit set 150M --pid "$NF" --dir "$NJD" >>"$LOG" 2>&1 && wait_for "$ND/f.out" '^granted 20 MiB more' &&
 		! grep -q '^applied' "$ND/squat.out"; then
 		ok "  same clock tick: the job finds vramguard.proc.1.$nstart taken by another namespace's PID 1 and makes vramguard.proc.1.$nstart.$nns; limit set --pid $NF reaches it, not the other"
 	else bad "  same clock tick" "$(ls "$NJD"; cat "$ND/f.err" "$ND/f.out" "$ND/squat.out")"; fi
-	ncleanup
-	trap - EXIT INT TERM
-	rm -rf "$ND"
 fi
+done_testing

@@ -1,10 +1,10 @@
-# shellcheck shell=bash
-# Python frames in call sites (docs/python.md), sourced by tests/run.sh: tests/integration/python/sites.py calls the
-# double's cuMemAlloc_v2 through ctypes.CDLL (GIL released) and ctypes.PyDLL (GIL held), from known lines, from the
-# main thread, a threading.Thread and a C thread, and the line-table decoder against each interpreter's own
-# answers (lines.py, pylines.c), under every CPython this machine has (Debian's python3 and any
-# other python3.N on PATH or under ~/.pyenv). Uses run.sh's prog, cli, ok, bad, skip, expect_err_lines and $T $RD
-# $PRE $VG $CHK $CO $ERR.
+#!/usr/bin/env bash
+# Section python: Python frames in call sites (docs/python.md): tests/integration/python/sites.py calls the double's
+# cuMemAlloc_v2 through ctypes.CDLL (GIL released) and ctypes.PyDLL (GIL held), from known lines, from the main
+# thread, a threading.Thread and a C thread, and the line-table decoder against each interpreter's own answers
+# (lines.py, pylines.c), under every CPython this machine has (Debian's python3 and any other python3.N on PATH or
+# under ~/.pyenv). Needs: make test-bins (pyfake, pylines, libvgcthread.so, vramguard).
+source tests/lib/section.sh
 
 PYD=$RD/python
 # ASan: CPython does not free everything at exit (by design), and LeakSanitizer would report the interpreter's own
@@ -90,3 +90,4 @@ for m in "good|" "notinit|" "finalizing|" \
 	fi
 	prog "  its sites" -- $CHK pyfake "$PYD/fake-$mode.json" "$([ "$mode" = good ] && echo good || echo none)"
 done
+done_testing

@@ -1,9 +1,9 @@
-# shellcheck shell=bash
-# `vramguard top`, `vramguard limit` and `run --shared`, sourced by tests/run.sh after the command's other checks.
-# Processes under the preload are stood in for by tests/integration/region_tool.c, which makes regions and holds a
-# slot through accounting/region.h only (no CUDA): members of a shared region "job" and one process with its own
-# control segment, all in a temporary VRAMGUARD_SHM_DIR. Uses run.sh's cli, prog, ok, bad, expect_err and
-# $VG $T $ERR $LOG $CO $CHK.
+#!/usr/bin/env bash
+# Section regions: `vramguard top`, `vramguard limit` and `run --shared`. Processes under the preload are stood in
+# for by tests/integration/region_tool.c, which makes regions and holds a slot through accounting/region.h only (no
+# CUDA): members of a shared region "job" and one process with its own control segment, all in a temporary
+# VRAMGUARD_SHM_DIR. Needs: make test-bins (region_tool, vramguard); root and setpriv for the other-user checks.
+source tests/lib/section.sh
 
 RTOOL=$T/region_tool
 RSD=$(mktemp -d /tmp/vg-regions.XXXXXX)
@@ -14,10 +14,6 @@ UB=GPU-bbbbbbbb-1111-2222-3333-444444444444
 MEMBERS=()
 MEMBER_AS=()    # a command to run region_tool through (setpriv ...: as another user)
 
-wait_for() { # FILE REGEX: up to 5 s
-	for _ in $(seq 200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.025; done
-	return 1
-}
 member() { # OUTFILE ARGS...: start region_tool, wait for "ready"; its pid in $MEMBER
 	local out=$1
 	shift
@@ -275,3 +271,4 @@ expect_err "  naming VRAMGUARD_SHARED" "^vramguard: error: invalid VRAMGUARD_SHA
 for mpid in "${MEMBERS[@]}"; do kill "$mpid" 2>/dev/null; done
 for mpid in "${MEMBERS[@]}"; do wait "$mpid" 2>/dev/null; done
 rm -rf "$RSD"
+done_testing

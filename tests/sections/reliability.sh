@@ -1,11 +1,11 @@
-# shellcheck shell=bash
-# The reliability campaign, sourced by tests/run.sh after its own checks: fault injection on every hook of
-# interposer/hooks.h, stress and signal storms against a tight quota, and process lifecycle (fork, exec, exit under
-# load, dlopen/dlclose, two copies, SIGUSR1 handlers, constructors, a second preload library). Uses run.sh's prog,
-# ok, bad, expect_err, expect_err_lines and $B $T $LIB $PRE $RD $LOG $CHK (and, when run.sh sets them for
-# sanitizer builds, $SP, $FORKENV and $COPYENV). Bounded: about 12 s on 2 cores.
+#!/usr/bin/env bash
+# Section reliability: fault injection on every hook of interposer/hooks.h, stress and signal storms against a tight
+# quota, and process lifecycle (fork, exec, exit under load, dlopen/dlclose, two copies, SIGUSR1 handlers,
+# constructors, a second preload library). Needs: make test-bins (faults, stress, lifecycle, dl_lifecycle, ctor).
+source tests/lib/section.sh
 
 RL=$RD/reliability
+mkdir -p "$W/copy" && cp "$LIB" "$W/copy/libvramguard.so"
 rm -rf "$RL" && mkdir -p "$RL/faults" "$RL/stress" "$RL/storm" "$RL/fork1" "$RL/fork0" "$RL/exit" "$RL/sig"
 MIB=$((1 << 20))
 FE=${FORKENV:-}
@@ -69,7 +69,7 @@ prog "  one complete exit report per run" -- $CHK exits "$RL/exit"
 prog "dlopen/dlclose of libcuda.so.1 by the application, 5 cycles (dlsym route)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	VRAMGUARD_REPORT=off -- $T/dl_lifecycle cycles
 prog "a copy dlopened RTLD_GLOBAL before the first CUDA call, which goes through it; then dlclosed" $PRE \
-	$FE $CE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_lifecycle copy "$PWD/$T/copy/libvramguard.so"
+	$FE $CE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $T/dl_lifecycle copy "$W/copy/libvramguard.so"
 expect_err_lines "  one exit report (the preloaded library's)" '^vramguard: report \(exit\)' 1
 prog "the application's SIGUSR1 handler, installed before 8 threads' racing first CUDA use, is kept" $PRE \
 	NVIDIA_GPU_MEMORY_LIMITS=4096 "VRAMGUARD_REPORT=$RL/sig/before-%p-%n-%r.json" -- $T/lifecycle sig_before
@@ -93,3 +93,4 @@ for order in "$LIB $PWD/$T/libnext.so" "$PWD/$T/libnext.so $LIB"; do
 done
 if ls "$RL"/*/*.vgtmp.* >/dev/null 2>&1; then bad "reliability: temporary report files were left behind"; else
 	ok "reliability: no temporary report files left behind"; fi
+done_testing

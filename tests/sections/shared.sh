@@ -1,10 +1,11 @@
-# shellcheck shell=bash
-# Shared regions and control segments with real processes under the preload, sourced by tests/run.sh: processes of
+#!/usr/bin/env bash
+# Section shared: shared regions and control segments with real processes under the preload: processes of
 # tests/integration/shared_alloc.c (driven one command at a time through a FIFO each, so that they take turns
-# deterministically) race for a shared budget, are killed, exec, fork, have their limits changed with `vramguard
-# limit set`, and meet corrupt or hostile region files; `vramguard top --json` is checked against what they hold.
-# Everything in a private VRAMGUARD_SHM_DIR; about 7 s on 2 cores. Uses run.sh's ok, bad and $T $LIB $SP $LOG $VG
-# (and $FORKENV).
+# deterministically: tests/integration/shp_lib.sh) race for a shared budget, are killed, exec, fork, have their
+# limits changed with `vramguard limit set`, and meet corrupt or hostile region files; `vramguard top --json` is
+# checked against what they hold. Everything in a private VRAMGUARD_SHM_DIR.
+# Needs: make test-bins (shared_alloc, vramguard).
+source tests/lib/section.sh
 
 source tests/integration/shp_lib.sh
 # In memory, where regions belong (elsewhere the library warns that the file system is not memory-backed).
@@ -472,3 +473,4 @@ for n in "${!SHP_FD[@]}"; do shp_kill "$n"; done
 left=$(cd "$SHD" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | grep -v -E '\.(in|out|err|go)$|^abs$|^vramguard\.(race|kill|exec|exitrace|live|mism|good|magic|truncated|size0|world|symlink|dangling|dir|fifo|control|cvd|info|fork|follow|separate)$|^planted$')
 [ -z "$left" ] && ok "no stray files under VRAMGUARD_SHM_DIR (temporary or control segments)" || bad "stray files" "$left"
 rm -rf "$SHD"
+done_testing

@@ -1,8 +1,9 @@
-# shellcheck shell=bash
-# The usage timeline under the preload (tests/integration/timeline.c), sourced by tests/run.sh: phases a second
-# apart with a signal report between them, in both count modes; `vramguard report` and `diff` read the reports; a
-# revision-1 file and a newer revision still read; 10^6 alloc/free pairs keep the timeline bounded. Uses run.sh's
-# prog, cli, ok, bad, expect_err_lines and $T $RD $PRE $VG $CHK $CO $ERR.
+#!/usr/bin/env bash
+# Section timeline: the usage timeline under the preload (tests/integration/timeline.c): phases a second apart with
+# a signal report between them, in both count modes; `vramguard report` and `diff` read the reports; a revision-1
+# file and a newer revision still read; 10^6 alloc/free pairs keep the timeline bounded.
+# Needs: make test-bins (timeline, vramguard).
+source tests/lib/section.sh
 
 TL=$T/timeline
 TLD=$RD/timeline
@@ -45,3 +46,4 @@ expect_err_lines "  and notes the newer revision in one line" \
 prog "timeline: 10^6 alloc/free pairs, sampled every 50 ms (the shortest poll)" $PRE NVIDIA_GPU_MEMORY_LIMIT=4096 \
 	VRAMGUARD_DEVICE_POLL=50 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$TLD/churn/r-%r-%n.json" -- $TL churn 1000000
 prog "  its exit report's timeline is bounded" -- $CHK timeline "$TLD/churn" churn
+done_testing

@@ -1,8 +1,9 @@
-# shellcheck shell=bash
-# `vramguard report --html / --format folded|speedscope` and `vramguard diff --html` (sourced by tests/run.sh: uses
-# its cli, prog, ok, bad, skip, $VG, $RD, $PRE, $L). The page is opened in headless Chromium when it is installed
-# (Debian's chromium, from scripts/setup.sh): tests/lib/view_check.py reads the rendered DOM back, checks that its
-# script ran without errors and that a screenshot is not blank.
+#!/usr/bin/env bash
+# Section views: `vramguard report --html / --format folded|speedscope` and `vramguard diff --html`. The page is
+# opened in headless Chromium when it is installed (Debian's chromium, from scripts/setup.sh): tests/lib/view_check.py
+# reads the rendered DOM back, checks that its script ran without errors and that a screenshot is not blank.
+# Needs: make test-bins (vramguard, leaky); chromium for the rendering checks (skipped with the reason without it).
+source tests/lib/section.sh
 VC="python3 tests/lib/view_check.py"
 VR=$RD/views
 rm -rf "$VR"
@@ -58,3 +59,4 @@ browser "  in headless Chromium: the leaking function, its bytes, the streams" "
 	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)"
 cli "  its folded stacks end at the leaking function" 0 ';leak_buffers \(leaky\) 201326592$' -- \
 	$VG report --format folded "$VR/leaks.json"
+done_testing

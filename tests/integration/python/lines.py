@@ -1,4 +1,4 @@
-"""Line-table vectors for tests/integration/python/pylines.c (run under each CPython by tests/integration/python.sh):
+"""Line-table vectors for tests/integration/python/pylines.c (run under each CPython by tests/sections/python.sh):
 one line per code object, "VERSION FIRSTLINENO TABLEHEX OFFSET:LINE ...", the lines as this interpreter itself
 maps each instruction's byte offset (co_lines() on 3.10 and later, dis.findlinestarts on 3.9), 0 for none."""
 import dis

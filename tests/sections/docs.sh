@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Section docs: the library's exports against the hook lists, glibc symbol versions, and every generated document
+# (env.md, hooks.md, the man page, report-format.md) against its table; the layering of the folders.
+# Needs: make (the library, the command, build/obj), make test-bins (gen-*).
+source tests/lib/section.sh
+
+echo "== exports and docs"
+want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h
+	sed -n '/^#define VG_NVML_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/nvml.h
+	echo dlsym; echo dlclose; echo vg_instance_marker)
+got=$(nm -D --defined-only "$LIB" | awk '{print $3}')
+# ASan adds one ODR indicator (__odr_asan.NAME) per exported variable; not ours.
+[ "$SAN" = asan ] && got=$(grep -v '^__odr_asan\.' <<<"$got")
+if [ "$(sort <<<"$want")" = "$(sort <<<"$got")" ]; then
+	ok "exports are exactly the hook lists (CUDA, NVML) + dlsym + dlclose + vg_instance_marker ($(wc -l <<<"$got") symbols)"
+else
+	bad "exports differ from the hook list" "$(diff <(sort <<<"$want") <(sort <<<"$got") | head -5)"
+fi
+# Both run on glibc 2.17 and later although built here (config/glibc_compat.h, cli/start.c; run on glibc 2.31 by
+# tests/containers/sections/30-glibc.sh): no symbol version newer than GLIBC_2.17, else the loader refuses them.
+glibc_at_most() { # WHAT FILE
+	local vs newest over
+	# "VERSION SYMBOL" for every dynamic symbol with a GLIBC_ version, referenced or defined
+	vs=$(objdump -T "$2" | awk 'match($0, /GLIBC_[0-9.]+/) { print substr($0, RSTART, RLENGTH), $NF }')
+	newest=$(cut -d' ' -f1 <<<"$vs" | sort -uV | tail -n 1)
+	over=$(while read -r v sym; do
+		[ "$(printf '%s\nGLIBC_2.17\n' "$v" | sort -V | tail -n 1)" = GLIBC_2.17 ] || echo "$sym@$v"
+	done <<<"$vs")
+	if [ -n "$vs" ] && [ -z "$over" ]; then
+		ok "$1: GLIBC_2.17 at most, $(wc -l <<<"$vs") symbols (newest $newest)"
+	else
+		bad "$1 needs a glibc newer than 2.17: it will not start on glibc 2.28 / 2.31 images" \
+			"${over:-no GLIBC_ symbol versions found in $2}"
+	fi
+}
+glibc_at_most library "$LIB"
+glibc_at_most command "$VG"
+if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matches the options table"; else
+	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
+if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
+	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
+if "$B/gen-man" <docs/vramguard.1 | diff -q - docs/vramguard.1 >/dev/null; then
+	ok "docs/vramguard.1 matches the options table (run options, ENVIRONMENT)"
+else
+	bad "docs/vramguard.1 is stale: run $B/gen-man < docs/vramguard.1 > $B/vramguard.1 && mv $B/vramguard.1 docs/"
+fi
+if ! command -v groff >/dev/null; then
+	skip "the man page renders without warnings" "no groff here"
+elif w=$(groff -man -Tutf8 -ww docs/vramguard.1 2>&1 >/dev/null) && [ -z "$w" ]; then
+	ok "the man page renders without warnings"
+else
+	bad "groff warns about docs/vramguard.1" "$(head -3 <<<"$w")"
+fi
+# `run`'s --help is drawn from the same rows as the man page's run options: the same flags in both.
+man_flags=$(sed -n 's/^.*\\fB\\-\\-\([a-z\\-]*\)\\fR \\fI.*$/\1/p' docs/vramguard.1 | sed 's/\\-/-/g' | sort)
+help_flags=$("$VG" help run | sed -n 's/^  .*--\([a-z-]*\) [A-Z|][A-Z|]* .*/\1/p' | sort)
+if [ -n "$man_flags" ] && [ "$man_flags" = "$help_flags" ]; then
+	ok "help run and the man page list the same $(wc -l <<<"$man_flags") run flags"
+else
+	bad "help run and the man page disagree on run's flags" "$(diff <(echo "$man_flags") <(echo "$help_flags") | head -5)"
+fi
+if "$B/gen-report-doc" docs/report-format.md >"$W/report-format.md" && cmp -s "$W/report-format.md" docs/report-format.md
+then ok "docs/report-format.md matches the report schema"; else
+	bad "docs/report-format.md is stale: run $B/gen-report-doc -i docs/report-format.md"; fi
+# The folders' arrows point one way: config <- accounting, report <- interposer, cli (scripts/check-layers.py).
+if layers=$(python3 scripts/check-layers.py --objs "$B/obj" 2>&1); then ok "layers: $layers"; else
+	bad "layers: back edges in the include graph" "$(head -5 <<<"$layers")"; fi
+
+done_testing
