@@ -2,10 +2,13 @@
  *   stress race SECONDS   8 threads race every allocation kind, frees, streams (some busy), cuMemGetInfo_v2 and
  *                         report dumps (SIGUSR1) for SECONDS; never over the quota, no deadlock, exact zero at the end
  *   stress storm COUNT    COUNT SIGUSR1 (half from another process, half from a thread) while 4 threads allocate
- * The quota comes from NVIDIA_GPU_MEMORY_LIMITS (MiB); the report files are checked by reliability.sh. */
+ * Both ask for a report first, before anything is allocated (a report that lists no device yet), and wait for it.
+ * The quota comes from NVIDIA_GPU_MEMORY_LIMITS (MiB); the report files are checked by tests/sections/reliability.sh
+ * (report_check.py zero). */
 #define _GNU_SOURCE
 #include "interposer/hooks.h"   /* first: exact ABI names with their true types */
 
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -278,6 +281,20 @@ static void final_checks(void)
 		 fakecuda_live_allocations(0));
 }
 
+/* A signal report before the first allocation, as a dump that comes early does: the report then lists no device.
+ * Waits until it is published in VRAMGUARD_REPORT's directory (r-PID-1-signal.json, the template's %p, %n, %r). */
+static void report_before_any_allocation(void)
+{
+	const char *tmpl = getenv("VRAMGUARD_REPORT");
+	if (!tmpl || tmpl[0] != '/')
+		return;
+	char dir[4096], prefix[64];
+	snprintf(dir, sizeof(dir), "%s", tmpl);
+	snprintf(prefix, sizeof(prefix), "r-%d-1-signal", (int)getpid());
+	kill(getpid(), SIGUSR1);
+	IT_CHECK(it_wait_files(dirname(dir), prefix, 1, 30) == 1, "a signal report before any allocation (%s)", prefix);
+}
+
 static void race(double secs)
 {
 	enum { NT = 8 };
@@ -285,6 +302,7 @@ static void race(double secs)
 	struct worker w[NT];
 	double limit = secs + 30;
 	IT_RC(cuInit(0), CUDA_SUCCESS);
+	report_before_any_allocation();
 	IT_RC(cuDeviceGetDefaultMemPool(&pool, 0), CUDA_SUCCESS);
 	pthread_create(&wd, NULL, watchdog, &limit);
 	memset(w, 0, sizeof(w));
@@ -347,6 +365,7 @@ static void storm(long count)
 	struct worker w[NT];
 	double limit = 60;
 	IT_RC(cuInit(0), CUDA_SUCCESS);
+	report_before_any_allocation();
 	IT_RC(cuDeviceGetDefaultMemPool(&pool, 0), CUDA_SUCCESS);
 	pthread_create(&wd, NULL, watchdog, &limit);
 	memset(w, 0, sizeof(w));

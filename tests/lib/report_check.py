@@ -141,10 +141,18 @@ def id_set(text):
 
 # ---- a report's parts
 
+# What a report says of a device it does not list (a report written before the process touched it): every counter
+# zero. A check may read any of these keys of dev0(); a stand-in lacking one failed a check only when a report came
+# before the first allocation (KeyError: 'peak_bytes', in .ci/run on a fresh clone).
+UNTOUCHED_DEVICE = {"used_bytes": 0, "peak_bytes": 0, "allocs": 0, "frees": 0, "denied_count": 0, "denied_bytes": 0,
+                    "largest_bytes": 0, "allocated_bytes": 0, "pool_reserved_bytes": 0, "pool_live_bytes": 0,
+                    "graph_bytes": 0, "driver_bytes": 0, "quota_bytes": None}
+
+
 def dev0(r):
     """Device ordinal 0, or zero counters when the report lists none (a run that never touched it)."""
     d = [x for x in r["devices"] if x["ordinal"] == 0]
-    return d[0] if d else {"used_bytes": 0, "allocs": 0, "frees": 0, "quota_bytes": None}
+    return d[0] if d else dict(UNTOUCHED_DEVICE, ordinal=0)
 
 
 def names(symbol, want, clones):
