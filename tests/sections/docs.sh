@@ -66,4 +66,12 @@ then ok "docs/report-format.md matches the report schema"; else
 if layers=$(python3 scripts/check-layers.py --objs "$B/obj" 2>&1); then ok "layers: $layers"; else
 	bad "layers: back edges in the include graph" "$(head -5 <<<"$layers")"; fi
 
+# docs/TESTING.md's table of sections names each section of tests/sections/ once, and no other.
+doc_sections=$(sed -n 's/^| `\([a-z0-9_]*\)` | .*/\1/p' docs/TESTING.md | sort)
+if [ -n "$doc_sections" ] && [ "$doc_sections" = "$(bash tests/run.sh --list | sort)" ]; then
+	ok "docs/TESTING.md lists the $(wc -l <<<"$doc_sections") sections of tests/sections/"
+else
+	bad "docs/TESTING.md's table of sections differs from tests/sections/" \
+		"$(diff <(echo "$doc_sections") <(bash tests/run.sh --list | sort) | head -5)"
+fi
 done_testing
