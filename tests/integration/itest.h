@@ -84,6 +84,57 @@ static inline int it_count_files(const char *dir, const char *prefix)
 	return n;
 }
 
+/* The directory of the reports (VRAMGUARD_REPORT's), in buf; NULL when reports do not go to files. */
+static inline const char *it_report_dir(char *buf, size_t size)
+{
+	const char *t = getenv("VRAMGUARD_REPORT");
+	if (!t || !strchr(t, '/'))
+		return NULL;
+	snprintf(buf, size, "%s", t);
+	*strrchr(buf, '/') = '\0';
+	return buf[0] ? buf : "/";
+}
+
+/* The newest "time_ns" of this process's reports of a reason in dir (files "r-PID-*-REASON.json", the template
+ * r-%p-%n-%r.json), 0 if none: when the newest such report was made (after the requests it answers were read). */
+static inline unsigned long long it_newest_report_ns(const char *dir, const char *reason)
+{
+	char pre[32], suf[64];
+	snprintf(pre, sizeof(pre), "r-%d-", (int)getpid());
+	snprintf(suf, sizeof(suf), "-%s.json", reason);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned long long newest = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name), m = strlen(suf);
+		if (strncmp(e->d_name, pre, strlen(pre)) != 0 || n < m || strcmp(e->d_name + n - m, suf) != 0)
+			continue;
+		char path[4096], doc[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "r");
+		size_t got = f ? fread(doc, 1, sizeof(doc) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		doc[got] = '\0';
+		const char *t = strstr(doc, "\"time_ns\": ");
+		unsigned long long ns = t ? strtoull(t + 11, NULL, 10) : 0;
+		if (ns > newest)
+			newest = ns;
+	}
+	closedir(d);
+	return newest;
+}
+
+/* CLOCK_REALTIME in ns, the clock of a report's time_ns. */
+static inline unsigned long long it_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
 /* it_count_files until there are want of them, at most secs seconds; the last count. */
 static inline int it_wait_files(const char *dir, const char *prefix, int want, double secs)
 {

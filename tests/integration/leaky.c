@@ -80,7 +80,9 @@ static void t_capture(void)
 	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
 	IT_RC(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
 	raise(SIGUSR1);                 /* a report while capturing: live streams are listed, not queried */
-	usleep(300 * 1000);
+	char dir[4096];                 /* the capture ends once that report is written, however long it takes */
+	IT_CHECK(it_report_dir(dir, sizeof(dir)) && it_wait_files(dir, "capture-1", 1, 30) == 1,
+		 "the signal report was written while the stream was capturing");
 	IT_RC(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
 	IT_RC(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
 	cuStreamDestroy_v2(s);
@@ -107,21 +109,29 @@ static void *storm_worker(void *arg)
 static void t_storm(int spaced)
 {
 	pthread_t th[4];
+	char dir[4096];
 	IT_RC(cuInit(0), CUDA_SUCCESS);
 	leak_buffers();
 	for (int i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, storm_worker, NULL);
-	/* A storm (coalesced into few reports), then spaced signals (one report each). */
+	/* A storm (coalesced into few reports), then spaced signals. No signal goes unanswered: after each, a signal
+	 * report made after it was sent appears (waited for, 30 s at most: a bound on a hang, not on speed). */
 	for (int i = 0; i < 500; i++)
 		kill(getpid(), SIGUSR1);
-	for (int i = 0; i < spaced; i++) {
-		usleep(400 * 1000);
+	int answered = 0;
+	for (int i = 0; i < spaced && it_report_dir(dir, sizeof(dir)); i++) {
+		unsigned long long sent = it_realtime_ns();
 		kill(getpid(), SIGUSR1);
+		double end = it_now_s() + 30;
+		while (it_newest_report_ns(dir, "signal") < sent && it_now_s() < end)
+			it_sleep_s(0.02);
+		answered += it_newest_report_ns(dir, "signal") >= sent;
 	}
-	usleep(400 * 1000);
 	storm_stop = 1;
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
+	IT_CHECK(answered == spaced, "each of %d spaced signals answered by a signal report made after it (%d)", spaced,
+		 answered);
 	IT_CHECK(1, "the process survived a storm of 500 signals and %d spaced ones", spaced);
 }
 

@@ -342,7 +342,9 @@ def cmd_storm(c, a):
     sig = [r for r in reps if r["reason"] == "signal"]
     ext = [r for r in reps if r["reason"] == "exit"]
     c.check(len(ext) == 1, f"one exit report ({len(ext)})")
-    c.check(spaced + 1 <= len(sig) <= spaced + 500, f"signal reports: {len(sig)} (storm coalesced, spaced ones each)")
+    # The storm's 500 signals coalesce; each spaced one was answered by a report made after it (leaky.c waits for
+    # and checks that): at least one report, at most one a signal, and in practice far fewer.
+    c.check(1 <= len(sig) <= spaced + 500, f"signal reports: {len(sig)} (storm coalesced)")
     seqs = sorted(r["sequence"] for r in reps)
     c.check(seqs == list(range(1, len(reps) + 1)), "sequence numbers 1..N without gaps")
     c.check(all(os.path.basename(f) == f"r-{r['pid']}-{r['sequence']}-{r['reason']}.json"
