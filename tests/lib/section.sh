@@ -186,7 +186,9 @@ figures() { # REGEX
 }
 
 # Wait for an event another process makes: a line matching REGEX in FILE (a ready line, a port it printed), polled
-# every 20 ms for at most SECONDS (default 30): a bound on a hang, never on how fast the machine is.
+# every 20 ms for at most SECONDS (default 30): a bound on a hang, never on how fast the machine is. FILE must hold
+# no earlier line that matches: empty it (: >FILE) before starting the process with `cmd >FILE &`, whose
+# redirection truncates it only once the child runs (dump's waiter was seen "ready" before it had even started).
 wait_for() { # FILE REGEX [SECONDS]
 	local end=$((SECONDS + ${3:-30}))
 	while [ "$SECONDS" -le "$end" ]; do

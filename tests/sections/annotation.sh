@@ -25,6 +25,7 @@ EOF
 chmod +x "$SD/bin/kubectl"
 # sjob NAME POD HOLD_MIB MORE_MIB [ENV...]: a job of pod POD; its pid in $SJ
 sjob() {
+	: >"$SD/$1.out"         # empty before wait_for looks: a line from an earlier job of that name is not this one's
 	env -u NVIDIA_GPU_MEMORY_LIMITS -u VRAMGUARD_SHARED "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T" \
 		VRAMGUARD_SHM_DIR="$SJD" VRAMGUARD_REPORT=off POD_NAME="$2" "${@:5}" "$T/grower" "$SD/stop" "$3" "$4" 60 \
 		>"$SD/$1.out" 2>"$SD/$1.err" &

@@ -23,6 +23,7 @@ ACURL=(curl -sS --max-time 10 --noproxy '*')
 # $AD/NAME.err (named before it starts: a file renamed after the fork could be opened by the child after the rename);
 # it frees the MORE_MIB it was granted once $AD/NAME.free exists
 ajob() {
+	: >"$AD/$1.out"         # empty before wait_for looks: a line from an earlier job of that name is not this one's
 	env -u NVIDIA_GPU_MEMORY_LIMITS -u VRAMGUARD_SHARED "LD_PRELOAD=$SP$LIB" "LD_LIBRARY_PATH=$PWD/$T" \
 		VRAMGUARD_SHM_DIR="$AJD" VRAMGUARD_REPORT=off "${@:4}" "$T/grower" "$AD/stop" "$2" "$3" 60 "$AD/$1.free" \
 		>"$AD/$1.out" 2>"$AD/$1.err" &
@@ -32,6 +33,7 @@ ajob() {
 }
 # The receiver: ERRFILE ARGS...; its pid in $AR, its URL in $AURL
 aserve() {
+	: >"$1"
 	"$VG" autoscale --dir "$AJD" "${@:2}" 2>"$1" &
 	AR=$!
 	APIDS+=("$AR")

@@ -43,7 +43,7 @@ REL=${RD#"$PWD"/}        # the reports' directory relative to here, where the wa
 dump_case() { # NAME WANT_RC REGEX MODE [VAR=value...]: start the waiter under the preload, dump it
 	local name=$1 want=$2 re=$3 mode=$4
 	shift 4
-	rm -f "$RD/stop"
+	rm -f "$RD/stop" "$RD/waiter.out"     # not the last waiter's "ready" line: this one's
 	env LD_LIBRARY_PATH="$PWD/$T" LD_PRELOAD="$SP$LIB" NVIDIA_GPU_MEMORY_LIMITS=4096 "$@" \
 		$WT "$RD/stop" $mode >"$RD/waiter.out" 2>"$RD/waiter.err" &
 	local pid=$!

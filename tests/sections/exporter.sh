@@ -13,6 +13,7 @@ XU=GPU-cccccccc-1111-2222-3333-444444444444
 XPIDS=()
 xcleanup() { for p in "${XPIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; XPIDS=(); }
 xmember() { # OUTFILE ARGS...: a region_tool member, ready; its pid in $XM
+	: >"$1"                 # empty before wait_for looks: only this member's "ready" counts
 	"$XT" "${@:2}" >"$1" 2>>"$LOG" &
 	XM=$!
 	XPIDS+=("$XM")
@@ -20,6 +21,7 @@ xmember() { # OUTFILE ARGS...: a region_tool member, ready; its pid in $XM
 }
 # Start the exporter on a free port of 127.0.0.1 (port 0; it says which): its pid in $XE, the URL in $XURL.
 xserve() { # ERRFILE [ARGS...]
+	: >"$1"
 	env -u VRAMGUARD_SHARED "$VG" exporter --listen 127.0.0.1:0 "${@:2}" 2>"$1" &
 	XE=$!
 	XPIDS+=("$XE")

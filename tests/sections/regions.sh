@@ -17,6 +17,7 @@ MEMBER_AS=()    # a command to run region_tool through (setpriv ...: as another 
 member() { # OUTFILE ARGS...: start region_tool, wait for "ready"; its pid in $MEMBER
 	local out=$1
 	shift
+	: >"$out"               # empty before wait_for looks: only this member's "ready" counts
 	"${MEMBER_AS[@]}" "$RTOOL" "$@" >"$out" 2>>"$LOG" &
 	MEMBER=$!
 	MEMBERS+=("$MEMBER")
