@@ -286,10 +286,16 @@ static void t_fork(void)
 }
 
 /* Threads racing alloc/free against a 1 GiB quota: the driver never holds more than the quota, and everything
- * returns to exactly zero. */
+ * returns to exactly zero. The threads contend whatever the scheduler does: they first fill the quota together
+ * (8 x 256 MiB wanted, 1 GiB there: some are refused), meet at a barrier, race, and meet again before anyone
+ * frees what it holds, so each one's race runs against the others' holdings even if the threads run one at a
+ * time (a loaded machine did that, and the threads of the old version never met: no denial at all). */
 #define ST_THREADS 8
 #define ST_ITERS 4000
-static _Atomic long st_denied, st_ok;
+#define ST_FILL_CHUNK (32 * MiB)
+#define ST_FILL_CHUNKS 8
+static _Atomic long st_denied, st_ok, st_fill_denied;
+static pthread_barrier_t st_filled, st_raced;
 
 static void *st_worker(void *arg)
 {
@@ -300,6 +306,14 @@ static void *st_worker(void *arg)
 	CUcontext pctx;
 	cuDevicePrimaryCtxRetain(&pctx, 0);
 	cuCtxSetCurrent(pctx);
+	while (n < ST_FILL_CHUNKS) {
+		if (cuMemAlloc_v2(&held[n], ST_FILL_CHUNK) != CUDA_SUCCESS) {
+			st_fill_denied++;
+			break;
+		}
+		n++;
+	}
+	pthread_barrier_wait(&st_filled);
 	for (int i = 0; i < ST_ITERS; i++) {
 		seed = seed * 1103515245u + 12345u;
 		if (n < 16 && (seed >> 16) % 3 != 0) {
@@ -320,6 +334,7 @@ static void *st_worker(void *arg)
 				cuMemFreeAsync(p, NULL);
 		}
 	}
+	pthread_barrier_wait(&st_raced);
 	while (n > 0)
 		cuMemFree_v2(held[--n]);
 	return NULL;
@@ -329,12 +344,17 @@ static void t_stress(void)
 {
 	pthread_t th[ST_THREADS];
 	IT_RC(cuInit(0), CUDA_SUCCESS);
+	pthread_barrier_init(&st_filled, NULL, ST_THREADS);
+	pthread_barrier_init(&st_raced, NULL, ST_THREADS);
 	for (int i = 0; i < ST_THREADS; i++)
 		pthread_create(&th[i], NULL, st_worker, (void *)(uintptr_t)(i + 1));
 	for (int i = 0; i < ST_THREADS; i++)
 		pthread_join(th[i], NULL);
-	IT_CHECK(st_ok > 1000 && st_denied > 100, "both successes (%ld) and denials (%ld) happened", (long)st_ok,
-		 (long)st_denied);
+	IT_CHECK(st_fill_denied >= ST_THREADS - (int)(GiB / (ST_FILL_CHUNKS * ST_FILL_CHUNK)),
+		 "filling the quota together: %ld of %d threads refused before holding %llu MiB", (long)st_fill_denied,
+		 ST_THREADS, ST_FILL_CHUNKS * ST_FILL_CHUNK / MiB);
+	IT_CHECK(st_ok > 1000 && st_denied > 100, "racing from a full quota: both successes (%ld) and denials (%ld)",
+		 (long)st_ok, (long)st_denied);
 	IT_CHECK(fakecuda_peak_bytes(0) <= GiB, "driver never held more than the quota (peak %llu)",
 		 fakecuda_peak_bytes(0));
 	IT_CHECK(fakecuda_used_bytes(0) == 0, "driver holds nothing at the end (%llu)", fakecuda_used_bytes(0));
