@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
 	--list) all_sections; exit 0 ;;
 	-h | --help) usage ;;
 	-*) echo "tests/run.sh: unknown option '$1'" >&2; usage ;;
-	*) n=$(basename "$1" .sh); want+=("$n"); shift ;;
+	*) n=$(basename "$1" .sh); case " ${want[*]} " in *" $n "*) ;; *) want+=("$n") ;; esac; shift ;;
 	esac
 done
 case $JOBS in

@@ -12,8 +12,10 @@
  *   race DENIALS SEED GO     = race HELD allocs N denied D other O driver BYTES
  *                              wait for the file GO, then allocate random 1..7 MiB and never free, until DENIALS
  *                              allocations were refused (OUT_OF_MEMORY; any other failure counts in O)
- *   churn ITER SEED GO       = churn HELD allocs N denied D other O driver BYTES
- *                              wait for the file GO, then ITER times: free a random allocation or allocate 1..7 MiB
+ *   churn ITER SEED GO KEEP  = churn HELD allocs N denied D other O driver BYTES
+ *                              wait for the file GO, then ITER times: free a random allocation or allocate 1..7 MiB;
+ *                              then free the newest until at most KEEP MiB are held, so that a process whose churn
+ *                              starts after the others' ended still finds room (a loaded machine may run them in turn)
  *   exitrace THREADS MS      = exitrace                     THREADS threads allocate and free 1 MiB (and call
  *                              cuMemGetInfo_v2) in a loop; after MS ms the main thread answers and exit()s under them
  *   fork MIB RELEASE         = fork PID                     the child allocates MIB, prints "child RC", waits for
@@ -105,7 +107,17 @@ static void race(int denials, unsigned seed, const char *go)
 	      fakecuda_used_bytes(current_device()));
 }
 
-static void churn(int iter, unsigned seed, const char *go)
+static void free_to(unsigned long long to, CUresult *rc)
+{
+	*rc = CUDA_SUCCESS;
+	while (held_bytes > to && nheld > 0 && *rc == CUDA_SUCCESS) {
+		*rc = cuMemFree_v2(held[nheld - 1].p);
+		if (*rc == CUDA_SUCCESS)
+			held_bytes -= held[--nheld].size;
+	}
+}
+
+static void churn(int iter, unsigned seed, const char *go, unsigned long long keep)
 {
 	int allocs = 0, denied = 0, other = 0;
 	wait_file(go, 10000);
@@ -128,6 +140,9 @@ static void churn(int iter, unsigned seed, const char *go)
 		else
 			other++;
 	}
+	CUresult rc;
+	free_to(keep, &rc);
+	other += rc != CUDA_SUCCESS;
 	reply("churn %llu allocs %d denied %d other %d driver %llu", held_bytes, allocs, denied, other,
 	      fakecuda_used_bytes(current_device()));
 }
@@ -185,8 +200,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	while (fgets(line, sizeof(line), stdin)) {
-		char cmd[32] = "", a[256] = "", b[256] = "", c[256] = "";
-		if (sscanf(line, "%31s %255s %255s %255s", cmd, a, b, c) < 1)
+		char cmd[32] = "", a[256] = "", b[256] = "", c[256] = "", d[32] = "";
+		if (sscanf(line, "%31s %255s %255s %255s %31s", cmd, a, b, c, d) < 1)
 			continue;
 		if (!strcmp(cmd, "pid")) {
 			reply("pid %d", (int)getpid());
@@ -208,13 +223,8 @@ int main(int argc, char **argv)
 				;
 			reply("fill %d held %llu", (int)rc, held_bytes);
 		} else if (!strcmp(cmd, "freeto")) {
-			unsigned long long to = strtoull(a, NULL, 10) * MiB;
-			CUresult rc = CUDA_SUCCESS;
-			while (held_bytes > to && nheld > 0 && rc == CUDA_SUCCESS) {
-				rc = cuMemFree_v2(held[nheld - 1].p);
-				if (rc == CUDA_SUCCESS)
-					held_bytes -= held[--nheld].size;
-			}
+			CUresult rc;
+			free_to(strtoull(a, NULL, 10) * MiB, &rc);
 			reply("freeto %d held %llu", (int)rc, held_bytes);
 		} else if (!strcmp(cmd, "info")) {
 			size_t f = 0, t = 0;
@@ -225,7 +235,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(cmd, "race")) {
 			race(atoi(a), (unsigned)strtoul(b, NULL, 10), c);
 		} else if (!strcmp(cmd, "churn")) {
-			churn(atoi(a), (unsigned)strtoul(b, NULL, 10), c);
+			churn(atoi(a), (unsigned)strtoul(b, NULL, 10), c, strtoull(d, NULL, 10) * MiB);
 		} else if (!strcmp(cmd, "exitrace")) {
 			exitrace(atoi(a), atoi(b));
 		} else if (!strcmp(cmd, "fork")) {

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Helpers for the tests that drive processes under the preload one command at a time (shared_preload.sh,
 # hostile.sh): tests/integration/shared_alloc.c reads one command per line from a FIFO and answers one line, so
-# several of them can be made to take turns deterministically. Sourced; uses run.sh's ok, bad and $T $LIB $SP $LOG
+# several of them can be made to take turns deterministically. Sourced; uses tests/lib/section.sh's ok, bad and $T $LIB $SP $LOG
 # $VG $CHK, and the caller's $SHD (the VRAMGUARD_SHM_DIR of the processes it starts). SHP_AS=(setpriv ...) runs the
 # next spawned process as another user.
 
@@ -15,7 +15,7 @@ declare -A SHP_JOB SHP_FD SHP_N SHP_PID
 SHP_AS=()
 SHP_R=
 # shellcheck disable=SC2034 # for the files that source this one
-SHP_FE=${FORKENV:-}     # TSan: forking needs its deadlock detector off (run.sh says why)
+SHP_FE=${FORKENV:-}     # TSan: forking needs its deadlock detector off (tests/lib/section.sh says why)
 
 # shp_spawn NAME [VAR=value...]: start shared_alloc under the preload with its stdin on the FIFO $SHD/NAME.in; its
 # stdout in NAME.out, its stderr in NAME.err; its pid in ${SHP_PID[NAME]}. SHP_VIA_SLEEP=1: as the child of a
@@ -52,13 +52,15 @@ shp_post() {
 	(trap '' PIPE; printf '%s\n' "$*" >&"${SHP_FD[$n]}") 2>/dev/null
 	SHP_N[$n]=$((SHP_N[$n] + 1))
 }
-# shp_wait NAME: the answer to the last command posted, in $SHP_R (empty after 10 s).
+# shp_wait NAME: the answer to the last command posted, in $SHP_R (empty after 60 s: a bound on a hang; a churn of
+# 3000 operations took more than the old 10 s on a loaded machine).
 shp_wait() {
-	local n=$1
-	for _ in $(seq 1000); do
+	local n=$1 end=$((SECONDS + 60))
+	while :; do
 		SHP_R=$(grep '^= ' "$SHD/$n.out" | sed -n "${SHP_N[$n]}p")
 		[ -n "$SHP_R" ] && return 0
-		sleep 0.01
+		[ "$SECONDS" -le "$end" ] || break
+		sleep 0.02
 	done
 	echo "== shared_preload: no answer from $n to command ${SHP_N[$n]}" >>"$LOG"
 	return 1

@@ -40,6 +40,7 @@ top and limit show --json (CPU suite):
   writable TOP NAME true|false    the region's writable flag
   readonly TOP A E UUID           a live member and an exited one left out of the totals
   members TOP NAME PIDS USED [KEY=VALUE...]   a region's members and usage, agreeing with the totals' budget
+  denied TOP NAME PID:N,...       each member was refused the N allocations it was told of, the region all of them
   proc TOP PID USED / once TOP PID / absent TOP PID      a process listed once (with that usage) / not listed
   noregion TOP NAME [KEY=VALUE...]            the region and its members not listed
   range TOP NAME KEY MIN MAX      the region's device 0 KEY within [MIN, MAX]
@@ -643,6 +644,18 @@ def cmd_toprequest(c, a):
         c.check([d["own_quota_bytes"] for d in p["devices"]] == [own], "own quota %s bytes" % own)
 
 
+def cmd_denied(c, a):
+    doc = top_doc(a[0])
+    name, want = a[1], {int(k): int(v) for k, v in (x.split(":") for x in a[2].split(",") if x)}
+    p = procs(doc)
+    got = {pid: p[pid]["denied"] if pid in p else None for pid in want}
+    c.check(got == want, "region %s: each member's refusals are those it was told of (%s, want %s)" % (name, got, want))
+    r = region(doc, name)
+    rden = sum(d["denied"] for d in r["devices"]) if r else -1
+    c.check(rden == sum(want.values()), "region %s: the budget refused %d charges in all (got %d)"
+            % (name, sum(want.values()), rden))
+
+
 def cmd_writable(c, a):
     doc = top_doc(a[0])
     r = regions_named(doc, a[1])
@@ -1205,6 +1218,7 @@ COMMANDS = {
     "top": (cmd_top, "tap", 6), "pids": (cmd_pids, "tap", 4), "limits": (cmd_limits, "tap", 5),
     "requested": (cmd_requested, "tap", 5), "toprequest": (cmd_toprequest, "tap", 5),
     "writable": (cmd_writable, "tap", 3), "readonly": (cmd_readonly, "tap", 4), "members": (cmd_members, "tap", 4),
+    "denied": (cmd_denied, "tap", 3),
     "proc": (cmd_proc, "tap", 3), "once": (cmd_once, "tap", 2), "absent": (cmd_absent, "tap", 2),
     "noregion": (cmd_noregion, "tap", 2), "range": (cmd_range, "tap", 5), "gpus": (cmd_gpus, "tap", 4),
     "unverifiable": (cmd_unverifiable, "tap", 2), "slots": (cmd_slots, "tap", 5),
