@@ -34,6 +34,7 @@ struct vg_quota_shard {
 		_Atomic uint64_t allocs, frees, largest;
 		_Atomic uint64_t in_bytes, out_bytes;   /* bytes allocated / freed, ever */
 		_Atomic uint64_t credit;        /* small-allocation credit of the owner (below) */
+		_Atomic uint64_t releases;      /* vg_quota_release calls, ever (vg_quota_releases) */
 	} dev[VG_MAX_DEVICES];
 } __attribute__((aligned(64)));
 
@@ -244,6 +245,11 @@ void vg_quota_release(int dev, uint64_t bytes)
 {
 	if (!vg_quota_tracked(dev))
 		return;
+	/* Counted before the usage falls, with a release fence between (no instruction on x86-64): a reader that sees
+	 * the fall and then looks at the count (vg_quota_releases, after an acquire fence) sees it too. */
+	struct vg_quota_shard *sh = vg_quota_shard();
+	vg_shard_add(sh, &sh->dev[dev].releases, 1);
+	atomic_thread_fence(memory_order_release);
 	struct vg_region *r = vg_budget_region();
 	_Atomic uint64_t *credit = vg_credit_for(vg_my_credit(dev), bytes, r);
 	if (credit) {
@@ -310,6 +316,17 @@ uint64_t vg_quota_used(int dev)
 		used = again;
 	}
 	return used > c ? used - c : 0;
+}
+
+uint64_t vg_quota_releases(int dev)
+{
+	if (!vg_quota_tracked(dev))
+		return 0;
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t n = 0;
+	for (int i = 0; i < VG_QUOTA_SHARDS; i++)
+		n += atomic_load_explicit(&vg_quota_shards[i].dev[dev].releases, memory_order_relaxed);
+	return n;
 }
 
 uint64_t vg_quota_limit(int dev)
@@ -403,6 +420,7 @@ void vg_quota_reset_usage(void)
 			atomic_store(&vg_quota_shards[s].dev[i].out_bytes, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].largest, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].credit, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].releases, 0);
 		}
 	}
 }

@@ -81,6 +81,12 @@ void vg_quota_note_denied(int dev, uint64_t bytes);
 
 uint64_t vg_quota_used(int dev);
 uint64_t vg_quota_limit(int dev);
+/* How many times usage on dev was given back (vg_quota_release), ever. Read before and after a look at something
+ * outside that moves with usage (NVML's figure for the process), it says whether a release fell in between: usage
+ * only ever exceeds what the driver holds for the process (a reserve comes before the driver's allocation, a
+ * release after the driver's free), except across a release, so with none in between, usage read after the look is
+ * at least what the driver held for it during the look. Acquire: call it after the reads it is to cover. */
+uint64_t vg_quota_releases(int dev);
 
 /* Soft limits: usage above one denies nothing; the caller is told once per crossing and decides what to say.
  * vg_quota_set_soft sets dev's soft limit (VG_NO_LIMIT: none) and re-arms its detector; vg_quota_soft reads it.

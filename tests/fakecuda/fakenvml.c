@@ -311,7 +311,13 @@ static nvmlReturn_t procs(nvmlDevice_t device, unsigned int *count, void *infos,
 	const char *s = getenv("FAKENVML_EXTRA_PROCS");
 	unsigned extra = s && *s ? (unsigned)strtoul(s, NULL, 10) : 0;
 	unsigned long long own;
+	const char *delay = getenv("FAKENVML_PROCS_DELAY_US");
+	useconds_t us = delay && *delay ? (useconds_t)strtoul(delay, NULL, 10) : 0;
+	if (us)
+		usleep(us);
 	int listed = self_bytes(i, &own) && !env_on("FAKENVML_HIDE_SELF");
+	if (us)
+		usleep(us);
 	unsigned n = extra + (listed ? 1 : 0);
 	if (*count < n) {
 		*count = n;

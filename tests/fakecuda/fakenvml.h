@@ -36,6 +36,9 @@
  *                                 the real driver then lists host PIDs the process cannot match)
  *   FAKENVML_EXTRA_PROCS=N        N other processes (PIDs 4000000 + i, 1 MiB each) listed before this one on every
  *                                 device, so callers meet NVML_ERROR_INSUFFICIENT_SIZE with a small buffer
+ *   FAKENVML_PROCS_DELAY_US=N     the process lists take N microseconds before and N after reading this process's
+ *                                 usage, as a real driver's call takes time: what they report is N us old when they
+ *                                 return (widens the window in which a caller's own figures move meanwhile)
  *   FAKENVML_MEMORY_LIMIT=HARD[,SOFT]
  *                                 nvmlDeviceGetMemoryLimits_v1 reports a driver-enforced container limit (R615):
  *                                 hardLimit HARD, softLimit SOFT (default HARD); sizes as FAKECUDA_MEM (K/M/G/T);

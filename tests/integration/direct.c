@@ -2,6 +2,7 @@
  * exports under LD_PRELOAD. One scenario per argv[1]; tests/run.sh sets the environment for each. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -361,6 +362,121 @@ static void t_stress(void)
 	IT_CHECK(mem_free() == GiB, "vramguard's usage back to exactly zero (free %zu)", mem_free());
 }
 
+/* The driver's own memory is measured (NVML's figure for the process less what vramguard counts) while a thread
+ * allocates and frees 1 MiB, with a slow NVML (FAKENVML_PROCS_DELAY_US=5000). An allocation and a free during one
+ * measurement left vramguard's figure where it was while NVML saw the allocation, and that 1 MiB was charged as the
+ * driver's: "sampler churn" failed in 6 of 6 runs before the fix (1 to 4 of its 20 reports), and when it was the
+ * first measurement it stayed for good (the headroom's floor: the storm's exit report 1 MiB above its
+ * allocations). "sampler bursts" churns with quiet spells and loads a module of FAKECUDA_MODULE_BYTES=64M after the
+ * 10th report: the driver's memory is still measured while the thread works. Run with VRAMGUARD_DEVICE_POLL=50. */
+#define SM_MODULE (64 * MiB)
+static _Atomic int sm_stop;
+static void *sm_worker(void *arg)
+{
+	int bursts = arg != NULL;
+	CUcontext c;
+	cuDevicePrimaryCtxRetain(&c, 0);
+	cuCtxSetCurrent(c);
+	while (!sm_stop) {
+		for (int i = 0; i < 2000; i++) {
+			CUdeviceptr p;
+			if (cuMemAlloc_v2(&p, MiB) == CUDA_SUCCESS)
+				cuMemFree_v2(p);
+		}
+		if (bursts)
+			it_sleep_s(0.02);       /* quiet spells, in which a measurement sees a process that is not freeing */
+	}
+	return NULL;
+}
+
+static void t_sampler(int bursts)
+{
+	pthread_t th;
+	char dir[4096];
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	pthread_create(&th, NULL, sm_worker, bursts ? (void *)1 : NULL);
+	/* 20 signal reports 50 ms apart, each waited for. The driver holds nothing of its own for the process (but the
+	 * module, from the 11th report on with bursts): what the reports charge to the driver (measured, driver_bytes,
+	 * and beyond it, driver_headroom_bytes) is 0 or the module, never anything else, the module once seen. */
+	int reports = 0, wrong = 0, module_seen = 0;
+	long long first_wrong = 0;
+	CUmodule m = NULL;
+	for (int k = 1; k <= 20 && it_report_dir(dir, sizeof(dir)); k++) {
+		if (k == 11 && bursts)
+			IT_RC(cuModuleLoadData(&m, "image"), CUDA_SUCCESS);
+		it_sleep_s(0.05);
+		raise(SIGUSR1);
+		char prefix[64], path[4200];
+		snprintf(prefix, sizeof(prefix), "r-%d-%d-signal", (int)getpid(), k);
+		if (it_wait_files(dir, prefix, 1, 30) != 1)
+			break;
+		snprintf(path, sizeof(path), "%s/%s.json", dir, prefix);
+		long long d = it_json_number(path, "driver_bytes") + it_json_number(path, "driver_headroom_bytes");
+		reports++;
+		if (d == (long long)SM_MODULE && m)
+			module_seen = 1;
+		else if (d != 0 || module_seen) {
+			wrong++;
+			first_wrong = first_wrong ? first_wrong : d;
+		}
+	}
+	sm_stop = 1;
+	pthread_join(th, NULL);
+	IT_CHECK(reports == 20 && wrong == 0, "20 reports during the churn charge the driver nothing but what it holds "
+		 "(%d reports, %d wrong, the first %lld bytes)", reports, wrong, first_wrong);
+	if (bursts)
+		IT_CHECK(module_seen, "the module loaded meanwhile was measured while the thread worked");
+	IT_CHECK(fakecuda_used_bytes(0) == 0, "the driver holds none of the thread's memory once it is done (%llu)",
+		 fakecuda_used_bytes(0));
+	/* The next measurements see a quiet process: wait for the figure to settle (3 s at most, 60 rounds). */
+	uint64_t want = GiB - (m ? SM_MODULE : 0);
+	double end = it_now_s() + 3;
+	while (mem_free() != want && it_now_s() < end)
+		it_sleep_s(0.02);
+	IT_CHECK(mem_free() == want, "after the churn usage is exactly what the driver holds (free %zu, want %llu)",
+		 mem_free(), (unsigned long long)want);
+}
+
+/* 10 000 short-lived threads, 8 at a time, each allocating and freeing 64 KiB (served from the thread's credit when
+ * it owns a statistics shard: the first 15 do, and exit with credit charged) and 2 MiB: no usage is left behind by
+ * threads that come and go. Afterwards vramguard's usage is exactly zero and the whole quota can be had in one
+ * allocation (the exited threads' credit is taken back). */
+#define TC_THREADS 10000
+#define TC_AT_ONCE 8
+static _Atomic long tc_bad;
+static void *tc_worker(void *arg)
+{
+	(void)arg;
+	CUcontext c;
+	CUdeviceptr small, big;
+	cuDevicePrimaryCtxRetain(&c, 0);
+	cuCtxSetCurrent(c);
+	if (cuMemAlloc_v2(&small, 64 << 10) != CUDA_SUCCESS || cuMemAlloc_v2(&big, 2 * MiB) != CUDA_SUCCESS ||
+	    cuMemFree_v2(big) != CUDA_SUCCESS || cuMemFree_v2(small) != CUDA_SUCCESS)
+		tc_bad++;
+	return NULL;
+}
+
+static void t_thread_churn(void)
+{
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	int made = 0;
+	for (int i = 0; i < TC_THREADS; i += TC_AT_ONCE) {
+		pthread_t th[TC_AT_ONCE];
+		for (int k = 0; k < TC_AT_ONCE; k++)
+			made += pthread_create(&th[k], NULL, tc_worker, NULL) == 0;
+		for (int k = 0; k < TC_AT_ONCE; k++)
+			pthread_join(th[k], NULL);
+	}
+	IT_CHECK(made == TC_THREADS && tc_bad == 0, "%d threads each allocated and freed 64 KiB and 2 MiB (%ld failed)",
+		 made, (long)tc_bad);
+	IT_CHECK(fakecuda_used_bytes(0) == 0, "the driver holds nothing (%llu)", fakecuda_used_bytes(0));
+	IT_CHECK(mem_free() == GiB, "vramguard's usage is exactly zero after they all exited (free %zu)", mem_free());
+	CUdeviceptr all;
+	IT_RC(cuMemAlloc_v2(&all, GiB), CUDA_SUCCESS);
+	IT_RC(cuMemFree_v2(all), CUDA_SUCCESS);
+}
+
 /* Invalid configuration: fail closed. */
 static void t_badconfig(void)
 {
@@ -402,6 +518,10 @@ int main(int argc, char **argv)
 		t_fork();
 	else if (!strcmp(t, "stress"))
 		t_stress();
+	else if (!strcmp(t, "threadchurn"))
+		t_thread_churn();
+	else if (!strcmp(t, "sampler"))
+		t_sampler(argc > 2 && !strcmp(argv[2], "bursts"));
 	else if (!strcmp(t, "badconfig"))
 		t_badconfig();
 	else {

@@ -127,6 +127,22 @@ static inline unsigned long long it_newest_report_ns(const char *dir, const char
 	return newest;
 }
 
+/* The first number after "KEY": in the JSON file path (a report's device figures), or -1 when it is not there. */
+static inline long long it_json_number(const char *path, const char *key)
+{
+	static char doc[1 << 16];
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t got = fread(doc, 1, sizeof(doc) - 1, f);
+	fclose(f);
+	doc[got] = '\0';
+	char needle[128];
+	snprintf(needle, sizeof(needle), "\"%s\": ", key);
+	const char *t = strstr(doc, needle);
+	return t ? strtoll(t + strlen(needle), NULL, 10) : -1;
+}
+
 /* CLOCK_REALTIME in ns, the clock of a report's time_ns. */
 static inline unsigned long long it_realtime_ns(void)
 {
