@@ -11,6 +11,8 @@
 #               VG_ONLY=cupy: only library_loads and cupy_suite; VG_ONLY=cdi: only library_loads and cdi_torch;
 #               VG_ONLY=python: only library_loads and tests/gpu/pysites.sh (Python frames: leak_here named by
 #               file and line under PyTorch and CuPy);
+#               VG_ONLY=accounting: only library_loads and the accounting checks (tests/gpu/accounting.cu: 10 000
+#               short-lived threads, the driver's memory measured while a thread allocates and frees);
 #               VG_ONLY=ops: only library_loads and the operations checks (tests/gpu/ops.sh: denial and threshold
 #               reports, the exporter); VG_ONLY=autoscale: only library_loads and tests/gpu/autoscale.sh (the
 #               receiver raises a PyTorch job's quota from 2 to 4 GiB on Alertmanager's payload, no restart; and
@@ -967,6 +969,26 @@ phys_wanted() { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = physical ]; }
 . "$HERE/pysites.sh"
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = python ]; } && pysites_checks
 phys_wanted && phys_fill_checks
+
+# accounting_*: vramguard's books (tests/gpu/accounting.cu, driver API) with VRAMGUARD_DRIVER_HEADROOM=0, so that
+# nothing hides a wrong charge to the driver. threadchurn: 10 000 short-lived threads allocate and free; usage comes
+# back exactly and the rest of the quota can be had at once. sampler: a thread allocates and frees 2 MiB without a
+# pause while the driver's memory is measured every 50 ms; no signal report charges the driver more than it holds.
+accounting_checks() {
+	local ad
+	timeout 300 "$NVCC" -O2 "$HERE/accounting.cu" -o "$BUILD/accounting" -lcuda >"$BUILD/accounting.cc" 2>&1
+	if [ ! -x "$BUILD/accounting" ]; then
+		result FAIL accounting_build "compile failed: $(grep -m1 -i error "$BUILD/accounting.cc")"
+		return
+	fi
+	program accounting_threadchurn vg env VRAMGUARD_DRIVER_HEADROOM=0 VRAMGUARD_REPORT=off "$BUILD/accounting" \
+		threadchurn
+	ad=$(mktemp -d "$BUILD/acct.XXXXXX")
+	program accounting_sampler vg env VRAMGUARD_DRIVER_HEADROOM=0 VRAMGUARD_DEVICE_POLL=50 \
+		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$ad/r-%p-%n-%r.json" "$BUILD/accounting" sampler "$ad"
+	grep -h '^charges' "$BUILD/o" >>"$RES"
+}
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = accounting ]; } && accounting_checks
 
 # phys_shared: three PyTorch jobs in one 8192 MiB region (own quotas far above it) fill until OOM and hold at the
 # same time; nvidia-smi's sum for the three pids must be <= 8192 MiB. All three warm up (context, cuBLAS) before any
