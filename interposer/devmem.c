@@ -311,9 +311,10 @@ const char *vg_devmem_driver_note(void)
  * the driver in one report of twenty while a thread allocated and freed 1 MiB, and kept for good when it was the
  * first measurement (the headroom's floor). So a measurement counts only if no release fell between the NVML call
  * and our reading after it (vg_quota_releases): then our figure is at least what NVML counted of ours, and the
- * difference is the driver's. Busy: up to VG_DRIVER_TRIES tries a round, 100 us apart, else the last measurement
- * stands (none yet: not measured, this round). */
-#define VG_DRIVER_TRIES 20
+ * difference is the driver's. Busy: up to VG_DRIVER_TRIES tries a round (as many NVML calls as before), 100 us
+ * apart, else the last measurement stands (none yet: not measured, this round): a process that frees without a
+ * pause has its driver figure refreshed when it pauses. */
+#define VG_DRIVER_TRIES 5
 static void vg_sleep_us(long us)
 {
 	struct timespec ts = { 0, us * 1000 };

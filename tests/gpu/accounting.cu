@@ -8,6 +8,7 @@
 //                            signal report every 100 ms (VRAMGUARD_REPORT=DIR/r-%p-%n-%r.json), waiting for each; then
 //                            it stops, usage settles, and one more report is taken. Prints each report's charge to
 //                            the driver (driver_bytes + driver_headroom_bytes): tests/gpu/run.sh compares them.
+//   accounting pairs SECONDS a thread allocates and frees 2 MiB for SECONDS: "pairs_per_s=N" (bench/run_gpu_churn.sh)
 #include <cuda.h>
 
 #include <dirent.h>
@@ -182,6 +183,20 @@ static void sampler(const char *dir)
 	       worst / (double)MiB, settled / (double)MiB, (long)sm_pairs);
 }
 
+static void pairs(double secs)
+{
+	pthread_t th;
+	CUdeviceptr p;
+	cuMemAlloc_v2(&p, 2 * MiB);
+	cuMemFree_v2(p);
+	double t0 = now_s();
+	pthread_create(&th, NULL, sm_worker, NULL);
+	sleep_s(secs);
+	sm_stop = 1;
+	pthread_join(th, NULL);
+	printf("pairs_per_s=%.0f\n", sm_pairs / (now_s() - t0));
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -195,6 +210,8 @@ int main(int argc, char **argv)
 		threadchurn();
 	else if (argc > 2 && !strcmp(argv[1], "sampler"))
 		sampler(argv[2]);
+	else if (argc > 2 && !strcmp(argv[1], "pairs"))
+		pairs(atof(argv[2]));
 	else {
 		printf("BAD usage: accounting threadchurn | accounting sampler DIR\n");
 		return 2;
