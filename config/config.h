@@ -202,6 +202,7 @@ struct vg_option_flag {
  * page's ENVIRONMENT section and of `vramguard run`'s flags and their --help text. */
 struct vg_option {
 	const char *name;               /* exact variable name; "CUDA_DEVICE_MEMORY_LIMIT_<i>" for the indexed form */
+	const char *summary;            /* one short line: the README's configuration table */
 	const char *type;               /* "limits", "enum", ... for the docs */
 	const char *dflt;               /* default, as the docs show it */
 	const char *values;             /* accepted values / syntax, one line */
@@ -216,6 +217,8 @@ extern const size_t vg_options_count;
 
 /* Write the options table as a Markdown table (docs/env.md is checked against this by the tests). */
 void vg_options_write_markdown(FILE *f);
+/* The short table of the README (variable, default, summary), checked against this by the tests too. */
+void vg_options_write_summary(FILE *f);
 
 /* User text (a value, a path, an argument) as every message quotes it: 'text', control bytes as '?'; past 80 bytes
  * its start and end, 'start...end' (5000 bytes), so that a line stays short whatever it was given. buf should have

@@ -398,7 +398,7 @@ static int vg_load_control(struct vg_config *cfg, const struct vg_option *opt, v
 	return vg_load_enum(cfg, opt, get, &cfg->control);
 }
 
-#define VG_OPTION_LOADER(name, type, dflt, values, doc, secure, load, flag) load,
+#define VG_OPTION_LOADER(name, summary, type, dflt, values, doc, secure, load, flag) load,
 static const vg_load_fn vg_option_loaders[] = { VG_OPTIONS(VG_OPTION_LOADER) };
 
 static const char *vg_libc_getenv(const char *name)

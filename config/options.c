@@ -1,11 +1,11 @@
-/* The options table as data (vg_options[], expanded from VG_OPTIONS in options.h) and as the Markdown table of
- * docs/env.md. */
+/* The options table as data (vg_options[], expanded from VG_OPTIONS in options.h) and as the Markdown tables of
+ * docs/env.md and of the README. */
 #include "config/options.h"
 
 #include <stdio.h>
 
-#define VG_OPTION_ROW(name, type, dflt, values, doc, secure, load, flag) \
-	{ name, type, dflt, values, doc, secure, flag },
+#define VG_OPTION_ROW(name, summary, type, dflt, values, doc, secure, load, flag) \
+	{ name, summary, type, dflt, values, doc, secure, flag },
 const struct vg_option vg_options[] = { VG_OPTIONS(VG_OPTION_ROW) };
 const size_t vg_options_count = sizeof(vg_options) / sizeof(vg_options[0]);
 
@@ -54,6 +54,20 @@ void vg_options_write_markdown(FILE *f)
 			fputs(" ignored |", f);
 		else
 			fprintf(f, " ignored: `%s` |", o->secure);
+		fputc('\n', f);
+	}
+}
+
+void vg_options_write_summary(FILE *f)
+{
+	fputs("| Variable | Default | Meaning |\n", f);
+	fputs("|---|---|---|\n", f);
+	for (size_t i = 0; i < vg_options_count; i++) {
+		const struct vg_option *o = &vg_options[i];
+
+		fprintf(f, "| `%s` |", o->name);
+		vg_md_cell(f, o->dflt);
+		vg_md_cell(f, o->summary);
 		fputc('\n', f);
 	}
 }

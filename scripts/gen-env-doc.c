@@ -1,8 +1,10 @@
-/* Prints docs/env.md from the options table, so the reference cannot drift from the parser.
- * Build: make build/gen-env-doc (this file and config/'s sources). */
+/* Prints docs/env.md from the options table, so the reference cannot drift from the parser; with --readme, the
+ * README's short configuration table (between its CONFIG TABLE markers). Build: make build/gen-env-doc (this file and
+ * config/'s sources). */
 #include "config/config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char intro[] =
 	"# vramguard environment variables\n"
@@ -137,9 +139,14 @@ static const char secure_rest[] =
 	"## Reference\n"
 	"\n";
 
-int main(void)
+int main(int argc, char **argv)
 {
 	size_t i, n = 0;
+
+	if (argc > 1 && strcmp(argv[1], "--readme") == 0) {
+		vg_options_write_summary(stdout);
+		return fflush(stdout) ? 1 : 0;
+	}
 
 	fputs(intro, stdout);
 	for (i = 0; i < vg_options_count; i++)

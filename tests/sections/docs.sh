@@ -37,6 +37,14 @@ glibc_at_most library "$LIB"
 glibc_at_most command "$VG"
 if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matches the options table"; else
 	bad "docs/env.md is stale: run $B/gen-env-doc > docs/env.md"; fi
+# The README's configuration table: the options table's summary column (gen-env-doc --readme), between its markers.
+readme_table=$(sed -n '/^<!-- BEGIN CONFIG TABLE/,/^<!-- END CONFIG TABLE -->/p' README.md | sed '1d;$d')
+if [ -n "$readme_table" ] && diff -q <("$B/gen-env-doc" --readme) <(printf '%s\n' "$readme_table") >/dev/null; then
+	ok "README.md's configuration table matches the options table ($(($(wc -l <<<"$readme_table") - 2)) variables)"
+else
+	bad "README.md's configuration table is stale: put the output of $B/gen-env-doc --readme between its CONFIG TABLE markers" \
+		"$(diff <("$B/gen-env-doc" --readme) <(printf '%s\n' "$readme_table") | head -5)"
+fi
 if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
 	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
 if "$B/gen-man" <docs/vramguard.1 | diff -q - docs/vramguard.1 >/dev/null; then
