@@ -271,7 +271,7 @@ $(TB)/srclines: tests/integration/srclines.c $(TB)/libvgnoid.so $(FAKE)
 $(TB)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component
@@ -352,6 +352,10 @@ test-containers: $(LIB) $(TEST_BINS)
 demo:
 	@bash scripts/demo.sh
 
+# A shell where vramguard can be tried by hand: build/ on PATH, the test double on LD_LIBRARY_PATH without a GPU.
+try:
+	@bash scripts/try.sh
+
 $(BUILD)/quota_demo: examples/quota_demo.c
 	@mkdir -p $(BUILD)
 	$(CC) $(TEST_CFLAGS) -MMD -MP -MF $@.d -I$(CUDA_HOME)/include -o $@ $< -ldl
@@ -379,7 +383,7 @@ bench-gpu:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-containers dev-check shellcheck demo bench bench-cpu install clean fuzz
+.PHONY: all test test-containers dev-check shellcheck demo try bench bench-cpu install clean fuzz
 .SECONDARY:
 
 # ---- sanitizers: `make test-asan` (ASan + UBSan), `make test-tsan` ----

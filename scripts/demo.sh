@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The demo: build vramguard and run examples/quota_demo under a 2 GiB quota, on the real driver when this machine
-# has an NVIDIA GPU, otherwise on the test double of libcuda.so.1 (it says which).
+# has an NVIDIA GPU, otherwise on the test double of libcuda.so.1 and libnvidia-ml.so.1 (it says which). It ends
+# with the commands to try next, each of which works as printed from the repository's root (make test runs them).
 set -eu
 cd "$(dirname "$0")/.."
-targets="build/libvramguard.so build/tests/libcuda.so.1 build/quota_demo"
+# The test double's NVML is built too, before or after `make test` alike: without it the driver's memory would not
+# be measured and the demo would show one more piece than with it.
+targets="build/libvramguard.so build/vramguard build/tests/libcuda.so.1 build/tests/libnvidia-ml.so.1 build/quota_demo"
 # Already built (e.g. a build directory copied to a GPU machine): nothing to install.
 if ! make -q $targets 2>/dev/null; then
 	bash scripts/setup.sh >/dev/null
@@ -14,9 +17,12 @@ limit=${NVIDIA_GPU_MEMORY_LIMITS:-2048}
 if nvidia-smi -L >/dev/null 2>&1; then
 	echo "demo: running against the real NVIDIA driver ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
 	libpath=${LD_LIBRARY_PATH:-}
+	double=
 else
-	echo "demo: no NVIDIA GPU here: running against the test double of libcuda.so.1 (tests/fakecuda, 16 GiB device)"
+	echo "demo: no NVIDIA GPU here: running against the test double of libcuda.so.1 and libnvidia-ml.so.1"
+	echo "      (tests/fakecuda: one 16 GiB device; the driver itself holds nothing there)"
 	libpath=$PWD/build/tests
+	double="LD_LIBRARY_PATH=build/tests "
 fi
 echo
 echo "\$ ./build/quota_demo                     # without vramguard"
@@ -24,3 +30,17 @@ LD_LIBRARY_PATH=$libpath ./build/quota_demo
 echo
 echo "\$ NVIDIA_GPU_MEMORY_LIMITS=$limit LD_PRELOAD=$LIB ./build/quota_demo"
 NVIDIA_GPU_MEMORY_LIMITS=$limit LD_PRELOAD=$LIB LD_LIBRARY_PATH=$libpath ./build/quota_demo
+cat <<EOF
+
+demo: the quota counts what the GPU holds for the process (VRAMGUARD_COUNT=device): its allocations and the
+      driver's own memory for it, measured through NVML, with VRAMGUARD_DRIVER_HEADROOM (192 MiB by default) held
+      back on top for what the driver loads later. So the job started with that much less than $limit MiB free, and
+      the piece of 512 MiB that no longer fitted was refused as a full GPU refuses it. VRAMGUARD_DRIVER_HEADROOM=0
+      leaves only the measured driver memory; VRAMGUARD_COUNT=allocations counts only the bytes asked for.
+
+demo: try it yourself, from here${double:+ (no GPU here: LD_LIBRARY_PATH points at the test double)}; \`make try\` opens
+      a shell where build/ is on PATH${double:+ and LD_LIBRARY_PATH is set}:
+  \$ ${double}build/vramguard run --limit 2G -- ./build/quota_demo
+  \$ ${double}VRAMGUARD_DRIVER_HEADROOM=0 build/vramguard run --limit 2G -- ./build/quota_demo
+  \$ ${double}build/vramguard check
+EOF
