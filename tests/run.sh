@@ -41,6 +41,12 @@ for n in "${want[@]}"; do
 		exit 2; }
 done
 mkdir -p "$VG_TEST_RUN" || exit 1
+# One run at a time in a build directory: two would share each section's work directory. A second waits.
+exec {lockfd}>"$VG_TEST_RUN/.lock"
+if ! flock -n "$lockfd"; then
+	echo "# another tests/run.sh is running in $VG_TEST_RUN: waiting for it (BUILD=another-dir runs beside it)"
+	flock "$lockfd"
+fi
 
 # The longest first (their time in the last run; a section never timed yet: a second per KB of script), so that the
 # run ends when its longest section does, not after it.
@@ -92,7 +98,7 @@ while [ ${#queue[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
 		started[$n]=$EPOCHREALTIME
 		rm -f "$VG_TEST_RUN/$n.rc"
 		# The section's exit status in NAME.rc when it ends, however it ends (a section killed by a signal too).
-		{ bash "$VG_SECTIONS_DIR/$n.sh" </dev/null; echo $? >"$VG_TEST_RUN/$n.rc"; } >"$VG_TEST_RUN/$n.tap" 2>&1 &
+		{ bash "$VG_SECTIONS_DIR/$n.sh" </dev/null {lockfd}>&-; echo $? >"$VG_TEST_RUN/$n.rc"; } >"$VG_TEST_RUN/$n.tap" 2>&1 &
 		running+=("$n")
 	done
 	wait -n
