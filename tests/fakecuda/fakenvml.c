@@ -300,6 +300,8 @@ FN_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemor
 	return NVML_SUCCESS;
 }
 
+static fakenvml_hook_fn _Atomic g_procs_hook;
+
 /* The process list of device i: FAKENVML_EXTRA_PROCS others, then this process if it is a CUDA process there and
  * not hidden. Entries of entry_size bytes (16: v1, 24: v2/v3), as NVML fills them: *count in, the number out;
  * too small a buffer gives NVML_ERROR_INSUFFICIENT_SIZE with the number needed. */
@@ -313,9 +315,14 @@ static nvmlReturn_t procs(nvmlDevice_t device, unsigned int *count, void *infos,
 	unsigned long long own;
 	const char *delay = getenv("FAKENVML_PROCS_DELAY_US");
 	useconds_t us = delay && *delay ? (useconds_t)strtoul(delay, NULL, 10) : 0;
+	fakenvml_hook_fn hook = atomic_load(&g_procs_hook);
 	if (us)
 		usleep(us);
+	if (hook)
+		hook(FAKENVML_HOOK_BEFORE);
 	int listed = self_bytes(i, &own) && !env_on("FAKENVML_HIDE_SELF");
+	if (hook)
+		hook(FAKENVML_HOOK_AFTER);
 	if (us)
 		usleep(us);
 	unsigned n = extra + (listed ? 1 : 0);
@@ -416,4 +423,9 @@ FN_EXPORT long fakenvml_calls(const char *exact_name)
 		if (strcmp(g_names[i], exact_name) == 0)
 			return atomic_load(&g_calls[i]);
 	return -1;
+}
+
+FN_EXPORT void fakenvml_set_procs_hook(fakenvml_hook_fn fn)
+{
+	atomic_store(&g_procs_hook, fn);
 }

@@ -131,6 +131,13 @@ nvmlReturn_t nvmlDeviceGetMemoryLimits_v1(nvmlDevice_t device, nvmlGetMemoryLimi
 const char *fakenvml_last_namespace(void);
 /* Calls so far of an exact NVML entry point name (e.g. "nvmlDeviceGetMemoryInfo_v2"); -1 if not implemented. */
 long fakenvml_calls(const char *exact_name);
+/* Called by the process lists (nvmlDeviceGetComputeRunningProcesses*), in the caller's thread, just before and just
+ * after they read this process's usage: a test sets it to make its own threads allocate or free at exactly that
+ * point of a measurement, as a driver call that takes time lets them (tests/integration/physical.c, "measure").
+ * NULL: none (the default). Not an environment variable: the test's code runs inside the call. */
+enum { FAKENVML_HOOK_BEFORE, FAKENVML_HOOK_AFTER };
+typedef void (*fakenvml_hook_fn)(int when);
+void fakenvml_set_procs_hook(fakenvml_hook_fn fn);
 
 #ifdef __cplusplus
 }
