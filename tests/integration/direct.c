@@ -437,22 +437,42 @@ static void t_sampler(int bursts)
 		 mem_free(), (unsigned long long)want);
 }
 
-/* 10 000 short-lived threads, 8 at a time, each allocating and freeing 64 KiB (served from the thread's credit when
- * it owns a statistics shard: the first 15 do, and exit with credit charged) and 2 MiB: no usage is left behind by
- * threads that come and go. Afterwards vramguard's usage is exactly zero and the whole quota can be had in one
- * allocation (the exited threads' credit is taken back). */
+/* 10 000 short-lived threads, 8 at a time: no usage is left behind by threads that come and go. Each allocates
+ * 6 x 256 KiB (served from its credit when it owns a statistics shard, as the first 15 do: two refills of it), 4 KiB,
+ * 2 MiB and a 100 KiB block it leaves for the next thread to free (a free by a thread that did not allocate: into
+ * that thread's credit), frees the block the thread before it left, then everything else (which hands credit back
+ * past 2 MiB), and exits with credit charged. Afterwards vramguard's usage is exactly zero and the whole quota can be
+ * had in one allocation (the exited threads' credit is taken back). */
 #define TC_THREADS 10000
 #define TC_AT_ONCE 8
 static _Atomic long tc_bad;
+static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUdeviceptr tc_left;                     /* the block left for the next thread */
+
 static void *tc_worker(void *arg)
 {
 	(void)arg;
 	CUcontext c;
-	CUdeviceptr small, big;
+	CUdeviceptr small[6], tiny, big, mine, theirs;
+	int ok = 1;
 	cuDevicePrimaryCtxRetain(&c, 0);
 	cuCtxSetCurrent(c);
-	if (cuMemAlloc_v2(&small, 64 << 10) != CUDA_SUCCESS || cuMemAlloc_v2(&big, 2 * MiB) != CUDA_SUCCESS ||
-	    cuMemFree_v2(big) != CUDA_SUCCESS || cuMemFree_v2(small) != CUDA_SUCCESS)
+	for (int i = 0; i < 6; i++)
+		ok &= cuMemAlloc_v2(&small[i], 256 << 10) == CUDA_SUCCESS;
+	ok &= cuMemAlloc_v2(&tiny, 4096) == CUDA_SUCCESS;
+	ok &= cuMemAlloc_v2(&big, 2 * MiB) == CUDA_SUCCESS;
+	ok &= cuMemAlloc_v2(&mine, 100 << 10) == CUDA_SUCCESS;
+	pthread_mutex_lock(&tc_lock);
+	theirs = tc_left;
+	tc_left = mine;
+	pthread_mutex_unlock(&tc_lock);
+	if (theirs)
+		ok &= cuMemFree_v2(theirs) == CUDA_SUCCESS;
+	ok &= cuMemFree_v2(big) == CUDA_SUCCESS;
+	ok &= cuMemFree_v2(tiny) == CUDA_SUCCESS;
+	for (int i = 0; i < 6; i++)
+		ok &= cuMemFree_v2(small[i]) == CUDA_SUCCESS;
+	if (!ok)
 		tc_bad++;
 	return NULL;
 }
@@ -468,8 +488,11 @@ static void t_thread_churn(void)
 		for (int k = 0; k < TC_AT_ONCE; k++)
 			pthread_join(th[k], NULL);
 	}
-	IT_CHECK(made == TC_THREADS && tc_bad == 0, "%d threads each allocated and freed 64 KiB and 2 MiB (%ld failed)",
-		 made, (long)tc_bad);
+	IT_CHECK(made == TC_THREADS && tc_bad == 0, "%d threads each allocated and freed 6 x 256 KiB, 4 KiB, 2 MiB and "
+		 "100 KiB (%ld failed)", made, (long)tc_bad);
+	IT_CHECK(mem_free() == GiB - (100 << 10), "only the last thread's 100 KiB block is left (free %zu)",
+		 mem_free());
+	IT_RC(cuMemFree_v2(tc_left), CUDA_SUCCESS);
 	IT_CHECK(fakecuda_used_bytes(0) == 0, "the driver holds nothing (%llu)", fakecuda_used_bytes(0));
 	IT_CHECK(mem_free() == GiB, "vramguard's usage is exactly zero after they all exited (free %zu)", mem_free());
 	CUdeviceptr all;
