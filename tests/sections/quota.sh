@@ -49,6 +49,13 @@ for mode in churn bursts; do
 		NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DEVICE_POLL=50 FAKENVML_PROCS_DELAY_US=5000 FAKECUDA_MODULE_BYTES=64M \
 		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$RD/sampler-$mode/r-%p-%n-%r.json" -- $D sampler $mode
 done
+# The same race made exact: the fake NVML's hook has a worker allocate 1 MiB just before NVML reads the process's
+# usage and free it just after, inside the first measurement (the headroom's floor) or a later one.
+for when in first later; do
+	prog "device counting: 1 MiB allocated and freed inside NVML's call ($when measurement) is not the driver's" \
+		$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_CTX_BYTES=300M \
+		VRAMGUARD_DEVICE_POLL=60000 -- $T/physical measure $when
+done
 prog "VRAMGUARD_COUNT=allocations: logical bytes, pools' kept memory and graphs not counted" $PRE \
 	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical allocations
 prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx
