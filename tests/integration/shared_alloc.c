@@ -13,9 +13,10 @@
  *                              wait for the file GO, then allocate random 1..7 MiB and never free, until DENIALS
  *                              allocations were refused (OUT_OF_MEMORY; any other failure counts in O)
  *   churn ITER SEED GO KEEP  = churn HELD allocs N denied D other O driver BYTES
- *                              wait for the file GO, then ITER times: free a random allocation or allocate 1..7 MiB;
- *                              then free the newest until at most KEEP MiB are held, so that a process whose churn
- *                              starts after the others' ended still finds room (a loaded machine may run them in turn)
+ *                              wait for the file GO, then ITER times: free a random allocation made by this churn
+ *                              (what was held before it stays held: a stake) or allocate 1..7 MiB; then free the
+ *                              newest until at most KEEP MiB are held, so that a process whose churn starts after the
+ *                              others' ended still finds room (a loaded machine may run them in turn)
  *   exitrace THREADS MS      = exitrace                     THREADS threads allocate and free 1 MiB (and call
  *                              cuMemGetInfo_v2) in a loop; after MS ms the main thread answers and exit()s under them
  *   fork MIB RELEASE         = fork PID                     the child allocates MIB, prints "child RC", waits for
@@ -120,10 +121,11 @@ static void free_to(unsigned long long to, CUresult *rc)
 static void churn(int iter, unsigned seed, const char *go, unsigned long long keep)
 {
 	int allocs = 0, denied = 0, other = 0;
+	int base = nheld;       /* held[0, base): held before the churn, never freed by it */
 	wait_file(go, 10000);
 	for (int i = 0; i < iter; i++) {
-		if (nheld > 0 && rand_r(&seed) % 2) {
-			int k = (int)(rand_r(&seed) % (unsigned)nheld);
+		if (nheld > base && rand_r(&seed) % 2) {
+			int k = base + (int)(rand_r(&seed) % (unsigned)(nheld - base));
 			if (cuMemFree_v2(held[k].p) != CUDA_SUCCESS) {
 				other++;
 				continue;

@@ -55,7 +55,35 @@ shp_json "top --json during the race: 6 members whose used bytes add up to the r
 # 10 MiB when done (a loaded machine may run them in turn: one whose churn starts after the others' ended must still
 # find room, or it makes no allocation at all, as seen). top, looking meanwhile, never sees more than the budget in
 # use; afterwards the region's count is exactly what they hold.
+# That they contend does not rest on the scheduler. Each first takes a 4 MiB stake that its churn never frees; all six
+# hold theirs before any churn starts (the script waits for each answer) and until every churn has answered, so each
+# churn runs against the others' 20 MiB at least, however the six are scheduled: a member never holds more than
+# 100 - 20 MiB, and every refusal it gets is for memory the others hold. And each gets one: until its first refusal a
+# member's churn is what it would be alone, and alone each seed's churn takes its holdings plus a request past
+# 100 - 6 x 4 = 76 MiB (checked first, below), where the others' 20 MiB and its stake leave no room for it.
+STAKE=4
+seed0=$seed
+shp_spawn solo NVIDIA_GPU_MEMORY_LIMITS=1G VRAMGUARD_SHARED=solo VRAMGUARD_SHARED_LIMITS=$((100 - 6 * STAKE))M
+shp_send solo init
+touch "$SHD/solo.go"
+fine=0
+for ((s = seed0; s < seed0 + 6; s++)); do
+	shp_send solo churn 3000 $s "$SHD/solo.go" 0
+	read -r _ _ _ _ _ _ den _ other _ <<<"$SHP_R"
+	[ "${den:-0}" -ge 1 ] && [ "${other:-1}" = 0 ] && fine=$((fine + 1))
+	echo "== churn alone, seed $s: $SHP_R" >>"$LOG"
+done
+shp_end solo
+[ "$fine" -eq 6 ] && ok "churn: alone, each seed's churn goes past $((100 - 6 * STAKE)) MiB" ||
+	bad "churn: alone, $fine of 6 seeds' churns were refused in $((100 - 6 * STAKE)) MiB" \
+		"$(grep '^== churn alone' "$LOG")"
 for n in "${RACE[@]}"; do shp_send $n "freeto 0"; done
+fine=0
+for n in "${RACE[@]}"; do
+	shp_send $n "alloc $STAKE" && [ "$SHP_R" = "= alloc 0 held $((STAKE * MIB))" ] && fine=$((fine + 1))
+done
+[ "$fine" -eq 6 ] && ok "churn: each of the 6 holds a $STAKE MiB stake before any churn starts" ||
+	bad "churn: $fine of 6 took their $STAKE MiB stake"
 for n in "${RACE[@]}"; do shp_post $n churn 3000 $((seed++)) "$SHD/churn.go" 10; done
 touch "$SHD/churn.go"
 for i in 1 2 3; do
@@ -65,6 +93,7 @@ for i in 1 2 3; do
 done
 sum=0
 fine=0
+refused=0
 nals=0
 dens=0
 for n in "${RACE[@]}"; do
@@ -77,12 +106,16 @@ for n in "${RACE[@]}"; do
 	# No assertion on how many allocations each got: a shared budget is first come, first served (a member whose
 	# churn runs while the others hold the budget may be refused almost every time), not a fair share.
 	[ "${got:-x}" = "${drv:-y}" ] && [ "${other:-1}" = 0 ] && [ -n "$nal" ] && fine=$((fine + 1))
+	[ "${den:-0}" -ge 1 ] && refused=$((refused + 1))
 	echo "== churn $n: $SHP_R" >>"$LOG"
 done
 [ "$fine" -eq 6 ] && ok "churn: 6 x 3000 operations, no error but denials, the driver holds what each kept" ||
 	bad "churn: $fine of 6 answers as expected" "$(for n in "${RACE[@]}"; do tail -n 1 "$SHD/$n.out"; done)"
-# Contention, certain by construction: each seed's churn alone reaches the budget (its own holdings go past 100 MiB
-# before its first free brings them back), and the others' holdings only make that earlier.
+[ "$refused" -eq 6 ] && ok "churn: each was refused for memory the others held (they hold $((5 * STAKE)) MiB at least)" ||
+	bad "churn: $refused of 6 were refused for memory the others held" \
+		"$(for n in "${RACE[@]}"; do tail -n 1 "$SHD/$n.out"; done)"
+# Successes and refusals in all (refusals follow from the check above; alone, each seed's churn makes some 1450
+# allocations).
 [ "$nals" -gt 100 ] && [ "$dens" -gt 0 ] && ok "churn: they contended: $nals allocations and $dens refusals in all" ||
 	bad "churn: no contention ($nals allocations, $dens refusals)"
 shp_top
