@@ -19,11 +19,15 @@ SHP_FE=${FORKENV:-}     # TSan: forking needs its deadlock detector off (tests/l
 
 # shp_spawn NAME [VAR=value...]: start shared_alloc under the preload with its stdin on the FIFO $SHD/NAME.in; its
 # stdout in NAME.out, its stderr in NAME.err; its pid in ${SHP_PID[NAME]}. SHP_VIA_SLEEP=1: as the child of a
-# process that never waits for it (so that it stays a zombie when killed).
+# process that never waits for it (so that it stays a zombie when killed). NAME.out and .err are emptied first: the
+# child's own redirection truncates them only once it runs, and a name spawned again (exec, exitrace) would have its
+# pid read from the last process's answers (seen under stress-ng: 2 spawns in 900).
 shp_spawn() {
 	local n=$1 fd f
 	shift
 	mkfifo "$SHD/$n.in"
+	: >"$SHD/$n.out"
+	: >"$SHD/$n.err"
 	local cmd=(env -u NVIDIA_GPU_MEMORY_LIMITS -u CUDA_DEVICE_MEMORY_LIMIT -u VRAMGUARD_SHARED
 		-u VRAMGUARD_SHARED_LIMITS -u VRAMGUARD_SHARED_MODE -u VRAMGUARD_CONTROL -u VRAMGUARD_LOG -u FAKECUDA_DEVICES
 		-u FAKECUDA_UUID_BASE -u FAKECUDA_FORK_OK -u FAKECUDA_FAIL
