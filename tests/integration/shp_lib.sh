@@ -76,6 +76,17 @@ shp_expect() {
 	shp_send "$n" "$req"
 	if grep -Eq -- "$re" <<<"$SHP_R"; then ok "$what"; else bad "$what" "$n: '$req' -> '$SHP_R', want /$re/"; fi
 }
+# shp_until NAME CMD ANSWER: send CMD until its answer is ANSWER (polled every 20 ms; after 30 s, a bound on a hang,
+# false), for what another process brings about (a member killed, its share reclaimed). The last answer in $SHP_R.
+shp_until() {
+	local n=$1 req=$2 want=$3 end=$((SECONDS + 30))
+	while shp_send "$n" "$req"; do
+		[ "$SHP_R" = "$want" ] && return 0
+		[ "$SECONDS" -le "$end" ] || break
+		sleep 0.02
+	done
+	return 1
+}
 # shp_end NAME...: normal exit (the process leaves its region), or SIGKILL if it does not answer.
 shp_end() {
 	local n

@@ -69,9 +69,10 @@ if [ $ASROOT = 1 ]; then
 	shp_spawn v NVIDIA_GPU_MEMORY_LIMITS=64M
 	vpid=${SHP_PID[v]}
 	vstart=$(sed 's/.*) //' "/proc/$vpid/stat" | cut -d' ' -f20)
+	: >"$HD/plant.out"
 	"${NOBODY[@]}" "$RTOOL" control "$HD" dev=0 uuid=$G1 total=16G >"$HD/plant.out" 2>>"$LOG" &
 	ppid_=$!
-	for _ in $(seq 200); do grep -q '^ready' "$HD/plant.out" 2>/dev/null && break; sleep 0.025; done
+	wait_for "$HD/plant.out" '^ready' || echo "== hostile: region_tool control never said ready" >>"$LOG"
 	"${NOBODY[@]}" cp "$(ls "$HD"/vramguard.proc."$ppid_".*)" "$HD/vramguard.proc.$vpid.$vstart"
 	kill -TERM $ppid_; wait $ppid_ 2>/dev/null
 	shp_expect "planted control segment: the process starts (it is only a control segment)" v init '^= init 0$'
@@ -92,9 +93,10 @@ fi
 shp_spawn s1 VRAMGUARD_SHARED=stall VRAMGUARD_SHARED_LIMITS=100M
 shp_send s1 init
 shp_send s1 "alloc 10"
+: >"$HD/stall.out"
 "$POKE" lock "$HD/vramguard.stall" "$HD/stall.release" >"$HD/stall.out" 2>>"$LOG" &
 pk=$!
-for _ in $(seq 200); do grep -q '^locked' "$HD/stall.out" 2>/dev/null && break; sleep 0.01; done
+wait_for "$HD/stall.out" '^locked' || echo "== hostile: region_poke never took the lock" >>"$LOG"
 shp_spawn s2 VRAMGUARD_SHARED=stall VRAMGUARD_SHARED_LIMITS=100M
 shp_post s2 init
 shp_post s1 "alloc 1"
@@ -180,8 +182,8 @@ if [ $ASROOT = 1 ] && unshare --pid --fork --kill-child --mount-proc true 2>/dev
 	wait "${SHP_JOB[k2]}" 2>/dev/null
 	eval "exec ${SHP_FD[k2]}>&-"
 	unset "SHP_FD[k2]"
-	for _ in $(seq 100); do shp_send k1 "alloc 60"; [ "$SHP_R" = "= alloc 0 held 62914560" ] && break; sleep 0.02; done
-	[ "$SHP_R" = "= alloc 0 held 62914560" ] && ok "  killed with -9 there: its share is reclaimed, the other gets 60 MiB" ||
+	shp_until k1 "alloc 60" "= alloc 0 held 62914560" &&
+		ok "  killed with -9 there: its share is reclaimed, the other gets 60 MiB" ||
 		bad "  after the namespaced member was killed: '$SHP_R'"
 	shp_top
 	shp_json "  top: it is gone" members ns "${SHP_PID[k1]}" $((60 << 20))
@@ -226,7 +228,10 @@ for i in $(seq 130); do
 	bigs+=($!)
 done
 n=0
-for _ in $(seq 400); do n=$(cat "$HD"/big.* 2>/dev/null | grep -c '^ready'); [ "$n" -ge 130 ] && break; sleep 0.025; done
+end=$((SECONDS + 30))           # a bound on a hang, as wait_for's
+while n=$(cat "$HD"/big.* 2>/dev/null | grep -c '^ready'); [ "$n" -lt 130 ] && [ "$SECONDS" -le "$end" ]; do
+	sleep 0.02
+done
 [ "$n" -eq 130 ] && ok "capacity: 130 members in one region (the 129th was refused before)" ||
 	bad "capacity: $n of 130 members joined" "$(grep -h -v '^ready' "$HD"/big.* | head -2)"
 SHP_TOP=$("${VGH[@]}" "$VG" top --once --json 2>>"$LOG")

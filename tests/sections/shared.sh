@@ -144,8 +144,8 @@ shp_expect "kill: B is denied 60 MiB" kb "alloc 60" '^= alloc 2 held 0$'
 shp_top
 shp_json "  top lists both, 60 MiB in use" members kill "${SHP_PID[ka]},${SHP_PID[kb]}" $((60 * MIB))
 kill -9 "${SHP_PID[ka]}"
-for _ in $(seq 200); do grep -q '^State:.Z' "/proc/${SHP_PID[ka]}/status" 2>/dev/null && break; sleep 0.01; done
-grep -q '^State:.Z' "/proc/${SHP_PID[ka]}/status" 2>/dev/null && ok "kill: A is a zombie" || bad "kill: A is not a zombie"
+wait_for "/proc/${SHP_PID[ka]}/status" '^State:.Z' && ok "kill: A is a zombie" ||
+	bad "kill: A is not a zombie" "$(grep '^State' "/proc/${SHP_PID[ka]}/status" 2>&1)"
 shp_expect "kill: B gets 60 MiB on its next try, without a restart" kb "alloc 60" '^= alloc 0 held 62914560$'
 shp_top
 shp_json "  top no longer lists A; B holds the 60 MiB" members kill "${SHP_PID[kb]}" $((60 * MIB))
@@ -158,9 +158,10 @@ shp_send kc "alloc 30"
 shp_expect "kill: B sees 10 MiB free while C holds 30 MiB" kb info '^= info 0 10485760 104857600$'
 shp_kill kc
 t0=$(date +%s%N)
-for _ in $(seq 150); do shp_send kb info; [ "$SHP_R" = "= info 0 41943040 104857600" ] && break; sleep 0.02; done
+shp_until kb info "= info 0 41943040 104857600"
+rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$SHP_R" = "= info 0 41943040 104857600" ] && ok "  after C is killed, B's cuMemGetInfo_v2 gets its 30 MiB back (${ms} ms)" ||
+[ $rc = 0 ] && ok "  after C is killed, B's cuMemGetInfo_v2 gets its 30 MiB back (${ms} ms)" ||
 	bad "  B's cuMemGetInfo_v2 after C was killed: '$SHP_R' after $ms ms"
 shp_end kb
 
@@ -445,7 +446,7 @@ shp_send fp init
 shp_send fp "alloc 20"
 shp_send fp fork 90 "$SHD/fork.release"
 child=${SHP_R#= fork }
-for _ in $(seq 500); do grep -q '^child ' "$SHD/fp.out" && break; sleep 0.01; done
+wait_for "$SHD/fp.out" '^child '
 grep -q '^child 0$' "$SHD/fp.out" && ok "fork: the child got 90 MiB (FAKECUDA_FORK_OK=1)" ||
 	bad "fork: the child's allocation" "$(grep '^child' "$SHD/fp.out")"
 shp_top
