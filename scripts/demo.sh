@@ -4,6 +4,9 @@
 # with the commands to try next, each of which works as printed from the repository's root (make test runs them).
 set -eu
 cd "$(dirname "$0")/.."
+# Under `make demo` / `make try` this script's make would be a sub-make without the jobserver (the Makefile sets -j):
+# make it a make of its own, which also keeps make[1]'s directory lines out of the output.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 # The test double's NVML is built too, before or after `make test` alike: without it the driver's memory would not
 # be measured and the demo would show one more piece than with it.
 targets="build/libvramguard.so build/vramguard build/tests/libcuda.so.1 build/tests/libnvidia-ml.so.1 build/quota_demo"
