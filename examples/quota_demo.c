@@ -15,7 +15,10 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);   /* keep our lines in order with vramguard's stderr */
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!cuda) {
-		fprintf(stderr, "quota_demo: cannot load libcuda.so.1: %s\n", dlerror());
+		/* The usual reason is a machine without an NVIDIA driver: say how to reach the test double instead. */
+		fprintf(stderr, "quota_demo: cannot load libcuda.so.1: %s\n"
+			"quota_demo: no NVIDIA driver here? `make try` opens a shell on the test double "
+			"(or prefix LD_LIBRARY_PATH=build/tests)\n", dlerror());
 		return 1;
 	}
 	PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(cuda, "cuInit");

@@ -5,6 +5,9 @@
 #   bash scripts/try.sh CMD ARGS... CMD run in that environment (what make test checks)
 set -eu
 cd "$(dirname "$0")/.."
+# Under `make demo` / `make try` this script's make would be a sub-make without the jobserver (the Makefile sets -j):
+# make it a make of its own, which also keeps make[1]'s directory lines out of the output.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 targets="build/libvramguard.so build/vramguard build/tests/libcuda.so.1 build/tests/libnvidia-ml.so.1 build/quota_demo"
 if ! make -q $targets 2>/dev/null; then
 	bash scripts/setup.sh >/dev/null
