@@ -13,24 +13,25 @@ else
 	ajob oproc 90 20 NVIDIA_GPU_MEMORY_LIMITS=100M
 	AOPID=$AJ
 	(umask 077 && echo "$ATOK" >"$AJD/token") && chown 65534:65534 "$AJD/token"
+	: >"$AD/r4.err"         # its own file, empty: wait_for must see this receiver's port, not the last one's
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$VG" autoscale --dir "$AJD" --listen 127.0.0.1:0 \
-		--token-file "$AJD/token" --ceiling 1G --step 40M 2>"$AD/r3.err" &
+		--token-file "$AJD/token" --ceiling 1G --step 40M 2>"$AD/r4.err" &
 	AR=$!
 	APIDS+=("$AR")
 	AURL=
-	wait_for "$AD/r3.err" 'listening on http://127\.0\.0\.1:[0-9]+/' &&
-		AURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+' "$AD/r3.err" | head -1)
+	wait_for "$AD/r4.err" 'listening on http://127\.0\.0\.1:[0-9]+/' &&
+		AURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+' "$AD/r4.err" | head -1)
 	oshow() { "$VG" limit show --dir "$AJD" 2>&1 | grep -E 'in force|quota' | sort; }
 	obefore=$(oshow)
 	c1=$(apost "$(apay firing '{"alertname":"VramguardRegionNearBudget","region":"oteam","gpu":"0"}')")
 	c2=$(apost "$(apay firing "{\"alertname\":\"VramguardProcessNearQuota\",\"pid\":\"$AOPID\",\"region\":\"\",\"gpu\":\"0\"}")")
 	if [ -n "$AURL" ] && [ "$c1$c2" = 200200 ] && [ "$(acount refused_unknown)" = 2 ] && [ "$(acount raised)" = 0 ] &&
-		[ "$(grep -c '^vramguard: autoscale: refused_unknown:' "$AD/r3.err")" = 2 ] &&
-		[ "$(grep -c '^vramguard: error: permission denied: .* belongs to root (uid 0, mode 0600)' "$AD/r3.err")" = 2 ] &&
+		[ "$(grep -c '^vramguard: autoscale: refused_unknown:' "$AD/r4.err")" = 2 ] &&
+		[ "$(grep -c '^vramguard: error: permission denied: .* belongs to root (uid 0, mode 0600)' "$AD/r4.err")" = 2 ] &&
 		[ "$(oshow)" = "$obefore" ] && [ -n "$obefore" ] && grep -q '^denied' "$AD/oreg.out" &&
 		! grep -q '^granted' "$AD/oreg.out" "$AD/oproc.out"; then
 		ok "autoscale run as uid 65534: root's region and root's process are refused_unknown, each after limit set's own line 'permission denied: ... belongs to root', their limits unchanged, their jobs still refused"
-	else bad "autoscale as another user" "codes $c1 $c2; $(cat "$AD/r3.err"); before: $obefore; after: $(oshow)"; fi
+	else bad "autoscale as another user" "codes $c1 $c2; $(cat "$AD/r4.err"); before: $obefore; after: $(oshow)"; fi
 	kill "$AR"
 	wait "$AR" 2>/dev/null
 	touch "$AD/stop"

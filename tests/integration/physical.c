@@ -236,17 +236,24 @@ static void ms_ask(int cmd)
 	pthread_mutex_unlock(&ms_lock);
 }
 
-/* In the sampler thread, inside NVML's process list: one allocate-then-free around NVML's read, once per arming. */
+/* In the sampler thread, inside NVML's process list: one allocate-then-free around NVML's read, once per arming.
+ * Whether a call takes part is decided before its read: a call already past that point when the test arms the hook
+ * (a round under way) must not free at its end what it never allocated (seen: cuMemFree_v2 of the last round's
+ * pointer, CUDA_ERROR_INVALID_VALUE, 6 runs in 150 under load). */
+static _Atomic int ms_inside;
 static void ms_hook(int when)
 {
-	if (!atomic_load(&ms_armed))
-		return;
 	if (when == FAKENVML_HOOK_BEFORE) {
-		ms_ask(MS_ALLOC);
+		int no = 0;
+		if (atomic_load(&ms_armed) && atomic_compare_exchange_strong(&ms_inside, &no, 1))
+			ms_ask(MS_ALLOC);
 		return;
 	}
+	if (!atomic_load(&ms_inside))
+		return;
 	ms_ask(MS_FREE);
 	atomic_store(&ms_armed, 0);
+	atomic_store(&ms_inside, 0);
 	atomic_fetch_add(&ms_fired, 1);
 }
 
@@ -288,7 +295,8 @@ static void t_measure(bool first)
 	while (atomic_load(&ms_fired) < want && it_now_s() < end)
 		it_sleep_s(0.005);
 	IT_CHECK(atomic_load(&ms_fired) == want && ms_rc[0] == CUDA_SUCCESS && ms_rc[1] == CUDA_SUCCESS,
-		 "the module load's round measured with the worker allocating and freeing 1 MiB inside NVML's call");
+		 "the module load's round measured with the worker allocating and freeing 1 MiB inside NVML's call "
+		 "(hook fired %d times, want %d; %d, %d)", atomic_load(&ms_fired), want, (int)ms_rc[0], (int)ms_rc[1]);
 	size_t f = Q - 300 * MiB, worst = f;
 	for (end = it_now_s() + 0.3; it_now_s() < end; it_sleep_s(0.005))
 		if ((f = mem_free()) != Q - 300 * MiB)
