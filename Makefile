@@ -40,7 +40,7 @@ DEPFLAGS = -MMD -MP
 # ---- source lists: each component's files, named once; the library, the command and the tests use these ----
 # Add a new file of a component to its list (config/, interposer/ and accounting/ are read by wildcard).
 CONFIG_SRCS := $(wildcard config/*.c)
-REGION_SRCS := accounting/region.c accounting/region_path.c accounting/region_proc.c accounting/region_slots.c \
+REGION_SRCS := accounting/region.c accounting/fault.c accounting/region_path.c accounting/region_proc.c accounting/region_slots.c \
 	accounting/region_charge.c accounting/region_limit.c accounting/region_usage.c
 # Directory scans and copies of regions for `top` / `limit` (stat, getpwuid): the command's, never the library's.
 REGION_SCAN_SRCS := accounting/region_scan.c
@@ -271,7 +271,11 @@ $(TB)/srclines: tests/integration/srclines.c $(TB)/libvgnoid.so $(FAKE)
 $(TB)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so
+# The owner of a region file truncating it under the command at the worst moment (tests/sections/attack.sh).
+$(TB)/libvgshrink.so: tests/integration/shrink/shim.c
+	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
+
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

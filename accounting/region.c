@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/statfs.h>
 
+#include "accounting/fault.h"
 #include "accounting/region_impl.h"
 #include "config/fsguard.h"
 
@@ -319,6 +320,42 @@ static void vg_open_denied(const char *path, int e, char *err, size_t errlen)
 		vg_err(err, errlen, "cannot open %s: %s", VG_QP(path), strerror(e));
 }
 
+/* A reader's copy of the file (VG_OPEN_READ): private memory that no change to the file can take away, where a
+ * shared mapping faults once its owner truncates it. MAP_FAILED with errno (ESTALE: the file got shorter). */
+static void *vg_region_copy(int fd, size_t size)
+{
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return m;
+	for (size_t got = 0; got < size;) {
+		ssize_t n = pread(fd, (char *)m + got, size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : ESTALE;
+			munmap(m, size);
+			errno = e;
+			return MAP_FAILED;
+		}
+		got += (size_t)n;
+	}
+	mprotect(m, size, PROT_READ);
+	return m;
+}
+
+struct vg_check_args {
+	const void *map;
+	size_t size;
+	char *why;
+	size_t whylen;
+};
+
+static int vg_check_fn(void *arg)
+{
+	struct vg_check_args *a = arg;
+	return vg_region_check(a->map, a->size, a->why, a->whylen);
+}
+
 int vg_region_open(struct vg_region *r, const char *path, int access, int kind, const struct vg_region_make *make,
 		   bool *created, char *err, size_t errlen)
 {
@@ -378,15 +415,28 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 			return rc;
 		}
 		size_t size = (size_t)st.st_size;
-		void *map = mmap(NULL, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+		void *map = writable ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : vg_region_copy(fd, size);
 		if (map == MAP_FAILED) {
 			int e = errno;
 			close(fd);
-			vg_err(err, errlen, "cannot map %s: %s", VG_QP(path), strerror(e));
+			if (e == ESTALE)
+				vg_err(err, errlen, "%s was truncated while it was being read (it is shorter than its %zu "
+				       "bytes now)", VG_QP(path), size);
+			else
+				vg_err(err, errlen, "cannot %s %s: %s", writable ? "map" : "read", VG_QP(path), strerror(e));
 			return -e;
 		}
 		char why[200];
-		rc = vg_region_check(map, size, why, sizeof(why));
+		struct vg_check_args ca = { map, size, why, sizeof(why) };
+		bool pinned = false;
+		rc = writable ? vg_fault_run(map, size, vg_check_fn, &ca, &pinned) : vg_check_fn(&ca);
+		if (rc == -ESTALE) {
+			if (!pinned)
+				munmap(map, size);
+			close(fd);
+			vg_err(err, errlen, "%s was truncated while it was being checked", VG_QP(path));
+			return rc;
+		}
 		if (rc == 0 && kind && ((const struct vg_region_hdr *)map)->kind != (uint32_t)kind) {
 			snprintf(why, sizeof(why), "it is a %s, not a %s",
 				 kind == VG_REGION_SHARED ? "process's control segment" : "shared region",
@@ -417,9 +467,35 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 	return -EAGAIN;
 }
 
+struct vg_guarded_args {
+	struct vg_region *r;
+	int (*fn)(struct vg_region *r, void *arg);
+	void *arg;
+};
+
+static int vg_guarded_fn(void *arg)
+{
+	struct vg_guarded_args *a = arg;
+	return a->fn(a->r, a->arg);
+}
+
+int vg_region_guarded(struct vg_region *r, int (*fn)(struct vg_region *r, void *arg), void *arg)
+{
+	if (!r->h)
+		return fn(r, arg);
+	struct vg_guarded_args a = { r, fn, arg };
+	bool pinned = false;
+	int rc = vg_fault_run(r->h, r->size, vg_guarded_fn, &a, &pinned);
+	if (rc == -ESTALE) {
+		r->changed = true;
+		r->pinned = pinned;
+	}
+	return rc;
+}
+
 void vg_region_close(struct vg_region *r)
 {
-	if (r->h)
+	if (r->h && !r->pinned)
 		munmap(r->h, r->size);
 	if (r->fd >= 0)
 		close(r->fd);   /* drops our liveness lock, if we still hold one */

@@ -58,7 +58,8 @@ enum vg_region_flags { VG_REGION_PERSISTENT = 1 };      /* made by `vramguard re
 /* Whether the process in a slot still runs (vg_region_slot_life). */
 enum vg_slot_life { VG_LIFE_ALIVE = 0, VG_LIFE_DEAD, VG_LIFE_UNVERIFIABLE };
 /* How vg_region_open opens a file and whom it trusts (region.c, vg_region_trust):
- *   READ   read-only (top, limit show): only the layout is trusted, whoever owns the file;
+ *   READ   read-only (top, limit show, the exporter): a private copy of the file taken at open, which no change
+ *          to the file can fault; only the layout is trusted, whoever owns the file;
  *   ADMIN  read-write, never created (limit set, region rm/reset/evict, top's cleaning): the file is ours, root's or
  *          our group's (group-writable); root administers every user's regions;
  *   JOIN   read-write, created if missing, for a process that will join it: a shared region must be ours or root's,
@@ -171,6 +172,8 @@ struct vg_region {
 	uint64_t self_start;            /* its start time: a slot is ours only with that PID and this start time */
 	uint64_t fdev, fino;            /* the file opened, so that only this file is ever unlinked by name */
 	bool writable;
+	bool changed;                   /* a guarded call found the file truncated under it (vg_region_guarded) */
+	bool pinned;                    /* ... while the region's lock was held: the range is never unmapped */
 	bool started_over;              /* the last join found every earlier member gone and reset the region */
 	char path[512];
 	char fs_note[VG_REGION_FS_NOTE_MAX];    /* "" or why the file system is a poor place for a region */
@@ -218,6 +221,11 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 /* Make a new region at path (never opens an existing one: -EEXIST), for `vramguard region create`. */
 int vg_region_create_new(const char *path, const struct vg_region_make *make, char *err, size_t errlen);
 void vg_region_close(struct vg_region *r);
+/* fn(r, arg) for a command working on a region it opened writable (another user's file, whose owner may truncate it
+ * under the shared mapping): fn's result, or -ESTALE if the file shrank under it (accounting/fault.h; only where the
+ * command installed the guard's handler). r is then dead: r->changed is set, its memory reads as zeros, and all that
+ * is left to do is vg_region_close. A region opened VG_OPEN_READ is a private copy and needs no guard. */
+int vg_region_guarded(struct vg_region *r, int (*fn)(struct vg_region *r, void *arg), void *arg);
 /* Check a mapped region of size bytes: magic, version, layout sizes, counts, file size, strings terminated, slot
  * states, device used <= plausible. 0 or -EINVAL / -EPROTO (other version) with the reason in err. */
 int vg_region_check(const void *map, size_t size, char *err, size_t errlen);

@@ -170,6 +170,18 @@ static void vg_scan_label(struct vg_scan_region *sr, const char *path)
 	snprintf(sr->label, sizeof(sr->label), "%s", name[0] && name[0] != '/' ? name : base);
 }
 
+struct vg_scan_clean {
+	int reclaimed;
+	bool gone;
+};
+
+static int vg_scan_clean_fn(struct vg_region *r, void *arg)
+{
+	struct vg_scan_clean *c = arg;
+	c->reclaimed = vg_region_clean(r, 10ull * VG_NS_PER_SEC, &c->gone);
+	return 0;
+}
+
 void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags)
 {
 	struct stat st;
@@ -189,15 +201,39 @@ void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->v[i].fdev == (uint64_t)st.st_dev && s->v[i].fino == (uint64_t)st.st_ino)
 			return;
-	/* Writable where region.h trusts the file (-EPERM: it does not, e.g. every user can write it), else read-only:
-	 * reading trusts nothing but the validated layout. */
+	/* Opened for changes where region.h trusts the file (-EPERM: it does not, e.g. every user can write it), to
+	 * clean it; what is kept and shown is a reader's copy of the file (VG_OPEN_READ), which its owner cannot take
+	 * away from under us by truncating it. */
 	struct vg_region r;
-	int rc = vg_region_open(&r, path, VG_OPEN_ADMIN, 0, NULL, NULL, err, sizeof(err));
-	bool untrusted = rc == -EPERM || rc == -EREMOTE;
+	int rc = (flags & VG_SCAN_READ) ? -EACCES : vg_region_open(&r, path, VG_OPEN_ADMIN, 0, NULL, NULL, err, sizeof(err));
+	bool untrusted = rc == -EPERM || rc == -EREMOTE, admin = rc == 0;
 	char werr[VG_SCAN_WHY_MAX] = "";
 	if (untrusted)
 		snprintf(werr, sizeof(werr), "%s", err);
-	if (rc == -EACCES || rc == -EROFS || untrusted)
+	if (admin && (flags & VG_SCAN_CLEAN)) {
+		/* A control segment whose process is gone (SIGKILL: no destructor ran) is only litter, and so is a region
+		 * that every member has left without removing it. One nobody has joined yet is left alone for a while:
+		 * its creator is on its way in. */
+		struct vg_scan_clean c = { 0 };
+		if (vg_region_guarded(&r, vg_scan_clean_fn, &c) == -ESTALE) {
+			vg_region_close(&r);
+			vg_why(&s->changed, s->changed_why, "%s was truncated while it was being cleaned", path);
+			return;
+		}
+		if (r.kind != VG_REGION_CONTROL)
+			s->reclaimed += c.reclaimed;
+		if (c.gone) {
+			if (r.kind == VG_REGION_CONTROL)
+				s->removed++;
+			else
+				s->removed_regions++;
+			vg_region_close(&r);
+			return;
+		}
+	}
+	if (admin)
+		vg_region_close(&r);
+	if (admin || rc == -EACCES || rc == -EROFS || untrusted)
 		rc = vg_region_open(&r, path, VG_OPEN_READ, 0, NULL, NULL, err, sizeof(err));
 	if (rc == 0 && untrusted) {
 		if (st.st_mode & 0002)
@@ -215,29 +251,13 @@ void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags)
 		vg_why(&s->denied, s->denied_why, "%s belongs to %s", path, vg_region_owner(path, who, sizeof(who)));
 	else if (rc == -EPERM)
 		vg_why(&s->denied, s->denied_why, "%s", err);
+	else if (rc == -ESTALE)
+		vg_why(&s->changed, s->changed_why, "%s", err);
 	else if (rc)
 		vg_why(&s->bad, s->bad_why, "%s", err);
 	if (rc)
 		return;
-
 	bool control = r.kind == VG_REGION_CONTROL;
-	if ((flags & VG_SCAN_CLEAN) && r.writable) {
-		/* A control segment whose process is gone (SIGKILL: no destructor ran) is only litter, and so is a region
-		 * that every member has left without removing it. One nobody has joined yet is left alone for a while:
-		 * its creator is on its way in. */
-		bool gone;
-		int n = vg_region_clean(&r, 10ull * VG_NS_PER_SEC, &gone);
-		if (!control)
-			s->reclaimed += n;
-		if (gone) {
-			if (control)
-				s->removed++;
-			else
-				s->removed_regions++;
-			vg_region_close(&r);
-			return;
-		}
-	}
 
 	struct vg_scan_region *nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
 	if (!nv) {
@@ -250,6 +270,7 @@ void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags)
 	memset(sr, 0, sizeof(*sr));
 	sr->r = r;
 	sr->control = control;
+	sr->admin = admin;
 	sr->fdev = (uint64_t)st.st_dev;
 	sr->fino = (uint64_t)st.st_ino;
 	vg_scan_label(sr, path);
@@ -312,6 +333,7 @@ bool vg_scan_single(struct vg_scan *s, const char *dir, struct vg_region *r)
 	s->n = 1;
 	s->v[0].r = *r;
 	s->v[0].control = r->kind == VG_REGION_CONTROL;
+	s->v[0].admin = r->writable;
 	vg_scan_label(&s->v[0], s->v[0].r.path);
 	return true;
 }

@@ -75,6 +75,7 @@ struct vg_scan_region {
 	struct vg_region r;             /* open */
 	char label[VG_REGION_NAME_MAX + 8];     /* shared: its name (or the file's); control: "-" */
 	bool control;
+	bool admin;                     /* this process may change it (r itself is a reader's copy: reopen it) */
 	uint64_t fdev, fino;            /* the file, so that a region named twice is listed once */
 };
 
@@ -86,6 +87,8 @@ struct vg_scan {
 	char denied_why[VG_SCAN_WHY_MAX];       /* the first such file, and whose it is */
 	int untrusted;                  /* opened read-only although we could write them: writable by every user */
 	char untrusted_why[VG_SCAN_WHY_MAX];
+	int changed;                    /* files that changed while read: truncated or replaced by their owner */
+	char changed_why[VG_SCAN_WHY_MAX];
 	int bad;                        /* files refused for another reason (not a region, other version...) */
 	char bad_why[VG_SCAN_WHY_MAX];
 	int missing;                    /* regions named with --shared / VRAMGUARD_SHARED that do not exist */
@@ -100,20 +103,22 @@ struct vg_scan {
 #define VG_SCAN_DIR 1           /* every vramguard.* file of the directory, not only the named ones */
 #define VG_SCAN_CLEAN 2         /* where writable: reclaim exited processes' shares, remove their control segments
 				 * and the non-persistent regions they have all left */
+#define VG_SCAN_READ 4          /* never open a file for changes, not even to learn whether we may (the exporter) */
 
 /* A scan of dir with nothing in it yet. */
 void vg_scan_init(struct vg_scan *s, const char *dir);
-/* Open the region file at path and add it (once: a file already added is skipped). It is opened writable where
- * region.h allows it (ours, our group's, or any user's for root; never a world-writable file), read-only otherwise
- * (reading checks only the layout). With VG_SCAN_CLEAN, a writable region is cleaned (vg_region_clean) and left out
- * if that removed it. A file that cannot be opened is counted with its reason, not fatal; named: a missing file
+/* Open the region file at path and add it (once: a file already added is skipped). What is added is a reader's copy
+ * of the file taken now (VG_OPEN_READ: no change to the file can fault it), marked admin where region.h lets this
+ * process change the file (ours, our group's, or any user's for root; never a world-writable file). With
+ * VG_SCAN_CLEAN, a file it may change is cleaned first (vg_region_clean, guarded) and left out if that removed it.
+ * A file that cannot be opened, or changed under us, is counted with its reason, not fatal; named: a missing file
  * counts too (a region asked for by name). */
 void vg_scan_add(struct vg_scan *s, const char *path, bool named, int flags);
 /* Add every region file of s->dir (DIR/vramguard.*; temporary files skipped); s->no_dir if it cannot be read. */
 void vg_scan_dir(struct vg_scan *s, int flags);
 /* Shared regions first, by label then path; control segments after them. */
 void vg_scan_sort(struct vg_scan *s);
-/* Hand region i over to the caller (*out owns its mapping and descriptor; vg_scan_close leaves it alone). */
+/* Hand region i over to the caller (*out owns its copy and descriptor; vg_scan_close leaves it alone). */
 void vg_scan_take(struct vg_scan *s, size_t i, struct vg_region *out);
 /* Make s a scan of the one region r, handed over (closed with s); false, r closed, when out of memory. */
 bool vg_scan_single(struct vg_scan *s, const char *dir, struct vg_region *r);

@@ -81,22 +81,42 @@ int vg_limit_open_shared(const char *dir, const char *name, struct vg_region *r,
 	return 0;
 }
 
-/* The slot of the process the caller names pid in r: the one with its start time and either its PID here or, for a
- * job in a container with a PID namespace of its own, its PID there (a slot records the PID its process sees; start
- * times count from boot in every namespace). -1 when none; -2 when two fit (two containers' PID 1 started in the
- * same clock tick): which one is meant cannot be told. */
-static int limit_slot_of(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start)
+struct limit_slot_find {
+	int32_t pid, inner;
+	uint64_t start;
+};
+
+static int limit_slot_in(struct vg_region *r, void *arg)
 {
+	const struct limit_slot_find *f = arg;
 	int found = -1;
 	for (uint32_t k = 0; k < r->nslots; k++) {
 		struct vg_slot_view v;
-		if (!vg_slot_read(r, k, &v) || !v.alive || v.start != start || (v.pid != pid && v.pid != inner))
+		if (!vg_slot_read(r, k, &v) || !v.alive || v.start != f->start || (v.pid != f->pid && v.pid != f->inner))
 			continue;
 		if (found >= 0)
 			return -2;
 		found = (int)k;
 	}
 	return found;
+}
+
+/* The slot of the process the caller names pid in r: the one with its start time and either its PID here or, for a
+ * job in a container with a PID namespace of its own, its PID there (a slot records the PID its process sees; start
+ * times count from boot in every namespace). -1 when none; -2 when two fit (two containers' PID 1 started in the
+ * same clock tick): which one is meant cannot be told; -3 when r is a file opened for changes that its owner
+ * truncated meanwhile (vg_region_guarded). */
+static int limit_slot_of(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start)
+{
+	struct limit_slot_find f = { pid, inner, start };
+	int rc = vg_region_guarded(r, limit_slot_in, &f);
+	return rc == -ESTALE ? -3 : rc;
+}
+
+static int limit_changed_under(int32_t pid, const char *path)
+{
+	return vg_cli_fail(1, "%s changed while process %d was looked up in it (its owner truncated or replaced it): "
+			   "nothing was changed; run the command again", path, (int)pid);
 }
 
 static int limit_ambiguous(int32_t pid, const char *cmd, const char *where)
@@ -122,6 +142,8 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
 			return 0;
 		vg_region_close(out);
+		if (*slot == -3)
+			return limit_changed_under(pid, out->path);
 		if (*slot == -2)
 			return limit_ambiguous(pid, cmd, vg_cli_q(shared));
 		return vg_cli_fail(1, "process %d (%s) is not in shared region %s", (int)pid, cmd, vg_cli_q(shared));
@@ -141,6 +163,8 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 			if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
 				return 0;
 			vg_region_close(out);
+			if (*slot == -3)
+				return limit_changed_under(pid, path);
 		}
 	}
 	/* Else a slot in any region of the directory (or a control segment named with its namespace, see
@@ -151,7 +175,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 	int hk = -1;
 	for (size_t i = 0; i < s.n; i++) {
 		int k = limit_slot_of(&s.v[i].r, pid, inner, start);
-		if (k == -1)
+		if (k == -1 || k == -3)        /* -3: never, the scan's are copies */
 			continue;
 		if (k == -2 || hit < s.n) {
 			vg_scan_close(&s);
@@ -160,27 +184,38 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		hit = i;
 		hk = k;
 	}
-	if (hit < s.n) {
-		size_t i = hit;
-		if (want_write && !s.v[i].r.writable) {
-			struct stat st;
-			int code;
-			if (vg_stat(s.v[i].r.path, &st) == 0 && (st.st_mode & 0002))
-				code = vg_cli_fail(1, "permission denied: process %d is in %s, which is writable by every user "
-						  "(mode %04o): vramguard does not write such a file; remove it when no process "
-						  "uses it and let vramguard create it (VRAMGUARD_SHARED_MODE=0600 or 0660)",
-						  (int)pid, s.v[i].r.path, (unsigned)(st.st_mode & 07777));
-			else
-				code = vg_cli_fail(1, "permission denied: process %d is in %s, which belongs to %s: run this "
-						  "as that user or root", (int)pid, s.v[i].r.path,
-						  vg_region_owner(s.v[i].r.path, who, sizeof(who)));
-			vg_scan_close(&s);
-			return code;
-		}
-		vg_scan_take(&s, i, out);
+	if (hit < s.n && !want_write) {
+		vg_scan_take(&s, hit, out);
 		*slot = hk;
 		vg_scan_close(&s);
 		return 0;
+	}
+	if (hit < s.n) {
+		/* The scan holds a reader's copy: open the file itself for the change, and find the process again in it
+		 * (the file may have been replaced since). */
+		snprintf(path, sizeof(path), "%s", s.v[hit].r.path);
+		vg_scan_close(&s);
+		struct stat st;
+		int rc = vg_region_open(out, path, VG_OPEN_ADMIN, 0, NULL, NULL, err, sizeof(err));
+		if (rc == -EPERM && vg_stat(path, &st) == 0 && (st.st_mode & 0002))
+			return vg_cli_fail(1, "permission denied: process %d is in %s, which is writable by every user "
+					   "(mode %04o): vramguard does not write such a file; remove it when no process uses "
+					   "it and let vramguard create it (VRAMGUARD_SHARED_MODE=0600 or 0660)", (int)pid, path,
+					   (unsigned)(st.st_mode & 07777));
+		if (rc == -EACCES || rc == -EPERM || rc == -EROFS)
+			return vg_cli_fail(1, "permission denied: process %d is in %s, which belongs to %s: run this as "
+					   "that user or root", (int)pid, path, vg_region_owner(path, who, sizeof(who)));
+		if (rc)
+			return vg_cli_fail(1, "%s", err);
+		if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
+			return 0;
+		vg_region_close(out);
+		if (*slot == -3)
+			return limit_changed_under(pid, path);
+		if (*slot == -2)
+			return limit_ambiguous(pid, cmd, path);
+		return vg_cli_fail(1, "process %d (%s) left %s before the limit could be set: nothing was changed",
+				   (int)pid, cmd, path);
 	}
 	int guarded = limit_proc_guarded(pid);
 	if (s.no_dir)

@@ -15,50 +15,62 @@ static int limit_spec_check(const char *spec, struct vg_limits *l)
 	return vg_region_spec_check(spec, l, e, sizeof(e)) != 0 ? vg_cli_fail(2, "%s", e) : 0;
 }
 
-int vg_limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l, FILE *out)
+/* What a limit change works with, guarded (vg_region_guarded): what it was asked, and what it allocates (freed by the
+ * caller, whether or not the work finished). */
+struct limit_change {
+	const char *name, *spec;
+	int32_t pid;
+	int slot;
+	const struct vg_limits *l;
+	FILE *out;
+	struct vg_strbuf over;
+};
+
+/* The file changed under the command (its owner truncated it): one line, and what is known of the change. */
+static int limit_changed(const struct vg_region *r)
 {
-	struct vg_region r;
-	int rc = vg_limit_open_shared(dir, name, &r, true);
-	if (rc)
-		return rc;
+	return vg_cli_fail(1, "%s changed while the limit was being set (its owner truncated or replaced it): the "
+			   "change may not have been made; see 'vramguard limit show' and run the command again", r->path);
+}
+
+static int limit_set_shared_in(struct vg_region *r, void *arg)
+{
+	struct limit_change *c = arg;
 	char err[VG_CLI_WHY_MAX], label[VG_SHARED_PATH_MAX];
 	struct vg_region_info before, after;
-	vg_region_info_read(&r, &before);
+	vg_region_info_read(r, &before);
 	const char *old = before.spec;
-	vg_cli_region_label(&r, name, label, sizeof(label));
-	vg_region_reclaim(&r);
-	if ((rc = vg_region_set_limit(&r, spec, err, sizeof(err))) != 0) {
-		vg_region_close(&r);
+	vg_cli_region_label(r, c->name, label, sizeof(label));
+	vg_region_reclaim(r);
+	if (vg_region_set_limit(r, c->spec, err, sizeof(err)) != 0)
 		return vg_cli_fail(1, "shared region '%s': %s", label, err);
-	}
 	/* What the region stored: a spec with keys only keeps the old bare default in front ("8G" + "0:3G" gives
 	 * "8G,0:3G"), for the GPUs registered later. */
-	vg_region_info_read(&r, &after);
-	const char *now = after.spec;
+	vg_region_info_read(r, &after);
+	const char *now = after.spec, *spec = c->spec;
 	char kept[VG_REGION_SPEC_MAX + 64] = "";
 	size_t nl = strlen(now), sl = strlen(spec);
 	if (strcmp(now, spec) != 0 && nl > sl + 1 && now[nl - sl - 1] == ',' && !strcmp(now + nl - sl, spec))
 		snprintf(kept, sizeof(kept), " (keys only: GPUs registered later still get %.*s)", (int)(nl - sl - 1),
 			 now);
 	int members = 0, ndev = 0, named = 0;
-	for (uint32_t k = 0; k < r.nslots; k++) {
+	for (uint32_t k = 0; k < r->nslots; k++) {
 		struct vg_slot_view v;
-		if (vg_slot_read(&r, k, &v) && v.alive)
+		if (vg_slot_read(r, k, &v) && v.alive)
 			members++;
 	}
-	struct vg_strbuf over = { 0 };
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		struct vg_dev_view v;
-		if (!vg_dev_read(&r, d, &v))
+		if (!vg_dev_read(r, d, &v))
 			continue;
 		ndev++;
 		int said = 0;
-		vg_limits_for(l, v.ordinal, strncmp(v.uuid, "ordinal:", 8) ? v.uuid : NULL, v.total, NULL, &said);
+		vg_limits_for(c->l, v.ordinal, strncmp(v.uuid, "ordinal:", 8) ? v.uuid : NULL, v.total, NULL, &said);
 		named += said;
 		uint64_t lim = v.limit, used = v.used;
 		if (said && lim != VG_REGION_NONE && used > lim) {       /* GPUs the spec does not name keep theirs */
 			char g[64], a[32], b[32];
-			vg_strbuf_printf(&over, "; %s has %s in use, over the new %s: new allocations there are denied "
+			vg_strbuf_printf(&c->over, "; %s has %s in use, over the new %s: new allocations there are denied "
 					 "until usage drops", vg_dev_label(&v, g, sizeof(g)), vg_format_bytes(used, a, sizeof(a)),
 					 vg_format_bytes(lim, b, sizeof(b)));
 		}
@@ -69,18 +81,30 @@ int vg_limit_set_shared(const char *dir, const char *name, const char *spec, con
 	else
 		snprintf(who, sizeof(who), "%d process%s at %s next allocation", members,
 			 members == 1 ? " applies it" : "es apply it", members == 1 ? "its" : "their");
-	if (!out)
-		goto done;
-	fprintf(out, "vramguard: shared region '%s' (%s): limit %s -> %s%s; %s%s", label, r.path, old[0] ? old : "none",
-		now[0] ? now : spec, kept, who, over.data ? over.data : "");
+	if (!c->out)
+		return 0;
+	fprintf(c->out, "vramguard: shared region '%s' (%s): limit %s -> %s%s; %s%s", label, r->path,
+		old[0] ? old : "none", now[0] ? now : spec, kept, who, c->over.data ? c->over.data : "");
 	if (ndev && !named)
-		fprintf(out, "; it names none of the region's %d GPU%s (see 'vramguard limit show --shared %s'): it "
-			"applies to GPUs registered later", ndev, ndev == 1 ? "" : "s", name);
-	fputc('\n', out);
-done:
-	vg_strbuf_free(&over);
-	vg_region_close(&r);
+		fprintf(c->out, "; it names none of the region's %d GPU%s (see 'vramguard limit show --shared %s'): it "
+			"applies to GPUs registered later", ndev, ndev == 1 ? "" : "s", c->name);
+	fputc('\n', c->out);
 	return 0;
+}
+
+int vg_limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l, FILE *out)
+{
+	struct vg_region r;
+	int rc = vg_limit_open_shared(dir, name, &r, true);
+	if (rc)
+		return rc;
+	struct limit_change c = { .name = name, .spec = spec, .l = l, .out = out };
+	rc = vg_region_guarded(&r, limit_set_shared_in, &c);
+	if (rc == -ESTALE)
+		rc = limit_changed(&r);
+	vg_strbuf_free(&c.over);
+	vg_region_close(&r);
+	return rc;
 }
 
 /* What the process's own quota is now: the last request it applied ("1G", "0:4G,1:2G"), else "4.00 GiB",
@@ -112,60 +136,66 @@ static void limit_own_now(const struct vg_region *r, const struct vg_slot_view *
 		snprintf(buf, len, "%s", now);
 }
 
-int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const char *spec, const struct vg_limits *l,
-		     FILE *out)
+static int limit_set_pid_in(struct vg_region *r, void *arg)
 {
-	struct vg_region r;
-	int slot;
-	int rc = vg_limit_find_pid(dir, shared, pid, true, &r, &slot);
-	if (rc)
-		return rc;
+	struct limit_change *c = arg;
+	int32_t pid = c->pid;
 	struct vg_slot_view v;
 	char err[VG_CLI_WHY_MAX], old[VG_REGION_SPEC_MAX + 80];
-	if (!vg_slot_read(&r, (uint32_t)slot, &v) || !v.alive || v.start != vg_proc_start(pid)) {
-		int code = vg_cli_fail(1, "process %d exited (it left %s) before the limit could be set: nothing was "
-				      "changed", (int)pid, r.path);
-		vg_region_close(&r);
-		return code;
-	}
-	limit_own_now(&r, &v, old, sizeof(old));
+	if (!vg_slot_read(r, (uint32_t)c->slot, &v) || !v.alive || v.start != vg_proc_start(pid))
+		return vg_cli_fail(1, "process %d exited (it left %s) before the limit could be set: nothing was changed",
+				   (int)pid, r->path);
+	limit_own_now(r, &v, old, sizeof(old));
 	/* The region checks, under its lock, that the slot still holds this very process (PID and start time). */
-	if ((rc = vg_region_set_slot_limit(&r, slot, v.pid, v.start, spec, err, sizeof(err))) != 0) {
-		int code = rc == -ESRCH ? vg_cli_fail(1, "process %d (%s) exited (it left %s) before the limit could be "
-						     "set: nothing was changed", (int)pid, v.cmd, r.path)
-					: vg_cli_fail(1, "process %d: %s", (int)pid, err);
-		vg_region_close(&r);
-		return code;
-	}
-	struct vg_strbuf over = { 0 };
+	int rc = vg_region_set_slot_limit(r, c->slot, v.pid, v.start, c->spec, err, sizeof(err));
+	if (rc == -ESRCH)
+		return vg_cli_fail(1, "process %d (%s) exited (it left %s) before the limit could be set: nothing was "
+				   "changed", (int)pid, v.cmd, r->path);
+	if (rc)
+		return vg_cli_fail(1, "process %d: %s", (int)pid, err);
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		if (!vg_slot_uses(&r, &v, d) || !v.used[d])
+		if (!vg_slot_uses(r, &v, d) || !v.used[d])
 			continue;
 		struct vg_dev_view dv;
-		vg_dev_read(&r, d, &dv);
+		vg_dev_read(r, d, &dv);
 		int said = 0;
-		uint64_t lim = vg_limits_for(l, dv.ordinal, strncmp(dv.uuid, "ordinal:", 8) ? dv.uuid : NULL, dv.total, NULL,
-					     &said);
+		uint64_t lim = vg_limits_for(c->l, dv.ordinal, strncmp(dv.uuid, "ordinal:", 8) ? dv.uuid : NULL, dv.total,
+					     NULL, &said);
 		if (said && lim != UINT64_MAX && v.used[d] > lim) {
 			char g[64], a[32], b[32];
-			vg_strbuf_printf(&over, "; it has %s in use on %s, over %s: its new allocations there are denied "
+			vg_strbuf_printf(&c->over, "; it has %s in use on %s, over %s: its new allocations there are denied "
 					 "until usage drops", vg_format_bytes(v.used[d], a, sizeof(a)),
 					 vg_dev_label(&dv, g, sizeof(g)), vg_format_bytes(lim, b, sizeof(b)));
 		}
 	}
-	char label[sizeof(r.path)], ns[64] = "";
+	char label[sizeof(r->path)], ns[64] = "";
 	if (v.pid != pid)       /* a job in a container with a PID namespace of its own */
 		snprintf(ns, sizeof(ns), " (PID %d in its own PID namespace)", (int)v.pid);
-	if (out && r.kind == VG_REGION_CONTROL)
-		fprintf(out, "vramguard: process %d%s (%s), control segment %s: limit %s -> %s; it applies it at its next "
-			"allocation%s\n", (int)pid, ns, v.cmd, r.path, old, spec, over.data ? over.data : "");
-	else if (out)
-		fprintf(out, "vramguard: process %d%s (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it at "
-			"its next allocation (the region's budget still applies)%s\n", (int)pid, ns, v.cmd,
-			vg_cli_region_label(&r, r.path, label, sizeof(label)), r.path, old, spec, over.data ? over.data : "");
-	vg_strbuf_free(&over);
-	vg_region_close(&r);
+	const char *over = c->over.data ? c->over.data : "";
+	if (c->out && r->kind == VG_REGION_CONTROL)
+		fprintf(c->out, "vramguard: process %d%s (%s), control segment %s: limit %s -> %s; it applies it at its "
+			"next allocation%s\n", (int)pid, ns, v.cmd, r->path, old, c->spec, over);
+	else if (c->out)
+		fprintf(c->out, "vramguard: process %d%s (%s) in shared region '%s' (%s): own limit %s -> %s; it applies it "
+			"at its next allocation (the region's budget still applies)%s\n", (int)pid, ns, v.cmd,
+			vg_cli_region_label(r, r->path, label, sizeof(label)), r->path, old, c->spec, over);
 	return 0;
+}
+
+int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const char *spec, const struct vg_limits *l,
+		     FILE *out)
+{
+	struct vg_region r;
+	struct limit_change c = { .spec = spec, .pid = pid, .l = l, .out = out };
+	int rc = vg_limit_find_pid(dir, shared, pid, true, &r, &c.slot);
+	if (rc)
+		return rc;
+	rc = vg_region_guarded(&r, limit_set_pid_in, &c);
+	if (rc == -ESTALE)
+		rc = limit_changed(&r);
+	vg_strbuf_free(&c.over);
+	vg_region_close(&r);
+	return rc;
 }
 
 int vg_limit_set(int argc, char **argv)

@@ -28,7 +28,7 @@ static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, 
 		vg_region_info_read(&sr->r, &info);
 		const char *created = info.created_spec, *spec = info.spec;
 		vg_strbuf_printf(out, "shared region '%s' (%s)%s\n", sr->label, sr->r.path,
-				 sr->r.writable ? "" : " (read-only here)");
+				 sr->admin ? "" : " (read-only here)");
 		vg_strbuf_printf(out, "  created with  %s\n  in force      %s\n", created[0] ? created : "none",
 				 spec[0] ? spec : "none");
 		static const char *const head[] = { "INDEX", "UUID", "ORDINAL", "MEMORY", "LIMIT", "USED", "PEAK",
@@ -257,7 +257,7 @@ int vg_limit_show(int argc, char **argv)
 	}
 	if (b.failed || !b.data || fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
 		rc = 1;
-	if (json && (s.denied || s.bad)) {
+	if (json && (s.denied || s.bad || s.changed)) {
 		struct vg_strbuf n = { 0 };
 		vg_scan_notes(&s, &n, "vramguard: note: ");
 		if (n.data)

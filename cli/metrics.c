@@ -442,6 +442,8 @@ static void mx_note(struct vg_metrics_state *st, const struct vg_scan *s)
 	char note[sizeof(st->last_note)] = "";
 	if (s->bad)
 		snprintf(note, sizeof(note), "%s", s->bad_why);
+	else if (s->changed)
+		snprintf(note, sizeof(note), "%s", s->changed_why);
 	else if (s->denied)
 		snprintf(note, sizeof(note), "%s", s->denied_why);
 	if (note[0] && strcmp(note, st->last_note) != 0)
@@ -456,8 +458,10 @@ int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *s
 	struct mx_snap sn = { 0 };
 	char *names[1] = { (char *)shared_name };
 	int rc = 0;
-	/* No VG_SCAN_CLEAN: cleaning takes a region's lock, which the jobs wait for. */
-	if (vg_scan_open(&sn.scan, dir, names, shared_name && shared_name[0] ? 1 : 0, VG_SCAN_DIR, err, errlen) != 0)
+	/* No VG_SCAN_CLEAN: cleaning takes a region's lock, which the jobs wait for. VG_SCAN_READ: copies only, so
+	 * that a file truncated by its owner is one file skipped (reason "changed"), never the exporter's death. */
+	if (vg_scan_open(&sn.scan, dir, names, shared_name && shared_name[0] ? 1 : 0, VG_SCAN_DIR | VG_SCAN_READ, err,
+			 errlen) != 0)
 		return -1;
 	if (sn.scan.no_dir) {
 		snprintf(err, errlen, "%s", sn.scan.dir_why);
@@ -489,6 +493,7 @@ int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *s
 	free(nsmap.v);
 	st->skipped_permission += (uint64_t)sn.scan.denied;
 	st->skipped_invalid += (uint64_t)sn.scan.bad;
+	st->skipped_changed += (uint64_t)sn.scan.changed;
 	mx_note(st, &sn.scan);
 
 	for (size_t f = 0; f < sizeof(mx_families) / sizeof(mx_families[0]); f++)
@@ -496,8 +501,10 @@ int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *s
 	mx_head(b, "vramguard_exporter_segments_skipped_total", true, "counter",
 		"Region files skipped since the exporter started, summed over scrapes, by reason.", om);
 	vg_strbuf_printf(b, "vramguard_exporter_segments_skipped_total{reason=\"permission\"} %llu\n"
-			 "vramguard_exporter_segments_skipped_total{reason=\"invalid\"} %llu\n",
-			 (unsigned long long)st->skipped_permission, (unsigned long long)st->skipped_invalid);
+			 "vramguard_exporter_segments_skipped_total{reason=\"invalid\"} %llu\n"
+			 "vramguard_exporter_segments_skipped_total{reason=\"changed\"} %llu\n",
+			 (unsigned long long)st->skipped_permission, (unsigned long long)st->skipped_invalid,
+			 (unsigned long long)st->skipped_changed);
 	mx_head(b, "vramguard_up", false, "gauge", "1 if the regions' directory could be read.", om);
 	vg_strbuf_printf(b, "vramguard_up %d\n", rc == 0 ? 1 : 0);
 	mx_head(b, "vramguard_exporter_scrape_duration_seconds", false, "gauge",

@@ -16,6 +16,7 @@
 /* What the exporter keeps between scrapes: its counters, and the last skip message (said once, not per scrape). */
 struct vg_metrics_state {
 	uint64_t skipped_permission;    /* region files that could not be opened (permissions), summed over scrapes */
+	uint64_t skipped_changed;       /* ... that changed while read (truncated or replaced by their owner) */
 	uint64_t skipped_invalid;       /* files refused as not a region (corrupt, foreign, other version) */
 	char last_note[1024];
 };

@@ -41,6 +41,12 @@ void vg_scan_notes(const struct vg_scan *s, struct vg_strbuf *out, const char *p
 				 s->untrusted == 1 ? "" : "s", s->untrusted_why, s->untrusted > 1 ? ", ..." : "",
 				 s->untrusted == 1 ? "it" : "them", s->untrusted == 1 ? "it" : "them",
 				 s->untrusted == 1 ? "it" : "them");
+	if (s->changed)
+		vg_strbuf_printf(out, "%s%d region file%s skipped this time, changed under vramguard (%s%s): %s owner "
+				 "truncated or replaced %s; the next look reads %s again\n", prefix, s->changed,
+				 s->changed == 1 ? "" : "s", s->changed_why, s->changed > 1 ? ", ..." : "",
+				 s->changed == 1 ? "its" : "their", s->changed == 1 ? "it" : "them",
+				 s->changed == 1 ? "it" : "them");
 	if (s->bad)
 		vg_strbuf_printf(out, "%s%d file%s skipped (%s%s)\n", prefix, s->bad, s->bad == 1 ? "" : "s", s->bad_why,
 				 s->bad > 1 ? ", ..." : "");

@@ -240,7 +240,7 @@ int vg_cli_top(int argc, char **argv)
 			vg_top_json(sn, &o, &b);
 		else
 			vg_top_text(sn, &o, screen, &b);
-		if (o.json && (sn->scan.denied || sn->scan.bad || sn->scan.missing)) {
+		if (o.json && (sn->scan.denied || sn->scan.bad || sn->scan.changed || sn->scan.missing)) {
 			struct vg_strbuf n = { 0 };
 			vg_scan_notes(&sn->scan, &n, "vramguard: note: ");
 			if (n.data)

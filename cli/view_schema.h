@@ -60,6 +60,8 @@
 	X(unverifiable, INT, sn->nunverifiable, "processes of shared regions shown as `\"unverifiable\"`") \
 	X(unreadable, INT, sn->scan.denied, "region files that could not be opened for lack of permission") \
 	X(skipped, INT, sn->scan.bad, "files refused for another reason (not a region, another layout version)") \
+	X(changed, INT, sn->scan.changed, "region files skipped because they changed while read (their owner " \
+	  "truncated or replaced them); the next snapshot reads them again") \
 	X(missing, INT, sn->scan.missing, "regions named with `--shared` that do not exist") \
 	X(removed, INT, sn->scan.removed, "control segments of exited processes this snapshot removed") \
 	X(removed_regions, INT, sn->scan.removed_regions, "shared regions whose members had all exited, this snapshot " \
@@ -75,7 +77,7 @@
 	X(created_spec, STR, info.created_spec, "the budget it was made with, `\"\"` for none") \
 	X(spec, STR, info.spec, "the one in force; after `limit set` with keys only, the old default stays in front: " \
 	  "`\"8G,0:3G\"`") \
-	X(writable, BOOL, sr->r.writable, "by the user running the command: the owner, the group of a group-writable " \
+	X(writable, BOOL, sr->admin, "by the user running the command: the owner, the group of a group-writable " \
 	  "file, or root; never a file every user can write") \
 	X(persistent, BOOL, info.persistent, "made by `vramguard region create`: it outlives its members") \
 	X(slots, U64, sr->r.nslots, "how many processes it can hold at once") \
@@ -183,7 +185,8 @@
 	X(regions, ARRAY, limit_json_regions(b, s, only_pid), "the shared regions and control segments, each as in " \
 	  "`top` (a control segment with `kind` `\"control\"` and `name` `null`) with its processes (below)") \
 	X(unreadable, INT, s->denied, "as in `top`") \
-	X(skipped, INT, s->bad, "as in `top`")
+	X(skipped, INT, s->bad, "as in `top`") \
+	X(changed, INT, s->changed, "as in `top`")
 
 /* What a region has in `limit show` after the keys of VG_VIEW_REGION: sr, only_pid. */
 #define VG_VIEW_LIMITS_REGION(X) \

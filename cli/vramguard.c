@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accounting/fault.h"
 #include "cli/commands.h"
 #include "cli/cli.h"
 #include "config/config.h"
@@ -105,6 +106,9 @@ int main(int argc, char **argv)
 	/* C++ frames in reports are shown demangled when libstdc++'s demangler is at hand; the command may load it. */
 	(void)dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
 	opterr = 0;     /* the commands say which option is wrong themselves (vg_cli_bad_option), bounded */
+	/* A region file truncated by its owner while a command works on it costs that file, not the command
+	 * (accounting/fault.h). exec resets it: the job of `run` gets the default action back. */
+	vg_fault_install();
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return 2;

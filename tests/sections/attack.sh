@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Section attack: a local user against root's operations plane (docs/RELIABILITY.md, "Local users"). The commands
+# root runs over a whole node (the exporter, the receiver, top, limit, region) read files that other users own and
+# may change at any moment. First the worst moments, every run: tests/integration/shrink/shim.c truncates a region
+# file right after the command maps it, before it reads it, before and after it takes the region's lock. Then a real
+# second user, made for the section and removed after, truncating and restoring their region in a loop while root's
+# commands run. Every check here failed on main before issue 25 (the commands died of SIGBUS, exit 135).
+# Needs: make test-bins (region_tool, libvgshrink.so, vramguard); root, useradd/userdel and setpriv for the user.
+source tests/lib/section.sh
+
+AD=$W/shm
+mkdir -p "$AD"
+chmod 1777 "$AD"        # like /dev/shm: every user may create files there
+RT=$PWD/$T/region_tool
+SHIM=$PWD/$T/libvgshrink.so
+KIDS=()
+akill() { for p in "${KIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; KIDS=(); }
+at_exit akill
+ACURL=(curl -sS --max-time 10 --noproxy '*')
+
+# A region NAME of SPEC in $AD with one member (a process that stays until the section ends), and a copy of its file
+# to restore it from: $AD/NAME.saved.
+amember() { # NAME SPEC [RUN-AS...]
+	"${@:3}" "$RT" create "$AD/vramguard.$1" "$1" "$2" >>"$LOG" 2>&1
+	: >"$AD/$1.member"
+	"${@:3}" "$RT" join "$AD/vramguard.$1" dev=0 uuid=GPU-00000000-0000-0000-0000-0000000000a1 total=8G used=10M \
+		>"$AD/$1.member" 2>&1 &
+	KIDS+=($!)
+	disown $!       # a member of a cut file dies of it (its own region, its owner's to lose): not news for the log
+	wait_for "$AD/$1.member" '^ready' 10 || bad "attack: member of $1 did not start" "$(cat "$AD/$1.member")"
+	cp "$AD/vramguard.$1" "$AD/$1.saved" && chmod 0644 "$AD/$1.saved"
+}
+# Written back in place, in one write and never truncated: cp's O_TRUNC would itself cut the file under its member.
+restore() { dd if="$AD/$1.saved" of="$AD/vramguard.$1" bs=64M conv=notrunc status=none; }
+# The command cut short: shrunk NAME FILE AT WANT_RC STDOUT_RE -- CMD...: the file is cut to 0 bytes at AT
+shrunk() {
+	local name=$1 file=$2 at=$3 want=$4 re=$5
+	shift 6
+	restore "$file"
+	cli "$name" "$want" "$re" VG_SHRINK_FILE="$AD/vramguard.$file" VG_SHRINK_AT="$at" LD_PRELOAD="$SP$SHIM" -- "$@"
+}
+
+amember team 1G
+amember other 2G
+EXP=(--dir "$AD")
+
+# ---- 1. the worst moments, every run ----
+shrunk "exporter --once: a region cut before it is read is skipped as changed" team read 0 \
+	'segments_skipped_total\{reason="changed"\} 1$' -- "$VG" exporter --once "${EXP[@]}"
+expect_err_lines "exporter --once: one line says which file and why" \
+	"^vramguard: warning: exporter: skipped: .*vramguard\.team' was truncated while it was being read" 1
+if grep -q 'region="other"' <<<"$CO"; then ok "exporter --once: the other region is still exported"
+else bad "exporter --once: the other region is gone" "$(head -c 300 <<<"$CO")"; fi
+for at in map lock locked; do
+	shrunk "top --once: a region cut at '$at' is skipped, the rest shown" team $at 0 \
+		'skipped this time, changed under vramguard' -- "$VG" top --once "${EXP[@]}"
+	grep -Eq ' other *$' <<<"$CO" || bad "top --once ($at): the other region's member is not shown" "$CO"
+	shrunk "limit set --shared: a region cut at '$at' fails with one line" team $at 1 '^$' -- \
+		"$VG" limit set 3G --shared team "${EXP[@]}"
+	expect_err_lines "limit set --shared ($at): the line says what to do" \
+		"^vramguard: error: .*vramguard\.team.*(truncated while it was being checked|changed while the limit was being set.*run the command again)" 1
+	shrunk "limit show: a region cut at '$at' is skipped, the rest shown" team $at 0 'shared region .other.' -- \
+		"$VG" limit show "${EXP[@]}"
+done
+# With the lock held when the fault comes, the robust-mutex list of the thread points into the lost file: the next
+# region's lock (other, cleaned after team) must still be taken and given back.
+shrunk "top --once --shared team --shared other: team cut with its lock held, other cleaned and shown after it" \
+	team locked 0 ' other *$' -- "$VG" top --once --shared team --shared other "${EXP[@]}"
+restore team
+
+# A process's own quota, through its control segment: cut while `limit set --pid` works on it (a new process each
+# time: the cut takes the process's own file from it too).
+for at in map locked; do
+	: >"$AD/ctl.out"
+	"$RT" control "$AD" dev=0 uuid=GPU-00000000-0000-0000-0000-0000000000a1 total=8G used=10M >"$AD/ctl.out" 2>&1 &
+	CTL=$!
+	KIDS+=("$CTL")
+	disown $CTL
+	if ! wait_for "$AD/ctl.out" '^ready' 10; then
+		bad "attack: the control-segment member did not start" "$(cat "$AD/ctl.out")"
+		continue
+	fi
+	CF=$(basename "$(ls "$AD"/vramguard.proc."$CTL".*)")
+	cp "$AD/$CF" "$AD/${CF#vramguard.}.saved"
+	shrunk "limit set --pid: its control segment cut at '$at' fails with one line" "${CF#vramguard.}" $at 1 '^$' -- \
+		"$VG" limit set 1G --pid "$CTL" "${EXP[@]}"
+	expect_err_lines "limit set --pid ($at): the line names the file" "^vramguard: error: .*vramguard\.proc\.$CTL" 1
+	kill "$CTL" 2>/dev/null
+	rm -f "$AD/$CF"
+done
+
+# Long-running: the exporter serves scrape after scrape while every read of team is cut; the receiver is cut while
+# it raises team's budget, and answers the next alert.
+if ! command -v curl >/dev/null; then
+	skip "attack: the exporter and the receiver, serving" "curl is not installed (scripts/setup.sh installs it)"
+else
+	restore team
+	: >"$AD/exp.err"
+	env VG_SHRINK_FILE="$AD/vramguard.team" VG_SHRINK_AT=read VG_SHRINK_ONCE=0 LD_PRELOAD="$SP$SHIM" \
+		"$VG" exporter --listen 127.0.0.1:0 "${EXP[@]}" 2>"$AD/exp.err" &
+	EXPID=$!
+	KIDS+=("$EXPID")
+	URL=
+	wait_for "$AD/exp.err" 'http://127\.0\.0\.1:[0-9]+' 10 && URL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+' "$AD/exp.err" | head -1)
+	n=0
+	for i in 1 2 3 4 5; do
+		restore team
+		"${ACURL[@]}" -o "$AD/scrape.$i" "$URL/metrics" 2>>"$LOG" && grep -q 'region="other"' "$AD/scrape.$i" && n=$((n + 1))
+	done
+	if [ "$n" = 5 ] && kill -0 "$EXPID" 2>/dev/null &&
+		grep -q 'segments_skipped_total{reason="changed"} 5$' "$AD/scrape.5"; then
+		ok "exporter --listen: 5 scrapes answered while team is cut under each read; 5 skipped as changed"
+	else
+		bad "exporter --listen under a cut region" "$n of 5 answered; $(grep changed "$AD/scrape.5" 2>/dev/null); $(tail -3 "$AD/exp.err")"
+	fi
+	if [ "$(grep -c 'was truncated' "$AD/exp.err")" = 1 ]; then ok "exporter --listen: the reason said once, not per scrape"
+	else bad "exporter --listen: the reason said $(grep -c 'was truncated' "$AD/exp.err") times" "$(tail -3 "$AD/exp.err")"; fi
+
+	restore team
+	(umask 077 && echo "tok-$RANDOM$RANDOM" >"$AD/token")
+	: >"$AD/rcv.err"
+	env VG_SHRINK_FILE="$AD/vramguard.team" VG_SHRINK_AT=locked LD_PRELOAD="$SP$SHIM" "$VG" autoscale --dir "$AD" \
+		--listen 127.0.0.1:0 --token-file "$AD/token" --ceiling 4G --step 1G --cooldown 0s 2>"$AD/rcv.err" &
+	RPID=$!
+	KIDS+=("$RPID")
+	RURL=
+	wait_for "$AD/rcv.err" 'listening on http://127\.0\.0\.1:[0-9]+/' 10 &&
+		RURL=$(grep -Eo 'http://127\.0\.0\.1:[0-9]+' "$AD/rcv.err" | head -1)
+	apost() {
+		"${ACURL[@]}" -o "$AD/resp" -w '%{http_code}' -H "Authorization: Bearer $(cat "$AD/token")" \
+			-H 'Content-Type: application/json' --data-binary "$1" "$RURL/"
+	}
+	PAY='{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"VramguardRegionNearBudget","region":"team","gpu":"0"}}]}'
+	s1=$(apost "$PAY")
+	restore team
+	s2=$(apost "$PAY")
+	# Read without cleaning (the member of team may have died of the cut: its region is its own to lose).
+	limit=$("$VG" exporter --once "${EXP[@]}" 2>>"$LOG" | sed -n 's/^vramguard_region_budget_bytes{region="team".*} //p')
+	if kill -0 "$RPID" 2>/dev/null && [ -n "$s1" ] && [ "$s2" = 200 ] && [ "$limit" = $((2 << 30)) ]; then
+		ok "autoscale: cut while raising team (status $s1), alive, and the next alert raises it 1G -> 2G"
+	else
+		bad "autoscale under a cut region" "statuses '$s1' '$s2', limit '$limit'; $(tail -3 "$AD/rcv.err"; head -c 300 "$AD/resp")"
+	fi
+fi
+
+# ---- 2. a real second user, truncating and restoring their own region in a loop ----
+ATK=vgatk$$
+if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
+	skip "attack: a second user truncating their region under root's commands" "needs root, useradd and setpriv"
+else
+	userdel "$ATK" 2>/dev/null
+	if useradd --system --no-create-home --shell /usr/sbin/nologin "$ATK" 2>>"$LOG"; then
+		at_exit "userdel $ATK 2>/dev/null"
+		AS=(setpriv --reuid="$(id -u "$ATK")" --regid="$(id -g "$ATK")" --clear-groups)
+		amember mine 1G "${AS[@]}"
+		: >"$AD/stop"
+		rm -f "$AD/stop"
+		# The attack: cut the file to nothing and write it back, as fast as it goes, until $AD/stop exists.
+		"${AS[@]}" /usr/bin/python3 -c '
+import os, sys
+path, saved, stop = sys.argv[1:4]
+data = open(saved, "rb").read()
+n = 0
+fd = os.open(path, os.O_RDWR)
+while not os.path.exists(stop):
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, data, 0)
+    n += 1
+print(n)' "$AD/vramguard.mine" "$AD/mine.saved" "$AD/stop" >"$AD/attack.count" 2>>"$LOG" &
+		APID=$!
+		deaths=0 runs=0
+		for i in $(seq 1 40); do
+			for c in "exporter --once" "top --once" "limit show" "limit set 2G --shared mine"; do
+				# shellcheck disable=SC2086 # c is the command's words
+				timeout 30 "$VG" $c "${EXP[@]}" >/dev/null 2>>"$W/attack.err"
+				rc=$?
+				runs=$((runs + 1))
+				[ "$rc" -ge 124 ] && { deaths=$((deaths + 1)); echo "run $i '$c': exit $rc" >>"$LOG"; }
+			done
+		done
+		touch "$AD/stop"
+		wait "$APID"
+		cuts=$(cat "$AD/attack.count")
+		if [ "$deaths" = 0 ] && [ "${cuts:-0}" -gt 0 ]; then
+			ok "a second user cut their region $cuts times under $runs of root's commands: none died or hung"
+		else
+			bad "root's commands under a second user's truncation loop" "$deaths of $runs died or hung; cuts '$cuts'"
+		fi
+	else
+		skip "attack: a second user truncating their region under root's commands" "useradd failed: $(tail -1 "$LOG")"
+	fi
+fi
+
+done_testing
