@@ -75,6 +75,11 @@ static bool vg_fault_robust_in(uintptr_t lo, uintptr_t hi)
 	return false;
 }
 
+bool vg_fault_installed(void)
+{
+	return atomic_load_explicit(&vg_fault_on, memory_order_relaxed);
+}
+
 int vg_fault_run(void *lo, size_t len, int (*fn)(void *arg), void *arg, bool *pinned)
 {
 	if (pinned)

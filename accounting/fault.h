@@ -19,6 +19,9 @@
 /* Install the SIGBUS handler (once; the command does it first thing). 0 or -errno. */
 int vg_fault_install(void);
 
+/* Has this process installed it (the command)? */
+bool vg_fault_installed(void);
+
 /* fn(arg), guarded over [lo, lo + len). Returns fn's result, or -ESTALE when it faulted there; *pinned (unless
  * NULL) then says whether the thread's robust-mutex list still points into the range (a lock held when the fault
  * came): such a range must never be unmapped. */

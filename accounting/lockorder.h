@@ -96,6 +96,16 @@ static inline void vg_lock_note_forget(void)
 {
 	memset(vg_lock_held, 0, sizeof(vg_lock_held));
 }
+/* How many locks of rank the thread holds, and setting it back: work cut short by a jump (accounting/fault.h) gave
+ * back nothing it noted. */
+static inline unsigned vg_lock_note_count(enum vg_lock_rank rank)
+{
+	return vg_lock_held[rank];
+}
+static inline void vg_lock_note_reset(enum vg_lock_rank rank, unsigned n)
+{
+	vg_lock_held[rank] = (unsigned short)n;
+}
 #else
 static inline void vg_lock_note_take(enum vg_lock_rank rank, bool nest)
 {
@@ -108,6 +118,16 @@ static inline void vg_lock_note_drop(enum vg_lock_rank rank)
 }
 static inline void vg_lock_note_forget(void)
 {
+}
+static inline unsigned vg_lock_note_count(enum vg_lock_rank rank)
+{
+	(void)rank;
+	return 0;
+}
+static inline void vg_lock_note_reset(enum vg_lock_rank rank, unsigned n)
+{
+	(void)rank;
+	(void)n;
 }
 #endif
 

@@ -9,6 +9,7 @@
 #include <sys/statfs.h>
 
 #include "accounting/fault.h"
+#include "accounting/lockorder.h"
 #include "accounting/region_impl.h"
 #include "config/fsguard.h"
 
@@ -320,24 +321,85 @@ static void vg_open_denied(const char *path, int e, char *err, size_t errlen)
 		vg_err(err, errlen, "cannot open %s: %s", VG_QP(path), strerror(e));
 }
 
+/* pread exactly n bytes at off: 0, or -1 with errno (ESTALE: the file ended first). */
+static int vg_pread_all(int fd, void *buf, size_t n, size_t off)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = ESTALE;
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* Copy the header of the region file src (size bytes) and its slots in use into dst (zeroed, as big): a free slot's
+ * pages of the copy are never touched. */
+static void vg_region_copy_used(char *dst, const char *src, size_t size)
+{
+	const size_t hdr = sizeof(struct vg_region_hdr), ss = sizeof(struct vg_region_slot);
+	memcpy(dst, src, hdr);
+	for (size_t off = hdr; off < size; off += ss) {
+		size_t n = size - off < ss ? size - off : ss;
+		const struct vg_region_slot *sl = (const void *)(src + off);
+		if (n < ss || atomic_load_explicit(&sl->state, memory_order_relaxed) != VG_SLOT_FREE)
+			memcpy(dst + off, src + off, n);
+	}
+}
+
+struct vg_copy_args {
+	char *dst;
+	const char *src;
+	size_t size;
+};
+
+static int vg_copy_fn(void *arg)
+{
+	struct vg_copy_args *a = arg;
+	vg_region_copy_used(a->dst, a->src, a->size);
+	return 0;
+}
+
 /* A reader's copy of the file (VG_OPEN_READ): private memory that no change to the file can take away, where a
- * shared mapping faults once its owner truncates it. MAP_FAILED with errno (ESTALE: the file got shorter). */
+ * shared mapping faults once its owner truncates it. The header and the slots in use are copied; a free slot is left
+ * zero (free), so that a scrape of a node with large, mostly empty regions costs what their members do. Where the
+ * command installed the fault guard, they are copied from a shared mapping under it (only the slots' first words are
+ * read); elsewhere (the library, which reads control segments of a page or two) the file is read whole. MAP_FAILED with errno (ESTALE: the file got
+ * shorter). */
 static void *vg_region_copy(int fd, size_t size)
 {
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (size < sizeof(struct vg_region_hdr)) {
+		errno = ESTALE;
+		return MAP_FAILED;
+	}
+	char *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return m;
-	for (size_t got = 0; got < size;) {
-		ssize_t n = pread(fd, (char *)m + got, size - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : ESTALE;
-			munmap(m, size);
-			errno = e;
-			return MAP_FAILED;
+	int e = 0;
+	if (vg_fault_installed()) {
+		char *src = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+		if (src == MAP_FAILED) {
+			e = errno;
+		} else {
+			struct vg_copy_args a = { m, src, size };
+			bool pinned = false;    /* no lock is taken here */
+			if (vg_fault_run(src, size, vg_copy_fn, &a, &pinned) == -ESTALE)
+				e = ESTALE;
+			if (!pinned)
+				munmap(src, size);
 		}
-		got += (size_t)n;
+	} else if (vg_pread_all(fd, m, size, 0) != 0) {
+		e = errno;
+	}
+	if (e) {
+		munmap(m, size);
+		errno = e;
+		return MAP_FAILED;
 	}
 	mprotect(m, size, PROT_READ);
 	return m;
@@ -485,10 +547,12 @@ int vg_region_guarded(struct vg_region *r, int (*fn)(struct vg_region *r, void *
 		return fn(r, arg);
 	struct vg_guarded_args a = { r, fn, arg };
 	bool pinned = false;
+	unsigned held = vg_lock_note_count(VG_RANK_REGION);
 	int rc = vg_fault_run(r->h, r->size, vg_guarded_fn, &a, &pinned);
 	if (rc == -ESTALE) {
 		r->changed = true;
 		r->pinned = pinned;
+		vg_lock_note_reset(VG_RANK_REGION, held);      /* the lock it was taking or held is lost with the file */
 	}
 	return rc;
 }

@@ -98,8 +98,91 @@ exporter_torch() {
 	fi
 }
 
+# exporter_attacked_torch: root's exporter serves a PyTorch job's metrics while another user (uid 65534) cuts their
+# own region of the same directory to nothing and writes it back, as fast as it goes, for 15 s (issue 25: the
+# exporter used to die of SIGBUS, and the node's metrics with it). Every scrape must be answered with the job's line;
+# root's `top --once` and `limit show`, run over and over meanwhile, must never die.
+exporter_attacked_torch() {
+	local name=exporter_attacked_torch vg=${VG_CMD:-$(dirname "$VG_LIB")/vramguard} shm port=19848 why="" exp job jpid
+	local atk deaths=0 runs=0 rc
+	if [ ! -x "$vg" ]; then result FAIL $name "no vramguard command at $vg (build it, or set VG_CMD)"; return; fi
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+		result SKIP $name "needs root and setpriv (another user's file under root's exporter)"
+		return
+	fi
+	shm=$(mktemp -d /dev/shm/vramguard-atk.XXXXXX)
+	chmod 1777 "$shm"
+	VRAMGUARD_SHM_DIR=$shm timeout 150 "$vg" exporter --listen 127.0.0.1:$port >"$BUILD/atk-exp.o" 2>"$BUILD/atk-exp.e" &
+	exp=$!
+	env LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=$QUOTA VRAMGUARD_SHM_DIR="$shm" \
+		timeout 120 "${OPS[@]}" hold "$BUILD/atk-go" >"$BUILD/atk-hold.o" 2>"$BUILD/atk-hold.e" </dev/null &
+	job=$!
+	for _ in $(seq 1 900); do
+		grep -q '^ready' "$BUILD/atk-hold.o" 2>/dev/null && break
+		kill -0 $job 2>/dev/null || break
+		sleep 0.1
+	done
+	jpid=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$BUILD/atk-hold.o")
+	if [ -z "$jpid" ]; then
+		why="the job never printed ready: $(tail -c 300 "$BUILD/atk-hold.e" | tr '\n' ' ')"
+	elif ! setpriv --reuid=65534 --regid=65534 --clear-groups "$vg" region create mine --limit 1G --dir "$shm" \
+		>>"$LOG" 2>&1; then
+		why="uid 65534 could not create its region in $shm"
+	else
+		sleep 1.2 # the job's sampler publishes its counts every round (500 ms)
+		# The system's interpreter: uid 65534 may not be able to reach $PY (a virtual environment under /root).
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$([ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo "$PY")" -c '
+import os, sys, time
+path = sys.argv[1]
+fd = os.open(path, os.O_RDWR)
+data = os.pread(fd, os.fstat(fd).st_size, 0)
+n, end = 0, time.time() + float(sys.argv[2])
+while time.time() < end:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, data, 0)
+    n += 1
+print(n)' "$shm/vramguard.mine" 16 >"$BUILD/atk.count" 2>>"$LOG" &
+		atk=$!
+		( for _ in $(seq 1 150); do
+			for c in "top --once" "limit show"; do
+				# shellcheck disable=SC2086 # c is the command's words
+				timeout 30 "$vg" $c --dir "$shm" >/dev/null 2>>"$BUILD/atk-cmds.e"
+				rc=$?
+				runs=$((runs + 1))
+				[ "$rc" -ge 124 ] && deaths=$((deaths + 1))
+			done
+		done
+		echo "$deaths $runs" >"$BUILD/atk-cmds" ) &
+		local cmds=$!
+		run "$name.scrape" "$PY" "$HERE/attack_scrape.py" "http://127.0.0.1:$port/metrics" "$jpid" 15 \
+			"$OUT/metrics-attacked.txt"
+		verdict
+		[ -n "$VERDICT" ] && why=$VERDICT
+		wait "$atk"
+		wait "$cmds"
+		read -r deaths runs <"$BUILD/atk-cmds"
+		[ "$deaths" = 0 ] || why="${why:+$why; }$deaths of $runs runs of top --once / limit show died or hung"
+		kill -0 $exp 2>/dev/null || why="${why:+$why; }the exporter is not running after the attack"
+	fi
+	touch "$BUILD/atk-go"
+	wait $job
+	local jrc=$?
+	kill $exp 2>/dev/null
+	wait $exp 2>/dev/null
+	{ echo "--- hold job:"; cat "$BUILD/atk-hold.o" "$BUILD/atk-hold.e"; echo "--- exporter:"; cat "$BUILD/atk-exp.o" \
+		"$BUILD/atk-exp.e"; } >>"$LOG"
+	[ "$jrc" -eq 0 ] || why="${why:+$why; }job exit $jrc"
+	rm -rf "$shm"
+	if [ -z "$why" ]; then
+		result PASS $name "job pid $jpid; uid 65534 cut its region $(cat "$BUILD/atk.count") times; $FIG; $runs runs of top --once / limit show: none died"
+	else
+		result FAIL $name "$why${FIG:+; $FIG}"
+	fi
+}
+
 ops_checks() {
 	denial_report_torch
 	threshold_report_torch
 	exporter_torch
+	exporter_attacked_torch
 }

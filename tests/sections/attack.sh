@@ -5,7 +5,8 @@
 # file right after the command maps it, before it reads it, before and after it takes the region's lock. Then a real
 # second user, made for the section and removed after, truncating and restoring their region in a loop while root's
 # commands run. Every check here failed on main before issue 25 (the commands died of SIGBUS, exit 135).
-# Needs: make test-bins (region_tool, libvgshrink.so, vramguard); root, useradd/userdel and setpriv for the user.
+# Needs: make test-bins (region_tool, libvgshrink.so, shared_alloc, nvml_smi, vramguard); root, useradd/userdel and
+# setpriv for the user.
 source tests/lib/section.sh
 
 AD=$W/shm
@@ -45,7 +46,7 @@ amember other 2G
 EXP=(--dir "$AD")
 
 # ---- 1. the worst moments, every run ----
-shrunk "exporter --once: a region cut before it is read is skipped as changed" team read 0 \
+shrunk "exporter --once: a region cut right after it is mapped is skipped as changed" team map 0 \
 	'segments_skipped_total\{reason="changed"\} 1$' -- "$VG" exporter --once "${EXP[@]}"
 expect_err_lines "exporter --once: one line says which file and why" \
 	"^vramguard: warning: exporter: skipped: .*vramguard\.team' was truncated while it was being read" 1
@@ -89,6 +90,20 @@ for at in map locked; do
 	rm -f "$AD/$CF"
 done
 
+# The library reads the control segments of the other processes of its container (what NVML is told under the
+# preload: docs/nvml.md); one cut at the first touch is skipped, the process lives.
+source tests/integration/shp_lib.sh
+SHD=$(shp_dir attack)
+at_exit 'rm -rf "$SHD"'
+shp_spawn n1 NVIDIA_GPU_MEMORY_LIMITS=1G
+shp_send n1 init
+shp_expect "a process of the container holds 300 MiB" n1 "alloc 300" '^= alloc 0 held 314572800$'
+N1F=$(ls "$SHD"/vramguard.proc."${SHP_PID[n1]}".* 2>/dev/null | head -1)
+prog "  nvidia-smi's way in the container, its control segment cut at the first touch: skipped (used 0), no crash" \
+	"LD_PRELOAD=$SP$SHIM:$LIB" VRAMGUARD_SHM_DIR="$SHD" NVIDIA_GPU_MEMORY_LIMITS=1G VG_SHRINK_FILE="$N1F" \
+	VG_SHRINK_AT=first -- "$T/nvml_smi" --cuda no 1024 0
+kill -9 "${SHP_PID[n1]}" 2>/dev/null
+
 # Long-running: the exporter serves scrape after scrape while every read of team is cut; the receiver is cut while
 # it raises team's budget, and answers the next alert.
 if ! command -v curl >/dev/null; then
@@ -96,7 +111,7 @@ if ! command -v curl >/dev/null; then
 else
 	restore team
 	: >"$AD/exp.err"
-	env VG_SHRINK_FILE="$AD/vramguard.team" VG_SHRINK_AT=read VG_SHRINK_ONCE=0 LD_PRELOAD="$SP$SHIM" \
+	env VG_SHRINK_FILE="$AD/vramguard.team" VG_SHRINK_AT=map VG_SHRINK_ONCE=0 LD_PRELOAD="$SP$SHIM" \
 		"$VG" exporter --listen 127.0.0.1:0 "${EXP[@]}" 2>"$AD/exp.err" &
 	EXPID=$!
 	KIDS+=("$EXPID")

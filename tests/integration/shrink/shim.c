@@ -4,11 +4,13 @@
  *   map     right after the command maps it (the checks on the fresh mapping then fault);
  *   read    right before the command reads it with pread (a reader's copy comes out short);
  *   lock    right before the command takes the region's lock in the mapping (the fault is inside glibc);
- *   locked  right after it took the lock (the fault comes with the lock held: the robust list points into it).
+ *   locked  right after it took the lock (the fault comes with the lock held: the robust list points into it);
+ *   first   at whichever of map and read comes first (a reader that maps the file, or one that reads it).
  * Each is done once per process (VG_SHRINK_ONCE=0: every time). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +37,8 @@ static int is_file(int fd)
 static void shrink(const char *when)
 {
 	const char *once = getenv("VG_SHRINK_ONCE");
-	if (strcmp(at(), when) != 0 || (done && !(once && !strcmp(once, "0"))))
+	bool first = !strcmp(at(), "first") && (!strcmp(when, "map") || !strcmp(when, "read"));
+	if ((strcmp(at(), when) != 0 && !first) || (done && !(once && !strcmp(once, "0"))))
 		return;
 	done = 1;
 	const char *to = getenv("VG_SHRINK_TO");
