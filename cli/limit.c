@@ -81,11 +81,7 @@ int vg_limit_open_shared(const char *dir, const char *name, struct vg_region *r,
 	return 0;
 }
 
-/* The slot of the process the caller names pid in r: the one with its start time and either its PID here or, for a
- * job in a container with a PID namespace of its own, its PID there (a slot records the PID its process sees; start
- * times count from boot in every namespace). -1 when none; -2 when two fit (two containers' PID 1 started in the
- * same clock tick): which one is meant cannot be told. */
-static int limit_slot_of(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start)
+int vg_limit_slot_of(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start)
 {
 	int found = -1;
 	for (uint32_t k = 0; k < r->nslots; k++) {
@@ -119,7 +115,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		int rc = vg_limit_open_shared(dir, shared, out, want_write);
 		if (rc)
 			return rc;
-		if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
+		if ((*slot = vg_limit_slot_of(out, pid, inner, start)) >= 0)
 			return 0;
 		vg_region_close(out);
 		if (*slot == -2)
@@ -138,7 +134,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		if (rc && rc != -ENOENT)
 			return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 		if (rc == 0) {
-			if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
+			if ((*slot = vg_limit_slot_of(out, pid, inner, start)) >= 0)
 				return 0;
 			vg_region_close(out);
 		}
@@ -150,7 +146,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 	size_t hit = s.n;
 	int hk = -1;
 	for (size_t i = 0; i < s.n; i++) {
-		int k = limit_slot_of(&s.v[i].r, pid, inner, start);
+		int k = vg_limit_slot_of(&s.v[i].r, pid, inner, start);
 		if (k == -1)
 			continue;
 		if (k == -2 || hit < s.n) {
