@@ -135,6 +135,9 @@ static int as_ceiling_arg(struct as_opts *o, const char *s, bool file, char *err
 	} else if (tl > 7 && !strncmp(s, "region:", 7) && tl - 7 < sizeof(c->region)) {
 		memcpy(c->region, s + 7, tl - 7);
 		c->region[tl - 7] = '\0';
+		if (!vg_as_region_name(c->region))     /* alerts name regions by NAME only (autoscale_act.c) */
+			return as_bad(err, len, "invalid --ceiling %s: a region is named by its NAME, as the exporter's "
+				      "labels name it (e.g. region:team=16G), not by a path", vg_cli_q(s));
 	} else
 		goto bad;
 	if (as_size("--ceiling", eq + 1, &c->bytes, err, len))

@@ -123,6 +123,8 @@ void vg_as_resolved(const struct vg_as_policy *p, struct vg_as_state *st, const 
 /* A firing alert (an) for the target key: a timer running for it is cancelled. */
 void vg_as_fired(struct vg_as_state *st, const char *an, const char *key);
 
+/* Is s a region NAME (what the exporter's region label holds), not a path or anything else? */
+bool vg_as_region_name(const char *s);
 /* A size as the log and a spec write it: "120 MiB" / "120M" (bytes with "b" when not whole MiB). */
 const char *vg_as_spec_size(uint64_t v, char *buf, size_t len);
 

@@ -243,12 +243,44 @@ static bool as_uuid_ok(const struct as_alert *a, const char *uuid)
 	return !a->has_gpu_uuid || !a->gpu_uuid[0] || !strncmp(uuid, "ordinal:", 8) || !strcmp(uuid, a->gpu_uuid);
 }
 
+/* One target, one spelling: the exporter's labels are a region's NAME and a PID in decimal, and the ceiling and the
+ * cool-down are keyed on them. A path names the same file as the NAME (DIR/vramguard.team, DIR//vramguard.team,
+ * DIR/./vramguard.team), "042" or "+42" the same process as "42": each would be a target of its own, with a cool-down
+ * (and a ceiling) of its own. So any other spelling is refused. */
+bool vg_as_region_name(const char *s)
+{
+	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX];
+	return s[0] != '/' && vg_region_path(".", s, path, sizeof(path), err, sizeof(err)) == 0;
+}
+
+static int as_region_label(const struct as_alert *a, char *why, size_t len)
+{
+	if (vg_as_region_name(a->region))
+		return 0;
+	snprintf(why, len, "label region=%s is not a region NAME (the exporter's labels are names)", vg_cli_q(a->region));
+	return -1;
+}
+
+/* The pid label as the exporter writes it (%d): decimal digits, no sign, space or leading zero. -1 if it is not. */
+static long as_pid_label(const char *s)
+{
+	long v = 0;
+	if (s[0] < '1' || s[0] > '9')
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (INT_MAX - (*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return v;
+}
+
 static int as_region_target(const struct vg_as_policy *p, const struct as_alert *a, struct vg_as_target *t, char *why,
 			    size_t len)
 {
 	struct vg_region r;
 	int want = as_gpu(a, why, len), n = 0;
-	if (want == -2)
+	if (want == -2 || as_region_label(a, why, len) != 0)
 		return -1;
 	if (vg_limit_open_shared(p->dir, a->region, &r, false) != 0) {
 		snprintf(why, len, "region %s: not found or not readable here (see the line above)", vg_cli_q(a->region));
@@ -287,15 +319,14 @@ static int as_region_target(const struct vg_as_policy *p, const struct as_alert 
 static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a, struct vg_as_target *t, char *why,
 			 size_t len)
 {
-	char *end;
-	errno = 0;
-	long pid = strtol(a->pid, &end, 10);
+	long pid = as_pid_label(a->pid);
 	int want = as_gpu(a, why, len);
-	if (errno || *end || pid <= 0 || pid > INT_MAX) {
-		snprintf(why, len, "label pid=%s is not a process id", vg_cli_q(a->pid));
+	if (pid < 0) {
+		snprintf(why, len, "label pid=%s is not a process id as the exporter writes it (decimal, no sign or leading "
+			 "zero)", vg_cli_q(a->pid));
 		return -1;
 	}
-	if (want == -2)
+	if (want == -2 || (a->has_region && a->region[0] && as_region_label(a, why, len) != 0))
 		return -1;
 	t->is_pid = true;
 	t->pid = (int32_t)pid;

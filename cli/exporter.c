@@ -4,6 +4,7 @@
  * the slots and takes no lock a job waits for. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
@@ -56,7 +57,9 @@ static int exp_build(struct vg_metrics_state *st, const struct exp_opts *o, bool
 }
 
 /* Write the exposition to o->textfile through a temporary file of the same directory, then rename: a reader sees
- * the old file or the new one, never half of one. */
+ * the old file or the new one, never half of one. The temporary is made by mkostemp (O_CREAT|O_EXCL, a name nobody
+ * can guess): the collector's directory is often writable by others (a group), and a name they could guess (it was
+ * TEXTFILE.PID.tmp) lets them plant a symlink there through which root writes, and re-modes, any file. */
 static int exp_textfile(struct vg_metrics_state *st, const struct exp_opts *o)
 {
 	struct vg_strbuf b = { 0 };
@@ -65,23 +68,39 @@ static int exp_textfile(struct vg_metrics_state *st, const struct exp_opts *o)
 		vg_strbuf_free(&b);
 		return vg_cli_fail(1, "exporter: out of memory");
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", o->textfile, (int)getpid()) >= (int)sizeof(tmp)) {
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", o->textfile) >= (int)sizeof(tmp)) {
 		vg_strbuf_free(&b);
 		return vg_cli_fail(1, "exporter: --textfile %s: name too long", vg_cli_q(o->textfile));
 	}
-	FILE *f = fopen(tmp, "we");
-	int rc = 0;
-	if (!f) {
-		rc = vg_cli_fail(1, "exporter: cannot write %s: %s", vg_cli_q(tmp), strerror(errno));
-	} else {
-		bool okw = fwrite(b.data, 1, b.len, f) == b.len && fflush(f) == 0 && fchmod(fileno(f), 0644) == 0;
-		if (fclose(f) != 0 || !okw || rename(tmp, o->textfile) != 0) {
-			rc = vg_cli_fail(1, "exporter: cannot write %s: %s", vg_cli_q(o->textfile), strerror(errno));
-			unlink(tmp);
-		}
+	int fd = mkostemp(tmp, O_CLOEXEC), e = 0;
+	const char *what = "write";
+	if (fd < 0) {
+		e = errno;
+		vg_strbuf_free(&b);
+		return vg_cli_fail(1, "exporter: cannot create a temporary file beside %s: %s", vg_cli_q(o->textfile),
+				   strerror(e));
 	}
+	/* node_exporter reads it as whoever it runs as; it holds nothing secret. */
+	if (fchmod(fd, 0644) != 0)
+		what = "chmod", e = errno;
+	for (size_t at = 0; at < b.len && !e;) {
+		ssize_t w = write(fd, b.data + at, b.len - at);
+		if (w < 0 && errno != EINTR)
+			e = errno;
+		else if (w > 0)
+			at += (size_t)w;
+	}
+	if (close(fd) != 0 && !e)
+		what = "close", e = errno;
+	if (!e && rename(tmp, o->textfile) != 0)
+		what = "rename", e = errno;
 	vg_strbuf_free(&b);
-	return rc;
+	if (e) {
+		unlink(tmp);
+		return vg_cli_fail(1, "exporter: cannot %s %s: %s", what, vg_cli_q(!strcmp(what, "rename") ? o->textfile
+											: tmp), strerror(e));
+	}
+	return 0;
 }
 
 /* ---- HTTP (cli/http.c) ---- */

@@ -101,12 +101,7 @@ static int limit_slot_in(struct vg_region *r, void *arg)
 	return found;
 }
 
-/* The slot of the process the caller names pid in r: the one with its start time and either its PID here or, for a
- * job in a container with a PID namespace of its own, its PID there (a slot records the PID its process sees; start
- * times count from boot in every namespace). -1 when none; -2 when two fit (two containers' PID 1 started in the
- * same clock tick): which one is meant cannot be told; -3 when r is a file opened for changes that its owner
- * truncated meanwhile (vg_region_guarded). */
-static int limit_slot_of(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start)
+int vg_limit_slot_of(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start)
 {
 	struct limit_slot_find f = { pid, inner, start };
 	int rc = vg_region_guarded(r, limit_slot_in, &f);
@@ -139,7 +134,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		int rc = vg_limit_open_shared(dir, shared, out, want_write);
 		if (rc)
 			return rc;
-		if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
+		if ((*slot = vg_limit_slot_of(out, pid, inner, start)) >= 0)
 			return 0;
 		vg_region_close(out);
 		if (*slot == -3)
@@ -160,7 +155,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 		if (rc && rc != -ENOENT)
 			return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
 		if (rc == 0) {
-			if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
+			if ((*slot = vg_limit_slot_of(out, pid, inner, start)) >= 0)
 				return 0;
 			vg_region_close(out);
 			if (*slot == -3)
@@ -174,7 +169,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 	size_t hit = s.n;
 	int hk = -1;
 	for (size_t i = 0; i < s.n; i++) {
-		int k = limit_slot_of(&s.v[i].r, pid, inner, start);
+		int k = vg_limit_slot_of(&s.v[i].r, pid, inner, start);
 		if (k == -1 || k == -3)        /* -3: never, the scan's are copies */
 			continue;
 		if (k == -2 || hit < s.n) {
@@ -207,7 +202,7 @@ int vg_limit_find_pid(const char *dir, const char *shared, int32_t pid, bool wan
 					   "that user or root", (int)pid, path, vg_region_owner(path, who, sizeof(who)));
 		if (rc)
 			return vg_cli_fail(1, "%s", err);
-		if ((*slot = limit_slot_of(out, pid, inner, start)) >= 0)
+		if ((*slot = vg_limit_slot_of(out, pid, inner, start)) >= 0)
 			return 0;
 		vg_region_close(out);
 		if (*slot == -3)

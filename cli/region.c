@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/limit.h"
 #include "cli/scan.h"
 #include "config/config.h"
 
@@ -18,7 +19,7 @@ const char vg_usage_region[] =
 	"usage: vramguard region create NAME|PATH [--limit SPEC] [--mode 0600|0660] [--slots N] [--dir DIR]\n"
 	"       vramguard region rm NAME|PATH [--force] [--dir DIR]\n"
 	"       vramguard region reset NAME|PATH [--dir DIR]\n"
-	"       vramguard region evict NAME|PATH PID [--force] [--dir DIR]\n"
+	"       vramguard region evict NAME|PATH PID [--slot N] [--force] [--dir DIR]\n"
 	"\n"
 	"A shared region (VRAMGUARD_SHARED) is made by the first job that names it, takes that job's budget, and is\n"
 	"removed when its last member exits; if every member has died without leaving, the next job to join starts\n"
@@ -30,15 +31,16 @@ const char vg_usage_region[] =
 	"  rm       remove a region; one with live members only with --force (they go on counting in the removed\n"
 	"           file while new jobs make a new one)\n"
 	"  reset    reclaim exited members and rebuild the totals from the live ones (peak = in use, denials 0)\n"
-	"  evict    free the share of process PID (as 'vramguard top' lists it): a member shown as unverifiable,\n"
-	"           or one you know is gone; a member known alive only with --force (it joins again at its next\n"
-	"           allocation, and what it held before is no longer counted)\n"
+	"  evict    free the share of process PID (as 'vramguard top' lists it, or a live one's PID here): a member\n"
+	"           shown as unverifiable, or one you know is gone; a member known alive only with --force (it joins\n"
+	"           again at its next allocation, and what it held before is no longer counted). Two members that\n"
+	"           record PID (two containers' PID 1) are refused: --slot N picks one (the slot 'top --json' lists)\n"
 	"  -d, --dir DIR   where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
 	"\n"
 	"Exit status 1 if the region or process is not found or may not be changed, 2 for a usage error.\n";
 
 struct region_args {
-	const char *name, *limit, *pid;
+	const char *name, *limit, *pid, *slot_no;
 	char dir[VG_CLI_DIR_MAX];
 	unsigned mode, slots;
 	bool force;
@@ -54,6 +56,7 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, co
 		{ "limit", required_argument, NULL, 'l' }, { "mode", required_argument, NULL, 'm' },
 		{ "slots", required_argument, NULL, 'n' }, { "force", no_argument, NULL, 'f' },
 		{ "dir", required_argument, NULL, 'd' },   { "help", no_argument, NULL, 'h' },
+		{ "slot", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = NULL, *slots = NULL, *mode = NULL;
@@ -63,8 +66,8 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, co
 	optind = 1;
 	opterr = 0;
 	/* "-": operands come back in order as code 1, options may follow them; ":" reports a missing value. */
-	while ((c = getopt_long(argc, argv, "-:l:m:n:fd:h", opts, NULL)) != -1) {
-		if (c > 1 && strchr("lmnf", c) && !strchr(allowed, c)) {
+	while ((c = getopt_long(argc, argv, "-:l:m:n:fd:hs:", opts, NULL)) != -1) {
+		if (c > 1 && strchr("lmnfs", c) && !strchr(allowed, c)) {
 			fprintf(stderr, "vramguard: error: region %s: takes only %s\n%s", sub, only, vg_usage_region);
 			return 2;
 		}
@@ -81,6 +84,7 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, co
 		case 'm': mode = optarg; break;
 		case 'n': slots = optarg; break;
 		case 'f': a->force = true; break;
+		case 's': a->slot_no = optarg; break;
 		case 'd': dir = optarg; break;
 		case 'h': fputs(vg_usage_region, stdout); return 1;
 		default: {
@@ -282,10 +286,74 @@ static int region_reset(int argc, char **argv)
 	return 0;
 }
 
+/* The members of r that could be the process evict names: by_start, those with its start time and its PID here or
+ * in its own namespace (a live process here, as vg_limit_slot_of finds it), else those that record pid. Their number
+ * in *n, listed in list ("slot 3 'python a.py', slot 7 ..."); the slot of the first, -1 if none. */
+static int region_evict_fits(struct vg_region *r, int32_t pid, int32_t inner, uint64_t start, bool by_start, int *n,
+			     struct vg_strbuf *list)
+{
+	int first = -1;
+	*n = 0;
+	for (uint32_t k = 0; k < r->nslots; k++) {
+		struct vg_slot_view v;
+		if (!vg_slot_read(r, k, &v) || !v.alive ||
+		    (by_start ? v.start != start || (v.pid != pid && v.pid != inner) : v.pid != pid))
+			continue;
+		if (++*n <= 8)
+			vg_strbuf_printf(list, "%sslot %u %s", *n > 1 ? ", " : "", k, vg_cli_q(v.cmd));
+		if (first < 0)
+			first = (int)k;
+	}
+	if (*n > 8)
+		vg_strbuf_printf(list, " and %d more", *n - 8);
+	vg_strbuf_add(list, "", 1);
+	return first;
+}
+
+/* The slot of the member `evict` means by pid, or -1 after saying why. With --slot (want >= 0), that slot, if it is
+ * that process's. Else first the live process with that PID here, by its start time and its PID here or in its own
+ * PID namespace (as `limit set --pid` finds it); else the member that records that PID (as `top` lists it): one of
+ * another PID namespace that cannot be checked, or one known gone. Two that fit (two containers' PID 1) cannot be
+ * told apart: refused, nothing evicted, and the message says how to pick one. */
+static int region_evict_slot(struct vg_region *r, const char *label, int32_t pid, long want, int reclaimed)
+{
+	uint64_t start = vg_proc_start(pid);
+	int32_t inner = start ? vg_proc_inner_pid(pid, NULL) : pid;
+	struct vg_slot_view v;
+	if (want >= 0) {
+		if ((uint64_t)want >= r->nslots || !vg_slot_read(r, (uint32_t)want, &v) || !v.alive)
+			vg_cli_fail(1, "region evict: slot %ld of shared region %s holds no member: nothing was evicted", want,
+				    vg_cli_q(label));
+		else if (v.pid != pid && !(start && v.start == start && v.pid == inner))
+			vg_cli_fail(1, "region evict: slot %ld of shared region %s is not process %d's (it records PID %d "
+				    "%s): nothing was evicted", want, vg_cli_q(label), (int)pid, (int)v.pid, vg_cli_q(v.cmd));
+		else
+			return (int)want;
+		return -1;
+	}
+	struct vg_strbuf list = { 0 };
+	bool by_start = start && vg_limit_slot_of(r, pid, inner, start) != -1;
+	int n, slot = region_evict_fits(r, pid, inner, start, by_start, &n, &list);
+	const char *l = list.data ? list.data : "";
+	if (n == 0)
+		vg_cli_fail(1, "process %d is not a member of shared region %s%s", (int)pid, vg_cli_q(label),
+			    reclaimed ? " (exited members were just reclaimed: it may have been one of them)" : "");
+	else if (n > 1 && by_start)
+		vg_cli_fail(1, "region evict: %d members of shared region %s have process %d's start time and its PID here "
+			    "or in its own PID namespace (%s): which one is meant cannot be told; nothing was evicted (pick "
+			    "one with --slot N, the slot 'vramguard top --json' lists)", n, vg_cli_q(label), (int)pid, l);
+	else if (n > 1)
+		vg_cli_fail(1, "region evict: %d members of shared region %s record PID %d (%s): which one is meant cannot "
+			    "be told; nothing was evicted (pick one with --slot N, the slot 'vramguard top --json' lists; a "
+			    "live one can be named by its PID on this host)", n, vg_cli_q(label), (int)pid, l);
+	vg_strbuf_free(&list);
+	return n == 1 ? slot : -1;
+}
+
 static int region_evict(int argc, char **argv)
 {
 	struct region_args a;
-	int rc = region_parse(argc, argv, "evict", 2, "f", "--force and --dir", &a);
+	int rc = region_parse(argc, argv, "evict", 2, "fs", "--slot, --force and --dir", &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	char *end;
@@ -294,17 +362,24 @@ static int region_evict(int argc, char **argv)
 	if (errno || *end || !*a.pid || pid <= 0 || pid > INT_MAX)
 		return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as 'vramguard "
 				    "top' lists it)", vg_cli_q(a.pid));
+	long want = -1;
+	if (a.slot_no) {
+		errno = 0;
+		want = strtol(a.slot_no, &end, 10);
+		if (errno || *end || a.slot_no[0] < '0' || a.slot_no[0] > '9' || want > VG_REGION_SLOTS_MAX)
+			return vg_cli_usage(vg_usage_region, "region evict: invalid --slot %s (expected a slot number, as "
+					    "'vramguard top --json' lists it)", vg_cli_q(a.slot_no));
+	}
 	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
 	struct vg_region r;
 	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
 	int reclaimed = vg_region_reclaim(&r);
-	int slot = vg_region_find_pid(&r, (pid_t)pid);
+	int slot = region_evict_slot(&r, label, (int32_t)pid, want, reclaimed);
 	struct vg_slot_view v;
 	if (slot < 0 || !vg_slot_read(&r, (uint32_t)slot, &v)) {
 		vg_region_close(&r);
-		return vg_cli_fail(1, "process %ld is not a member of shared region %s%s", pid, vg_cli_q(label),
-				   reclaimed ? " (exited members were just reclaimed: it may have been one of them)" : "");
+		return slot < 0 ? 1 : vg_cli_fail(1, "process %ld left shared region %s meanwhile", pid, vg_cli_q(label));
 	}
 	uint64_t freed[VG_REGION_DEVS];
 	rc = vg_region_evict(&r, slot, v.pid, v.start, a.force, freed, err, sizeof(err));
@@ -322,7 +397,10 @@ static int region_evict(int argc, char **argv)
 		vg_region_close(&r);
 		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	}
-	printf("vramguard: evicted process %ld (%.40s, %s) from shared region '%s': released", pid, v.cmd,
+	char ns[64] = "";
+	if (v.pid != pid)       /* named by its PID here: a job in a container with a PID namespace of its own */
+		snprintf(ns, sizeof(ns), "PID %d in its own PID namespace; ", (int)v.pid);
+	printf("vramguard: evicted process %ld (%s%.40s, %s) from shared region '%s': released", pid, ns, v.cmd,
 	       vg_life_name(v.life), label);
 	const char *sep = " ";
 	for (int d = 0; d < VG_REGION_DEVS; d++) {

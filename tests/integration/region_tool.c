@@ -9,7 +9,9 @@
  *   region_tool plant PATH PID USED [CMD]        write a member by hand, as one in another PID namespace without
  *                                                a liveness lock would look (unverifiable): PID holding USED on
  *                                                the region's first GPU, its command CMD (any bytes: the
- *                                                exporter's escaping test) or "planted"
+ *                                                exporter's escaping test) or "planted"; with
+ *                                                REGION_TOOL_PLANT=START:PIDNS in the environment, that start time
+ *                                                and PID namespace inode (default 1:1), e.g. two containers' PID 1
  *   region_tool control DIR DEVICE... [OPTION...] make our control segment DIR/vramguard.proc.PID.START, the same
  *                                                (REGION_TOOL_AS=PID:START in the environment: as that process,
  *                                                whose name and slot it takes, e.g. another container's PID 1)
@@ -233,6 +235,11 @@ int main(int argc, char **argv)
 		s->pid = atoi(argv[3]);
 		s->start = 1;
 		s->pidns = 1;           /* no real namespace has inode 1: another namespace, whatever ours is */
+		const char *as = getenv("REGION_TOOL_PLANT");
+		if (as && strchr(as, ':')) {
+			s->start = strtoull(as, NULL, 10);
+			s->pidns = strtoull(strchr(as, ':') + 1, NULL, 10);
+		}
 		s->live_lock = 0;
 		snprintf(s->cmd, sizeof(s->cmd), "%s", argc == 6 ? argv[5] : "planted");
 		for (int d = 0; d < VG_REGION_DEVS; d++)

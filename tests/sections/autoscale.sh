@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Section autoscale: `vramguard autoscale`: its flags refused with one line; the receiver's refusals over HTTP (wrong
 # token, bad payloads, unknown targets, over the ceiling, cool-down), dry run, resolved alerts, --shrink-after
-# (tests/integration/autoscale_shrink.sh), another user's targets (autoscale_owner.sh), the counters at /metrics;
+# (tests/integration/autoscale_shrink.sh), one target under several spellings of its label (autoscale_spell.sh),
+# another user's targets (autoscale_owner.sh), the counters at /metrics;
 # then the whole loop (autoscale_loop.sh) with Debian's prometheus and prometheus-alertmanager on 127.0.0.1: a job
 # under the preload is refused memory in a region near its budget, Prometheus scrapes the exporter and fires the
 # alert, Alertmanager posts it, the receiver raises the budget, and the job's next allocation succeeds. The payload
@@ -66,6 +67,9 @@ cli "autoscale: --step 4XB" 2 '^$' -- $VG autoscale --ceiling 1G --step 4XB --to
 expect_err_lines "  one line naming the value" "^vramguard: error: autoscale: invalid --step '4XB'" 1
 cli "autoscale: --cooldown 5x" 2 '^$' -- $VG autoscale --ceiling 1G --cooldown 5x --token-file "$AD/token"
 cli "autoscale: --ceiling team=1G (no kind)" 2 '^$' -- $VG autoscale --ceiling team=1G --token-file "$AD/token"
+cli "autoscale: --ceiling region:PATH=SIZE (alerts name regions by NAME)" 2 '^$' -- timeout 5 $VG autoscale \
+	--ceiling region:/dev/shm/vramguard.team=1G --token-file "$AD/token" --listen 127.0.0.1:0
+expect_err_lines "  one line: name it by its NAME" "^vramguard: error: autoscale: invalid --ceiling 'region:/dev/shm/vramguard\.team=1G': a region is named by its NAME" 1
 cli "autoscale: --shrink-after 10x" 2 '^$' -- $VG autoscale --ceiling 1G --shrink-after 10x --token-file "$AD/token"
 expect_err_lines "  one line naming the value" "^vramguard: error: autoscale: invalid --shrink-after '10x'" 1
 cli "autoscale: a non-loopback address without --allow-remote" 2 '^$' -- timeout 5 $VG autoscale --ceiling 1G \
@@ -236,6 +240,8 @@ else
 	wait "$AR" 2>/dev/null
 	[ ! -e "$AD/as.sock" ] && ok "  its socket is removed when it stops" || bad "  socket left behind"
 	source tests/integration/autoscale_shrink.sh
+	# shellcheck source=tests/integration/autoscale_spell.sh
+	source tests/integration/autoscale_spell.sh
 	touch "$AD/stop"
 	acleanup
 	rm -f "$AD/stop"

@@ -201,6 +201,35 @@ if [ "$xbad" = 0 ] && [ -z "$(find "$XSD" -name 'vg.prom.*')" ]; then
 else bad "exporter --textfile: $xbad torn reads" "$(ls "$XSD")"; fi
 cli "exporter --textfile --once" 0 '^$' -- $VG exporter --dir "$XSD" --textfile "$XSD/once.prom" --once
 grep -q '^vramguard_up 1$' "$XSD/once.prom" && ok "  writes the file" || bad "  no file"
+# A collector directory other users may write (group-writable, as node_exporter's textfile directory often is):
+# uid 65534 plants a symlink at the temporary name root's exporter would use (its PID is known here; an attacker
+# plants a range), pointing to a file of root's. Root's --textfile must write its own file, never through the link:
+# root's file keeps its content and its mode 0600.
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+	skip "exporter --textfile: a symlink planted by another user" "needs root and setpriv (uid 65534)"
+else
+	XTD=$XSD/collector
+	mkdir "$XTD" && chgrp 65534 "$XTD" && chmod 0775 "$XTD"
+	printf "root's\n" >"$XSD/secret" && chmod 0600 "$XSD/secret"
+	rm -f "$XSD/go" && mkfifo "$XSD/go" && : >"$XSD/tf.pid"
+	( echo "$BASHPID" >"$XSD/tf.pid"; read -r _ <"$XSD/go"; exec "$VG" exporter --dir "$XSD" --textfile \
+		"$XTD/vg.prom" --once ) 2>"$XSD/tf.err" &
+	xtp=$!
+	wait_for "$XSD/tf.pid" '^[0-9]+$'
+	xpid=$(cat "$XSD/tf.pid")
+	setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$XSD/secret" "$XTD/vg.prom.$xpid.tmp" 2>>"$LOG"
+	[ -L "$XTD/vg.prom.$xpid.tmp" ] || bad "  the symlink was not planted" "$(ls -la "$XTD")"
+	echo go >"$XSD/go"
+	wait "$xtp"
+	xrc=$?
+	if [ "$(cat "$XSD/secret")" = "root's" ] && [ "$(stat -c %a "$XSD/secret")" = 600 ] && [ "$xrc" = 0 ] &&
+		[ ! -L "$XTD/vg.prom" ] && grep -q '^vramguard_up 1$' "$XTD/vg.prom"; then
+		ok "exporter --textfile as root in a group-writable directory: a symlink planted at its temporary name (by uid 65534) is not written through; root's file keeps its content and mode 0600"
+	else
+		bad "exporter --textfile followed a planted symlink" "$(printf 'exit %s; root'"'"'s file now mode %s, first line: %s\n' \
+			"$xrc" "$(stat -c %a "$XSD/secret")" "$(head -1 "$XSD/secret")"; ls -la "$XTD"; cat "$XSD/tf.err")"
+	fi
+fi
 xcleanup
 
 # ---- the process counters each job's sampler publishes (region layout 4) ----

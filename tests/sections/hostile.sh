@@ -217,6 +217,36 @@ shp_top
 shp_json "  and is counted for that allocation only" members ev "${SHP_PID[e1]}" $((1 << 20))
 [ "$(shp_lines e1 "was evicted from the region .*joined it again")" -eq 1 ] && ok "  it said so once" ||
 	bad "  the eviction line" "$(cat "$SHD/e1.err")"
+# Two members of other PID namespaces that both record PID 4244 (two containers' processes, no liveness lock):
+# 'region evict ev 4244' cannot tell which one is meant, so it evicts neither and says what to do; --slot (the slot
+# top --json lists) picks one; then the one left is the only member with that PID, and evicted as before.
+REGION_TOOL_PLANT=5:101 "$RTOOL" plant "$HD/vramguard.ev" 4244 1M planted-a >>"$LOG" 2>&1
+REGION_TOOL_PLANT=6:102 "$RTOOL" plant "$HD/vramguard.ev" 4244 2M planted-b >>"$LOG" 2>&1
+hslots() { # the slots of the members recording PID 4244, "SLOT:COMMAND" each, in slot order
+	"${VGH[@]}" "$VG" top --once --json 2>>"$LOG" | python3 -c 'import json,sys
+print(" ".join("%d:%s" % (p["slot"], p["command"]) for p in json.load(sys.stdin)["processes"] if p["pid"] == 4244))'
+}
+hs=$(hslots)
+"${VGH[@]}" "$VG" region evict ev 4244 --dir "$HD" >"$HD/ev2.out" 2>"$HD/ev2.err"
+hrc=$?
+if [ "$hrc" = 1 ] && [ "$(hslots)" = "$hs" ] && [ "$(wc -l <"$HD/ev2.err")" = 1 ] && [ ! -s "$HD/ev2.out" ] &&
+	grep -q "^vramguard: error: region evict: 2 members of shared region 'ev' record PID 4244 (slot ${hs%%:*} 'planted-a', slot .* 'planted-b'): which one is meant cannot be told; nothing was evicted (pick one with --slot N, the slot 'vramguard top --json' lists; a live one can be named by its PID on this host)$" "$HD/ev2.err"; then
+	ok "  two members recording PID 4244 (other namespaces): 'region evict ev 4244' evicts neither, one line naming both slots and --slot"
+else bad "  an ambiguous PID was evicted" "$(printf 'exit %s; slots before: %s, after: %s\n' "$hrc" "$hs" "$(hslots)"; cat "$HD/ev2.out" "$HD/ev2.err")"; fi
+hb=${hs##* }
+"${VGH[@]}" "$VG" region evict ev 4244 --slot "${hb%%:*}" --dir "$HD" >"$HD/ev3.out" 2>"$HD/ev3.err" &&
+	grep -q "^vramguard: evicted process 4244 (planted-b, unverifiable) from shared region 'ev': released 2.00 MiB on GPU-00000000 (0)$" "$HD/ev3.out" &&
+	[ "$(hslots)" = "${hs%% *}" ] && ok "  --slot ${hb%%:*} evicts that one (planted-b, 2 MiB), the other stays" ||
+	bad "  region evict --slot" "$(cat "$HD/ev3.out" "$HD/ev3.err"; hslots)"
+"${VGH[@]}" "$VG" region evict ev 4243 --slot "${hs%%:*}" --dir "$HD" >>"$LOG" 2>"$HD/ev4.err"
+[ $? = 1 ] && grep -q "^vramguard: error: region evict: slot ${hs%%:*} of shared region 'ev' is not process 4243's (it records PID 4244 'planted-a'): nothing was evicted$" "$HD/ev4.err" &&
+	ok "  --slot naming another PID's slot: refused, nothing evicted" || bad "  --slot of another PID" "$(cat "$HD/ev4.err")"
+cli "  region evict --slot x: a usage error" 2 '^$' -- $VG region evict ev 4244 --slot x --dir "$HD"
+expect_err_lines "  one line naming the value" "^vramguard: error: region evict: invalid --slot 'x' \(expected a slot number" 1
+"${VGH[@]}" "$VG" region evict ev 4244 --dir "$HD" >"$HD/ev5.out" 2>>"$LOG" &&
+	grep -q "^vramguard: evicted process 4244 (planted-a, unverifiable) from shared region 'ev': released 1.00 MiB" "$HD/ev5.out" &&
+	[ -z "$(hslots)" ] && ok "  the one left is the only member with that PID: evicted by its PID, as before" ||
+	bad "  evict the last one" "$(cat "$HD/ev5.out"; hslots)"
 shp_end e1
 rm -f "$HD"/*.out "$HD"/*.err "$HD/top.txt"
 

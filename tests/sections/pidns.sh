@@ -90,6 +90,21 @@ print(len(p), p[0]["requested_limit"])'
 		[ "$(nreq "$NHH")" = "1 None" ] && grep -q "process $NG (PID 1 in its own PID namespace) .* in shared region 'nsteam'" "$ND/setg.out"; then
 		ok "  two of them in one shared region (both slots record PID 1): limit set/show --pid $NG reach that one's slot only"
 	else bad "  one shared region" "$(nreq "$NG") / $(nreq "$NHH"); $(cat "$ND/setg.out")"; fi
+	# region evict: PID 1 is recorded by both slots (and names this namespace's init, no member): even with --force
+	# it evicts neither; the PID here of one (as limit set --pid takes it) names that one only.
+	"$VG" region evict nsteam 1 --force --dir "$NJD" >"$ND/ev1.out" 2>"$ND/ev1.err"
+	nrc=$?
+	if [ "$nrc" = 1 ] && [ ! -s "$ND/ev1.out" ] && [ "$(wc -l <"$ND/ev1.err")" = 1 ] &&
+		grep -q "^vramguard: error: region evict: 2 members of shared region 'nsteam' record PID 1 (slot .*): which one is meant cannot be told; nothing was evicted (pick one with --slot N" "$ND/ev1.err" &&
+		[ "$(nreq "$NG" 2>>"$LOG")" = "1 80M" ] && [ "$(nreq "$NHH" 2>>"$LOG")" = "1 None" ]; then
+		ok "  region evict nsteam 1 --force (both slots record PID 1): evicts neither, one line saying what to do"
+	else bad "  region evict of an ambiguous PID 1" "exit $nrc; $(cat "$ND/ev1.out" "$ND/ev1.err"; nreq "$NG" 2>&1 | tail -1; nreq "$NHH" 2>&1 | tail -1)"; fi
+	"$VG" region evict nsteam "$NHH" --force --dir "$NJD" >"$ND/ev2.out" 2>"$ND/ev2.err"
+	nrc=$?
+	if [ "$nrc" = 0 ] && grep -q "^vramguard: evicted process $NHH (PID 1 in its own PID namespace; .*, alive) from shared region 'nsteam'" "$ND/ev2.out" &&
+		[ "$(nreq "$NG" 2>>"$LOG")" = "1 80M" ]; then
+		ok "  region evict nsteam $NHH --force (its PID here): that member is evicted, the other keeps its slot"
+	else bad "  region evict by the PID here" "exit $nrc; $(cat "$ND/ev2.out" "$ND/ev2.err"; nreq "$NG" 2>&1 | tail -1)"; fi
 	# Same tick: a live member of another namespace holds vramguard.proc.1.START for the job's own start time
 	# (region_tool as PID 1 with that start); the job takes vramguard.proc.1.START.NS instead and is reachable.
 	njob f
