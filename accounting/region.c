@@ -496,7 +496,8 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 			if (!pinned)
 				munmap(map, size);
 			close(fd);
-			vg_err(err, errlen, "%s was truncated while it was being checked", VG_QP(path));
+			vg_err(err, errlen, "%s was truncated while it was being checked (by its owner?): nothing was done with "
+			       "it; try again", VG_QP(path));
 			return rc;
 		}
 		if (rc == 0 && kind && ((const struct vg_region_hdr *)map)->kind != (uint32_t)kind) {

@@ -130,6 +130,19 @@ static int region_path(const struct region_args *a, char *path, size_t len)
 	return 0;
 }
 
+struct region_label {
+	const char *name;
+	char *buf;
+	size_t len;
+};
+
+static int region_label_in(struct vg_region *r, void *arg)
+{
+	struct region_label *l = arg;
+	vg_cli_region_label(r, l->name, l->buf, l->len);
+	return 0;
+}
+
 /* Open the existing shared region a names for changes: its file in path, its name in label. 0 or the exit status
  * after saying why. */
 static int region_open(const struct region_args *a, char *path, size_t plen, struct vg_region *r, char *label,
@@ -147,8 +160,32 @@ static int region_open(const struct region_args *a, char *path, size_t plen, str
 				   vg_region_owner(path, who, sizeof(who)));
 	if (rc)
 		return vg_cli_fail(1, "%s%s", rc == -EPERM ? "permission denied: " : "", err);
-	vg_cli_region_label(r, a->name, label, llen);
+	struct region_label l = { a->name, label, llen };
+	if (vg_region_guarded(r, region_label_in, &l) == -ESTALE) {
+		vg_region_close(r);
+		return vg_cli_fail(1, "shared region %s (%s) was truncated or replaced by its owner while it was opened: "
+				   "nothing was done; run the command again", vg_cli_q(a->name), path);
+	}
 	return 0;
+}
+
+/* A command's work on the region it opened for changes, and what it needs: the region's owner may truncate the file
+ * under it (accounting/fault.h), which costs the command its work, never its life. */
+struct region_work {
+	const struct region_args *a;
+	const char *path, *label;
+	long pid, want;                 /* evict's */
+};
+
+static int region_guarded(struct vg_region *r, const char *label, int (*fn)(struct vg_region *r, void *arg),
+			  struct region_work *w)
+{
+	int rc = vg_region_guarded(r, fn, w);
+	if (rc == -ESTALE)
+		rc = vg_cli_fail(1, "shared region %s (%s) was truncated or replaced by its owner while this command worked "
+				 "on it: it may be half done; see 'vramguard limit show --shared %s' and run it again",
+				 vg_cli_q(label), r->path, vg_cli_q(label));
+	return rc;
 }
 
 static int region_create(int argc, char **argv)
@@ -211,25 +248,19 @@ static void region_members(struct vg_region *r, struct vg_strbuf *out)
 	vg_strbuf_add(out, "", 1);
 }
 
-static int region_rm(int argc, char **argv)
+static int region_rm_in(struct vg_region *r, void *arg)
 {
-	struct region_args a;
-	int rc = region_parse(argc, argv, "rm", 1, "f", "--force and --dir", &a);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
-	struct vg_region r;
-	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
-		return rc;
+	const struct region_work *w = arg;
+	const char *path = w->path, *label = w->label;
+	char err[VG_CLI_WHY_MAX];
 	struct vg_region_info info;
-	vg_region_info_read(&r, &info);
+	vg_region_info_read(r, &info);
 	const char *spec = info.spec;
 	struct vg_strbuf who = { 0 };
-	region_members(&r, &who);
+	region_members(r, &who);
 	bool persistent = info.persistent;
 	int members = 0;
-	rc = vg_region_remove(&r, a.force, &members, err, sizeof(err));
-	vg_region_close(&r);
+	int rc = vg_region_remove(r, w->a->force, &members, err, sizeof(err));
 	if (rc == -EBUSY) {
 		rc = vg_cli_fail(1, "shared region %s has %d live member%s: %s; removing it would split the budget (they "
 				 "go on counting in the removed file while new jobs make a new one): stop them first, or "
@@ -245,45 +276,69 @@ static int region_rm(int argc, char **argv)
 	return rc;
 }
 
-static int region_reset(int argc, char **argv)
+static int region_rm(int argc, char **argv)
 {
 	struct region_args a;
-	int rc = region_parse(argc, argv, "reset", 1, "", "--dir", &a);
+	int rc = region_parse(argc, argv, "rm", 1, "f", "--force and --dir", &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
+	char path[VG_SHARED_PATH_MAX], label[128];
 	struct vg_region r;
 	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
+	struct region_work w = { .a = &a, .path = path, .label = label };
+	rc = region_guarded(&r, label, region_rm_in, &w);
+	vg_region_close(&r);
+	return rc;
+}
+
+static int region_reset_in(struct vg_region *r, void *arg)
+{
+	const struct region_work *w = arg;
+	const char *path = w->path, *label = w->label;
+	char err[VG_CLI_WHY_MAX];
 	struct vg_region_info info;
-	vg_region_info_read(&r, &info);
+	vg_region_info_read(r, &info);
 	uint64_t before[VG_REGION_DEVS], reclaimed = info.reclaimed;
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		struct vg_dev_view v;
-		vg_dev_read(&r, d, &v);
+		vg_dev_read(r, d, &v);
 		before[d] = v.used;
 	}
-	if ((rc = vg_region_reset(&r, err, sizeof(err))) != 0) {
-		vg_region_close(&r);
+	if (vg_region_reset(r, err, sizeof(err)) != 0)
 		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
-	}
-	int members = vg_region_members(&r);
+	int members = vg_region_members(r);
 	printf("vramguard: reset shared region '%s' (%s): %d member%s", label, path, members, members == 1 ? "" : "s");
-	vg_region_info_read(&r, &info);
+	vg_region_info_read(r, &info);
 	uint64_t n = info.reclaimed - reclaimed;
 	if (n)
 		printf(", %llu exited one%s reclaimed", (unsigned long long)n, n == 1 ? "" : "s");
 	for (int d = 0; d < VG_REGION_DEVS; d++) {
 		struct vg_dev_view v;
 		char g[64], x[32], y[32];
-		if (!vg_dev_read(&r, d, &v))
+		if (!vg_dev_read(r, d, &v))
 			continue;
 		printf("; %s: in use %s -> %s", vg_dev_label(&v, g, sizeof(g)), vg_format_bytes(before[d], x, sizeof(x)),
 		       vg_format_bytes(v.used, y, sizeof(y)));
 	}
 	printf(" (peaks set to what is in use, denials to 0)\n");
-	vg_region_close(&r);
 	return 0;
+}
+
+static int region_reset(int argc, char **argv)
+{
+	struct region_args a;
+	int rc = region_parse(argc, argv, "reset", 1, "", "--dir", &a);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	char path[VG_SHARED_PATH_MAX], label[128];
+	struct vg_region r;
+	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
+		return rc;
+	struct region_work w = { .a = &a, .path = path, .label = label };
+	rc = region_guarded(&r, label, region_reset_in, &w);
+	vg_region_close(&r);
+	return rc;
 }
 
 /* The members of r that could be the process evict names: by_start, those with its start time and its PID here or
@@ -350,6 +405,50 @@ static int region_evict_slot(struct vg_region *r, const char *label, int32_t pid
 	return n == 1 ? slot : -1;
 }
 
+static int region_evict_in(struct vg_region *r, void *arg)
+{
+	const struct region_work *w = arg;
+	const char *label = w->label;
+	long pid = w->pid;
+	char err[VG_CLI_WHY_MAX];
+	int reclaimed = vg_region_reclaim(r);
+	int slot = region_evict_slot(r, label, (int32_t)pid, w->want, reclaimed);
+	struct vg_slot_view v;
+	if (slot < 0 || !vg_slot_read(r, (uint32_t)slot, &v))
+		return slot < 0 ? 1 : vg_cli_fail(1, "process %ld left shared region %s meanwhile", pid, vg_cli_q(label));
+	uint64_t freed[VG_REGION_DEVS];
+	int rc = vg_region_evict(r, slot, v.pid, v.start, w->a->force, freed, err, sizeof(err));
+	if (rc == -EBUSY) {
+		char x[32];
+		uint64_t held = 0;
+		for (int d = 0; d < VG_REGION_DEVS; d++)
+			held += v.used[d];
+		return vg_cli_fail(1, "process %ld (%s) of shared region %s is alive (it holds its liveness lock): "
+				   "evicting it would stop counting the %s it holds; pass --force if you know better", pid,
+				   vg_cli_q(v.cmd), vg_cli_q(label), vg_format_bytes(held, x, sizeof(x)));
+	}
+	if (rc)
+		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
+	char ns[64] = "";
+	if (v.pid != pid)       /* named by its PID here: a job in a container with a PID namespace of its own */
+		snprintf(ns, sizeof(ns), "PID %d in its own PID namespace; ", (int)v.pid);
+	printf("vramguard: evicted process %ld (%s%.40s, %s) from shared region '%s': released", pid, ns, v.cmd,
+	       vg_life_name(v.life), label);
+	const char *sep = " ";
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_dev_view dv;
+		char g[64], x[32];
+		if (!freed[d] && !(v.bound >> d & 1))
+			continue;
+		if (!vg_dev_read(r, d, &dv))
+			continue;
+		printf("%s%s on %s", sep, vg_format_bytes(freed[d], x, sizeof(x)), vg_dev_label(&dv, g, sizeof(g)));
+		sep = ", ";
+	}
+	printf("%s\n", sep[0] == ' ' ? " nothing (it held no memory)" : "");
+	return 0;
+}
+
 static int region_evict(int argc, char **argv)
 {
 	struct region_args a;
@@ -370,52 +469,14 @@ static int region_evict(int argc, char **argv)
 			return vg_cli_usage(vg_usage_region, "region evict: invalid --slot %s (expected a slot number, as "
 					    "'vramguard top --json' lists it)", vg_cli_q(a.slot_no));
 	}
-	char path[VG_SHARED_PATH_MAX], err[VG_CLI_WHY_MAX], label[128];
+	char path[VG_SHARED_PATH_MAX], label[128];
 	struct vg_region r;
 	if ((rc = region_open(&a, path, sizeof(path), &r, label, sizeof(label))) != 0)
 		return rc;
-	int reclaimed = vg_region_reclaim(&r);
-	int slot = region_evict_slot(&r, label, (int32_t)pid, want, reclaimed);
-	struct vg_slot_view v;
-	if (slot < 0 || !vg_slot_read(&r, (uint32_t)slot, &v)) {
-		vg_region_close(&r);
-		return slot < 0 ? 1 : vg_cli_fail(1, "process %ld left shared region %s meanwhile", pid, vg_cli_q(label));
-	}
-	uint64_t freed[VG_REGION_DEVS];
-	rc = vg_region_evict(&r, slot, v.pid, v.start, a.force, freed, err, sizeof(err));
-	if (rc == -EBUSY) {
-		char x[32];
-		uint64_t held = 0;
-		for (int d = 0; d < VG_REGION_DEVS; d++)
-			held += v.used[d];
-		vg_region_close(&r);
-		return vg_cli_fail(1, "process %ld (%s) of shared region %s is alive (it holds its liveness lock): "
-				   "evicting it would stop counting the %s it holds; pass --force if you know better", pid,
-				   vg_cli_q(v.cmd), vg_cli_q(label), vg_format_bytes(held, x, sizeof(x)));
-	}
-	if (rc) {
-		vg_region_close(&r);
-		return vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
-	}
-	char ns[64] = "";
-	if (v.pid != pid)       /* named by its PID here: a job in a container with a PID namespace of its own */
-		snprintf(ns, sizeof(ns), "PID %d in its own PID namespace; ", (int)v.pid);
-	printf("vramguard: evicted process %ld (%s%.40s, %s) from shared region '%s': released", pid, ns, v.cmd,
-	       vg_life_name(v.life), label);
-	const char *sep = " ";
-	for (int d = 0; d < VG_REGION_DEVS; d++) {
-		struct vg_dev_view dv;
-		char g[64], x[32];
-		if (!freed[d] && !(v.bound >> d & 1))
-			continue;
-		if (!vg_dev_read(&r, d, &dv))
-			continue;
-		printf("%s%s on %s", sep, vg_format_bytes(freed[d], x, sizeof(x)), vg_dev_label(&dv, g, sizeof(g)));
-		sep = ", ";
-	}
-	printf("%s\n", sep[0] == ' ' ? " nothing (it held no memory)" : "");
+	struct region_work w = { .a = &a, .path = path, .label = label, .pid = pid, .want = want };
+	rc = region_guarded(&r, label, region_evict_in, &w);
 	vg_region_close(&r);
-	return 0;
+	return rc;
 }
 
 int vg_cli_region(int argc, char **argv)

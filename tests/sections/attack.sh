@@ -63,6 +63,15 @@ for at in map lock locked; do
 	shrunk "limit show: a region cut at '$at' is skipped, the rest shown" team $at 0 'shared region .other.' -- \
 		"$VG" limit show "${EXP[@]}"
 done
+# `region`'s changes: cut while the command holds the lock (or, for map, as it opens the file).
+for at in map locked; do
+	for c in "rm team --force" "reset team" "evict team 4242 --force"; do
+		# shellcheck disable=SC2086 # c is the command's words
+		shrunk "region $c: the file cut at '$at' fails with one line" team $at 1 '^$' -- "$VG" region $c "${EXP[@]}"
+		expect_err_lines "region ${c%% *} ($at): the line names the region and says what to do" \
+			"^vramguard: error: (shared region .team. .*truncated or replaced by its owner|.*vramguard\.team' was truncated while it was being checked.*try again)" 1
+	done
+done
 # With the lock held when the fault comes, the robust-mutex list of the thread points into the lost file: the next
 # region's lock (other, cleaned after team) must still be taken and given back.
 shrunk "top --once --shared team --shared other: team cut with its lock held, other cleaned and shown after it" \
@@ -102,7 +111,7 @@ N1F=$(ls "$SHD"/vramguard.proc."${SHP_PID[n1]}".* 2>/dev/null | head -1)
 prog "  nvidia-smi's way in the container, its control segment cut at the first touch: skipped (used 0), no crash" \
 	"LD_PRELOAD=$SP$SHIM:$LIB" VRAMGUARD_SHM_DIR="$SHD" NVIDIA_GPU_MEMORY_LIMITS=1G VG_SHRINK_FILE="$N1F" \
 	VG_SHRINK_AT=first -- "$T/nvml_smi" --cuda no 1024 0
-kill -9 "${SHP_PID[n1]}" 2>/dev/null
+{ kill -9 "${SHP_PID[n1]}"; wait; } 2>/dev/null
 
 # Long-running: the exporter serves scrape after scrape while every read of team is cut; the receiver is cut while
 # it raises team's budget, and answers the next alert.
