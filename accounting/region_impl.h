@@ -68,9 +68,12 @@ static inline void vg_set_my_slot(struct vg_region *r, int slot)
 	__atomic_store_n(&r->slot, slot, __ATOMIC_RELEASE);
 }
 
+/* src into dst[n], cut short at a character boundary (config.h's vg_utf8_cut) when it does not fit. */
 static inline void vg_copy_str(char *dst, size_t n, const char *src)
 {
 	size_t l = src ? strnlen(src, n - 1) : 0;
+	if (l == n - 1 && src[l])
+		l = vg_utf8_cut(src, l);
 	if (l)
 		memcpy(dst, src, l);
 	dst[l] = '\0';

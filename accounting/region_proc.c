@@ -67,6 +67,10 @@ void vg_proc_cmdline(pid_t pid, bool one_line, char *out, size_t len)
 		out[0] = '\0';
 		return;
 	}
+	/* Cut short: never in the middle of a character (a label value that is not UTF-8 makes Prometheus refuse the
+	 * exporter's whole scrape). A whole command line ends with its NUL, which no cut moves. */
+	if ((size_t)n == len - 1)
+		n = (ssize_t)vg_utf8_cut(out, (size_t)n);
 	for (ssize_t i = 0; i < n; i++)
 		if (out[i] == '\0' || (one_line && out[i] == '\n'))
 			out[i] = ' ';

@@ -15,6 +15,7 @@
 #include "accounting/region_scan.h"
 #include "cli/autoscale.h"
 #include "cli/limit.h"
+#include "cli/metrics.h"
 #include "config/config.h"
 #include "report/json.h"
 
@@ -38,7 +39,8 @@ const char *vg_as_spec_size(uint64_t v, char *buf, size_t len)
 /* One alert of the payload, the labels we read (others are ignored: Alertmanager and rules add their own). */
 struct as_alert {
 	bool firing;
-	char name[128], region[VG_REGION_NAME_MAX + 1], pid[24], command[VG_REGION_CMD_MAX], gpu[16],
+	/* command: the slot's, as the exporter's label writes it (each byte that is not UTF-8 three of U+FFFD) */
+	char name[128], region[VG_REGION_NAME_MAX + 1], pid[24], command[3 * VG_REGION_CMD_MAX], gpu[16],
 		gpu_uuid[VG_REGION_UUID_MAX];
 	bool has_pid, has_region, has_gpu, has_gpu_uuid, has_command;
 };
@@ -342,8 +344,13 @@ static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a,
 		snprintf(why, len, "process %ld exited", pid);
 		goto out;
 	}
-	/* The exporter's command label guards against a PID reused since the alert was evaluated. */
-	if (a->has_command && a->command[0] && strcmp(a->command, v.cmd)) {
+	/* The exporter's command label guards against a PID reused since the alert was evaluated: compared as the
+	 * exporter wrote it from the slot (bytes that are not UTF-8 as U+FFFD). */
+	struct vg_strbuf label = { 0 };
+	vg_metrics_label(&label, v.cmd);
+	bool same = label.data && !strcmp(a->command, label.data);
+	vg_strbuf_free(&label);
+	if (a->has_command && a->command[0] && !same) {
 		snprintf(why, len, "process %ld is %s now, the alert named %s (a PID reused?)", pid, vg_cli_q(v.cmd),
 			 vg_cli_q(a->command));
 		goto out;

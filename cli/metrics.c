@@ -14,6 +14,7 @@
 
 #include "cli/metrics.h"
 #include "cli/scan.h"
+#include "config/config.h"
 
 #define MX_ID_MAX 80
 #define MX_POD_MAX 128
@@ -209,17 +210,35 @@ static const struct mx_family {
 	{ "vramguard_region_members", false, MX_REGION, g_members, "Processes in the shared region (alive or unverifiable)." },
 };
 
+/* Prometheus refuses a whole scrape for one label value that is not UTF-8 (and so every series of the node, and every
+ * alert built on them): a byte that is not part of a well-formed character becomes U+FFFD, as `top --json` writes
+ * it (the same vg_utf8_len). Commands, pod names, GPU UUIDs and region names are other users' bytes. escape: the
+ * exposition's escapes too (\ " newline); without, the value as Prometheus reads it back (an alert's label). */
+static void mx_text(struct vg_strbuf *b, const char *s, bool escape)
+{
+	size_t n = strlen(s), i = 0, run = 0;
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = vg_utf8_len(s + i, n - i);
+		if (k > 1 || (k == 1 && (!escape || (c != '\\' && c != '"' && c != '\n')))) {
+			i += k;
+			continue;
+		}
+		vg_strbuf_add(b, s + run, i - run);
+		vg_strbuf_str(b, k == 0 ? "\xef\xbf\xbd" : c == '\\' ? "\\\\" : c == '"' ? "\\\"" : "\\n");
+		run = ++i;
+	}
+	vg_strbuf_add(b, s + run, n - run);
+}
+
 void vg_metrics_escape(struct vg_strbuf *b, const char *s)
 {
-	for (const char *p = s; *p; p++) {
-		const char *start = p;
-		while (*p && *p != '\\' && *p != '"' && *p != '\n')
-			p++;
-		vg_strbuf_add(b, start, (size_t)(p - start));
-		if (!*p)
-			break;
-		vg_strbuf_str(b, *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : "\\n");
-	}
+	mx_text(b, s, true);
+}
+
+void vg_metrics_label(struct vg_strbuf *b, const char *s)
+{
+	mx_text(b, s, false);
 }
 
 static void mx_label(struct vg_strbuf *b, bool first, const char *name, const char *val)
@@ -356,8 +375,12 @@ static void mx_identity(struct mx_proc *p, struct mx_nsmap *m)
 	const char *pod = mx_env(env, (size_t)n, "POD_NAME");
 	if (!pod && kube)
 		pod = mx_env(env, (size_t)n, "HOSTNAME");       /* a pod's hostname is its name */
-	if (pod)
-		snprintf(p->pod, sizeof(p->pod), "%s", pod);
+	if (pod) {
+		size_t pl = strnlen(pod, sizeof(p->pod) - 1);
+		pl = pod[pl] ? vg_utf8_cut(pod, pl) : pl;       /* cut short: at a character boundary */
+		memcpy(p->pod, pod, pl);
+		p->pod[pl] = '\0';
+	}
 }
 
 /* ---- the scrape ---- */

@@ -27,7 +27,9 @@ struct vg_metrics_state {
 int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *shared_name, bool openmetrics,
 		     struct vg_strbuf *out, char *err, size_t errlen);
 
-/* A label value escaped for the exposition (\ " and newline), appended to b. */
+/* A label value escaped for the exposition (\ " and newline), bytes that are not UTF-8 as U+FFFD, appended to b. */
 void vg_metrics_escape(struct vg_strbuf *b, const char *s);
+/* The same value as Prometheus reads it back (an alert's label): bytes that are not UTF-8 as U+FFFD, no escapes. */
+void vg_metrics_label(struct vg_strbuf *b, const char *s);
 
 #endif

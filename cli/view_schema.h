@@ -104,7 +104,8 @@
 /* The first keys of a process, in `top` and `limit show`: p. */
 #define VG_VIEW_PROCESS_ID(X) \
 	X(pid, INT, p->pid, "as the process's own PID namespace numbers it") \
-	X(command, STR, p->cmd, "its command line, arguments joined by spaces, cut to fit its slot") \
+	X(command, STR, p->cmd, "its command line, arguments joined by spaces, cut to fit its slot (at a character " \
+	  "boundary)") \
 	X(alive, TRI, p->life == VG_LIFE_ALIVE ? 1 : p->alive ? -1 : 0, "`true`, `false`, or `null` for unverifiable") \
 	X(state, WORD, vg_life_name(p->life), "`\"alive\"`: its liveness lock or, without one, its PID and start time " \
 	  "say so; `\"exited\"`: exited without leaving, in a region the command could not write, not in the totals; " \

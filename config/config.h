@@ -229,4 +229,13 @@ const char *vg_quote(const char *s, char *buf, size_t len);
 /* Format bytes for people: "4.00 GiB", "512.00 MiB", "1023 B". Returns buf. */
 const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len);
 
+/* UTF-8 (RFC 3629), for every writer of text others parse (the JSON writer, the HTML page, the exporter's label
+ * values) and every place that cuts text short (the command line a region's slot keeps). No heap, no stdio.
+ * vg_utf8_len: the length of the character at s (n bytes there): 1 for ASCII, 2 to 4 for a well-formed sequence, 0
+ * if the bytes are not one (a stray byte, an overlong form, a surrogate, past U+10FFFF, or cut short by n).
+ * vg_utf8_cut: where to cut s[0..n) so that it does not end inside a character: n, or less by the bytes of the one
+ * multibyte character that n cut short (bytes that are not UTF-8 at all are left for the writers to replace). */
+size_t vg_utf8_len(const char *s, size_t n);
+size_t vg_utf8_cut(const char *s, size_t n);
+
 #endif

@@ -65,6 +65,58 @@ const char *vg_quote(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* ---- UTF-8 ---- */
+
+size_t vg_utf8_len(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (n == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	/* The second byte's range rules out overlong forms (E0, F0), surrogates (ED) and past U+10FFFF (F4). */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+size_t vg_utf8_cut(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t k = n, want;
+
+	/* The start of the last character: back over at most three continuation bytes. */
+	while (k > 0 && n - k < 4 && (s[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (k == 0 || n - k >= 4)
+		return n;
+	k--;
+	want = s[k] >= 0xf0 ? 4 : s[k] >= 0xe0 ? 3 : s[k] >= 0xc0 ? 2 : 1;
+	return s[k] >= 0xc2 && s[k] <= 0xf4 && k + want > n ? k : n;
+}
+
 /* ---- people-readable sizes ---- */
 
 const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len)

@@ -9,33 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of the well-formed UTF-8 sequence at s (at most n bytes), 0 if there is none. */
-static size_t vg_html_utf8(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t c;
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 void vg_html_esc(struct vg_strbuf *b, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -43,7 +16,7 @@ void vg_html_esc(struct vg_strbuf *b, const char *s, size_t max)
 
 	while (i < n) {
 		unsigned char c = p[i];
-		size_t len = vg_html_utf8(p + i, n - i);
+		size_t len = vg_utf8_len((const char *)p + i, n - i);
 		const char *rep = NULL;
 		if (len == 1 && c >= 0x20 && c != 0x7f && !strchr("&<>\"'", c)) {
 			i++, run++;

@@ -1,40 +1,9 @@
 /* Writing JSON (report/json_out.h): escaped strings and "key": value members. */
 #include "report/json_out.h"
+#include "config/config.h"
 
 #include <inttypes.h>
 #include <string.h>
-
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates, at most U+10FFFF),
- * or 0 if the bytes there are not one. */
-static size_t vg_utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len, i;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
 
 /* Module paths and symbols are bytes from the file system and the ELF tables: whatever is not
  * well-formed UTF-8 becomes U+FFFD, so the document always parses. */
@@ -51,7 +20,7 @@ void vg_json_str(struct vg_strbuf *b, const char *str, size_t max)
 			i++;
 			continue;
 		}
-		if (c >= 0x80 && (k = vg_utf8_seq(s + i, n - i)) != 0) {
+		if (c >= 0x80 && (k = vg_utf8_len(str + i, n - i)) != 0) {
 			i += k;
 			continue;
 		}

@@ -4,7 +4,8 @@
 # through other spellings of its path (DIR/vramguard.NAME, DIR//vramguard.NAME, DIR/./vramguard.NAME) would be one
 # file and several targets: a ceiling and a cool-down each. Five alerts within the cool-down (1h) must raise region
 # 'spell' once (80 -> 100 MiB, under its own ceiling of 120 MiB); and a process under other spellings of its PID (0PID, +PID,
-# " PID") is one target too: raised once.
+# " PID") is one target too: raised once. Last, a job whose command line is not UTF-8: its label as the exporter
+# writes it (U+FFFD) names it.
 
 ajob spell 70 20 VRAMGUARD_SHARED=spell VRAMGUARD_SHARED_LIMITS=80M
 ajob spellp 90 20 NVIDIA_GPU_MEMORY_LIMITS=100M
@@ -38,5 +39,22 @@ else
 		"$(printf 'quota %s, raised %s, refused_unknown %s\n' "$sp_q" "$(acount raised)" "$(acount refused_unknown)"
 			tail -4 "$AD/r5.err")"
 fi
+# A job whose command line has a byte that is not UTF-8: the exporter's command label has U+FFFD for it (else
+# Prometheus would refuse the scrape), and the receiver compares the label with the slot's command the same way.
+: >"$AD/badcmd.out"
+env -u VRAMGUARD_SHARED "LD_LIBRARY_PATH=$PWD/$T" VRAMGUARD_SHM_DIR="$AJD" VRAMGUARD_REPORT=off \
+	NVIDIA_GPU_MEMORY_LIMITS=100M python3 -c 'import os, sys
+os.execve(sys.argv[2], sys.argv[3:], dict(os.environ, LD_PRELOAD=sys.argv[1]))' "$SP$LIB" "$T/grower" \
+	"$(printf 'grower\xff')" "$AD/stop" 90 20 60 "$AD/badcmd.free" >"$AD/badcmd.out" 2>"$AD/badcmd.err" &
+ASPB=$!
+APIDS+=("$ASPB")
+wait_for "$AD/badcmd.out" '^denied' || bad "autoscale: the job with a byte that is not UTF-8 was not refused" "$(cat "$AD/badcmd.err")"
+sp_cmd=$("$VG" exporter --once --dir "$AJD" 2>>"$LOG" | grep -a "^vramguard_process_used_bytes{pid=\"$ASPB\"," |
+	sed 's/^[^{]*{pid="[0-9]*",command="\([^"]*\)".*/\1/')
+sp_code=$(apost "$(apay firing "{\"alertname\":\"VramguardProcessNearQuota\",\"pid\":\"$ASPB\",\"command\":\"$sp_cmd\",\"region\":\"\",\"gpu\":\"0\"}")")
+if [[ $sp_cmd == grower$(printf '\xef\xbf\xbd')\ * ]] && [ "$sp_code" = 200 ] && wait_for "$AD/badcmd.out" '^granted' &&
+	grep -aq "raised: alert 'VramguardProcessNearQuota' firing: process $ASPB (.*) GPU 0: limit 100.00 MiB -> 120.00 MiB" "$AD/r5.err"; then
+	ok "autoscale: a job whose command line has a byte that is not UTF-8 (the exporter's label: U+FFFD): its alert's command label matches, raised 100 -> 120 MiB"
+else bad "autoscale: a command label with U+FFFD" "$(printf 'label %q, HTTP %s\n' "$sp_cmd" "$sp_code"; cat "$AD/resp"; tail -2 "$AD/r5.err")"; fi
 kill "$AR"
 wait "$AR" 2>/dev/null

@@ -72,6 +72,44 @@ if command -v promtool >/dev/null; then
 		ok "  (promtool refuses the same exposition with the quote unescaped: the check can fail)"
 	else bad "  promtool accepted an unescaped quote"; fi
 else skip "  promtool check metrics" "promtool is not installed (scripts/setup.sh installs prometheus)"; fi
+# ---- labels that are not UTF-8 (Prometheus refuses the whole scrape for one): the library cuts a command line at a
+# character boundary where it stores it, and the exporter writes every other byte that is not UTF-8 as U+FFFD ----
+XUD=$(mktemp -d /tmp/vg-exporter-utf8.XXXXXX)
+# A job under the preload whose command line is 'xx' and 30 three-byte characters (argv[0], set by execve): its slot
+# keeps 79 bytes, which would end 2 bytes into the 26th character; its POD_NAME (the pod label) has 60 of them and a
+# stray byte \xff. A region whose stored name has a \xff, a member whose command has one, a GPU UUID with one.
+xja=xx$(printf '日本語%.0s' $(seq 10))
+env -u NVIDIA_GPU_MEMORY_LIMITS -u VRAMGUARD_SHARED "LD_LIBRARY_PATH=$PWD/$T" VRAMGUARD_SHM_DIR="$XUD" \
+	VRAMGUARD_REPORT=off POD_NAME="$(printf '日本語%.0s' $(seq 20))$(printf '\xff')" python3 -c 'import os, sys
+os.execve(sys.argv[2], sys.argv[3:], dict(os.environ, LD_PRELOAD=sys.argv[1]))' "$SP$LIB" "$T/waiter" "$xja" \
+	"$XUD/stop" ctx 60 >"$XUD/w.out" 2>>"$LOG" &
+xuw=$!
+wait_for "$XUD/w.out" ready || bad "exporter: the job with a Japanese command line did not get ready"
+"$XT" create "$XUD/vramguard.odd" "$(printf 'te\xffam')" 1G >>"$LOG" 2>&1
+xmember "$XUD/o.out" join "$XUD/vramguard.odd" dev=0 "uuid=$(printf 'GPU-\xff')" total=16G used=1M
+xuo=$XM
+"$XT" plant "$XUD/vramguard.odd" 999998 2M "$(printf 'odd\xffcmd')" >>"$LOG" 2>&1
+VRAMGUARD_SHM_DIR="$XUD" VRAMGUARD_SHARED='' "$VG" exporter --once >"$XUD/m.prom" 2>>"$LOG"
+"$VG" exporter --dir "$XUD" --textfile "$XUD/tf.prom" --once 2>>"$LOG"
+xbad=
+for f in m.prom tf.prom; do
+	if command -v promtool >/dev/null && ! xo=$(promtool check metrics <"$XUD/$f" 2>&1); then xbad="$xbad$f: $xo"$'\n'; fi
+	python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$XUD/$f" 2>>"$LOG" ||
+		xbad="$xbad$f: not UTF-8"$'\n'
+done
+xfd=$(printf '\xef\xbf\xbd')
+if [ -z "$xbad" ]; then ok "exporter: labels with bytes that are not UTF-8 (command, region, gpu_uuid, pod): promtool check metrics clean, --once and --textfile"
+else bad "exporter: an exposition Prometheus would refuse whole" "$xbad$(grep -a 'vramguard_process_used_bytes{' "$XUD/m.prom")"; fi
+if grep -aq "command=\"xx$(printf '日本語%.0s' $(seq 8))日\"" "$XUD/m.prom" && grep -aq "region=\"te${xfd}am\"" "$XUD/m.prom" &&
+	grep -aq "command=\"odd${xfd}cmd\"" "$XUD/m.prom" && grep -aq "gpu_uuid=\"GPU-${xfd}\"" "$XUD/m.prom" &&
+	grep -aq "pod=\"$(printf '日本語%.0s' $(seq 14))\"" "$XUD/m.prom"; then
+	ok "  the command line cut where the library stores it, at the last whole character (79 bytes: 'xx' and 25 of 30); a stray byte as U+FFFD; POD_NAME cut at a whole character"
+else bad "  the labels" "$(grep -a -o 'command="[^"]*"\|region="[^"]*"\|gpu_uuid="[^"]*"\|pod="[^"]*"' "$XUD/m.prom" | sort -u)"; fi
+touch "$XUD/stop"
+kill "$xuo"
+wait "$xuw" "$xuo" 2>/dev/null
+rm -rf "$XUD"
+
 cli "exporter: bad --listen" 1 '^$' -- $VG exporter --listen nope
 expect_err_lines "  one line naming the option and the value" "^vramguard: error: exporter: invalid --listen 'nope' " 1
 cli "exporter: --interval without --textfile" 2 '^$' -- $VG exporter --interval 1

@@ -1407,6 +1407,41 @@ static void test_format_bytes(void)
 	CHECK(vg_format_bytes(4 * GiB, b, 0) == b);
 }
 
+/* A check in a loop: its failure says which case. */
+#define CHECK_MSG(cond, ...)                                                                                          \
+	do {                                                                                                          \
+		if (cond)                                                                                             \
+			UNIT_PASS_(#cond);                                                                            \
+		else                                                                                                  \
+			UNIT_FAIL_(__VA_ARGS__);                                                                      \
+	} while (0)
+
+/* UTF-8: the length of one character (RFC 3629's limits), and where to cut text so as not to end inside one. */
+static void test_utf8(void)
+{
+	static const struct { const char *s; size_t n, len; } U[] = {
+		{ "a", 1, 1 }, { "\xc3\xa9", 2, 2 }, { "\xe6\x97\xa5", 3, 3 }, { "\xf0\x9f\x98\x80", 4, 4 },
+		{ "\xe6\x97\xa5", 2, 0 },                      /* cut short */
+		{ "\xff", 1, 0 }, { "\x80", 1, 0 }, { "\xc0\xaf", 2, 0 },       /* stray, continuation, overlong */
+		{ "\xe0\x80\xaf", 3, 0 }, { "\xed\xa0\x80", 3, 0 },          /* overlong, a surrogate */
+		{ "\xf4\x90\x80\x80", 4, 0 }, { "\xf5\x80\x80\x80", 4, 0 }, /* past U+10FFFF */
+		{ "\xe6\x41\xa5", 3, 0 },                      /* ASCII where a continuation byte belongs */
+	};
+	for (size_t i = 0; i < sizeof(U) / sizeof(U[0]); i++)
+		CHECK_MSG(vg_utf8_len(U[i].s, U[i].n) == U[i].len, "vg_utf8_len case %zu: %zu, want %zu", i,
+			  vg_utf8_len(U[i].s, U[i].n), U[i].len);
+	/* "xx" and three-byte characters: cut anywhere, it ends after a whole one. */
+	const char *ja = "xx\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
+	static const size_t want[] = { 0, 1, 2, 2, 2, 5, 5, 5, 8, 8, 8, 11 };
+	for (size_t n = 0; n <= 11; n++)
+		CHECK_MSG(vg_utf8_cut(ja, n) == want[n], "vg_utf8_cut(\"xx\" + 3 characters, %zu) = %zu, want %zu", n,
+			  vg_utf8_cut(ja, n), want[n]);
+	CHECK(vg_utf8_cut("\xf0\x9f\x98", 3) == 0);              /* a four-byte one, three bytes in */
+	CHECK(vg_utf8_cut("ab\xff", 3) == 3);                     /* not UTF-8 at all: left for the writers */
+	CHECK(vg_utf8_cut("a\x80\x80\x80\x80", 5) == 5);         /* continuation bytes only */
+	CHECK(vg_utf8_cut("a\xc0\x80", 3) == 3);                 /* an invalid lead byte */
+}
+
 /* ---- robustness: random strings over the parser's alphabet never crash and fail cleanly ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1566,6 +1601,7 @@ int main(void)
 	test_load_secure();
 	test_options_table();
 	test_format_bytes();
+	test_utf8();
 	test_random_strings();
 	test_report_random();
 	return UNIT_DONE();
