@@ -167,20 +167,24 @@ else
 	fi
 fi
 
-# ---- 2. a real second user, truncating and restoring their own region in a loop ----
+# ---- 2. a real second user, made for the section (useradd) and removed after, against root's commands ----
 ATK=vgatk$$
 if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
-	skip "attack: a second user truncating their region under root's commands" "needs root, useradd and setpriv"
+	skip "attack: a second user against root's commands" "needs root, useradd and setpriv"
+elif ! { userdel "$ATK" 2>/dev/null; useradd --system --no-create-home --shell /usr/sbin/nologin "$ATK" 2>>"$LOG"; }; then
+	skip "attack: a second user against root's commands" "useradd failed: $(tail -1 "$LOG")"
 else
-	userdel "$ATK" 2>/dev/null
-	if useradd --system --no-create-home --shell /usr/sbin/nologin "$ATK" 2>>"$LOG"; then
-		at_exit "userdel $ATK 2>/dev/null"
-		AS=(setpriv --reuid="$(id -u "$ATK")" --regid="$(id -g "$ATK")" --clear-groups)
-		amember mine 1G "${AS[@]}"
-		: >"$AD/stop"
-		rm -f "$AD/stop"
-		# The attack: cut the file to nothing and write it back, as fast as it goes, until $AD/stop exists.
-		"${AS[@]}" /usr/bin/python3 -c '
+	at_exit "userdel $ATK 2>/dev/null"
+	AU=$(id -u "$ATK")
+	AG=$(id -g "$ATK")
+	AS=(setpriv --reuid="$AU" --regid="$AG" --clear-groups)
+	# The system's interpreter: the user may not reach the caller's (a pyenv under /root).
+	APY=/usr/bin/python3
+
+	# 2a. Their region, cut to nothing and written back as fast as it goes while root runs its commands.
+	amember mine 1G "${AS[@]}"
+	rm -f "$AD/stop"
+	"${AS[@]}" "$APY" -c '
 import os, sys
 path, saved, stop = sys.argv[1:4]
 data = open(saved, "rb").read()
@@ -191,28 +195,67 @@ while not os.path.exists(stop):
     os.pwrite(fd, data, 0)
     n += 1
 print(n)' "$AD/vramguard.mine" "$AD/mine.saved" "$AD/stop" >"$AD/attack.count" 2>>"$LOG" &
-		APID=$!
-		deaths=0 runs=0
-		for i in $(seq 1 40); do
-			for c in "exporter --once" "top --once" "limit show" "limit set 2G --shared mine"; do
-				# shellcheck disable=SC2086 # c is the command's words
-				timeout 30 "$VG" $c "${EXP[@]}" >/dev/null 2>>"$W/attack.err"
-				rc=$?
-				runs=$((runs + 1))
-				[ "$rc" -ge 124 ] && { deaths=$((deaths + 1)); echo "run $i '$c': exit $rc" >>"$LOG"; }
-			done
+	APID=$!
+	deaths=0 runs=0
+	for i in $(seq 1 40); do
+		for c in "exporter --once" "top --once" "limit show" "limit set 2G --shared mine"; do
+			# shellcheck disable=SC2086 # c is the command's words
+			timeout 30 "$VG" $c "${EXP[@]}" >/dev/null 2>>"$W/attack.err"
+			rc=$?
+			runs=$((runs + 1))
+			[ "$rc" -ge 124 ] && { deaths=$((deaths + 1)); echo "run $i '$c': exit $rc" >>"$LOG"; }
 		done
-		touch "$AD/stop"
-		wait "$APID"
-		cuts=$(cat "$AD/attack.count")
-		if [ "$deaths" = 0 ] && [ "${cuts:-0}" -gt 0 ]; then
-			ok "a second user cut their region $cuts times under $runs of root's commands: none died or hung"
+	done
+	touch "$AD/stop"
+	wait "$APID"
+	cuts=$(cat "$AD/attack.count")
+	if [ "$deaths" = 0 ] && [ "${cuts:-0}" -gt 0 ]; then
+		ok "$ATK cut their region $cuts times under $runs of root's commands: none died or hung"
+	else
+		bad "root's commands under $ATK's truncation loop" "$deaths of $runs died or hung; cuts '$cuts'"
+	fi
+
+	# 2b. Names that are not UTF-8: a job of theirs whose command line is Japanese text cut by the slot's 79 bytes,
+	# and a region of theirs named with a stray byte. Root's exposition stays one Prometheus accepts.
+	UD=$W/utf8
+	mkdir -p "$UD" && chown "$AU:$AG" "$UD"
+	"${AS[@]}" "$RT" create "$UD/vramguard.odd" "$(printf 'te\xffam')" 1G >>"$LOG" 2>&1
+	: >"$UD/w.out" && chown "$AU" "$UD/w.out"
+	"${AS[@]}" env "LD_LIBRARY_PATH=$PWD/$T" VRAMGUARD_SHM_DIR="$UD" VRAMGUARD_REPORT=off "$APY" -c 'import os, sys
+os.execve(sys.argv[2], sys.argv[3:], dict(os.environ, LD_PRELOAD=sys.argv[1]))' "$SP$LIB" "$PWD/$T/waiter" \
+		"xx$(printf '日本語%.0s' $(seq 10))" "$UD/stop" ctx 60 >"$UD/w.out" 2>>"$LOG" &
+	UW=$!
+	if wait_for "$UD/w.out" ready 30; then
+		"$VG" exporter --once --dir "$UD" >"$UD/m.prom" 2>>"$LOG"
+		ubad=
+		if command -v promtool >/dev/null && ! uo=$(promtool check metrics <"$UD/m.prom" 2>&1); then ubad="promtool: $uo"; fi
+		python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$UD/m.prom" 2>>"$LOG" || ubad="$ubad not UTF-8"
+		if [ -z "$ubad" ] && grep -aq "command=\"xx$(printf '日本語%.0s' $(seq 8))日\"" "$UD/m.prom" &&
+			grep -aq "region=\"te$(printf '\xef\xbf\xbd')am\"" "$UD/m.prom"; then
+			ok "$ATK's Japanese command line and \\xff region name: root's exposition is UTF-8 (cut at a character; U+FFFD)${ubad:+}$(command -v promtool >/dev/null && echo ', promtool check metrics clean')"
 		else
-			bad "root's commands under a second user's truncation loop" "$deaths of $runs died or hung; cuts '$cuts'"
+			bad "root's exposition with $ATK's names" "$ubad $(grep -a -o 'command="[^"]*"\|region="[^"]*"' "$UD/m.prom" | sort -u | head -4)"
 		fi
 	else
-		skip "attack: a second user truncating their region under root's commands" "useradd failed: $(tail -1 "$LOG")"
+		bad "attack: $ATK's job did not get ready" "$(tail -3 "$LOG")"
 	fi
+	touch "$UD/stop"
+	wait "$UW" 2>/dev/null
+
+	# 2c. A collector directory their group may write: a symlink at every temporary name root's --textfile could
+	# pick by its PID (the old name was TEXTFILE.PID.tmp), pointing at a file of root's.
+	TD=$W/collector
+	mkdir -p "$TD" && chgrp "$AG" "$TD" && chmod 0775 "$TD"
+	printf "root's\n" >"$W/secret" && chmod 0600 "$W/secret"
+	NEXT=$(sh -c 'echo $$')
+	"${AS[@]}" "$APY" -c 'import os, sys
+for p in range(int(sys.argv[3]), int(sys.argv[3]) + 2000):
+    os.symlink(sys.argv[1], "%s/vg.prom.%d.tmp" % (sys.argv[2], p))' "$W/secret" "$TD" "$NEXT" 2>>"$LOG"
+	cli "$ATK's symlinks at root's --textfile temporary names: written" 0 '^$' -- "$VG" exporter --dir "$AD" \
+		--textfile "$TD/vg.prom" --once
+	if [ "$(cat "$W/secret")" = "root's" ] && [ "$(stat -c %a "$W/secret")" = 600 ] && [ ! -L "$TD/vg.prom" ]; then
+		ok "  root's file kept its content and mode 0600; vg.prom is a file of its own"
+	else bad "  root's file was written through a planted link" "$(stat -c '%a %s' "$W/secret"; ls -la "$TD" | head -5)"; fi
 fi
 
 done_testing
