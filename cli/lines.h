@@ -2,7 +2,7 @@
  * inlined callers with elfutils' libdwfl, loaded with dlopen only when asked (the command itself needs no libdw and
  * runs where it is absent). Debug information is found by the build IDs the report's `modules` record
  * (docs/report-format.md, *Source lines*); a file whose build ID differs is never used: wrong lines are worse than
- * none. */
+ * none. A report is written by anyone: only regular files are read (cli/lines_dw.h). */
 #ifndef VG_CLI_LINES_H
 #define VG_CLI_LINES_H
 
@@ -16,8 +16,8 @@
 int vg_lines_begin(const char *const *dirs, size_t ndirs);
 /* A report read from file that cannot have lines (no `modules`: written before revision 3): say so, once. */
 void vg_lines_check_report(const char *file, const struct vg_report *r);
-/* The summary lines (modules without debug information, without a build ID), then free the state; libdw stays
- * loaded. Safe without a successful begin. */
+/* The summary lines (files refused, modules without debug information or without a build ID), then free the state;
+ * libdw stays loaded. Safe without a successful begin. */
 void vg_lines_end(void);
 
 #endif
