@@ -2,16 +2,18 @@
  * offset into file:line and its inlined callers. Each module of a report is looked up once, by the build ID the
  * report recorded: its own path, then /usr/lib/debug/.build-id/, then the --debug-dir directories; the first file
  * with that build ID and DWARF is used. Every candidate is opened here (vg_lines_dw_open) and handed to libdw as a
- * descriptor: a report is written by anyone, and names any path. The command is single-threaded. */
+ * descriptor: a report is written by anyone, and names any path. Runs in the child of cli/lines.c, single-threaded. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -393,4 +395,33 @@ void vg_lines_dw_answer(const struct vg_lines_req *q, struct vg_lines_ans *a)
 	memcpy(a->file, m->file, sizeof(a->file));
 	memcpy(a->why, m->why, sizeof(a->why));
 	a->found = m->verdict == VG_LINES_OK && vg_lines_frame(m, q->offset, &a->line) == 0;
+}
+
+/* ---- the child's loop ---- */
+
+static int vg_lines_io(int fd, void *buf, size_t len, bool out)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void vg_lines_dw_serve(int fd)
+{
+	static struct vg_lines_req q;
+	static struct vg_lines_ans a;
+	while (vg_lines_io(fd, &q, sizeof(q), false) == 0) {
+		q.path[sizeof(q.path) - 1] = q.build_id[sizeof(q.build_id) - 1] = '\0';
+		vg_lines_dw_answer(&q, &a);
+		if (vg_lines_io(fd, &a, sizeof(a), true) != 0)
+			break;
+	}
 }

@@ -1,5 +1,7 @@
-/* The resolver behind `--lines` (cli/lines.c): libdw, loaded with dlopen, turns a module offset into file:line.
- * Module files are opened here by the rules of vg_lines_dw_open, never by libdw: a report names any path. */
+/* The resolver behind `--lines` (cli/lines.c): libdw, loaded with dlopen, turns a module offset into file:line in a
+ * child process of the command, which cli/lines.c asks one frame at a time over a socket and kills at its deadline.
+ * Whatever libdw does with a file a report names (a FIFO it opens by itself, a file truncated under its mapping),
+ * the command survives it. Module files are opened here by the rules of vg_lines_dw_open, never by libdw. */
 #ifndef VG_CLI_LINES_DW_H
 #define VG_CLI_LINES_DW_H
 
@@ -41,7 +43,9 @@ void vg_lines_dw_answer(const struct vg_lines_req *q, struct vg_lines_ans *a);
 /* Open file for libdw: only a regular file, not on a kernel pseudo file system (/proc, /sys...), at most
  * VG_LINES_MAX_FILE bytes; opened without blocking (O_NONBLOCK, cleared once it is known to be a regular file) and
  * without opening a device at all (O_PATH first). The descriptor; -1 when it cannot be opened (absent, no
- * permission: as if not there); -2 when it is refused, with why ("a FIFO", "a directory", "on /proc"...). */
+ * permission: as if not there); -2 when it is refused, with why ("is a FIFO", "is a directory"...). */
 int vg_lines_dw_open(const char *file, char *why, size_t whylen);
+/* The child's loop: answer each request read from fd until it is closed. */
+void vg_lines_dw_serve(int fd);
 
 #endif
