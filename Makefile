@@ -267,6 +267,15 @@ $(TB)/libvgnoid.so: tests/integration/noid/lib.c $(FAKE)
 $(TB)/srclines: tests/integration/srclines.c $(TB)/libvgnoid.so $(FAKE)
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libvgnoid.so -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
+# A library whose DWARF sends libdw to an alt file of its choosing, by itself (lines.sh: the resolution's deadline).
+$(TB)/libvgaltlink.so: tests/integration/altlink/lib.S
+	@mkdir -p $(TB)
+	$(CC) -shared -nostdlib -Wl,--build-id -o $@ $<
+
+# libdw with one function that dies of SIGBUS (lines.sh: a crash in libdw ends the resolver, not the command).
+$(TB)/libvgdwbus.so: tests/integration/dwbus/lib.c
+	$(TEST_CC) -fPIC -shared -o $@ $< -Wl,--no-as-needed -l:libdw.so.1
+
 # A second preload library that uses dlsym(RTLD_NEXT, ...): proves our dlsym keeps "next" the caller's.
 $(TB)/libnext.so: tests/integration/libnext/next.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
@@ -275,7 +284,7 @@ $(TB)/libnext.so: tests/integration/libnext/next.c
 $(TB)/libvgshrink.so: tests/integration/shrink/shim.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(TB)/libvgaltlink.so $(TB)/libvgdwbus.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

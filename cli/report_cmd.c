@@ -15,7 +15,8 @@
 #include "report/report.h"
 
 const char vg_usage_report[] =
-	"usage: vramguard report [--html | --format FORMAT] [-o FILE] [--lines [--debug-dir DIR]...] FILE.json\n"
+	"usage: vramguard report [--html | --format FORMAT] [-o FILE] [--lines [--debug-dir DIR]...\n"
+	"                        [--lines-timeout SECONDS]] FILE.json\n"
 	"\n"
 	"Print a JSON report (VRAMGUARD_REPORT_FORMAT=json) as the text report the library would have written, or\n"
 	"as a page or an export (docs/report-format.md, *The HTML report and the exports*).\n"
@@ -27,11 +28,14 @@ const char vg_usage_report[] =
 	"                     the debug information of the builds that ran, found by the report's build IDs: the\n"
 	"                     module's file, /usr/lib/debug/.build-id/, then --debug-dir (needs elfutils' libdw1)\n"
 	"  --debug-dir DIR    also look in DIR: DIR/.build-id/xx/rest.debug, DIR/NAME.debug or DIR/NAME\n"
-	"                     (repeatable, up to 8; implies --lines)\n";
+	"                     (repeatable, up to 8; implies --lines). Only regular files are read\n"
+	"  --lines-timeout SECONDS\n"
+	"                     time for all the lines (default 10; implies --lines): the frames left then get\n"
+	"                     none, and one line says so\n";
 
 const char vg_usage_diff[] =
-	"usage: vramguard diff [--rows N] [--all] [--exit-code] [--html [-o FILE]] [--lines [--debug-dir DIR]...]\n"
-	"                      OLD.json NEW.json\n"
+	"usage: vramguard diff [--rows N] [--all] [--exit-code] [--html [-o FILE]] [--lines [--debug-dir DIR]...\n"
+	"                      [--lines-timeout SECONDS]] OLD.json NEW.json\n"
 	"\n"
 	"Compare two reports, per device and per call site: what grew, what is new, what shrank or is gone, largest\n"
 	"change first. Reports of one process are matched by call-site id; of different processes by call stack\n"
@@ -43,19 +47,28 @@ const char vg_usage_diff[] =
 	"                    what grew, sortable tables\n"
 	"  -o, --output FILE write there instead of stdout ('-': stdout)\n"
 	"  -l, --lines       source lines for the text's native frames, as `vramguard report --lines` (see its help)\n"
-	"  --debug-dir DIR   where else to find debug files (repeatable; implies --lines)\n";
+	"  --debug-dir DIR   where else to find debug files (repeatable; implies --lines)\n"
+	"  --lines-timeout SECONDS  time for all the lines (default 10; implies --lines)\n";
 
-/* --lines and --debug-dir, the same for report and diff. */
+/* --lines, --debug-dir and --lines-timeout, the same for report and diff. */
 struct vg_lines_opts {
 	int on;
 	const char *dirs[VG_LINES_MAX_DIRS];
 	size_t ndirs;
+	double timeout;
 };
 #define VG_OPT_DEBUG_DIR 0x100
+#define VG_OPT_LINES_TIMEOUT 0x101
 
 static void lines_opt(struct vg_lines_opts *l, int c, const char *arg, const char *cmd, const char *usage)
 {
 	l->on = 1;
+	if (c == VG_OPT_LINES_TIMEOUT) {
+		if (!vg_cli_seconds(arg, &l->timeout) || !(l->timeout > 0) || l->timeout > VG_LINES_TIMEOUT_MAX)
+			vg_cli_usage_exit(usage, "%s: invalid --lines-timeout %s (expected seconds, more than 0 and at "
+					  "most %d, e.g. 30)", cmd, vg_cli_q(arg), VG_LINES_TIMEOUT_MAX);
+		return;
+	}
 	if (c != VG_OPT_DEBUG_DIR)
 		return;
 	if (l->ndirs == VG_LINES_MAX_DIRS)
@@ -89,7 +102,7 @@ int vg_cli_report(int argc, char **argv)
 		{ "html", no_argument, NULL, 'H' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
 		{ "lines", no_argument, NULL, 'l' }, { "debug-dir", required_argument, NULL, VG_OPT_DEBUG_DIR },
-		{ NULL, 0, NULL, 0 },
+		{ "lines-timeout", required_argument, NULL, VG_OPT_LINES_TIMEOUT }, { NULL, 0, NULL, 0 },
 	};
 	struct vg_lines_opts lo = { 0 };
 	enum vg_view_format fmt = VG_VIEW_TEXT;
@@ -100,7 +113,8 @@ int vg_cli_report(int argc, char **argv)
 		switch (c) {
 		case 'H': html = 1; break;
 		case 'l':
-		case VG_OPT_DEBUG_DIR: lines_opt(&lo, c, optarg, "report", vg_usage_report); break;
+		case VG_OPT_DEBUG_DIR:
+		case VG_OPT_LINES_TIMEOUT: lines_opt(&lo, c, optarg, "report", vg_usage_report); break;
 		case 'f':
 			if (vg_view_format_parse(optarg, &fmt))
 				vg_cli_usage_exit(vg_usage_report, "report: unknown --format %s (expected text, html, "
@@ -124,7 +138,7 @@ int vg_cli_report(int argc, char **argv)
 	if (vg_report_read_file(file, &r, err, sizeof(err)) != 0)
 		die_report(file, err);
 	note_revision(file, &r);
-	if (lo.on && vg_lines_begin(lo.dirs, lo.ndirs) == 0)
+	if (lo.on && vg_lines_begin(lo.dirs, lo.ndirs, lo.timeout) == 0)
 		vg_lines_check_report(file, &r);
 	r.json_hint[0] = '\0';
 	int rc = vg_view_report(&r, file, fmt, out);
@@ -141,7 +155,7 @@ int vg_cli_diff(int argc, char **argv)
 		{ "exit-code", no_argument, NULL, 'e' },  { "help", no_argument, NULL, 'h' },
 		{ "html", no_argument, NULL, 'H' },       { "output", required_argument, NULL, 'o' },
 		{ "lines", no_argument, NULL, 'l' },      { "debug-dir", required_argument, NULL, VG_OPT_DEBUG_DIR },
-		{ NULL, 0, NULL, 0 },
+		{ "lines-timeout", required_argument, NULL, VG_OPT_LINES_TIMEOUT }, { NULL, 0, NULL, 0 },
 	};
 	struct vg_lines_opts lo = { 0 };
 	struct vg_diff_opts o = { 0, 0 };
@@ -165,7 +179,8 @@ int vg_cli_diff(int argc, char **argv)
 		case 'H': html = 1; break;
 		case 'o': outp = optarg; break;
 		case 'l':
-		case VG_OPT_DEBUG_DIR: lines_opt(&lo, c, optarg, "diff", vg_usage_diff); break;
+		case VG_OPT_DEBUG_DIR:
+		case VG_OPT_LINES_TIMEOUT: lines_opt(&lo, c, optarg, "diff", vg_usage_diff); break;
 		case 'h': return vg_cli_help("diff");
 		default: return vg_cli_bad_option("diff", argv, c, vg_usage_diff);
 		}
@@ -182,7 +197,7 @@ int vg_cli_diff(int argc, char **argv)
 	note_revision(argv[optind + 1], &b);
 	if (outp && !html)
 		vg_cli_usage_exit(vg_usage_diff, "diff: -o goes with --html (the text goes to stdout)");
-	if (lo.on && vg_lines_begin(lo.dirs, lo.ndirs) == 0) {
+	if (lo.on && vg_lines_begin(lo.dirs, lo.ndirs, lo.timeout) == 0) {
 		vg_lines_check_report(argv[optind], &a);
 		vg_lines_check_report(argv[optind + 1], &b);
 	}

@@ -3,7 +3,9 @@
 # report --lines` and `diff --lines` on tests/integration/srclines.c (built with -g): the lines of known calls, found
 # in the source by their markers, an inlined caller; a stripped copy whose debug file is found through --debug-dir by
 # build ID and by name; a build-ID mismatch; a library without a build ID; libdw missing; a report from before
-# revision 3. Needs: make test-bins (srclines, libvgnoid.so, vramguard), binutils (objcopy, readelf).
+# revision 3; hostile reports (module paths that are FIFOs, devices, directories, /proc files, huge files; a
+# module whose DWARF sends libdw to a FIFO by itself; a libdw that crashes). Needs: make test-bins (srclines,
+# libvgnoid.so, libvgaltlink.so, libvgdwbus.so, vramguard), binutils (objcopy, readelf, nm).
 source tests/lib/section.sh
 
 SL=$T/srclines
@@ -92,6 +94,105 @@ cli "a revision-2 report (no modules) with --lines" 0 'plain_alloc' -- $VG repor
 if ! grep -q 'srclines\.c:' <<<"$CO" && [ "$(wc -l <"$ERR")" -eq 1 ] &&
 	grep -q "^vramguard: note: '[^']*/rev2\.json' lists no modules (report revision 2; build IDs came with revision 3)" "$ERR"
 then ok "  one note, no lines"; else bad "  one note and no lines expected" "$(head -3 "$ERR")"; fi
+
+# Hostile reports: a report is JSON anyone can write, read by root as readily as by its author, and its modules name
+# any path. Each below must end (a `timeout` bounds a hang: on the code before issue 25 these waited forever), with
+# exit status 0, the frames printed without lines and one line saying why.
+HD=$SLD/hostile
+mkdir -p "$HD/dir" "$HD/fifodbg"
+mkfifo "$HD/fifo" "$HD/fifodbg/srclines-stripped.debug" "$HD/vgaltlink.fifo"
+ln -s fifo "$HD/link"
+slpath=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["modules"][0]["path"])' "$SLD/r.json")
+# The report r.json with module srclines (and its frames) renamed PATH, its build ID kept (or ID), each frame's
+# offset OFFSET when given: hostile_report PATH OUT [ID OFFSET]
+hostile_report() {
+	python3 - "$SLD/r.json" "$slpath" "$@" <<'PY'
+import json, sys
+src, old, new, out = sys.argv[1:5]
+r = json.load(open(src))
+for m in r["modules"]:
+    if m["path"] == old:
+        m["path"] = new
+        m["build_id"] = sys.argv[5] if len(sys.argv) > 5 else m["build_id"]
+for s in r["sites"]:
+    for f in s["frames"]:
+        if f["module"] == old:
+            f["module"] = new
+            f["module_offset"] = sys.argv[6] if len(sys.argv) > 6 else f["module_offset"]
+json.dump(r, open(out, "w"))
+PY
+}
+QLEN='( \([0-9]+ bytes\))?' # what a message adds to a path it quotes cut (vg_cli_q)
+HUGE=$HD/sparse
+truncate -s 1T "$HUGE" 2>/dev/null || HUGE=
+# name|module path|what the one line says of it
+hostile_cases=("a FIFO|$HD/fifo|is a FIFO" "a symbolic link to a FIFO|$HD/link|is a FIFO"
+	"a character device (/dev/zero)|/dev/zero|is a character device" "a directory|$HD/dir|is a directory"
+	"a file on /proc|/proc/version|is on /proc \(a kernel file system\)")
+if [ -n "$HUGE" ]; then hostile_cases+=("a sparse file of 1 TiB|$HUGE|is larger than 32 GiB")
+else skip "report --lines: a module path that is a sparse file of 1 TiB" "truncate -s 1T failed in $HD"; fi
+for c in "${hostile_cases[@]}"; do
+	IFS='|' read -r what path why <<<"$c"
+	hostile_report "$path" "$HD/h.json"
+	base=$(basename "$path")
+	cli "report --lines, a module path that is $what: ends, exit 0, its frames printed" 0 \
+		"^      plain_alloc\+0x[0-9a-f]+ +[^ ]*/$base \(\+0x" -- timeout 20 $VG report --lines "$HD/h.json"
+	if ! grep -q 'srclines\.c:' <<<"$CO"; then ok "  its frames without source lines"
+	else bad "  its frames without source lines" "$(grep 'srclines\.c:' <<<"$CO" | head -2)"; fi
+	expect_err_lines "  one line says why: '$path' ${why//\\/}" \
+		"^vramguard: warning: --lines reads only regular files: 1 file refused \('[^']*/$base'$QLEN $why\): its module's frames get no source lines\$" 1
+	n=$(grep -c -- "$base" "$ERR")
+	if [ "$n" -eq 1 ]; then ok "  no other line about it"; else bad "  no other line about it" "$(head -4 "$ERR")"; fi
+done
+
+# The same report through diff --lines, and the page and exports, which do not read modules for lines.
+hostile_report "$HD/fifo" "$HD/fifo.json"
+cli "diff --lines, a module path that is a FIFO: ends, exit 0" 0 "^      plain_alloc\+0x[0-9a-f]+ +[^ ]*/fifo \(\+0x" \
+	-- timeout 20 $VG diff --lines --all "$HD/fifo.json" "$HD/fifo.json"
+expect_err_lines "  one line says why, for both reports" \
+	"^vramguard: warning: --lines reads only regular files: 1 file refused \('[^']*/fifo'$QLEN is a FIFO\)" 1
+cli "report --html --lines, the same: ends, exit 0" 0 '' \
+	-- timeout 20 $VG report --html --lines -o "$HD/fifo.html" "$HD/fifo.json"
+if grep -q 'plain_alloc' "$HD/fifo.html"; then ok "  the page names the frames"
+else bad "  the page names the frames" "$(head -c 200 "$HD/fifo.html")"; fi
+cli "diff --html --lines, the same: ends, exit 0" 0 '' \
+	-- timeout 20 $VG diff --html --lines -o "$HD/fifo-diff.html" "$HD/fifo.json" "$HD/fifo.json"
+cli "report --format folded --lines, the same: ends, exit 0" 0 'plain_alloc' \
+	-- timeout 20 $VG report --format folded --lines "$HD/fifo.json"
+
+# A candidate of --debug-dir that is a FIFO: the stripped copy's NAME.debug.
+cli "report --debug-dir DIR, where DIR/NAME.debug is a FIFO: ends, exit 0" 0 '^      plain_alloc\+0x[0-9a-f]+ +/' \
+	-- timeout 20 $VG report --debug-dir "$HD/fifodbg" "$SLD/s.json"
+expect_err_lines "  one line says why" \
+	"^vramguard: warning: --lines reads only regular files: 1 file refused \('[^']*/srclines-stripped\.debug'$QLEN is a FIFO\): its module's frames get no source lines\$" 1
+
+# A regular ELF file whose DWARF sends libdw by itself to a FIFO (tests/integration/altlink/lib.S): no open of ours
+# to refuse; the deadline of the whole resolution ends it, and the frames left get no lines.
+cp "$T/libvgaltlink.so" "$HD/libvgaltlink.so"
+altid=$(readelf -n "$HD/libvgaltlink.so" | sed -n 's/^ *Build ID: //p')
+altoff=$(nm "$HD/libvgaltlink.so" | sed -n 's/^0*\([0-9a-f]*\) T vgaltlink_func$/\1/p')
+hostile_report "$HD/libvgaltlink.so" "$HD/alt.json" "$altid" "$(printf '0x%x' $((0x$altoff + 2)))"
+cli "report --lines --lines-timeout 1, a module whose DWARF names a FIFO as its alt file: ends, exit 0" 0 \
+	'^      plain_alloc\+0x[0-9a-f]+ +[^ ]*/libvgaltlink\.so \(\+0x' \
+	-- timeout 20 $VG report --lines --lines-timeout 1 "$HD/alt.json"
+expect_err_lines "  one line: stopped at the deadline, at that module, with the frames left" \
+	"^vramguard: warning: --lines stopped after 1 s \(--lines-timeout SECONDS allows more\), at the frames of '[^']*/libvgaltlink\.so'$QLEN: [0-9]+ frames left without source lines\$" 1
+rm -f "$HD/vgaltlink.fifo" && touch "$HD/vgaltlink.fifo"
+cli "  the same with that alt file an empty file: its line, no deadline" 0 \
+	'^      plain_alloc\+0x[0-9a-f]+  altlink\.c:1[01] +[^ ]*/libvgaltlink\.so \(\+0x' \
+	-- timeout 20 $VG report --lines "$HD/alt.json"
+expect_quiet_but() { # NAME REGEX: stderr holds nothing but lines matching REGEX
+	if ! grep -Ev -- "$2" "$ERR" | grep -q .; then ok "$1"; else bad "$1" "stderr: $(head -3 "$ERR")"; fi
+}
+expect_quiet_but "  no line about lines stopped or refused" '^vramguard: note: the report records no build ID '
+# A crash in libdw (SIGBUS, as on a file its owner truncates under libdw's mapping) ends the resolver, not the command.
+cli "report --lines with a libdw that dies of SIGBUS (tests/integration/dwbus): the report all the same, exit 0" 0 \
+	"^      plain_alloc\+0x[0-9a-f]+ +/[^ ]*/srclines \(\+0x" "__VRAMGUARD_LIBDW=$PWD/$T/libvgdwbus.so" \
+	-- timeout 20 $VG report --lines "$SLD/r.json"
+expect_err_lines "  one line: the resolver was killed by signal 7, the frames left" \
+	"^vramguard: warning: --lines stopped: its resolver was killed by signal 7 \(Bus error\), at the frames of '[^']*/srclines'$QLEN: [0-9]+ frames left without source lines\$" 1
+cli "--lines-timeout 0: a usage error" 2 '' -- $VG report --lines-timeout 0 "$SLD/r.json"
+expect_err "  the line names the option and the value" "^vramguard: error: report: invalid --lines-timeout '0' \(expected seconds"
 
 # libdw is the command's alone, loaded on demand: neither the library nor the command needs it to start.
 for f in "$LIB" "$VG"; do
