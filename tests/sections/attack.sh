@@ -5,7 +5,7 @@
 # file right after the command maps it, before it reads it, before and after it takes the region's lock. Then a real
 # second user, made for the section and removed after, truncating and restoring their region in a loop while root's
 # commands run. Every check here failed on main before issue 25 (the commands died of SIGBUS, exit 135).
-# Needs: make test-bins (region_tool, libvgshrink.so, shared_alloc, nvml_smi, vramguard); root, useradd/userdel and
+# Needs: make test-bins (region_tool, libvgshrink.so, shared_alloc, nvml_smi, srclines, waiter, vramguard); root, useradd/userdel and
 # setpriv for the user.
 source tests/lib/section.sh
 
@@ -241,6 +241,26 @@ os.execve(sys.argv[2], sys.argv[3:], dict(os.environ, LD_PRELOAD=sys.argv[1]))' 
 	fi
 	touch "$UD/stop"
 	wait "$UW" 2>/dev/null
+
+	# 2d. A report of theirs whose module is a FIFO of theirs: root's `report --lines` ends, with one line.
+	RD2=$W/theirs
+	mkdir -p "$RD2" && chown "$AU:$AG" "$RD2"
+	env "LD_LIBRARY_PATH=$PWD/$T" "LD_PRELOAD=$SP$LIB" VRAMGUARD_REPORT_FORMAT=json VRAMGUARD_REPORT="$W/r.json" \
+		"$T/srclines" >>"$LOG" 2>&1
+	chmod 0644 "$W/r.json"
+	"${AS[@]}" mkfifo "$RD2/lib.fifo"
+	"${AS[@]}" "$APY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+old = r["modules"][0]["path"]
+r["modules"][0]["path"] = sys.argv[2]
+for s in r["sites"]:
+    for f in s["frames"]:
+        if f["module"] == old:
+            f["module"] = sys.argv[2]
+json.dump(r, open(sys.argv[3], "w"))' "$W/r.json" "$RD2/lib.fifo" "$RD2/r.json" 2>>"$LOG"
+	cli "$ATK's report naming their FIFO as a module: root's report --lines ends, exit 0" 0 'lib\.fifo' -- \
+		timeout 20 "$VG" report --lines "$RD2/r.json"
+	expect_err_lines "  one line says why" "^vramguard: warning: --lines reads only regular files: 1 file refused \(.*lib\.fifo.* is a FIFO\)" 1
 
 	# 2c. A collector directory their group may write: a symlink at every temporary name root's --textfile could
 	# pick by its PID (the old name was TEXTFILE.PID.tmp), pointing at a file of root's.
