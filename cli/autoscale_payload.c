@@ -2,8 +2,9 @@
  * rule for the whole payload: UTF-8 JSON whose every string, read or passed over, is text (no byte that is not
  * UTF-8, no \u0000, no \u escape of a lone surrogate), of Alertmanager's shape (version "4", an "alerts" array of
  * objects with a "status" and string "labels"), within bounded sizes; any other is refused whole with a one-line
- * reason. Nothing here touches a region: it can be driven alone. */
+ * reason. Nothing here touches a region, so that tests/fuzz/fuzz_webhook.c drives it alone. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,14 +111,14 @@ int vg_as_payload_parse(const char *body, size_t len, struct vg_as_payload *out,
 	struct vg_jp p;
 	char kbuf[32], version[16] = "";
 	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
-	size_t i = 0, n = 0;
+	size_t i = 0, n = 0, cap = 0;
 	int rc;
 	bool alerts = false;
 	memset(out, 0, sizeof(*out));
 	vg_jp_init(&p, body, len, err, errlen);
 	p.text_only = 1;
 	if (vg_jp_peek(&p) != '{') {
-		snprintf(err, errlen, "not Alertmanager's webhook payload: expected a JSON object");
+		vg_jp_seterr(&p, -EINVAL, "not Alertmanager's webhook payload: expected a JSON object");
 		return -1;
 	}
 	if (vg_jp_open(&p) != 0)
@@ -142,10 +143,13 @@ int vg_as_payload_parse(const char *body, size_t len, struct vg_as_payload *out,
 			while ((rc = vg_jp_element(&p, &j)) == 1) {
 				if (n == VG_AS_PAYLOAD_ALERTS_MAX)
 					return vg_jp_field(&p, "more than %d alerts", VG_AS_PAYLOAD_ALERTS_MAX);
-				struct vg_as_alert *v = realloc(out->v, (n + 1) * sizeof(*v));
-				if (!v)
-					return vg_jp_nomem(&p);
-				out->v = v;
+				if (n == cap) {         /* doubled: a payload of 1000 alerts is not 1000 reallocs */
+					cap = cap ? 2 * cap : 16;
+					struct vg_as_alert *v = realloc(out->v, cap * sizeof(*v));
+					if (!v)
+						return vg_jp_nomem(&p);
+					out->v = v;
+				}
 				size_t at = p.pathlen;
 				vg_jp_path_push(&p, NULL, j - 1, 1);
 				if (as_alert(&p, &out->v[n]) != 0)
@@ -163,11 +167,14 @@ int vg_as_payload_parse(const char *body, size_t len, struct vg_as_payload *out,
 	if (vg_jp_peek(&p) >= 0)
 		return vg_jp_syntax(&p, p.pos, "trailing data after the payload");
 	if (strcmp(version, "4")) {
-		snprintf(err, errlen, "not Alertmanager's webhook payload version \"4\" (version '%s')", version);
+		/* Through vg_jp_seterr, which makes the payload's control characters '?': the reason stays one line. */
+		char msg[96];
+		snprintf(msg, sizeof(msg), "not Alertmanager's webhook payload version \"4\" (version '%s')", version);
+		vg_jp_seterr(&p, -EINVAL, msg);
 		return -1;
 	}
 	if (!alerts) {
-		snprintf(err, errlen, "not Alertmanager's webhook payload: no \"alerts\" array");
+		vg_jp_seterr(&p, -EINVAL, "not Alertmanager's webhook payload: no \"alerts\" array");
 		return -1;
 	}
 	return 0;

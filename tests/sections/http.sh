@@ -4,7 +4,8 @@
 # while 64 clients idle, trickle a byte at a time or never read their answer (issue 25, item 5: the server served
 # one connection at a time, 2 s each, so such clients held up a scrape 2 s apiece); past 128 open connections the
 # oldest idle one gives way; an answer larger than the socket buffers, never read, is reset when its 2 s are up, not
-# written forever.
+# written forever. Then the fuzzers' corpora (tests/fuzz/corpus/http and webhook) replayed at both servers over
+# 127.0.0.1 while real requests are answered (issue 25, item 9).
 # Needs: make test-bins (vramguard, region_tool, http_serve); python3 (tests/integration/http_clients.py).
 source tests/lib/section.sh
 
@@ -40,7 +41,7 @@ wait_for "$W/member.out" '^ready' || bad "http: the region's member did not star
 
 # ---- the exporter: 64 clients that idle, trickle, or never read; a scrape answered all the same ----
 hserve "$W/exp.err" "$VG" exporter --dir "$HD" --listen 127.0.0.1:0
-EXPP=$HP
+EXP=$HS EXPP=$HP
 if [ -n "$EXPP" ]; then
 	# The one bound asserted on time (the issue's "looser bound"): 5 s, where one connection at a time would take
 	# up to 2 s for each of the 64.
@@ -53,7 +54,7 @@ fi
 # ---- the receiver: the same for a POST of an alert ----
 (umask 077 && echo "tok-$RANDOM$RANDOM" >"$W/token")
 hserve "$W/rcv.err" "$VG" autoscale --dir "$HD" --listen 127.0.0.1:0 --token-file "$W/token" --ceiling 1G
-RCVP=$HP
+RCV=$HS RCVP=$HP
 HPAY='{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"VramguardRegionNearBudget","region":"nosuch","gpu":"0"}}]}'
 if [ -n "$RCVP" ]; then
 	"${HC[@]}" flood 127.0.0.1 "$RCVP" --idle 32 --trickle 32 --within 5 --drops --token "$W/token" \
@@ -69,6 +70,30 @@ if [ -n "$HP" ]; then
 	hcheck "a request answered within 5 s while 32 clients leave a 16 MiB answer unread: the writes wait, the loop does not; each of the 32 reset after its 2 s" $?
 	kill "$HS" && wait "$HS"
 	[ $? = 0 ] && ok "  SIGTERM ends the loop: exit 0" || bad "  SIGTERM: exit status not 0"
+fi
+
+# ---- the fuzzers' inputs replayed at both servers, real requests answered meanwhile ----
+HCORP=(tests/fuzz/corpus/http tests/fuzz/regressions/http)
+if [ -n "$EXPP" ]; then
+	"${HC[@]}" replay 127.0.0.1 "$EXPP" http "${HCORP[@]}" >"$W/replay.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && kill -0 "$EXP" 2>/dev/null; then ok "exporter: $(head -1 "$W/replay.out")"
+	else bad "exporter: the HTTP corpus replayed" "$(cat "$W/replay.out"; tail -3 "$W/exp.err")"; fi
+fi
+if [ -n "$RCVP" ]; then
+	"${HC[@]}" replay 127.0.0.1 "$RCVP" http "${HCORP[@]}" >"$W/replay.out" 2>&1
+	rc=$?
+	"${HC[@]}" replay 127.0.0.1 "$RCVP" webhook tests/fuzz/corpus/webhook tests/fuzz/regressions/webhook \
+		--token "$W/token" >>"$W/replay.out" 2>&1
+	rc=$((rc + $?))
+	if [ $rc = 0 ] && kill -0 "$RCV" 2>/dev/null; then
+		ok "autoscale: $(head -1 "$W/replay.out"); the webhook corpus POSTed: $(grep '^replayed' "$W/replay.out" | tail -1)"
+	else bad "autoscale: the HTTP and webhook corpora replayed" "$(cat "$W/replay.out"; tail -3 "$W/rcv.err")"; fi
+	# The refusals it logged are one line each, and it still counts and answers.
+	curl -sS --max-time 10 --noproxy '*' "http://127.0.0.1:$RCVP/metrics" >"$W/m.prom" 2>>"$LOG"
+	if grep -q '^vramguard_autoscale_actions_total{result="refused_payload"} [1-9]' "$W/m.prom"; then
+		ok "autoscale: after the replay, /metrics counts the refused payloads ($(sed -n 's/.*result="refused_payload"} //p' "$W/m.prom"))"
+	else bad "autoscale: /metrics after the replay" "$(cat "$W/m.prom")"; fi
 fi
 
 done_testing
