@@ -95,7 +95,6 @@ static enum vg_http_read http_head(struct vg_http_in *in, char *last_lf)
 		return http_refuse(in, "400 Bad Request", "bad request: a NUL byte in the headers\n");
 	/* The headers end with their last line's LF; the body is not searched. */
 	last_lf[1] = '\0';
-	rq->head = buf;
 	if (sscanf(buf, "%15s %1023s", rq->method, rq->target) != 2)
 		return http_refuse(in, "400 Bad Request", "bad request\n");
 	char *q = strchr(rq->target, '?');
@@ -160,7 +159,9 @@ enum vg_http_read vg_http_in_feed(struct vg_http_in *in, size_t n)
 	}
 	if (in->got < in->hl + in->clen)
 		return VG_HTTP_MORE;
-	/* Whole. Bytes after the body (a pipelined request) are cut off. */
+	/* Whole. Bytes after the body (a pipelined request) are cut off. The pointers are taken now: the buffer may have
+	 * moved (realloc) since the headers came. */
+	in->rq.head = in->buf;
 	in->rq.body = in->clen ? in->buf + in->hl : NULL;
 	in->rq.bodylen = in->clen;
 	in->buf[in->hl + in->clen] = '\0';
