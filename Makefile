@@ -230,6 +230,12 @@ $(TB)/nvml_smi: tests/integration/nvml_probe.c
 $(TB)/region_tool: tests/integration/region_tool.c $(call tobj,$(REGION_SRCS) $(CONFIG_SRCS))
 	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
+# The command's HTTP server with a handler of the test's own (tests/sections/http.sh): answers larger than a socket's
+# buffers, a count of what it served.
+HTTP_SRCS := cli/http.c cli/http_req.c cli/cli.c
+$(TB)/http_serve: tests/integration/http_serve.c $(call tobj,$(HTTP_SRCS) $(CONFIG_SRCS))
+	@mkdir -p $(TB)
+	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
 # Pokes at a region file through its layout only (a lock held by a stopped member, a poisoned total).
 $(TB)/region_poke: tests/integration/region_poke.c
 	@mkdir -p $(TB)
@@ -289,12 +295,14 @@ TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_de
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component
 # objects are built with those flags too, in $(TB)/obj-fuzz.
-FUZZ_TARGETS := config json path diff
+FUZZ_TARGETS := config json path diff http webhook
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS_config := $(CONFIG_SRCS) $(PATH_SRCS)
 FUZZ_SRCS_path := $(CONFIG_SRCS) $(PATH_SRCS)
 FUZZ_SRCS_json := $(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS)
 FUZZ_SRCS_diff := $(DIFF_SRCS) $(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS)
+FUZZ_SRCS_http := cli/http_req.c
+FUZZ_SRCS_webhook := cli/autoscale_payload.c report/json.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(TB)/fuzz_%_replay)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 $(TB)/obj-fuzz/%.o: %.c Makefile | $(BUILD)/.deps-ok

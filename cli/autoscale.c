@@ -8,7 +8,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,7 +399,7 @@ static bool as_authorized(const struct as_opts *o, const struct vg_http_req *rq)
 	return !diff;
 }
 
-static void as_metrics(int fd, const struct vg_as_state *st, bool head)
+static void as_metrics(struct vg_http_out *out, const struct vg_as_state *st, bool head)
 {
 	struct vg_strbuf b = { 0 };
 	vg_strbuf_printf(&b, "# HELP vramguard_autoscale_actions_total Decisions of vramguard autoscale on alerts, by "
@@ -409,46 +408,57 @@ static void as_metrics(int fd, const struct vg_as_state *st, bool head)
 		vg_strbuf_printf(&b, "vramguard_autoscale_actions_total{result=\"%s\"} %" PRIu64 "\n", vg_as_result_names[r],
 				 st->count[r]);
 	if (vg_strbuf_result(&b) != 0 || !b.data)
-		vg_http_reply(fd, "500 Internal Server Error", "text/plain", NULL, "out of memory\n", 14);
+		vg_http_reply(out, "500 Internal Server Error", "text/plain", NULL, "out of memory\n", 14);
 	else
-		vg_http_reply(fd, "200 OK", VG_METRICS_CT_TEXT, NULL, b.data, head ? 0 : b.len);
+		vg_http_reply(out, "200 OK", VG_METRICS_CT_TEXT, NULL, b.data, head ? 0 : b.len);
 	vg_strbuf_free(&b);
 }
 
-static void as_serve_one(int cfd, const struct as_opts *o, struct vg_as_state *st)
+struct as_server {
+	const struct as_opts *o;
+	struct vg_as_state *st;
+};
+
+/* A request the HTTP reader refused (too large, malformed): answered there; counted and said here. */
+static void as_refused(void *ctx, const char *status)
 {
+	struct as_server *s = ctx;
+	s->st->count[VG_AS_REFUSED_PAYLOAD]++;
+	fprintf(stderr, "vramguard: autoscale: refused_payload: a request too large or malformed (HTTP %.3s): nothing "
+		"changed\n", status);
+}
+
+static void as_serve(void *ctx, const struct vg_http_req *rq, struct vg_http_out *out)
+{
+	struct as_server *s = ctx;
 	static const char plain[] = "text/plain; charset=utf-8";
-	struct vg_http_req rq;
-	int rc = vg_http_read(cfd, VG_AS_BODY_MAX, &rq);
-	if (rc != 0) {
-		if (rc == 1) {
-			st->count[VG_AS_REFUSED_PAYLOAD]++;
-			fprintf(stderr, "vramguard: autoscale: refused_payload: a request too large or malformed (HTTP): "
-				"nothing changed\n");
-		}
-		return;
-	}
-	if (!strcmp(rq.target, "/metrics")) {
-		if (strcmp(rq.method, "GET") && strcmp(rq.method, "HEAD"))
-			vg_http_reply(cfd, "405 Method Not Allowed", plain, NULL, "only GET\n", 9);
+	if (!strcmp(rq->target, "/metrics")) {
+		if (strcmp(rq->method, "GET") && strcmp(rq->method, "HEAD"))
+			vg_http_reply(out, "405 Method Not Allowed", plain, NULL, "only GET\n", 9);
 		else
-			as_metrics(cfd, st, !strcmp(rq.method, "HEAD"));
-	} else if (strcmp(rq.target, "/") && strcmp(rq.target, "/alertmanager")) {
-		vg_http_reply(cfd, "404 Not Found", plain, NULL, "not found: POST / (the webhook), GET /metrics\n", 46);
-	} else if (strcmp(rq.method, "POST")) {
-		vg_http_reply(cfd, "405 Method Not Allowed", plain, NULL, "only POST\n", 10);
-	} else if (!as_authorized(o, &rq)) {
-		st->count[VG_AS_REFUSED_AUTH]++;
+			as_metrics(out, s->st, !strcmp(rq->method, "HEAD"));
+	} else if (strcmp(rq->target, "/") && strcmp(rq->target, "/alertmanager")) {
+		vg_http_reply(out, "404 Not Found", plain, NULL, "not found: POST / (the webhook), GET /metrics\n", 46);
+	} else if (strcmp(rq->method, "POST")) {
+		vg_http_reply(out, "405 Method Not Allowed", plain, NULL, "only POST\n", 10);
+	} else if (!as_authorized(s->o, rq)) {
+		s->st->count[VG_AS_REFUSED_AUTH]++;
 		fprintf(stderr, "vramguard: autoscale: refused_auth: a POST without the bearer token of --token-file: "
 			"nothing changed\n");
-		vg_http_reply(cfd, "401 Unauthorized", plain, "WWW-Authenticate: Bearer\r\n", "bearer token required\n",
+		vg_http_reply(out, "401 Unauthorized", plain, "WWW-Authenticate: Bearer\r\n", "bearer token required\n",
 			      22);
 	} else {
 		char msg[VG_CLI_WHY_MAX + 32];
-		int code = vg_as_handle(&o->pol, st, rq.body, rq.bodylen, msg, sizeof(msg));
-		vg_http_reply(cfd, code == 200 ? "200 OK" : "400 Bad Request", plain, NULL, msg, strlen(msg));
+		int code = vg_as_handle(&s->o->pol, s->st, rq->body, rq->bodylen, msg, sizeof(msg));
+		vg_http_reply(out, code == 200 ? "200 OK" : "400 Bad Request", plain, NULL, msg, strlen(msg));
 	}
-	vg_http_req_free(&rq);
+}
+
+/* Woken when a --shrink-after lowering is due (vg_as_tick does the due ones and says when the next is). */
+static int as_tick(void *ctx)
+{
+	struct as_server *s = ctx;
+	return vg_as_tick(&s->o->pol, s->st);
 }
 
 int vg_cli_autoscale(int argc, char **argv)
@@ -483,17 +493,10 @@ int vg_cli_autoscale(int argc, char **argv)
 	fprintf(stderr, "vramguard: autoscale: step %s, ceiling %s (%d per target), cool-down %.0fs%s, %s%s\n",
 		o.pol.step_text, ceil, o.pol.nceil, o.pol.cooldown, shrink, alerts,
 		o.pol.dry_run ? ", dry run: nothing will be changed" : "");
-	while (!vg_http_stopping()) {
-		/* Woken for a connection, or when a --shrink-after lowering is due (vg_as_tick says when). */
-		struct pollfd p = { lfd, POLLIN, 0 };
-		if (poll(&p, 1, vg_as_tick(&o.pol, &st)) > 0 && (p.revents & POLLIN)) {
-			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (cfd >= 0) {
-				as_serve_one(cfd, &o, &st);
-				close(cfd);
-			}
-		}
-	}
+	struct as_server srv = { &o, &st };
+	struct vg_http_handler h = { .ctx = &srv, .body_max = VG_AS_BODY_MAX, .serve = as_serve, .refused = as_refused,
+				     .tick = as_tick };
+	vg_http_serve(lfd, &h);
 	close(lfd);
 	if (o.socket)
 		unlink(o.socket);

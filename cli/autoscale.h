@@ -1,9 +1,9 @@
 /* `vramguard autoscale`'s parts: autoscale.c parses the flags (and --config's file), listens (cli/http.c), checks
- * the bearer token and serves the counters; autoscale_act.c reads Alertmanager's webhook payload and decides, for
- * each firing alert, whether to raise the region's budget or the process's quota it names, through `limit set`'s
- * own functions (cli/limit.h: the same checks and ownership rules); autoscale_shrink.c lowers a limit the receiver
- * raised back to what it was, --shrink-after its alert resolved (never lower, never one it did not raise, not while
- * the target uses more). */
+ * the bearer token and serves the counters; autoscale_payload.c reads Alertmanager's webhook payload whole;
+ * autoscale_act.c decides, for each firing alert, whether to raise the region's budget or the process's quota it
+ * names, through `limit set`'s own functions (cli/limit.h: the same checks and ownership rules); autoscale_shrink.c
+ * lowers a limit the receiver raised back to what it was, --shrink-after its alert resolved (never lower, never one
+ * it did not raise, not while the target uses more). */
 #ifndef VG_CLI_AUTOSCALE_H
 #define VG_CLI_AUTOSCALE_H
 
@@ -93,6 +93,25 @@ struct vg_as_state {
 	struct vg_as_cool cool[VG_AS_COOL_MAX];
 	int ncool;
 };
+
+/* One alert of a payload, the labels read (others are ignored: Alertmanager and rules add their own); a label
+ * present but "" is not absent (has_). */
+struct vg_as_alert {
+	bool firing;
+	/* command: the slot's, as the exporter's label writes it (each byte that is not UTF-8 three of U+FFFD) */
+	char name[128], region[VG_REGION_NAME_MAX + 1], pid[24], command[3 * VG_REGION_CMD_MAX], gpu[16],
+		gpu_uuid[VG_REGION_UUID_MAX];
+	bool has_pid, has_region, has_gpu, has_gpu_uuid, has_command;
+};
+
+struct vg_as_payload {
+	struct vg_as_alert *v;          /* malloc'd (free it, also after a refusal) */
+	size_t n;
+};
+
+/* Read a webhook body whole (cli/autoscale_payload.c): 0, or -1 with a one-line reason in err; nothing is acted on.
+ * UTF-8 JSON whose strings are all text, Alertmanager's version "4", at most VG_AS_PAYLOAD_ALERTS_MAX alerts. */
+int vg_as_payload_parse(const char *body, size_t len, struct vg_as_payload *out, char *err, size_t errlen);
 
 /* Act on one webhook body: every decision logged on stderr (one line each) and counted in st. The HTTP status to
  * answer and a one-line summary for the response's body in msg. */

@@ -1,6 +1,6 @@
-/* `vramguard autoscale`: reading Alertmanager's webhook payload (version "4") and acting on it (cli/autoscale.h).
- * The payload is read whole before anything is done: one that is not Alertmanager's, or has a value of the wrong
- * type, changes nothing. Each firing alert then names a target (pid + region: a process, region alone: a region's
+/* `vramguard autoscale`: acting on Alertmanager's webhook payload (cli/autoscale.h). The payload is read whole
+ * before anything is done (autoscale_payload.c): one that is not Alertmanager's, is not UTF-8 text, or has a value
+ * of the wrong type, changes nothing. Each firing alert then names a target (pid + region: a process, region alone: a region's
  * budget) and one GPU; its limit is read, raised by the step within the ceiling, at most once per cool-down, and
  * written by `limit set`'s own functions, so that the receiver can do nothing its user could not do by hand. */
 #define _GNU_SOURCE
@@ -17,7 +17,6 @@
 #include "cli/limit.h"
 #include "cli/metrics.h"
 #include "config/config.h"
-#include "report/json.h"
 
 #define AS_MIB ((uint64_t)1 << 20)
 
@@ -36,181 +35,6 @@ const char *vg_as_spec_size(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-/* One alert of the payload, the labels we read (others are ignored: Alertmanager and rules add their own). */
-struct as_alert {
-	bool firing;
-	/* command: the slot's, as the exporter's label writes it (each byte that is not UTF-8 three of U+FFFD) */
-	char name[128], region[VG_REGION_NAME_MAX + 1], pid[24], command[3 * VG_REGION_CMD_MAX], gpu[16],
-		gpu_uuid[VG_REGION_UUID_MAX];
-	bool has_pid, has_region, has_gpu, has_gpu_uuid, has_command;
-};
-
-struct as_payload {
-	struct as_alert *v;
-	size_t n;
-};
-
-/* A string value into dst; too long is a payload error, not a silent cut. */
-static int as_str(struct vg_jp *p, char *dst, size_t size)
-{
-	if (vg_jp_peek(p) != '"')
-		return vg_jp_field(p, "expected a string");
-	struct vg_jp_out o = { .buf = dst, .cap = size };
-	if (vg_jp_string(p, &o) != 0)
-		return -1;
-	if (o.full || o.nul)
-		return vg_jp_field(p, o.nul ? "a NUL character in a string" : "string longer than %zu bytes", size - 1);
-	return 0;
-}
-
-static int as_labels(struct vg_jp *p, struct as_alert *a)
-{
-	if (vg_jp_peek(p) != '{')
-		return vg_jp_field(p, "expected an object of label names and string values");
-	char kbuf[64];
-	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
-	size_t i = 0, at = p->pathlen;
-	int rc;
-	if (vg_jp_open(p) != 0)
-		return -1;
-	while ((rc = vg_jp_member(p, &i, &key)) == 1) {
-		if (i > 256)
-			return vg_jp_field(p, "more than 256 labels");
-		/* The labels read, each into its field (and its has_ flag: a label present but "" is not absent). */
-		static const struct { const char *k; size_t off, size, has; } L[] = {
-#define AS_L(f) { #f, offsetof(struct as_alert, f), sizeof(((struct as_alert *)0)->f), \
-		  offsetof(struct as_alert, has_##f) }
-			AS_L(pid), AS_L(region), AS_L(command), AS_L(gpu), AS_L(gpu_uuid),
-#undef AS_L
-			{ "alertname", offsetof(struct as_alert, name), sizeof(((struct as_alert *)0)->name), SIZE_MAX },
-		};
-		size_t k;
-		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
-			if (!key.full && !strcmp(kbuf, L[k].k))
-				break;
-		vg_jp_path_push(p, key.full ? "?" : kbuf, 0, 0);
-		if (k < sizeof(L) / sizeof(L[0])) {
-			rc = as_str(p, (char *)a + L[k].off, L[k].size);
-			if (L[k].has != SIZE_MAX)
-				*(bool *)((char *)a + L[k].has) = true;
-		} else {
-			rc = vg_jp_peek(p) == '"' ? vg_jp_string(p, NULL) : vg_jp_field(p, "expected a string");
-		}
-		vg_jp_path_pop(p, at);
-		if (rc != 0)
-			return -1;
-	}
-	return rc;
-}
-
-static int as_alert(struct vg_jp *p, struct as_alert *a)
-{
-	if (vg_jp_peek(p) != '{')
-		return vg_jp_field(p, "expected an object");
-	char kbuf[32], status[16] = "";
-	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
-	size_t i = 0, at = p->pathlen;
-	int rc;
-	bool labels = false;
-	memset(a, 0, sizeof(*a));
-	if (vg_jp_open(p) != 0)
-		return -1;
-	while ((rc = vg_jp_member(p, &i, &key)) == 1) {
-		bool is_status = !key.full && !strcmp(kbuf, "status"), is_labels = !key.full && !strcmp(kbuf, "labels");
-		if (!is_status && !is_labels) {
-			if (vg_jp_skip(p) != 0)
-				return -1;
-			continue;
-		}
-		vg_jp_path_push(p, kbuf, 0, 0);
-		if (is_status)
-			rc = as_str(p, status, sizeof(status));
-		else {
-			rc = as_labels(p, a);
-			labels = true;
-		}
-		vg_jp_path_pop(p, at);
-		if (rc != 0)
-			return -1;
-	}
-	if (rc != 0)
-		return -1;
-	if (strcmp(status, "firing") && strcmp(status, "resolved"))
-		return vg_jp_field(p, "status '%s': expected \"firing\" or \"resolved\"", status);
-	if (!labels || !a->name[0])
-		return vg_jp_field(p, "missing \"labels\" with an \"alertname\"");
-	a->firing = !strcmp(status, "firing");
-	return 0;
-}
-
-/* The whole payload: {"version": "4", "alerts": [...], ...}; other keys are passed over. */
-static int as_parse(const char *body, size_t len, struct as_payload *out, char *err, size_t errlen)
-{
-	struct vg_jp p;
-	char kbuf[32], version[16] = "";
-	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
-	size_t i = 0, n = 0;
-	int rc;
-	bool alerts = false;
-	memset(out, 0, sizeof(*out));
-	vg_jp_init(&p, body, len, err, errlen);
-	if (vg_jp_peek(&p) != '{') {
-		snprintf(err, errlen, "not Alertmanager's webhook payload: expected a JSON object");
-		return -1;
-	}
-	if (vg_jp_open(&p) != 0)
-		return -1;
-	while ((rc = vg_jp_member(&p, &i, &key)) == 1) {
-		if (key.full || (strcmp(kbuf, "version") && strcmp(kbuf, "alerts"))) {
-			if (vg_jp_skip(&p) != 0)
-				return -1;
-			continue;
-		}
-		vg_jp_path_push(&p, kbuf, 0, 0);
-		if (!strcmp(kbuf, "version")) {
-			if (as_str(&p, version, sizeof(version)) != 0)
-				return -1;
-		} else {
-			if (vg_jp_peek(&p) != '[')
-				return vg_jp_field(&p, "expected an array");
-			if (vg_jp_open(&p) != 0)
-				return -1;
-			alerts = true;
-			size_t j = 0;
-			while ((rc = vg_jp_element(&p, &j)) == 1) {
-				if (n == VG_AS_PAYLOAD_ALERTS_MAX)
-					return vg_jp_field(&p, "more than %d alerts", VG_AS_PAYLOAD_ALERTS_MAX);
-				struct as_alert *v = realloc(out->v, (n + 1) * sizeof(*v));
-				if (!v)
-					return vg_jp_nomem(&p);
-				out->v = v;
-				size_t at = p.pathlen;
-				vg_jp_path_push(&p, NULL, j - 1, 1);
-				if (as_alert(&p, &out->v[n]) != 0)
-					return -1;
-				vg_jp_path_pop(&p, at);
-				out->n = ++n;
-			}
-			if (rc != 0)
-				return -1;
-		}
-		vg_jp_path_pop(&p, 0);
-	}
-	if (rc != 0)
-		return -1;
-	if (vg_jp_peek(&p) >= 0)
-		return vg_jp_syntax(&p, p.pos, "trailing data after the payload");
-	if (strcmp(version, "4")) {
-		snprintf(err, errlen, "not Alertmanager's webhook payload version \"4\" (version '%s')", version);
-		return -1;
-	}
-	if (!alerts) {
-		snprintf(err, errlen, "not Alertmanager's webhook payload: no \"alerts\" array");
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- acting on one alert ---- */
 
 void vg_as_say(struct vg_as_state *st, int result, const char *fmt, ...)
@@ -226,7 +50,7 @@ void vg_as_say(struct vg_as_state *st, int result, const char *fmt, ...)
 }
 
 /* The alert's gpu label, or -1 if it has none. */
-static int as_gpu(const struct as_alert *a, char *why, size_t len)
+static int as_gpu(const struct vg_as_alert *a, char *why, size_t len)
 {
 	if (!a->has_gpu || !a->gpu[0])
 		return -1;
@@ -240,7 +64,7 @@ static int as_gpu(const struct as_alert *a, char *why, size_t len)
 	return (int)v;
 }
 
-static bool as_uuid_ok(const struct as_alert *a, const char *uuid)
+static bool as_uuid_ok(const struct vg_as_alert *a, const char *uuid)
 {
 	return !a->has_gpu_uuid || !a->gpu_uuid[0] || !strncmp(uuid, "ordinal:", 8) || !strcmp(uuid, a->gpu_uuid);
 }
@@ -255,7 +79,7 @@ bool vg_as_region_name(const char *s)
 	return s[0] != '/' && vg_region_path(".", s, path, sizeof(path), err, sizeof(err)) == 0;
 }
 
-static int as_region_label(const struct as_alert *a, char *why, size_t len)
+static int as_region_label(const struct vg_as_alert *a, char *why, size_t len)
 {
 	if (vg_as_region_name(a->region))
 		return 0;
@@ -277,7 +101,7 @@ static long as_pid_label(const char *s)
 	return v;
 }
 
-static int as_region_target(const struct vg_as_policy *p, const struct as_alert *a, struct vg_as_target *t, char *why,
+static int as_region_target(const struct vg_as_policy *p, const struct vg_as_alert *a, struct vg_as_target *t, char *why,
 			    size_t len)
 {
 	struct vg_region r;
@@ -318,7 +142,7 @@ static int as_region_target(const struct vg_as_policy *p, const struct as_alert 
 	return 0;
 }
 
-static int as_pid_target(const struct vg_as_policy *p, const struct as_alert *a, struct vg_as_target *t, char *why,
+static int as_pid_target(const struct vg_as_policy *p, const struct vg_as_alert *a, struct vg_as_target *t, char *why,
 			 size_t len)
 {
 	long pid = as_pid_label(a->pid);
@@ -389,7 +213,7 @@ out:
 	return rc;
 }
 
-static uint64_t as_ceiling(const struct vg_as_policy *p, const struct as_alert *a, const struct vg_as_target *t)
+static uint64_t as_ceiling(const struct vg_as_policy *p, const struct vg_as_alert *a, const struct vg_as_target *t)
 {
 	for (int i = 0; i < p->nceil; i++)
 		if (p->ceil[i].pid_target ? t->is_pid && p->ceil[i].pid == t->pid
@@ -452,7 +276,7 @@ int vg_as_write(const struct vg_as_policy *p, const struct vg_as_target *t, cons
 int vg_as_find(const struct vg_as_policy *p, const struct vg_as_cool *c, struct vg_as_target *t, char *why,
 	       size_t len)
 {
-	struct as_alert a;
+	struct vg_as_alert a;
 	memset(&a, 0, sizeof(a));
 	memset(t, 0, sizeof(*t));
 	snprintf(a.region, sizeof(a.region), "%s", c->region);
@@ -467,7 +291,7 @@ int vg_as_find(const struct vg_as_policy *p, const struct vg_as_cool *c, struct 
 	return as_region_target(p, &a, t, why, len);
 }
 
-static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const struct as_alert *a)
+static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const struct vg_as_alert *a)
 {
 	const char *an = vg_cli_q(a->name);
 	if (p->nalerts) {
@@ -566,9 +390,9 @@ static void as_act(const struct vg_as_policy *p, struct vg_as_state *st, const s
 int vg_as_handle(const struct vg_as_policy *p, struct vg_as_state *st, const char *body, size_t len, char *msg,
 		 size_t msglen)
 {
-	struct as_payload pl;
+	struct vg_as_payload pl;
 	char err[VG_CLI_WHY_MAX] = "";
-	if (!body || as_parse(body, len, &pl, err, sizeof(err)) != 0) {
+	if (!body || vg_as_payload_parse(body, len, &pl, err, sizeof(err)) != 0) {
 		if (!body)
 			snprintf(err, sizeof(err), "empty body: expected Alertmanager's webhook JSON");
 		free(body ? pl.v : NULL);

@@ -1,20 +1,16 @@
 /* `vramguard exporter`: the regions of VRAMGUARD_SHM_DIR as Prometheus metrics (cli/metrics.c builds them), served
- * over HTTP/1.1 (GET /metrics, one request at a time, a read timeout so that a stuck client cannot hold up the next
- * scrape), written atomically for node_exporter's textfile collector, or printed once. Every scrape reads copies of
+ * over HTTP/1.1 (GET /metrics, cli/http.c: every connection served at once, each with its deadlines, so that a stuck
+ * client cannot hold up a scrape), written atomically for node_exporter's textfile collector, or printed once. Every scrape reads copies of
  * the slots and takes no lock a job waits for. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -105,30 +101,51 @@ static int exp_textfile(struct vg_metrics_state *st, const struct exp_opts *o)
 
 /* ---- HTTP (cli/http.c) ---- */
 
-static void exp_serve_one(int cfd, struct vg_metrics_state *st, const struct exp_opts *o)
+struct exp_server {
+	struct vg_metrics_state *st;
+	const struct exp_opts *o;
+	double next;                    /* the next --textfile rewrite (monotonic seconds), with --interval */
+	int rc;
+};
+
+static void exp_serve(void *ctx, const struct vg_http_req *rq, struct vg_http_out *out)
 {
-	struct vg_http_req rq;
-	if (vg_http_read(cfd, 0, &rq) != 0)
-		return;         /* answered (too large, bad request), or dropped (closed, stuck client) */
+	struct exp_server *s = ctx;
 	static const char plain[] = "text/plain; charset=utf-8";
-	if (strcmp(rq.target, "/metrics") != 0)
-		vg_http_reply(cfd, "404 Not Found", plain, NULL, "not found: try /metrics\n", 24);
-	else if (strcmp(rq.method, "GET") != 0 && strcmp(rq.method, "HEAD") != 0)
-		vg_http_reply(cfd, "405 Method Not Allowed", plain, NULL, "only GET\n", 9);
-	else {
-		/* OpenMetrics when the Accept header asks for it */
-		char accept[1024] = "";
-		vg_http_header(&rq, "Accept", accept, sizeof(accept));
-		bool om = strstr(accept, "application/openmetrics-text") != NULL;
-		struct vg_strbuf b = { 0 };
-		if (exp_build(st, o, om, &b) != 0 || !b.data)
-			vg_http_reply(cfd, "500 Internal Server Error", plain, NULL, "out of memory\n", 14);
-		else
-			vg_http_reply(cfd, "200 OK", om ? VG_METRICS_CT_OPENMETRICS : VG_METRICS_CT_TEXT, NULL, b.data,
-				      strcmp(rq.method, "HEAD") ? b.len : 0);
-		vg_strbuf_free(&b);
+	if (strcmp(rq->target, "/metrics") != 0) {
+		vg_http_reply(out, "404 Not Found", plain, NULL, "not found: try /metrics\n", 24);
+		return;
 	}
-	vg_http_req_free(&rq);
+	if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
+		vg_http_reply(out, "405 Method Not Allowed", plain, NULL, "only GET\n", 9);
+		return;
+	}
+	/* OpenMetrics when the Accept header asks for it */
+	char accept[1024] = "";
+	vg_http_header(rq, "Accept", accept, sizeof(accept));
+	bool om = strstr(accept, "application/openmetrics-text") != NULL;
+	struct vg_strbuf b = { 0 };
+	if (exp_build(s->st, s->o, om, &b) != 0 || !b.data)
+		vg_http_reply(out, "500 Internal Server Error", plain, NULL, "out of memory\n", 14);
+	else
+		vg_http_reply(out, "200 OK", om ? VG_METRICS_CT_OPENMETRICS : VG_METRICS_CT_TEXT, NULL, b.data,
+			      strcmp(rq->method, "HEAD") ? b.len : 0);
+	vg_strbuf_free(&b);
+}
+
+/* --textfile with --interval: rewritten when due; the milliseconds until the next time. */
+static int exp_tick(void *ctx)
+{
+	struct exp_server *s = ctx;
+	if (!s->o->textfile || !s->o->interval)
+		return -1;
+	double now = vg_cli_now();
+	if (now >= s->next) {
+		if (exp_textfile(s->st, s->o) != 0)
+			s->rc = 1;      /* said; try again next round */
+		s->next = now + s->o->interval;
+	}
+	return (int)((s->next - vg_cli_now()) * 1000) + 1;
 }
 
 static int exp_parse(int argc, char **argv, struct exp_opts *o)
@@ -203,29 +220,10 @@ int vg_cli_exporter(int argc, char **argv)
 	int lfd = -1;
 	if (o.listen && (lfd = vg_http_listen(o.listen, "exporter", "/metrics", NULL, err, sizeof(err))) < 0)
 		return vg_cli_fail(1, "exporter: %s", err);
-	double next = vg_cli_now();
-	rc = 0;
-	while (!vg_http_stopping()) {
-		int wait_ms = -1;
-		if (o.textfile && o.interval) {
-			double now = vg_cli_now();
-			if (now >= next) {
-				if (exp_textfile(&st, &o) != 0)
-					rc = 1;         /* said; try again next round */
-				next = now + o.interval;
-			}
-			wait_ms = (int)((next - vg_cli_now()) * 1000) + 1;
-		}
-		struct pollfd p = { lfd, POLLIN, 0 };
-		int n = poll(lfd >= 0 ? &p : NULL, lfd >= 0 ? 1 : 0, wait_ms);
-		if (n > 0 && (p.revents & POLLIN)) {
-			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (cfd >= 0) {
-				exp_serve_one(cfd, &st, &o);
-				close(cfd);
-			}
-		}
-	}
+	struct exp_server srv = { &st, &o, vg_cli_now(), 0 };
+	struct vg_http_handler h = { .ctx = &srv, .body_max = 0, .serve = exp_serve, .tick = exp_tick };
+	vg_http_serve(lfd, &h);
+	rc = srv.rc;
 	if (lfd >= 0)
 		close(lfd);
 	return rc;

@@ -1,9 +1,12 @@
-/* The command's HTTP/1.1 server parts (cli/http.h): listening, reading one bounded request, answering it. */
+/* The command's HTTP/1.1 server (cli/http.h): listening, and one poll(2) loop serving every connection at once, each
+ * non-blocking with its own buffer and deadlines. The request reader is cli/http_req.c; the reasons for a loop of our
+ * own are in docs/http.md. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <signal.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +58,10 @@ int vg_http_listen(const char *spec, const char *who, const char *path, bool *lo
 			 gai_strerror(g));
 		return -1;
 	}
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
 	if (fd >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 16) != 0) {
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, VG_HTTP_BACKLOG) != 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", vg_cli_q(spec), strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -96,11 +99,11 @@ int vg_http_listen_unix(const char *path, const char *who, char *err, size_t err
 		unlink(path);   /* a socket left by an earlier run */
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	mode_t old = umask(077);        /* created 0600: only this user (and root) may connect */
 	int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (fd < 0 || rc != 0 || chmod(path, 0600) != 0 || listen(fd, 16) != 0) {
+	if (fd < 0 || rc != 0 || chmod(path, 0600) != 0 || listen(fd, VG_HTTP_BACKLOG) != 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", vg_cli_q(path), strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -110,183 +113,212 @@ int vg_http_listen_unix(const char *path, const char *who, char *err, size_t err
 	return fd;
 }
 
-/* Header lines end with CRLF, or with a bare LF from a client that sends those (RFC 9112 lets a server accept it). */
-static bool http_find(const char *head, const char *name, const char **val, size_t *vlen)
-{
-	size_t nl = strlen(name);
-	for (const char *l = strchr(head, '\n'); l; l = strchr(l + 1, '\n')) {
-		const char *s = l + 1;
-		if (strncasecmp(s, name, nl) != 0 || s[nl] != ':')
-			continue;
-		s += nl + 1;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		const char *e = strchr(s, '\n');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-			n--;
-		*val = s;
-		*vlen = n;
-		return true;
-	}
-	return false;
-}
+/* ---- the loop ---- */
 
-/* The end of the headers, the first empty line: the LF that ends the last header line, the empty line's own length
- * after it in *len ("\r\n" or a bare "\n"). NULL while it has not come. */
-static char *http_head_end(char *buf, size_t *len)
-{
-	for (char *p = strchr(buf, '\n'); p; p = strchr(p + 1, '\n')) {
-		if (p[1] == '\n' || (p[1] == '\r' && p[2] == '\n')) {
-			*len = p[1] == '\n' ? 1 : 2;
-			return p;
-		}
-	}
-	return NULL;
-}
+struct vg_http_out {
+	char *data;
+	size_t len, sent;
+	bool failed;                    /* out of memory making it: the connection is closed unanswered */
+};
 
-bool vg_http_header(const struct vg_http_req *rq, const char *name, char *out, size_t len)
-{
-	const char *v;
-	size_t n;
-	if (!rq->head || !http_find(rq->head, name, &v, &n) || !len)
-		return false;
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, v, n);
-	out[n] = '\0';
-	return true;
-}
-
-static void http_send(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-}
-
-void vg_http_reply(int fd, const char *status, const char *type, const char *extra, const char *body, size_t len)
+void vg_http_reply(struct vg_http_out *out, const char *status, const char *type, const char *extra,
+		   const char *body, size_t len)
 {
 	char head[512];
 	int n = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
 			 "Connection: close\r\n\r\n", status, type, len, extra ? extra : "");
-	http_send(fd, head, (size_t)n < sizeof(head) ? (size_t)n : sizeof(head) - 1);
-	http_send(fd, body, len);
+	size_t hl = (size_t)n < sizeof(head) ? (size_t)n : sizeof(head) - 1;
+	free(out->data);
+	out->data = malloc(hl + len);
+	out->len = out->sent = 0;
+	out->failed = !out->data;
+	if (out->failed)
+		return;
+	memcpy(out->data, head, hl);
+	if (len)
+		memcpy(out->data + hl, body, len);
+	out->len = hl + len;
 }
+
+/* A connection: reading its request until `deadline`, then (out.data set) writing its answer until a new one. */
+struct http_conn {
+	int fd;
+	double since, deadline;         /* monotonic seconds */
+	struct vg_http_in in;
+	struct vg_http_out out;
+};
+
+struct http_loop {
+	const struct vg_http_handler *handler;
+	struct http_conn conn[VG_HTTP_CONNS_MAX];
+	int n;
+	double accept_after;            /* accept(2) failed for want of descriptors: not before this */
+};
 
 static const char http_plain[] = "text/plain; charset=utf-8";
 
-static int http_refuse(int fd, struct vg_http_req *rq, const char *status, const char *msg)
+/* Closed for good. reset: a connection past its deadline with its answer unsent is reset (SO_LINGER 0), so that
+ * the kernel does not go on holding and sending what the client never read. */
+static void http_drop(struct http_loop *L, int i, bool reset)
 {
-	vg_http_reply(fd, status, http_plain, NULL, msg, strlen(msg));
-	vg_http_req_free(rq);
-	return 1;
+	struct http_conn *c = &L->conn[i];
+	if (reset) {
+		struct linger lg = { 1, 0 };
+		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	close(c->fd);
+	vg_http_in_free(&c->in);
+	free(c->out.data);
+	L->conn[i] = L->conn[--L->n];
 }
 
-void vg_http_req_free(struct vg_http_req *rq)
+/* Write what the socket takes now: true while more is left. */
+static bool http_write(struct http_conn *c)
 {
-	free(rq->head);
-	rq->head = rq->body = NULL;
-	rq->bodylen = 0;
-}
-
-/* recv() within the request's deadline: a client that trickles a byte at a time is dropped when the whole request
- * has taken VG_HTTP_TIMEOUT_S, not only when one recv() waits that long (the servers answer one at a time). */
-static ssize_t http_recv(int fd, char *buf, size_t len, const struct timespec *deadline)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	long long left = (deadline->tv_sec - now.tv_sec) * 1000000LL + (deadline->tv_nsec - now.tv_nsec) / 1000;
-	if (left <= 0)
-		return -1;
-	struct timeval tv = { (time_t)(left / 1000000), (suseconds_t)(left % 1000000) };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return recv(fd, buf, len, 0);
-}
-
-int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq)
-{
-	memset(rq, 0, sizeof(*rq));
-	struct timeval tv = { VG_HTTP_TIMEOUT_S, 0 };
-	struct timespec deadline;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += VG_HTTP_TIMEOUT_S;
-	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	/* One buffer: the headers, then the body (what came with the headers is moved in front of the rest). */
-	size_t cap = VG_HTTP_HEAD_MAX + body_max + 1, got = 0;
-	char *buf = malloc(cap);
-	if (!buf)
-		return -1;
-	rq->head = buf;
-	char *end = NULL;
-	size_t blank = 0;
-	while (!end && got < VG_HTTP_HEAD_MAX) {
-		ssize_t n = http_recv(cfd, buf + got, VG_HTTP_HEAD_MAX - got, &deadline);
-		if (n <= 0) {
-			vg_http_req_free(rq);
-			return -1;      /* closed, timed out (a stuck client), or a signal: drop it */
+	while (c->out.sent < c->out.len) {
+		ssize_t w = send(c->fd, c->out.data + c->out.sent, c->out.len - c->out.sent, MSG_NOSIGNAL);
+		if (w > 0) {
+			c->out.sent += (size_t)w;
+			continue;
 		}
-		got += (size_t)n;
-		buf[got] = '\0';
-		end = http_head_end(buf, &blank);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		c->out.sent = c->out.len;       /* the client is gone: nothing more to write */
 	}
-	if (!end)
-		return http_refuse(cfd, rq, "431 Request Header Fields Too Large", "request too large\n");
-	size_t hl = (size_t)(end - buf) + 1 + blank, extra = got - hl;
-	char *rest = buf + hl;
-	end[1] = '\0';                  /* the headers end with their last line's LF; the body is not searched */
-	if (sscanf(buf, "%15s %1023s", rq->method, rq->target) != 2)
-		return http_refuse(cfd, rq, "400 Bad Request", "bad request\n");
-	char *q = strchr(rq->target, '?');
-	if (q)
-		*q = '\0';
-	const char *v;
-	size_t vl;
-	if (http_find(buf, "Transfer-Encoding", &v, &vl))
-		return http_refuse(cfd, rq, "411 Length Required", "send the body with Content-Length\n");
-	unsigned long long clen = 0;
-	if (http_find(buf, "Content-Length", &v, &vl)) {
-		char num[24], *e;
-		if (!vl || vl >= sizeof(num) || v[0] < '0' || v[0] > '9')
-			return http_refuse(cfd, rq, "400 Bad Request", "bad Content-Length\n");
-		memcpy(num, v, vl);
-		num[vl] = '\0';
-		errno = 0;
-		clen = strtoull(num, &e, 10);
-		if (errno || *e)
-			return http_refuse(cfd, rq, "400 Bad Request", "bad Content-Length\n");
+	return false;
+}
+
+/* Read what came: false when the connection is done with (closed by the client, answered whole, or no memory). */
+static bool http_read(struct http_loop *L, struct http_conn *c, double now)
+{
+	size_t room;
+	char *at = vg_http_in_room(&c->in, &room);
+	if (!at)
+		return false;
+	ssize_t n = recv(c->fd, at, room, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return true;
+	if (n <= 0)
+		return false;   /* closed before its request was whole, or an error: nothing to answer */
+	switch (vg_http_in_feed(&c->in, (size_t)n)) {
+	case VG_HTTP_MORE:
+		return true;
+	case VG_HTTP_REFUSED:
+		vg_http_reply(&c->out, c->in.status, http_plain, NULL, c->in.why, strlen(c->in.why));
+		if (L->handler->refused)
+			L->handler->refused(L->handler->ctx, c->in.status);
+		break;
+	case VG_HTTP_DONE:
+		L->handler->serve(L->handler->ctx, &c->in.rq, &c->out);
+		if (!c->out.data && !c->out.failed)
+			vg_http_reply(&c->out, "500 Internal Server Error", http_plain, NULL, "no answer\n", 10);
+		break;
 	}
-	if (clen > body_max) {
-		char msg[96];
-		snprintf(msg, sizeof(msg), "body too large: %llu bytes, at most %zu\n", clen, body_max);
-		return http_refuse(cfd, rq, "413 Content Too Large", msg);
-	}
-	if (extra > clen)
-		extra = (size_t)clen;   /* bytes after the body (a pipelined request): ignored, one request a connection */
-	char *body = buf + VG_HTTP_HEAD_MAX;
-	memmove(body, rest, extra);
-	got = extra;
-	while (got < clen) {
-		ssize_t n = http_recv(cfd, body + got, (size_t)clen - got, &deadline);
-		if (n <= 0) {
-			vg_http_req_free(rq);
-			return -1;
+	if (c->out.failed)
+		return false;
+	vg_http_in_free(&c->in);
+	c->deadline = now + VG_HTTP_TIMEOUT_S;  /* the answer's own time, from now: the handler's is not the client's */
+	return http_write(c);
+}
+
+/* The connection that gives way to a newcomer when VG_HTTP_CONNS_MAX are open: the oldest one still sending its
+ * request (a client that idles or trickles gives way to one that asks). -1 when every one is being answered. */
+static int http_oldest_reading(const struct http_loop *L)
+{
+	int old = -1;
+	for (int i = 0; i < L->n; i++)
+		if (!L->conn[i].out.data && (old < 0 || L->conn[i].since < L->conn[old].since))
+			old = i;
+	return old;
+}
+
+/* The connections waiting: accept them, past VG_HTTP_CONNS_MAX each in the place of http_oldest_reading's; when
+ * every one is being answered, the newcomers stay in the backlog until one is done (the loop does not poll the
+ * listening socket meanwhile). */
+static void http_accept(struct http_loop *L, int lfd, double now)
+{
+	for (int k = 0; k < VG_HTTP_CONNS_MAX; k++) {
+		int old = L->n == VG_HTTP_CONNS_MAX ? http_oldest_reading(L) : -1;
+		if (L->n == VG_HTTP_CONNS_MAX && old < 0)
+			return;
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			/* Out of descriptors (or memory): the socket stays readable, so wait a little rather than spin. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				L->accept_after = now + 0.1;
+			return;         /* EAGAIN: no one left; ECONNABORTED and the like: gone before we took it */
 		}
-		got += (size_t)n;
+		if (old >= 0)
+			http_drop(L, old, false);
+		struct http_conn *c = &L->conn[L->n++];
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->since = now;
+		c->deadline = now + VG_HTTP_TIMEOUT_S;
+		c->in.body_max = L->handler->body_max;
 	}
-	body[got] = '\0';
-	if (clen) {
-		rq->body = body;
-		rq->bodylen = got;
+}
+
+void vg_http_serve(int lfd, const struct vg_http_handler *h)
+{
+	static struct http_loop L;      /* a connection table of VG_HTTP_CONNS_MAX: not on the stack */
+	struct pollfd pfd[VG_HTTP_CONNS_MAX + 1];
+	sigset_t stop, old;
+	memset(&L, 0, sizeof(L));
+	L.handler = h;
+	/* SIGINT and SIGTERM are taken only while the loop waits (ppoll), so one cannot slip in between the check of
+	 * vg_http_stopping and the wait and leave the loop asleep. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	while (!vg_http_stopping()) {
+		int wait_ms = h->tick ? h->tick(h->ctx) : -1;
+		double now = vg_cli_now(), next = -1;
+		for (int i = L.n - 1; i >= 0; i--) {
+			if (now >= L.conn[i].deadline)
+				http_drop(&L, i, L.conn[i].out.data != NULL);   /* too slow: its request or its answer */
+			else if (next < 0 || L.conn[i].deadline < next)
+				next = L.conn[i].deadline;
+		}
+		bool listening = lfd >= 0 && now >= L.accept_after &&
+				 (L.n < VG_HTTP_CONNS_MAX || http_oldest_reading(&L) >= 0);
+		if (lfd >= 0 && now < L.accept_after && (next < 0 || L.accept_after < next))
+			next = L.accept_after;
+		if (next >= 0) {
+			int ms = (int)((next - now) * 1000) + 1;        /* rounded up: woken at or after it, not just before */
+			if (wait_ms < 0 || ms < wait_ms)
+				wait_ms = ms;
+		}
+		int np = 0;
+		if (listening)
+			pfd[np++] = (struct pollfd){ lfd, POLLIN, 0 };
+		for (int i = 0; i < L.n; i++)
+			pfd[np++] = (struct pollfd){ L.conn[i].fd, L.conn[i].out.data ? POLLOUT : POLLIN, 0 };
+		struct timespec ts = { wait_ms / 1000, (long)(wait_ms % 1000) * 1000000 };
+		int n = ppoll(pfd, (nfds_t)np, wait_ms < 0 ? NULL : &ts, &old);
+		if (n <= 0)
+			continue;       /* a timer, a deadline, or a signal (EINTR): the top of the loop sees to each */
+		now = vg_cli_now();
+		/* The connections first, then the newcomers: one accepted in this round is read in the next before any
+		 * later newcomer may take its place. Walked from the end, as http_drop moves the last one into i. */
+		int base = listening ? 1 : 0;
+		for (int i = L.n - 1; i >= 0; i--) {
+			struct http_conn *c = &L.conn[i];
+			if (!pfd[base + i].revents)
+				continue;
+			bool more = c->out.data ? http_write(c) : http_read(&L, c, now);
+			if (!more)
+				http_drop(&L, i, false);
+		}
+		if (listening && (pfd[0].revents & POLLIN))
+			http_accept(&L, lfd, now);
 	}
-	return 0;
+	while (L.n)
+		http_drop(&L, L.n - 1, false);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static volatile sig_atomic_t http_stop;

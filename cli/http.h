@@ -1,7 +1,11 @@
 /* The command's small HTTP/1.1 server, shared by `vramguard exporter` (GET /metrics) and `vramguard autoscale`
- * (POST of Alertmanager's webhook, GET /metrics): one request per connection, one connection at a time, read and
- * write timeouts so that a stuck client cannot hold up the next one, bounded header and body sizes. Listening on
- * TCP (ADDR:PORT, port 0 for any free port, said on stderr) or on a Unix socket (mode 0600). */
+ * (POST of Alertmanager's webhook, GET /metrics): one request per connection, served concurrently by one poll(2)
+ * loop (cli/http.c): every connection non-blocking with its own buffer and its own deadlines (a whole request within
+ * VG_HTTP_TIMEOUT_S of its connection, a whole answer within VG_HTTP_TIMEOUT_S of its start), at most
+ * VG_HTTP_CONNS_MAX open at once, bounded header and body sizes. The request reader (cli/http_req.c) takes bytes,
+ * not a socket, so that tests/fuzz/fuzz_http.c drives it as the loop does. Listening on TCP (ADDR:PORT, port 0 for
+ * any free port, said on stderr) or on a Unix socket (mode 0600). Why a loop of our own and not libmicrohttpd:
+ * docs/http.md. */
 #ifndef VG_CLI_HTTP_H
 #define VG_CLI_HTTP_H
 
@@ -10,32 +14,79 @@
 
 #define VG_HTTP_HEAD_MAX 8192
 #define VG_HTTP_TIMEOUT_S 2
+/* Connections open at once. A newcomer past it takes the place of the oldest one still sending its request; while
+ * every one is being answered, newcomers wait in the listen backlog. */
+#define VG_HTTP_CONNS_MAX 128
+#define VG_HTTP_BACKLOG 512          /* listen(2)'s: a burst of newcomers waits there, not refused */
 
 /* Listen on ADDR:PORT ([::1]:PORT for IPv6); say "vramguard: WHO: listening on http://HOST:PORT/PATH" on stderr.
- * *loopback (may be NULL) tells whether the address bound is a loopback one (127.0.0.0/8, ::1). The socket, or -1
- * with the message in err. */
+ * *loopback (may be NULL) tells whether the address bound is a loopback one (127.0.0.0/8, ::1). The socket
+ * (non-blocking), or -1 with the message in err. */
 int vg_http_listen(const char *spec, const char *who, const char *path, bool *loopback, char *err, size_t errlen);
 /* Listen on a Unix socket at path, mode 0600 (a stale socket there is replaced; any other file is refused). */
 int vg_http_listen_unix(const char *path, const char *who, char *err, size_t errlen);
 
 struct vg_http_req {
 	char method[16], target[1024];  /* target without its query string */
-	char *head;                     /* the request line and headers, NUL-terminated */
+	char *head;                     /* the request line and headers, NUL-terminated, no NUL inside */
 	char *body;                     /* Content-Length bytes, NUL-terminated (NULL when there is none) */
 	size_t bodylen;
 };
-/* Read one request from cfd (a connection just accepted): the headers (at most VG_HTTP_HEAD_MAX bytes) and a body of
- * at most body_max bytes announced by Content-Length (a chunked body is refused). 0 with rq filled (free it with
- * vg_http_req_free); 1 when the request was refused and answered (400, 411, 413, 431); -1 when the client closed
- * or timed out (nothing to answer). */
-int vg_http_read(int cfd, size_t body_max, struct vg_http_req *rq);
-void vg_http_req_free(struct vg_http_req *rq);
+
+/* ---- reading one request as its bytes come (cli/http_req.c) ---- */
+
+/* What vg_http_in_feed says of the bytes so far. */
+enum vg_http_read { VG_HTTP_MORE, VG_HTTP_DONE, VG_HTTP_REFUSED };
+
+/* One request being read: zeroed, then body_max set (the largest Content-Length taken; 0 refuses any body). The
+ * headers are at most VG_HTTP_HEAD_MAX bytes; a chunked body is refused; lines may end with CRLF or a bare LF. */
+struct vg_http_in {
+	size_t body_max;
+	char *buf;                      /* what came, a NUL after it; grown as the body comes, never past what it needs */
+	size_t cap, got;
+	size_t scanned;                 /* the headers' end is looked for from here (each byte looked at once) */
+	size_t hl, clen;                /* the headers' length once their end came (0 before), the Content-Length */
+	const char *status;             /* VG_HTTP_REFUSED: "400 Bad Request", 411, 413, 431 */
+	char why[96];                   /* and the answer's body, one line */
+	struct vg_http_req rq;          /* VG_HTTP_DONE: the request, pointing into buf */
+};
+/* Where the next bytes go and how many may come (*len > 0 while the request is not whole): NULL when out of memory. */
+char *vg_http_in_room(struct vg_http_in *in, size_t *len);
+/* n bytes were written at vg_http_in_room's pointer: VG_HTTP_MORE, VG_HTTP_DONE (in->rq) or VG_HTTP_REFUSED
+ * (in->status, in->why). Bytes after a whole request (a pipelined one) are ignored: one request a connection. */
+enum vg_http_read vg_http_in_feed(struct vg_http_in *in, size_t n);
+void vg_http_in_free(struct vg_http_in *in);
 /* The value of header name (case-insensitive) into out, trimmed; false if absent. */
 bool vg_http_header(const struct vg_http_req *rq, const char *name, char *out, size_t len);
-/* Send a whole response (Connection: close); extra: more header lines, each ending "\r\n", or NULL. */
-void vg_http_reply(int fd, const char *status, const char *type, const char *extra, const char *body, size_t len);
-/* SIGINT and SIGTERM end a server's loop: vg_http_stopping turns true and a poll waiting returns at once (no
- * SA_RESTART). SIGPIPE is ignored: a client gone in the middle of an answer is not the server's end. */
+
+/* ---- serving (cli/http.c) ---- */
+
+/* A connection's answer, made by the server's handler with vg_http_reply and written by the loop as the client
+ * takes it. */
+struct vg_http_out;
+/* The whole answer (Connection: close); extra: more header lines, each ending "\r\n", or NULL. A second call
+ * replaces the first; out of memory, the connection is closed unanswered. */
+void vg_http_reply(struct vg_http_out *out, const char *status, const char *type, const char *extra,
+		   const char *body, size_t len);
+
+struct vg_http_handler {
+	void *ctx;
+	size_t body_max;                /* the largest request body taken (Content-Length) */
+	/* A whole request: answer it with vg_http_reply (no answer: 500). Called in the loop: it should not wait. */
+	void (*serve)(void *ctx, const struct vg_http_req *rq, struct vg_http_out *out);
+	/* A request the reader refused and answered itself (400, 411, 413, 431), for the caller's counters; or NULL. */
+	void (*refused)(void *ctx, const char *status);
+	/* Once a round, before waiting: the caller's own timers (a textfile to rewrite, a limit to lower). The
+	 * milliseconds until it wants to be called again, -1 for never; or NULL. */
+	int (*tick)(void *ctx);
+};
+/* Serve lfd (vg_http_listen's; -1: no socket, only the ticks) until vg_http_stopping(). A connection that cannot
+ * get the memory it needs is closed; the loop goes on. */
+void vg_http_serve(int lfd, const struct vg_http_handler *h);
+
+/* SIGINT and SIGTERM end a server's loop: vg_http_stopping turns true and the loop's wait returns at once (the
+ * signals are blocked outside it, so that one arriving between the check and the wait is not lost). SIGPIPE is
+ * ignored: a client gone in the middle of an answer is not the server's end. */
 void vg_http_stop_on_signals(void);
 bool vg_http_stopping(void);
 

@@ -296,7 +296,11 @@ int vg_jp_string(struct vg_jp *p, struct vg_jp_out *o)
 				}
 			}
 			/* A surrogate left unpaired is not a character: it becomes U+FFFD, as the writer does with bytes
-			 * that are not UTF-8. */
+			 * that are not UTF-8; a reader that wants text only refuses it, and a NUL. */
+			if (p->text_only && cp >= 0xd800 && cp <= 0xdfff)
+				return vg_jp_syntax(p, at, "a \\u escape of a lone surrogate in a string (not a character)");
+			if (p->text_only && cp == 0)
+				return vg_jp_syntax(p, at, "a NUL character (\\u0000) in a string");
 			jout_codepoint(o, cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp);
 			break;
 		}

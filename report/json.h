@@ -22,6 +22,8 @@ struct vg_jp {
 	size_t errlen;
 	char path[256];         /* where the caller is, for value errors: "sites[2].frames[0].address" */
 	size_t pathlen;
+	int text_only;          /* set after vg_jp_init: every string, read or passed over, must be text: a \u0000 or a
+				 * \u escape of a lone surrogate is refused (a syntax error), not kept or made U+FFFD */
 };
 
 /* Decoded string output into a fixed buffer, cut before the first character that does not fit. */
@@ -63,7 +65,7 @@ int vg_jp_element(struct vg_jp *p, size_t *i);
 int vg_jp_skip(struct vg_jp *p);
 
 /* Values, 0 or -1. vg_jp_string: the string at the cursor (its opening quote) decoded into o (NULL: checked only);
- * a \u escape of a lone surrogate becomes U+FFFD. vg_jp_literal: false, true or null (*which 0, 1, 2). The typed
+ * a \u escape of a lone surrogate becomes U+FFFD (refused with text_only). vg_jp_literal: false, true or null (*which 0, 1, 2). The typed
  * readers fail with vg_jp_field when the value is of another kind or out of range: vg_jp_uint (at most max),
  * vg_jp_int, vg_jp_bool, vg_jp_str (into a char array of size bytes, cut at a character boundary), vg_jp_hex (a
  * string "0x" and 1 to 16 hex digits, such as "0x7f3a00000000"). */

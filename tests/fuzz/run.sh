@@ -2,7 +2,7 @@
 # Fuzzing (tests/fuzz/README.md). From anywhere:
 #   bash tests/fuzz/run.sh [TARGET...]          build with clang + libFuzzer and fuzz each target FUZZ_SECONDS (60)
 #   bash tests/fuzz/run.sh replay [TARGET...]   build with gcc (-DVG_FUZZ_REPLAY) and replay corpus + regressions
-# Targets: config json path diff (all by default). New inputs go to $BUILD/fuzz/corpus/TARGET (the checked-in seeds
+# Targets: config json path diff http webhook (all by default). New inputs go to $BUILD/fuzz/corpus/TARGET (the checked-in seeds
 # in tests/fuzz/corpus/TARGET are read, never written); crashes to $BUILD/fuzz/crashes/TARGET. Exits non-zero on a
 # crash or a failed replay. Environment: CLANG (clang-14 or clang), CC (gcc), FUZZ_SECONDS, FUZZ_JOBS (libFuzzer's
 # jobs per target, 1), FUZZ_PARALLEL (targets at a time, each on a core of its own: default one per core), BUILD.
@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
 OUTD=$B/fuzz
-ALL="config json path diff"
+ALL="config json path diff http webhook"
 SECONDS_PER=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-1}
 
@@ -20,7 +20,8 @@ srcs() { # the library sources a target links: the Makefile's FUZZ_SRCS_<target>
 	*) echo "run.sh: unknown target '$1' (expected one of: $ALL)" >&2; return 1 ;;
 	esac
 }
-dict() { case $1 in config | path) echo tests/fuzz/config.dict ;; *) echo tests/fuzz/json.dict ;; esac; }
+dict() { case $1 in config | path) echo tests/fuzz/config.dict ;; http | webhook) echo "tests/fuzz/$1.dict" ;;
+	*) echo tests/fuzz/json.dict ;; esac; }
 
 mode=fuzz
 if [ "${1:-}" = replay ]; then mode=replay; shift; fi

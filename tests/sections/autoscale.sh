@@ -169,6 +169,30 @@ else
 		ok "  a body over 1 MiB: 413" || bad "  big body"
 	[ "$(acount refused_payload)" = 4 ] && ok "  refused_payload counted 4 times" ||
 		bad "  refused_payload $(acount refused_payload), want 4"
+	# One rule for the whole payload (issue 25, item 7): UTF-8 JSON whose strings are text. A byte that is not
+	# UTF-8, a \u0000, or a \u escape of a lone surrogate (no character, so no UTF-8 for it) refuses the payload
+	# whole, 400 and refused_payload, wherever it is: in a label the receiver reads, in one it ignores, in a label's
+	# name, in a field it passes over.
+	before=$(acount refused_payload)
+	for b in 'a byte that is not UTF-8:\xff' 'an escaped NUL:\\u0000' 'a lone surrogate:\\ud800'; do
+		x=$(printf '%b' "${b#*:}") got=
+		for where in "read:{\"alertname\":\"VramguardRegionNearBudget\",\"region\":\"te${x}am\",\"gpu\":\"0\"}" \
+			"ignored:{\"alertname\":\"VramguardRegionNearBudget\",\"region\":\"nosuch\",\"note\":\"n${x}o\"}" \
+			"name:{\"alertname\":\"VramguardRegionNearBudget\",\"region\":\"nosuch\",\"n${x}o\":\"v\"}"; do
+			got="$got ${where%%:*}=$(apost "$(apay firing "${where#*:}")")/$(wc -l <"$AD/resp")"
+		done
+		got="$got passed-over=$(apost "{\"version\":\"4\",\"receiver\":\"r${x}x\",\"alerts\":[]}")/$(wc -l <"$AD/resp")"
+		[ "$got" = " read=400/1 ignored=400/1 name=400/1 passed-over=400/1" ] &&
+			ok "autoscale: ${b%%:*} anywhere in the payload: 400, one line (the label read, one ignored, a label's name, a field passed over)" ||
+			bad "autoscale: ${b%%:*}: not one rule for the whole payload (STATUS/LINES of the answer)" "$got"
+	done
+	# The reason is one line whatever the payload held (found by tests/fuzz/fuzz_webhook.c): a version with a newline.
+	[ "$(apost '{"version":"4\n5","alerts":[]}')" = 400 ] && [ "$(wc -l <"$AD/resp")" = 1 ] &&
+		grep -q "^refused: not Alertmanager's webhook payload version \"4\" (version '4?5')$" "$AD/resp" &&
+		ok "autoscale: a version with a newline in it: 400, the reason one line (the newline shown as '?')" ||
+		bad "autoscale: the reason for a version with a newline is not one line" "$(cat "$AD/resp")"
+	[ "$(acount refused_payload)" = $((before + 13)) ] && ok "  each counted in refused_payload (13)" ||
+		bad "  refused_payload went from $before to $(acount refused_payload), want +13"
 	# Unknown targets: a region that does not exist, an alert naming nothing, a pid whose command is not the one
 	# the alert named (reused).
 	apost "$(apay firing '{"alertname":"VramguardRegionNearBudget","region":"nosuch","gpu":"0"}')" >/dev/null

@@ -18,7 +18,7 @@ unit test_diff
 unit test_timeline
 unit test_unwind
 unit test_lockorder
-for t in config json path diff; do
+for t in config json path diff http webhook; do
 	if [ "$SAN" = tsan ]; then skip "unit fuzz_${t}_replay" "built with ASan+UBSan, which cannot be combined with TSan"
 	else unit fuzz_${t}_replay; fi
 done
