@@ -262,6 +262,24 @@ json.dump(r, open(sys.argv[3], "w"))' "$W/r.json" "$RD2/lib.fifo" "$RD2/r.json" 
 		timeout 20 "$VG" report --lines "$RD2/r.json"
 	expect_err_lines "  one line says why" "^vramguard: warning: --lines reads only regular files: 1 file refused \(.*lib\.fifo.* is a FIFO\)" 1
 
+	# 2e. Connections of theirs that idle, trickle or never read, at root's exporter and receiver: a scrape and an
+	# alert's POST are still answered within 5 s (tests/integration/http_clients.py, as tests/sections/http.sh).
+	if command -v curl >/dev/null && [ -n "${URL:-}" ] && [ -n "${RURL:-}" ] && kill -0 "$EXPID" "$RPID" 2>/dev/null; then
+		cp tests/integration/http_clients.py "$W/http_clients.py" && chmod 0644 "$W/http_clients.py"
+		"${AS[@]}" "$APY" "$W/http_clients.py" flood 127.0.0.1 "${URL##*:}" --idle 24 --trickle 24 --noread 16 \
+			--within 5 >"$W/flood.out" 2>&1
+		frc=$?
+		if [ "$frc" = 0 ]; then ok "$ATK's 64 idle, trickling and unread connections: root's exporter answers a scrape: $(head -1 "$W/flood.out")"
+		else bad "root's exporter under $ATK's connections" "$(cat "$W/flood.out")"; fi
+		"${AS[@]}" "$APY" "$W/http_clients.py" flood 127.0.0.1 "${RURL##*:}" --idle 32 --trickle 32 --within 5 \
+			>"$W/flood.out" 2>&1
+		frc=$?
+		if [ "$frc" = 0 ]; then ok "$ATK's 64 idle and trickling connections: root's receiver answers a GET /metrics: $(head -1 "$W/flood.out")"
+		else bad "root's receiver under $ATK's connections" "$(cat "$W/flood.out")"; fi
+	else
+		skip "attack: $ATK's connections at root's servers" "curl missing, or the exporter or the receiver of part 1 is not running"
+	fi
+
 	# 2c. A collector directory their group may write: a symlink at every temporary name root's --textfile could
 	# pick by its PID (the old name was TEXTFILE.PID.tmp), pointing at a file of root's.
 	TD=$W/collector
