@@ -175,12 +175,15 @@ struct region_work {
 	const struct region_args *a;
 	const char *path, *label;
 	long pid, want;                 /* evict's */
+	/* What the work allocates lives here and is freed by the command whether or not the work ended. */
+	struct vg_strbuf text;
 };
 
 static int region_guarded(struct vg_region *r, const char *label, int (*fn)(struct vg_region *r, void *arg),
 			  struct region_work *w)
 {
 	int rc = vg_region_guarded(r, fn, w);
+	vg_strbuf_free(&w->text);
 	if (rc == -ESTALE)
 		rc = vg_cli_fail(1, "shared region %s (%s) was truncated or replaced by its owner while this command worked "
 				 "on it: it may be half done; see 'vramguard limit show --shared %s' and run it again",
@@ -256,23 +259,22 @@ static int region_rm_in(struct vg_region *r, void *arg)
 	struct vg_region_info info;
 	vg_region_info_read(r, &info);
 	const char *spec = info.spec;
-	struct vg_strbuf who = { 0 };
-	region_members(r, &who);
+	struct vg_strbuf *who = &((struct region_work *)arg)->text;
+	region_members(r, who);
 	bool persistent = info.persistent;
 	int members = 0;
 	int rc = vg_region_remove(r, w->a->force, &members, err, sizeof(err));
 	if (rc == -EBUSY) {
 		rc = vg_cli_fail(1, "shared region %s has %d live member%s: %s; removing it would split the budget (they "
 				 "go on counting in the removed file while new jobs make a new one): stop them first, or "
-				 "pass --force", vg_cli_q(label), members, members == 1 ? "" : "s", who.data ? who.data : "");
+				 "pass --force", vg_cli_q(label), members, members == 1 ? "" : "s", who->data ? who->data : "");
 	} else if (rc) {
 		rc = vg_cli_fail(1, "shared region %s: %s", vg_cli_q(label), err);
 	} else {
 		printf("vramguard: removed %sshared region '%s' (%s), budget '%s'%s%s%s\n", persistent ? "persistent " : "",
 		       label, path, spec[0] ? spec : "none", members ? "; its members go on in the removed file: " : "",
-		       members ? who.data : "", members ? "" : "; it had no member");
+		       members ? who->data : "", members ? "" : "; it had no member");
 	}
-	vg_strbuf_free(&who);
 	return rc;
 }
 
@@ -369,8 +371,10 @@ static int region_evict_fits(struct vg_region *r, int32_t pid, int32_t inner, ui
  * that process's. Else first the live process with that PID here, by its start time and its PID here or in its own
  * PID namespace (as `limit set --pid` finds it); else the member that records that PID (as `top` lists it): one of
  * another PID namespace that cannot be checked, or one known gone. Two that fit (two containers' PID 1) cannot be
- * told apart: refused, nothing evicted, and the message says how to pick one. */
-static int region_evict_slot(struct vg_region *r, const char *label, int32_t pid, long want, int reclaimed)
+ * told apart: refused, nothing evicted, and the message says how to pick one. -2, nothing said, when the file was
+ * cut under the search (r is dead). The candidates are listed in list, which the caller frees. */
+static int region_evict_slot(struct vg_region *r, const char *label, int32_t pid, long want, int reclaimed,
+			     struct vg_strbuf *list)
 {
 	uint64_t start = vg_proc_start(pid);
 	int32_t inner = start ? vg_proc_inner_pid(pid, NULL) : pid;
@@ -386,10 +390,12 @@ static int region_evict_slot(struct vg_region *r, const char *label, int32_t pid
 			return (int)want;
 		return -1;
 	}
-	struct vg_strbuf list = { 0 };
-	bool by_start = start && vg_limit_slot_of(r, pid, inner, start) != -1;
-	int n, slot = region_evict_fits(r, pid, inner, start, by_start, &n, &list);
-	const char *l = list.data ? list.data : "";
+	int of = start ? vg_limit_slot_of(r, pid, inner, start) : -1;
+	if (of == -3)
+		return -2;      /* the file was cut under the search (r is dead now) */
+	bool by_start = of != -1;
+	int n, slot = region_evict_fits(r, pid, inner, start, by_start, &n, list);
+	const char *l = list->data ? list->data : "";
 	if (n == 0)
 		vg_cli_fail(1, "process %d is not a member of shared region %s%s", (int)pid, vg_cli_q(label),
 			    reclaimed ? " (exited members were just reclaimed: it may have been one of them)" : "");
@@ -401,7 +407,6 @@ static int region_evict_slot(struct vg_region *r, const char *label, int32_t pid
 		vg_cli_fail(1, "region evict: %d members of shared region %s record PID %d (%s): which one is meant cannot "
 			    "be told; nothing was evicted (pick one with --slot N, the slot 'vramguard top --json' lists; a "
 			    "live one can be named by its PID on this host)", n, vg_cli_q(label), (int)pid, l);
-	vg_strbuf_free(&list);
 	return n == 1 ? slot : -1;
 }
 
@@ -412,7 +417,9 @@ static int region_evict_in(struct vg_region *r, void *arg)
 	long pid = w->pid;
 	char err[VG_CLI_WHY_MAX];
 	int reclaimed = vg_region_reclaim(r);
-	int slot = region_evict_slot(r, label, (int32_t)pid, w->want, reclaimed);
+	int slot = region_evict_slot(r, label, (int32_t)pid, w->want, reclaimed, &((struct region_work *)arg)->text);
+	if (slot == -2)
+		return -ESTALE;
 	struct vg_slot_view v;
 	if (slot < 0 || !vg_slot_read(r, (uint32_t)slot, &v))
 		return slot < 0 ? 1 : vg_cli_fail(1, "process %ld left shared region %s meanwhile", pid, vg_cli_q(label));
