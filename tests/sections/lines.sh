@@ -124,6 +124,9 @@ PY
 }
 QLEN='( \([0-9]+ bytes\))?' # what a message adds to a path it quotes cut (vg_cli_q)
 HUGE=$HD/sparse
+# removed at the end: a 1 TiB file (sparse) left in the build tree is read whole by whatever copies the tree (a
+# container build's context ran out of space on it)
+at_exit 'rm -f "$HUGE"'
 truncate -s 1T "$HUGE" 2>/dev/null || HUGE=
 # name|module path|what the one line says of it
 hostile_cases=("a FIFO|$HD/fifo|is a FIFO" "a symbolic link to a FIFO|$HD/link|is a FIFO"
