@@ -35,6 +35,7 @@ struct vg_quota_shard {
 		_Atomic uint64_t in_bytes, out_bytes;   /* bytes allocated / freed, ever */
 		_Atomic uint64_t credit;        /* small-allocation credit of the owner (below) */
 		_Atomic uint64_t releases;      /* vg_quota_release calls, ever (vg_quota_releases) */
+		_Atomic uint64_t begun, done;   /* allocations the driver was asked for / answered, ever (vg_quota_inflight) */
 	} dev[VG_MAX_DEVICES];
 } __attribute__((aligned(64)));
 
@@ -329,6 +330,39 @@ uint64_t vg_quota_releases(int dev)
 	return n;
 }
 
+void vg_quota_begin(int dev)
+{
+	if (!vg_quota_tracked(dev))
+		return;
+	struct vg_quota_shard *sh = vg_quota_shard();
+	vg_shard_add(sh, &sh->dev[dev].begun, 1);
+	atomic_thread_fence(memory_order_release);      /* before the reserve that follows raises usage */
+}
+
+void vg_quota_end(int dev)
+{
+	if (!vg_quota_tracked(dev))
+		return;
+	atomic_thread_fence(memory_order_release);      /* after the driver's answer */
+	struct vg_quota_shard *sh = vg_quota_shard();
+	vg_shard_add(sh, &sh->dev[dev].done, 1);
+}
+
+void vg_quota_inflight(int dev, uint64_t *begun, uint64_t *done)
+{
+	*begun = *done = 0;
+	if (!vg_quota_tracked(dev))
+		return;
+	atomic_thread_fence(memory_order_acquire);
+	/* done first: an allocation that begins and ends between the two sums is seen as under way (begun > done),
+	 * never as not having happened. */
+	for (int i = 0; i < VG_QUOTA_SHARDS; i++)
+		*done += atomic_load_explicit(&vg_quota_shards[i].dev[dev].done, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	for (int i = 0; i < VG_QUOTA_SHARDS; i++)
+		*begun += atomic_load_explicit(&vg_quota_shards[i].dev[dev].begun, memory_order_relaxed);
+}
+
 uint64_t vg_quota_limit(int dev)
 {
 	return vg_quota_tracked(dev) ? atomic_load(&vg_quota[dev].limit) : VG_NO_LIMIT;
@@ -421,6 +455,8 @@ void vg_quota_reset_usage(void)
 			atomic_store(&vg_quota_shards[s].dev[i].largest, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].credit, 0);
 			atomic_store(&vg_quota_shards[s].dev[i].releases, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].begun, 0);
+			atomic_store(&vg_quota_shards[s].dev[i].done, 0);
 		}
 	}
 }

@@ -87,6 +87,14 @@ uint64_t vg_quota_limit(int dev);
  * release after the driver's free), except across a release, so with none in between, usage read after the look is
  * at least what the driver held for it during the look. Acquire: call it after the reads it is to cover. */
 uint64_t vg_quota_releases(int dev);
+/* Allocations under way: vg_quota_begin before the reserve of an allocation the driver is then asked for,
+ * vg_quota_end once it answered (made or refused). Between the two our usage counts memory the driver does not hold
+ * yet, so a look at NVML's figure counts only if vg_quota_inflight says none was under way when it began (begun ==
+ * done) and none began or ended until after the usage was read (both unchanged): the driver's part is then exact.
+ * Acquire: call it after the reads it is to cover. */
+void vg_quota_begin(int dev);
+void vg_quota_end(int dev);
+void vg_quota_inflight(int dev, uint64_t *begun, uint64_t *done);
 
 /* Soft limits: usage above one denies nothing; the caller is told once per crossing and decides what to say.
  * vg_quota_set_soft sets dev's soft limit (VG_NO_LIMIT: none) and re-arms its detector; vg_quota_soft reads it.

@@ -127,6 +127,7 @@ CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 	uint64_t used = 0;
 	vg_devmem_fresh(dev, bytes);    /* near the limit only: the driver's part measured just now */
 	int rc = vg_shared_ready(dev);
+	vg_hook_inflight(dev);          /* after the fresh measurement above: it would wait on its own allocation */
 	if (VG_LIKELY(rc == 0))
 		rc = vg_quota_reserve(dev, bytes, &used);
 	if (VG_LIKELY(rc == 0))

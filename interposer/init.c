@@ -224,8 +224,23 @@ enum vg_mode vg_hook_enter(void)
 	return vg_init();
 }
 
+/* 1 + the device of the allocation this hook asked the driver for, until the hook returns (vg_hook_inflight). */
+static __thread int vg_inflight __attribute__((tls_model("initial-exec")));
+
+void vg_hook_inflight(int dev)
+{
+	if (!vg_inflight) {
+		vg_quota_begin(dev);
+		vg_inflight = dev + 1;
+	}
+}
+
 void vg_hook_leave(void)
 {
+	if (VG_UNLIKELY(vg_inflight) && vg_depth == 1) {
+		vg_quota_end(vg_inflight - 1);
+		vg_inflight = 0;
+	}
 	vg_depth--;
 }
 

@@ -1332,10 +1332,15 @@ static CUresult mem_alloc(unsigned long long *out, unsigned long long size, int 
 	return r;
 }
 
+static void (*_Atomic g_alloc_hook)(size_t);
+void fakecuda_set_alloc_hook(void (*fn)(size_t bytes)) { atomic_store(&g_alloc_hook, fn); }
+
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	ENTER(cuMemAlloc_v2);
 	if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+	void (*hook)(size_t) = atomic_load(&g_alloc_hook);
+	if (hook) hook(bytesize);
 	if (g_nullmem) return null_alloc(dptr, bytesize);
 	unsigned long long p;
 	CUresult r = mem_alloc(&p, bytesize, K_MEM, NULL);

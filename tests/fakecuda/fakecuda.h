@@ -108,6 +108,9 @@ void fakecuda_reset_peak(int dev);
  * instead of at their sizes, + graph reserve + context and module footprints. cuMemGetInfo's free is FAKECUDA_MEM
  * minus this. 0 for a bad dev. A fake NVML finds it with dlsym(RTLD_DEFAULT, ...): keep the name and signature. */
 unsigned long long fakecuda_process_device_bytes(int dev);
+/* A function cuMemAlloc_v2 calls first, before it makes the allocation (NULL: none): a test holds an allocation
+ * "under way" there (vramguard has reserved it, the device does not hold it yet). */
+void fakecuda_set_alloc_hook(void (*fn)(size_t bytes));
 /* Sum of CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT over the pools located on dev (destroyed pools whose allocations
  * are still outstanding included). 0 for a bad dev. */
 unsigned long long fakecuda_pool_reserved(int dev);

@@ -56,6 +56,10 @@ for when in first later; do
 		$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_CTX_BYTES=300M \
 		VRAMGUARD_DEVICE_POLL=60000 -- $T/physical measure $when
 done
+# Its mirror image: an allocation reserved but not yet made by the driver (held inside the double) while NVML reads.
+prog "device counting: an allocation under way during NVML's call is not taken off the driver's part" \
+	$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_CTX_BYTES=300M FAKECUDA_MODULE_BYTES=64M \
+	VRAMGUARD_DEVICE_POLL=60000 -- $T/physical measure inflight
 prog "VRAMGUARD_COUNT=allocations: logical bytes, pools' kept memory and graphs not counted" $PRE \
 	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical allocations
 prog "context destroy and primary reset release" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D ctx
