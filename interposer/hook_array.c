@@ -125,6 +125,8 @@ VG_EXPORT CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
 {
 	VG_OPEN(cuArrayDestroy, hArray);
 	struct vg_alloc *r = vg_table_remove(&vg_arrays, (uint64_t)(uintptr_t)hArray);
+	if (r)
+		vg_hook_inflight(r->dev);
 	rc = VG_REAL_CALL(cuArrayDestroy, hArray);
 	vg_free_end(rc, &vg_arrays, r);
 out:
@@ -136,6 +138,8 @@ VG_EXPORT CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedAr
 {
 	VG_OPEN(cuMipmappedArrayDestroy, hMipmappedArray);
 	struct vg_alloc *r = vg_table_remove(&vg_arrays, (uint64_t)(uintptr_t)hMipmappedArray);
+	if (r)
+		vg_hook_inflight(r->dev);
 	rc = VG_REAL_CALL(cuMipmappedArrayDestroy, hMipmappedArray);
 	vg_free_end(rc, &vg_arrays, r);
 out:

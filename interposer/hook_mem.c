@@ -94,6 +94,8 @@ VG_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 		goto out;
 	}
 	struct vg_alloc *r = vg_table_remove(&vg_ptrs, dptr);
+	if (r)
+		vg_hook_inflight(r->dev);      /* the driver frees before we uncharge: under way until then */
 	rc = VG_REAL_CALL(cuMemFree_v2, dptr);
 	vg_free_end(rc, &vg_ptrs, r);
 out:

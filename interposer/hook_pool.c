@@ -150,6 +150,8 @@ static CUresult vg_free_async(bool ptsz, CUdeviceptr dptr, CUstream s)
 {
 	VG_OPEN_EITHER(ptsz, cuMemFreeAsync, _ptsz, dptr, s);
 	struct vg_alloc *r = dptr ? vg_table_remove(&vg_ptrs, dptr) : NULL;
+	if (r)
+		vg_hook_inflight(r->dev);      /* the driver frees before we uncharge: under way until then */
 	rc = VG_REAL_EITHER(ptsz, cuMemFreeAsync, _ptsz, dptr, s);
 	vg_free_end(rc, &vg_ptrs, r);
 out:

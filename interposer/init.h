@@ -38,9 +38,10 @@ enum vg_mode vg_init(void);
  * function. Every vg_hook_enter() is paired with vg_hook_leave(). */
 enum vg_mode vg_hook_enter(void);
 void vg_hook_leave(void);
-/* The hook is about to reserve for an allocation it asks the driver for on dev: counted as under way
- * (vg_quota_begin) until the hook returns (vg_hook_leave ends it), so that a measurement of the driver's own memory
- * never takes a reserve the driver has not made yet for its own memory. */
+/* The hook is about to reserve for an allocation it asks the driver for on dev, or to have the driver free one
+ * before uncharging it: counted as under way (vg_quota_begin) until the hook returns (vg_hook_leave ends it), so that
+ * a measurement of the driver's own memory never takes a difference between our figure and the driver's that is
+ * only a call in progress for the driver's own memory. */
 void vg_hook_inflight(int dev);
 
 #endif
