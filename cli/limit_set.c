@@ -33,6 +33,17 @@ static int limit_changed(const struct vg_region *r)
 			   "change may not have been made; see 'vramguard limit show' and run the command again", r->path);
 }
 
+/* fn(r, c) under the guard, then r closed and what the change allocated freed, however it ended. */
+static int limit_change_run(struct vg_region *r, int (*fn)(struct vg_region *r, void *arg), struct limit_change *c)
+{
+	int rc = vg_region_guarded(r, fn, c);
+	if (rc == -ESTALE)
+		rc = limit_changed(r);
+	vg_strbuf_free(&c->over);
+	vg_region_close(r);
+	return rc;
+}
+
 static int limit_set_shared_in(struct vg_region *r, void *arg)
 {
 	struct limit_change *c = arg;
@@ -99,12 +110,7 @@ int vg_limit_set_shared(const char *dir, const char *name, const char *spec, con
 	if (rc)
 		return rc;
 	struct limit_change c = { .name = name, .spec = spec, .l = l, .out = out };
-	rc = vg_region_guarded(&r, limit_set_shared_in, &c);
-	if (rc == -ESTALE)
-		rc = limit_changed(&r);
-	vg_strbuf_free(&c.over);
-	vg_region_close(&r);
-	return rc;
+	return limit_change_run(&r, limit_set_shared_in, &c);
 }
 
 /* What the process's own quota is now: the last request it applied ("1G", "0:4G,1:2G"), else "4.00 GiB",
@@ -190,12 +196,7 @@ int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const cha
 	int rc = vg_limit_find_pid(dir, shared, pid, true, &r, &c.slot);
 	if (rc)
 		return rc;
-	rc = vg_region_guarded(&r, limit_set_pid_in, &c);
-	if (rc == -ESTALE)
-		rc = limit_changed(&r);
-	vg_strbuf_free(&c.over);
-	vg_region_close(&r);
-	return rc;
+	return limit_change_run(&r, limit_set_pid_in, &c);
 }
 
 int vg_limit_set(int argc, char **argv)
