@@ -1403,16 +1403,10 @@ static CUresult mem_free(unsigned long long p)
 	UNLOCK();
 	return r;
 }
-static void (*_Atomic g_free_hook)(void);
-void fakecuda_set_free_hook(void (*fn)(void)) { atomic_store(&g_free_hook, fn); }
-
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
 	ENTER(cuMemFree_v2);
-	CUresult r = g_nullmem ? null_free(dptr) : mem_free(dptr);
-	void (*hook)(void) = atomic_load(&g_free_hook);
-	if (hook && r == CUDA_SUCCESS) hook();
-	return r;
+	return g_nullmem ? null_free(dptr) : mem_free(dptr);
 }
 CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr) { ENTER(cuMemFree); return mem_free(dptr); }
 

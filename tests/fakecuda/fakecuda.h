@@ -111,9 +111,6 @@ unsigned long long fakecuda_process_device_bytes(int dev);
 /* A function cuMemAlloc_v2 calls first, before it makes the allocation (NULL: none): a test holds an allocation
  * "under way" there (vramguard has reserved it, the device does not hold it yet). */
 void fakecuda_set_alloc_hook(void (*fn)(size_t bytes));
-/* ... and one cuMemFree_v2 calls last, once it freed the memory (the device no longer holds it, vramguard has not
- * uncharged it yet). */
-void fakecuda_set_free_hook(void (*fn)(void));
 /* Sum of CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT over the pools located on dev (destroyed pools whose allocations
  * are still outstanding included). 0 for a bad dev. */
 unsigned long long fakecuda_pool_reserved(int dev);

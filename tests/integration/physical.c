@@ -224,16 +224,30 @@ static void *ms_worker(void *arg)
 	return NULL;
 }
 
-/* Have the worker do cmd, and wait until it has. */
-static void ms_ask(int cmd)
+/* Have the worker start cmd (not waited for). */
+static void ms_post(int cmd)
 {
 	pthread_mutex_lock(&ms_lock);
 	ms_cmd = cmd;
-	unsigned want = ++ms_asked;
+	ms_asked++;
 	pthread_cond_broadcast(&ms_cond);
-	while (ms_done < want)
+	pthread_mutex_unlock(&ms_lock);
+}
+
+/* Wait until the worker has done all it was asked. */
+static void ms_wait(void)
+{
+	pthread_mutex_lock(&ms_lock);
+	while (ms_done < ms_asked)
 		pthread_cond_wait(&ms_cond, &ms_lock);
 	pthread_mutex_unlock(&ms_lock);
+}
+
+/* Have the worker do cmd, and wait until it has. */
+static void ms_ask(int cmd)
+{
+	ms_post(cmd);
+	ms_wait();
 }
 
 /* In the sampler thread, inside NVML's process list: one allocate-then-free around NVML's read, once per arming.
@@ -257,13 +271,20 @@ static void ms_hook(int when)
 	atomic_fetch_add(&ms_fired, 1);
 }
 
-static void t_measure(bool first)
+/* The fake NVML's fakenvml_set_procs_hook (NULL, and a failed check, without it). */
+static void (*ms_nvml_hook_setter(void))(fakenvml_hook_fn)
 {
-	IT_RC(cuInit(0), CUDA_SUCCESS);
 	void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW);
 	void (*set_hook)(fakenvml_hook_fn) = nvml ? (void (*)(fakenvml_hook_fn))dlsym(nvml, "fakenvml_set_procs_hook")
 						 : NULL;
 	IT_CHECK(set_hook != NULL, "the fake NVML's hook is there (%s)", nvml ? "fakenvml_set_procs_hook" : dlerror());
+	return set_hook;
+}
+
+static void t_measure(bool first)
+{
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	void (*set_hook)(fakenvml_hook_fn) = ms_nvml_hook_setter();
 	if (!set_hook)
 		return;
 	set_hook(ms_hook);
@@ -320,16 +341,6 @@ static void t_measure(bool first)
  * the process holds the context's 300 MiB, the module's 64 and that 1 MiB: what vramguard counts must say so (taken
  * short, the driver's part was 363 MiB until the next round). */
 static _Atomic int ia_state;    /* 0: nothing held; 1: the worker is held inside the double; 2: let it go */
-static int ia_cmd = MS_ALLOC;   /* what the worker is held in: its allocation, or its free (after the driver's) */
-static void ia_hold(void)
-{
-	if (!atomic_load(&ms_armed))
-		return;
-	atomic_store(&ia_state, 1);
-	while (atomic_load(&ia_state) == 1)
-		it_sleep_s(0.0001);
-}
-
 static void ia_alloc_hook(size_t bytes)
 {
 	(void)bytes;
@@ -346,11 +357,7 @@ static void ia_nvml_hook(int when)
 		int no = 0;
 		if (!atomic_load(&ms_armed) || !atomic_compare_exchange_strong(&ms_inside, &no, 1))
 			return;
-		pthread_mutex_lock(&ms_lock);   /* the worker starts its call; not waited for: it is held */
-		ms_cmd = ia_cmd;
-		ms_asked++;
-		pthread_cond_broadcast(&ms_cond);
-		pthread_mutex_unlock(&ms_lock);
+		ms_post(MS_ALLOC);              /* not waited for: it is held */
 		while (atomic_load(&ia_state) != 1)
 			it_sleep_s(0.0001);
 		return;
@@ -364,20 +371,14 @@ static void ia_nvml_hook(int when)
 	 * allocation begin and end and is taken again, the next with nothing under way (the sampler tries again 100 us
 	 * later; if the worker were still finishing by then, every try of the round could see it under way, and the
 	 * round would keep its last figure: seen under TSan). */
-	pthread_mutex_lock(&ms_lock);
-	while (ms_done < ms_asked)
-		pthread_cond_wait(&ms_cond, &ms_lock);
-	pthread_mutex_unlock(&ms_lock);
+	ms_wait();
 	atomic_fetch_add(&ms_fired, 1);
 }
 
-static void t_inflight(bool freeing)
+static void t_inflight(void)
 {
 	IT_RC(cuInit(0), CUDA_SUCCESS);
-	void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW);
-	void (*set_hook)(fakenvml_hook_fn) = nvml ? (void (*)(fakenvml_hook_fn))dlsym(nvml, "fakenvml_set_procs_hook")
-						 : NULL;
-	IT_CHECK(set_hook != NULL, "the fake NVML's hook is there (%s)", nvml ? "fakenvml_set_procs_hook" : dlerror());
+	void (*set_hook)(fakenvml_hook_fn) = ms_nvml_hook_setter();
 	if (!set_hook)
 		return;
 	pthread_t th;
@@ -386,53 +387,35 @@ static void t_inflight(bool freeing)
 	IT_RC(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
 	IT_RC(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
 	IT_CHECK(mem_free() == Q - 300 * MiB, "the first measurement charged the context (free %zu MiB)", mem_free() >> 20);
-	/* freeing (not run: the worker's free held inside the double is uncharged inside the same NVML call, which the
-	 * release count already covered; the free that matters ends after our reading, and needs a second round). */
-	if (freeing) {
-		ms_ask(MS_ALLOC);
-		IT_RC(ms_rc[0], CUDA_SUCCESS);
-	}
-	ia_cmd = freeing ? MS_FREE : MS_ALLOC;
 	set_hook(ia_nvml_hook);
-	if (freeing)
-		fakecuda_set_free_hook(ia_hold);
-	else
-		fakecuda_set_alloc_hook(ia_alloc_hook);
+	fakecuda_set_alloc_hook(ia_alloc_hook);
 	atomic_store(&ms_armed, 1);
 	CUmodule m;
 	IT_RC(cuModuleLoadData(&m, "image"), CUDA_SUCCESS);
 	for (double end = it_now_s() + 10; atomic_load(&ms_fired) < 1 && it_now_s() < end;)
 		it_sleep_s(0.005);
-	pthread_mutex_lock(&ms_lock);
-	while (ms_done < ms_asked)
-		pthread_cond_wait(&ms_cond, &ms_lock);
-	pthread_mutex_unlock(&ms_lock);
-	CUresult wrc = freeing ? ms_rc[1] : ms_rc[0];
-	IT_CHECK(atomic_load(&ms_fired) == 1 && wrc == CUDA_SUCCESS,
-		 "the module load's round read NVML while the worker's %s was under way (%d, %d)",
-		 freeing ? "free of 1 MiB" : "1 MiB", atomic_load(&ms_fired), (int)wrc);
-	unsigned long long holds = (freeing ? 364 : 365) * MiB;
-	IT_CHECK(fakecuda_process_device_bytes(0) == holds, "the double holds the context, the module%s (%llu)",
-		 freeing ? "" : " and the 1 MiB", fakecuda_process_device_bytes(0));
+	ms_wait();
+	IT_CHECK(atomic_load(&ms_fired) == 1 && ms_rc[0] == CUDA_SUCCESS,
+		 "the module load's round read NVML while the worker's 1 MiB was under way (%d, %d)",
+		 atomic_load(&ms_fired), (int)ms_rc[0]);
+	IT_CHECK(fakecuda_process_device_bytes(0) == 365 * MiB, "the double holds the context, the module and the 1 MiB "
+		 "(%llu)", fakecuda_process_device_bytes(0));
 	/* Until the round's measurement is in, the driver's part is the last one (the context's 300 MiB). Then exact,
 	 * and it stays. Never anything else (taken short: 1 MiB more free). Waited for with a bound on a hang. */
-	size_t f = 0, want = Q - holds, stale = Q - (freeing ? 300 : 301) * MiB, odd = 0;
+	size_t f = 0, want = Q - 365 * MiB, stale = Q - 301 * MiB, odd = 0;
 	for (double end = it_now_s() + 10; it_now_s() < end && (f = mem_free()) != want; it_sleep_s(0.002))
 		if (f != stale)
 			odd = f;
 	for (double end = it_now_s() + 0.3; f == want && it_now_s() < end; it_sleep_s(0.005))
 		if ((f = mem_free()) != want)
 			odd = f;
-	IT_CHECK(f == want && !odd, "vramguard counts what the double holds: the %s under way during the measurement "
-		 "was not taken off the driver's part (free %zu MiB, want %zu; on the way %zu)",
-		 freeing ? "free" : "allocation", f >> 20, want >> 20, odd >> 20);
+	IT_CHECK(f == want && !odd, "vramguard counts what the double holds: the allocation under way during the "
+		 "measurement was not taken off the driver's part (free %zu MiB, want %zu; on the way %zu)", f >> 20,
+		 want >> 20, odd >> 20);
 	fakecuda_set_alloc_hook(NULL);
-	fakecuda_set_free_hook(NULL);
 	set_hook(NULL);
-	if (!freeing) {
-		ms_ask(MS_FREE);
-		IT_RC(ms_rc[1], CUDA_SUCCESS);
-	}
+	ms_ask(MS_FREE);
+	IT_RC(ms_rc[1], CUDA_SUCCESS);
 	IT_RC(cuModuleUnload(m), CUDA_SUCCESS);
 	ms_ask(MS_QUIT);
 	pthread_join(th, NULL);
@@ -468,7 +451,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(t, "measure") && argc > 2 && (!strcmp(argv[2], "first") || !strcmp(argv[2], "later")))
 		t_measure(!strcmp(argv[2], "first"));
 	else if (!strcmp(t, "measure") && argc > 2 && !strcmp(argv[2], "inflight"))
-		t_inflight(false);
+		t_inflight();
 	else if (!strcmp(t, "allocations"))
 		t_allocations();
 	else {
