@@ -187,7 +187,8 @@ size_t vg_report_runtime_prefix(const struct vg_report_site *s);
  * already in the process), "??" if unknown. */
 void vg_report_frame_symbol_text(struct vg_strbuf *b, const struct vg_report_frame *f);
 
-/* Free the arrays of a report built by the library or by the JSON reader (not the struct itself). */
+/* Free the arrays of a report built by the library or by the JSON reader (not the struct itself): report/schema.c,
+ * which walks the rows. */
 void vg_report_free(struct vg_report *r);
 
 #endif

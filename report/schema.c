@@ -1,5 +1,6 @@
 /* The schema rows of report/schema.h as data (one vg_schema_object per object), each member's type checked against
- * its struct at compile time, and the walks that every user of the rows shares. */
+ * its struct at compile time, and the walks that every user of the rows shares, freeing a report (report.h's
+ * vg_report_free) among them. */
 #include "report/schema.h"
 
 #include <stdint.h>
@@ -153,4 +154,10 @@ void vg_schema_free(const struct vg_schema_object *o, void *obj)
 			vg_schema_set_elems(f, obj, NULL, 0);
 		}
 	}
+}
+
+void vg_report_free(struct vg_report *r)
+{
+	if (r)
+		vg_schema_free(&vg_schema_report, r);
 }
