@@ -57,7 +57,7 @@ REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c
 	report/srcline.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
 # The command's other forms of a report: the HTML page and its SVG charts, the folded and speedscope exports.
-REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c
+REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c report/html_out.c
 # Expanding VRAMGUARD_REPORT's template into a file name (the library; config/ only validates the template).
 PATH_SRCS := report/path.c
 LOG_SRCS := report/log.c

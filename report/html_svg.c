@@ -1,5 +1,6 @@
-/* The SVG charts of the HTML report (report/html.h): the usage timeline and the icicle graph of live bytes. */
-#include "report/html.h"
+/* The SVG charts of the HTML report (report/html_svg.h): the usage timeline and the icicle graph of live bytes. */
+#include "report/html_svg.h"
+#include "report/html_out.h"
 #include "report/flame.h"
 #include "config/config.h"
 
