@@ -208,9 +208,9 @@ $(BUILD)/gen-env-doc: scripts/gen-env-doc.c $(call tobj,$(CONFIG_SRCS))
 $(BUILD)/gen-man: scripts/gen-man.c $(call tobj,$(CONFIG_SRCS))
 	@mkdir -p $(BUILD)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
-$(BUILD)/gen-report-doc: scripts/gen-report-doc.c $(call tobj,report/schema.c)
+$(BUILD)/gen-report-doc: scripts/gen-report-doc.c scripts/doc_tables.c $(call tobj,report/schema.c)
 	@mkdir -p $(BUILD)
-	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
+	$(TEST_CC) -I. -o $@ $(filter %.c %.o,$^)
 
 # The lock-order check (accounting/lockorder.h, header only), compiled in whatever the build.
 $(TB)/test_lockorder: tests/unit/test_lockorder.c
