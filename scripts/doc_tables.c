@@ -46,13 +46,13 @@ int doc_tables_cell(const char *prog, const char *what, const char *text)
 static long table_of(const struct doc_tables *t, const char *path, const char *line, size_t len, size_t blen)
 {
 	const char *name = line + blen, *close = strstr(name, " -->");
-	size_t i;
+	size_t i, n = close ? (size_t)(close - name) : 0;
 
 	for (i = 0; close && close < line + len && i < t->n; i++)
-		if (strlen(t->v[i].name) == (size_t)(close - name) && strncmp(name, t->v[i].name, (size_t)(close - name)) == 0)
+		if (strlen(t->v[i].name) == n && strncmp(name, t->v[i].name, n) == 0)
 			return (long)i;
-	fprintf(stderr, "%s: %s: '%.*s' names no table of %s\n", t->prog, path, (int)(len && line[len - 1] == '\n' ?
-		len - 1 : len), line, t->sources);
+	fprintf(stderr, "%s: %s: '%.*s' names no table of %s\n", t->prog, path,
+		(int)(len && line[len - 1] == '\n' ? len - 1 : len), line, t->sources);
 	return -1;
 }
 
