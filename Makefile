@@ -211,6 +211,14 @@ $(BUILD)/gen-man: scripts/gen-man.c $(call tobj,$(CONFIG_SRCS))
 $(BUILD)/gen-report-doc: scripts/gen-report-doc.c scripts/doc_tables.c $(call tobj,report/schema.c)
 	@mkdir -p $(BUILD)
 	$(TEST_CC) -I. -o $@ $(filter %.c %.o,$^)
+$(BUILD)/gen-metrics-doc: scripts/gen-metrics-doc.c scripts/doc_tables.c | $(BUILD)/.deps-ok
+	@mkdir -p $(BUILD)
+	$(TEST_CC) -I. -o $@ $(filter %.c,$^)
+# docs/metrics.md's tables and the contract docs/metrics.json, from cli/metrics_table.h (section docs checks both).
+metrics-doc: $(BUILD)/gen-metrics-doc
+	$(BUILD)/gen-metrics-doc -i docs/metrics.md
+	$(BUILD)/gen-metrics-doc --json >docs/metrics.json
+.PHONY: metrics-doc
 
 # The lock-order check (accounting/lockorder.h, header only), compiled in whatever the build.
 $(TB)/test_lockorder: tests/unit/test_lockorder.c
@@ -290,7 +298,7 @@ $(TB)/libnext.so: tests/integration/libnext/next.c
 $(TB)/libvgshrink.so: tests/integration/shrink/shim.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(TB)/libvgaltlink.so $(TB)/libvgdwbus.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(TB)/libvgaltlink.so $(TB)/libvgdwbus.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(BUILD)/gen-metrics-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

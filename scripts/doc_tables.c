@@ -42,6 +42,29 @@ int doc_tables_cell(const char *prog, const char *what, const char *text)
 	return -1;
 }
 
+int doc_tables_text(FILE *out, const char *prog, const char *where, const char *text, const struct doc_number *numbers,
+		    size_t n)
+{
+	const char *at;
+
+	while ((at = strstr(text, "${")) != NULL) {
+		const char *close = strchr(at, '}');
+		size_t i, len = close ? (size_t)(close - at - 2) : 0;
+		for (i = 0; close && i < n; i++)
+			if (strlen(numbers[i].name) == len && strncmp(at + 2, numbers[i].name, len) == 0)
+				break;
+		if (!close || i == n) {
+			fprintf(stderr, "%s: %s: '%.*s' is not a constant this generator knows (its numbers[])\n", prog,
+				where, close ? (int)(close - at + 1) : 2, at);
+			return -1;
+		}
+		fprintf(out, "%.*s%llu", (int)(at - text), text, numbers[i].value);
+		text = close + 1;
+	}
+	fputs(text, out);
+	return 0;
+}
+
 /* The table a begin line names, or -1 with a message. */
 static long table_of(const struct doc_tables *t, const char *path, const char *line, size_t len, size_t blen)
 {

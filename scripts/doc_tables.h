@@ -27,6 +27,19 @@ struct doc_tables {
  * FILE in place. The exit status. */
 int doc_tables_main(const struct doc_tables *t, int argc, char **argv);
 
+/* A constant a row's text may name as "${NAME}", NAME the expression itself: DOC_NUMBER(VG_TIMELINE_POINTS + 1). For
+ * the numbers of a folder the rows' header may not include. */
+struct doc_number {
+	const char *name;
+	unsigned long long value;
+};
+#define DOC_NUMBER(expr) { #expr, (unsigned long long)(expr) }
+
+/* Print text with each "${NAME}" replaced by the value of numbers[] of that name: 0, or -1 with a message naming
+ * where (a NAME that is not there, or no closing brace). */
+int doc_tables_text(FILE *out, const char *prog, const char *where, const char *text, const struct doc_number *numbers,
+		    size_t n);
+
 /* One Markdown table cell's text, refusing a '|' or a newline (they would break the table): 0, or -1 with a message
  * naming what (e.g. "report/schema.h: device.uuid"). */
 int doc_tables_cell(const char *prog, const char *what, const char *text);

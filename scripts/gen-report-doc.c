@@ -16,14 +16,10 @@
 
 #define PROG "gen-report-doc"
 
-/* The constants a row's text may name as ${NAME}, NAME the expression itself. */
-#define NUMBER(expr) { #expr, (unsigned long long)(expr) }
-static const struct number {
-	const char *name;
-	unsigned long long value;
-} numbers[] = {
-	NUMBER(VG_TIMELINE_POINTS),             /* the points a timeline keeps */
-	NUMBER(VG_TIMELINE_POINTS + 1),         /* and in a report, with the report's own */
+/* The constants a row's text may name as ${NAME} (scripts/doc_tables.h). */
+static const struct doc_number numbers[] = {
+	DOC_NUMBER(VG_TIMELINE_POINTS),         /* the points a timeline keeps */
+	DOC_NUMBER(VG_TIMELINE_POINTS + 1),     /* and in a report, with the report's own */
 };
 
 VG_VIEW_OBJECTS(VG_VIEW_DEFINE)
@@ -42,29 +38,6 @@ static const struct object {
 };
 #define NOBJECTS (sizeof(objects) / sizeof(objects[0]))
 
-/* A row's text with each ${NAME} replaced by its value; -1 for a NAME that is not a known constant. */
-static int text(FILE *out, const char *where, const char *s)
-{
-	const char *at;
-
-	while ((at = strstr(s, "${")) != NULL) {
-		const char *close = strchr(at, '}');
-		size_t i, n = close ? (size_t)(close - at - 2) : 0;
-		for (i = 0; close && i < sizeof(numbers) / sizeof(numbers[0]); i++)
-			if (strlen(numbers[i].name) == n && strncmp(at + 2, numbers[i].name, n) == 0)
-				break;
-		if (!close || i == sizeof(numbers) / sizeof(numbers[0])) {
-			fprintf(stderr, PROG ": %s: '%.*s' is not a constant this generator knows (numbers[])\n", where,
-				close ? (int)(close - at + 1) : 2, at);
-			return -1;
-		}
-		fprintf(out, "%.*s%llu", (int)(at - s), s, numbers[i].value);
-		s = close + 1;
-	}
-	fputs(s, out);
-	return 0;
-}
-
 /* One Markdown table; -1 if a row's text would break it. */
 static int table(FILE *out, size_t k)
 {
@@ -79,7 +52,7 @@ static int table(FILE *out, size_t k)
 		if (doc_tables_cell(PROG, where, f->doc) != 0)
 			return -1;
 		fprintf(out, "| `%s` | %s | ", f->key, f->doc_type);
-		if (text(out, where, f->doc) != 0)
+		if (doc_tables_text(out, PROG, where, f->doc, numbers, sizeof(numbers) / sizeof(numbers[0])) != 0)
 			return -1;
 		fputs(" |\n", out);
 	}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Section docs: the library's exports against the hook lists, glibc symbol versions, and every generated document
-# (env.md, hooks.md, the man page, report-format.md) against its table; the layering of the folders.
+# (env.md, hooks.md, metrics.md and metrics.json, the man page, report-format.md) against its table; the layering of
+# the folders.
 # Needs: make (the library, the command, build/obj), make test-bins (gen-*).
 source tests/lib/section.sh
 
@@ -47,6 +48,14 @@ else
 fi
 if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
 	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
+# The exporter's metrics table (cli/metrics_table.h): docs/metrics.md's tables and the contract the examples' lint
+# reads (docs/metrics.json, tests/lint/check_prometheus.py).
+if "$B/gen-metrics-doc" docs/metrics.md >"$W/metrics.md" && cmp -s "$W/metrics.md" docs/metrics.md; then
+	ok "docs/metrics.md matches the metrics table"
+else bad "docs/metrics.md is stale: run make metrics-doc" "$(diff "$W/metrics.md" docs/metrics.md | head -5)"; fi
+if "$B/gen-metrics-doc" --json >"$W/metrics.json" && cmp -s "$W/metrics.json" docs/metrics.json; then
+	ok "docs/metrics.json matches the metrics table ($(grep -c '"name"' docs/metrics.json) metrics)"
+else bad "docs/metrics.json is stale: run make metrics-doc" "$(diff "$W/metrics.json" docs/metrics.json | head -5)"; fi
 if "$B/gen-man" <docs/vramguard.1 | diff -q - docs/vramguard.1 >/dev/null; then
 	ok "docs/vramguard.1 matches the options table (run options, ENVIRONMENT)"
 else
