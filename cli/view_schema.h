@@ -3,8 +3,8 @@
  * (report/schema.h) is written. The writers (cli/top_json.c, cli/limit_show.c, through VG_CJ_OBJECT of
  * cli/view_json.h, which checks each row's value against its type at compile time) and the tables of
  * docs/report-format.md (scripts/gen-report-doc.c, from the rows as struct vg_schema_object: VG_VIEW_DEFINE below,
- * checked current by `make test`) all follow these rows, so a new key is one row here. Only macros: the doc
- * generator includes this header without the command's code.
+ * checked current by `make test`) all follow these rows, so a new key is one row here. Only macros (and
+ * report/schema.h's declarations): the doc generator includes this header without the command's code.
  *
  * X(key, type, value, doc)
  *   key     the JSON key

@@ -28,7 +28,7 @@
  *   read    REQ: the reader refuses an object without the key; OPT: the key was added after the first reports of
  *           this schema version, and its absence reads as the member's zero (the doc text says what that means)
  *   doc     the key's meaning for the document: Markdown, one line. A number the code sets is taken from its constant,
- *           never written out: VG_SCHEMA_STR(VG_REPORT_MAX_ALLOCS) for a constant of report/ or config/, and
+ *           never written out: VG_SCHEMA_NUM(VG_REPORT_MAX_ALLOCS) for a constant of report/ or config/, and
  *           "${NAME}" for one of a folder report/ may not include (accounting/), which scripts/gen-report-doc.c
  *           replaces with the constant's value (it refuses a NAME it does not know)
  * Members, flags and element types are checked against the struct at compile time (report/schema.c). */
@@ -39,15 +39,15 @@
 
 #include "report/report.h"
 
-/* A constant's value as a string, for the doc texts: "at most " VG_SCHEMA_STR(VG_REPORT_MAX_ALLOCS). */
-#define VG_SCHEMA_STR(x) VG_SCHEMA_STR_(x)
-#define VG_SCHEMA_STR_(x) #x
+/* A constant's value as a string, for the doc texts: "at most " VG_SCHEMA_NUM(VG_REPORT_MAX_ALLOCS). */
+#define VG_SCHEMA_NUM(x) VG_SCHEMA_NUM_(x)
+#define VG_SCHEMA_NUM_(x) #x
 
 /* The top level. */
 #define VG_SCHEMA_REPORT(X) \
 	X(schema, SCHEMA_ID, _, _, REQ, "`\"" VG_REPORT_SCHEMA "\"`: the format and its major version (see *Versioning*)") \
 	X(schema_revision, REVISION, schema_revision, _, OPT, "the revision within the major version: " \
-	  VG_SCHEMA_STR(VG_REPORT_REVISION) " (see " \
+	  VG_SCHEMA_NUM(VG_REPORT_REVISION) " (see " \
 	  "*Versioning*). Added in revision 2: a report without it is revision 1") \
 	X(reason, STR, reason, _, REQ, "`\"exit\"` (at process exit), `\"signal\"` (on `VRAMGUARD_SIGNAL`), " \
 	  "`\"soft-limit\"` (a device's usage crossed its request; the warning line before it says which), " \
@@ -169,7 +169,7 @@
 #define VG_SCHEMA_ALLOCATIONS(X) \
 	X(live, U64, allocs_live, _, REQ, "every allocation alive at report time") \
 	X(listed, COUNT, allocs, _, REQ, "how many are listed in `largest` (at most " \
-	  VG_SCHEMA_STR(VG_REPORT_MAX_ALLOCS) ")") \
+	  VG_SCHEMA_NUM(VG_REPORT_MAX_ALLOCS) ")") \
 	X(largest, ARRAY, allocs, alloc, REQ, "the largest live allocations, largest first")
 
 #define VG_SCHEMA_ALLOC(X) \
