@@ -2154,6 +2154,10 @@ CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 { ENTER(cuMipmappedArrayDestroy); return array_destroy((uintptr_t)hMipmappedArray, K_MIPMAP); }
 
 /* ================================================================== streams */
+/* The last destroyed stream's block, handed out again by the next creation: as a real driver does, a new stream can
+ * get a dead one's handle (vramguard must not mistake it for the old stream). */
+static struct CUstream_st *g_stream_spare;
+
 static CUresult stream_create(CUstream *ph, unsigned flags, int prio)
 {
 	if (!ph) return CUDA_ERROR_INVALID_VALUE;
@@ -2163,6 +2167,12 @@ static CUresult stream_create(CUstream *ph, unsigned flags, int prio)
 	LOCK();
 	struct CUctx_st *c;
 	CUresult r = cur_live_ctx(&c);
+	if (r == CUDA_SUCCESS && g_stream_spare) {
+		free(s);
+		s = g_stream_spare;
+		g_stream_spare = NULL;
+		memset(s, 0, sizeof *s);
+	}
 	if (r == CUDA_SUCCESS) {
 		s->self = s;
 		s->ctx = c;
@@ -2188,7 +2198,11 @@ static CUresult stream_destroy(CUstream h)
 	void *key = h;
 	HASH_FIND_PTR(g_streams, &key, s);
 	if (!s) r = CUDA_ERROR_INVALID_HANDLE;
-	else { HASH_DEL(g_streams, s); free(s); }
+	else {
+		HASH_DEL(g_streams, s);
+		free(g_stream_spare);
+		g_stream_spare = s;
+	}
 	UNLOCK();
 	return r;
 }

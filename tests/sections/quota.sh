@@ -30,6 +30,12 @@ prog "arrays (estimate)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D arrays
 prog "VMM: refs + maps, NCCL order, HOST_NUMA, retry after 800" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	FAKECUDA_FAIL=cuMemCreate:1=800 -- $D vmm
 prog "async, pools, capture" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
+prog "async: a stream handle reused by another device's stream" $PRE VRAMGUARD_COUNT=allocations FAKECUDA_DEVICES=2 \
+	NVIDIA_GPU_MEMORY_LIMITS=0:2G,1:1G -- $D async_streams
+for i in 0 1 2 3 4; do
+	prog "async: capture begun by entry point $i" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- \
+		$D async_capture $i
+done
 prog "device counting: pools charged by their reserve (threshold 0 and max, trim before refusing, created pools)" \
 	$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical pools
 prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 \
