@@ -43,6 +43,9 @@ prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back"
 prog "device counting: the driver's own memory (context, modules) measured through NVML and charged" $PRE \
 	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
 	FAKECUDA_MODULE_BYTES=64M -- $T/physical driver
+prog "device counting: an allocation near the quota before the context's first measurement waits for it" $PRE \
+	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
+	-- $T/physical driver_first_alloc
 prog "device counting: VRAMGUARD_DRIVER_HEADROOM is charged beyond the first measurement until growth uses it" $PRE \
 	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=100M FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
 	FAKECUDA_MODULE_BYTES=64M -- $T/physical headroom
