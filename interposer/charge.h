@@ -77,6 +77,11 @@ void vg_retire(struct vg_alloc *r);
 /* Free-like calls: the record left the table before the real call; it goes or comes back by rc. */
 void vg_free_end(CUresult rc, struct vg_table *t, struct vg_alloc *r);
 
+/* hook_stream.c: bumped by every stream creation (a cached handle may now name another stream), and set when the
+ * first stream capture begins. */
+extern _Atomic unsigned vg_stream_gen;
+extern _Atomic bool vg_capture_begun;
+
 /* Query a stream without blocking: 1 work queued, 0 idle, -1 capturing, -2 unknown (hook_stream.c). */
 int vg_stream_state(CUstream s);
 

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,18 +269,26 @@ const struct vg_device_info *vg_device_info(int dev)
 	if (trc != CUDA_SUCCESS) {
 		/* The device's size is unknown (a transient driver error): enforce what can be enforced without it and
 		 * cache nothing. Sizing with a total of 1 byte makes a percentage quota deny everything (fail closed)
-		 * while absolute quotas hold as configured. */
-		static __thread struct vg_device_info tmp;
+		 * while absolute quotas hold as configured. The figures depend on the configuration only: made once per
+		 * device, in static memory (not thread-local: a dlopened copy of the library draws its thread-local
+		 * block from glibc's small static TLS surplus). */
+		static struct vg_device_info unsized[VG_MAX_DEVICES];
+		static _Atomic int state[VG_MAX_DEVICES];      /* 0 not made, 1 being made, 2 made */
 		static _Atomic int warned;
-		memset(&tmp, 0, sizeof(tmp));
-		const char *src = NULL;
-		tmp.limit = vg_config_limit_for(&vg_cfg, dev, NULL, 1, &src);
-		tmp.source = src;
-		vg_quota_set_limit(dev, tmp.limit);
+		int st = 0;
+		if (atomic_compare_exchange_strong(&state[dev], &st, 1)) {
+			const char *src = NULL;
+			unsized[dev].limit = vg_config_limit_for(&vg_cfg, dev, NULL, 1, &src);
+			unsized[dev].source = src;
+			atomic_store_explicit(&state[dev], 2, memory_order_release);
+		}
+		while (atomic_load_explicit(&state[dev], memory_order_acquire) != 2)
+			sched_yield();
+		vg_quota_set_limit(dev, unsized[dev].limit);
 		if (!atomic_exchange(&warned, 1))
 			vg_log(VG_LOG_WARN, "cannot read the size of GPU %d (cuDeviceTotalMem_v2 returned %d): a percentage "
 			       "quota denies every allocation until it can", dev, (int)trc);
-		return &tmp;
+		return &unsized[dev];
 	}
 	info.total = total;
 	CUuuid u;

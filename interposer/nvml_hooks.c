@@ -21,6 +21,7 @@
 #include "accounting/region.h"
 #include "interposer/init.h"
 #include "interposer/device.h"
+#include "interposer/devmem.h"
 #include "interposer/nvml.h"
 #include "interposer/route.h"
 #include "interposer/shared.h"
@@ -165,6 +166,8 @@ static bool vg_view(const struct vg_config *cfg, const char *uuid, int ordinal, 
 		/* Ours, and that of the other processes whose regions share our directory: in a container, its
 		 * processes. */
 		uint64_t others = 0;
+		if (cuda_dev >= 0)
+			vg_devmem_settled(cuda_dev);    /* the context's memory measured once, before the first answer */
 		u = cuda_dev >= 0 ? vg_quota_used(cuda_dev) : 0;
 		if (uuid && *uuid && vg_region_dir_usage(cfg->shm_dir, uuid, getpid(), &others, NULL) == 0)
 			u += others;
