@@ -215,7 +215,7 @@ static void t_async_streams(void)
 {
 	CUdevice d0, d1;
 	CUcontext c0, c1;
-	CUstream s0, s1, s;
+	CUstream s0, s1;
 	CUdeviceptr a, b;
 	IT_RC(cuInit(0), CUDA_SUCCESS);
 	IT_RC(cuDeviceGet(&d0, 0), CUDA_SUCCESS);
