@@ -53,18 +53,18 @@ if command -v valgrind >/dev/null; then
 	echo
 	echo "instructions per pair (valgrind --tool=callgrind --toggle-collect=count_pairs, null-memory double)"
 	ir() { # ir PAIRS [env...]
-		local n=$1 out
+		local pairs=$1 out
 		shift
 		out=$(mktemp)
-		"$@" valgrind --tool=callgrind --toggle-collect=count_pairs --callgrind-out-file="$out" "$BIN" count "$n" \
-			>/dev/null 2>&1
-		awk -v n="$n" '/^totals:/ { printf "%.0f", $2 / n }' "$out"
+		"$@" valgrind --tool=callgrind --toggle-collect=count_pairs --callgrind-out-file="$out" "$BIN" count \
+			"$pairs" >/dev/null 2>&1
+		awk -v n="$pairs" '/^totals:/ { printf "%.0f", $2 / n }' "$out"
 		rm -f "$out"
 	}
 	i0=$(ir 20000 base)
 	for bt in 0 16; do
-		n=$((bt ? 4000 : 20000))
-		io=$(ir "$n" vg "$OLD" VRAMGUARD_BACKTRACE=$bt) in=$(ir "$n" vg "$NEW" VRAMGUARD_BACKTRACE=$bt)
+		pairs=$((bt ? 4000 : 20000))
+		io=$(ir "$pairs" vg "$OLD" VRAMGUARD_BACKTRACE=$bt) in=$(ir "$pairs" vg "$NEW" VRAMGUARD_BACKTRACE=$bt)
 		printf '%-36s %9s %9s %9s %9s %9s\n' "capture $bt, instructions" "$i0" "$io" "$in" $((io - i0)) $((in - i0))
 	done
 fi
