@@ -1,8 +1,8 @@
 /* Regions shared between processes: see region.h for the model. This file validates a region file and opens,
- * creates and closes one; region_proc.c knows processes and their liveness locks, region_slots.c joins and leaves,
- * region_charge.c holds the lock and charges, region_limit.c changes limits live, region_usage.c reads without
- * joining. Everything read from the file is checked before use; indices come from our own validated copies
- * (nslots, our slot), never from the file at use time. */
+ * creates and closes one; region_proc.c knows processes and their liveness locks, region_lock.c holds the lock,
+ * region_slots.c joins and leaves, region_charge.c charges, region_limit.c changes limits live, region_usage.c
+ * reads without joining (each calls only those before it). Everything read from the file is checked before use;
+ * indices come from our own validated copies (nslots, our slot), never from the file at use time. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sys/mman.h>
