@@ -198,6 +198,15 @@ struct vg_option_flag {
 					 * continuation line */
 };
 
+/* An integer row's bounds (VG_RANGE in config/options.h): its loader accepts plain decimal digits from min to max and
+ * stores the value in the vg_config member at offset field (an int or an unsigned); unit is the word its message
+ * uses ("seconds"), or NULL. max 0: the row is not an integer. */
+struct vg_option_range {
+	unsigned long min, max;
+	const char *unit;
+	size_t field;
+};
+
 /* The options table (config/options.h): one row per environment variable, the source of docs/env.md, of the man
  * page's ENVIRONMENT section and of `vramguard run`'s flags and their --help text. */
 struct vg_option {
@@ -210,6 +219,7 @@ struct vg_option {
 	const char *secure;             /* NULL: read in secure mode too. Else the row names a file, a directory or a
 					 * file mode and is ignored in secure mode, where it reads as this value
 					 * ("" = its default) */
+	struct vg_option_range range;   /* an integer row's bounds */
 	struct vg_option_flag flag;     /* `vramguard run`'s flag for it, if any */
 };
 extern const struct vg_option vg_options[];

@@ -1,6 +1,6 @@
-/* The loaders of the rows that name files, directories and file modes: VRAMGUARD_REPORT (its template rules too),
- * VRAMGUARD_REPORT_MODE, VRAMGUARD_SHM_DIR and the VRAMGUARD_SHARED family (with the NAME -> file rule). These are
- * exactly the rows a secure-mode process ignores (options.h). */
+/* The loaders of the rows that name files, directories and file modes: VRAMGUARD_REPORT, VRAMGUARD_REPORT_MODE,
+ * VRAMGUARD_SHM_DIR and the VRAMGUARD_SHARED family (with the NAME -> file rule). These are the rows a secure-mode
+ * process ignores (options.h), but for VRAMGUARD_SHARED_SLOTS, an integer row that row.c loads. */
 #include "config/options.h"
 
 #include <errno.h>
@@ -259,23 +259,5 @@ int vg_load_shared_mode(struct vg_config *cfg, const struct vg_option *opt, vg_g
 	}
 	vg_err_head(&b, cfg, opt->name, v);
 	vg_buf_str(&b, "expected 0600 (this user only) or 0660 (this user and the file's group)");
-	return -EINVAL;
-}
-
-int vg_load_shared_slots(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
-{
-	const char *v, *t;
-	size_t n;
-	unsigned long slots;
-	struct vg_buf b;
-
-	if (!vg_get_trimmed(opt, get, &v, &t, &n))
-		return 0;
-	if (vg_uint_in(t, n, 1, VG_SHARED_SLOTS_MAX, &slots)) {
-		cfg->shared_slots = (unsigned)slots;
-		return 0;
-	}
-	vg_err_head(&b, cfg, opt->name, v);
-	vg_buf_str(&b, "expected an integer from 1 to " VG_STR(VG_SHARED_SLOTS_MAX));
 	return -EINVAL;
 }
