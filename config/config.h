@@ -177,11 +177,6 @@ uint64_t vg_config_warn_for(const struct vg_config *cfg, int ordinal, const char
 uint64_t vg_limits_for(const struct vg_limits *ls, int ordinal, const char *uuid, uint64_t total, const char **source,
 		       int *said);
 
-/* VRAMGUARD_REPORT's template rules (%p %n %r %h %%, nothing else after a '%'): NULL if t[0..n) is a valid
- * template, else the reason, with *bad and *badn set to the offending specifier ("%q"). report/path.c expands what
- * this accepts. */
-const char *vg_report_template_check(const char *t, size_t n, const char **bad, size_t *badn);
-
 /* VRAMGUARD_SHARED's value to a file: a NAME gives DIR/vramguard.NAME (dir NULL or "": VG_SHM_DIR_DEFAULT), an
  * absolute PATH is taken as is. Names starting with "proc." are reserved for control segments
  * (DIR/vramguard.proc.PID.START). Returns 0 or -EINVAL with a one-line reason in err. The loader resolves
