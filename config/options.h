@@ -15,8 +15,9 @@
  * - flag: VG_FLAG(long, short, METAVAR, usage) when `vramguard run` sets the variable from a flag (short 0: none;
  *   usage follows the variable's name in `run --help`, a '\n' in it starts an indented continuation line), else
  *   VG_NO_FLAG.
- * To add a variable: one row here, a loader (row.c's for an integer; else a vg_load_* function in load.c, or
- * load_files.c for the rows that name files), and a decision for secure mode. Internal to config/: the rest of the tree reads vg_options[]. */
+ * To add a variable: one row here, a loader (vg_load_integer for an integer; else a vg_load_* function in load.c,
+ * or in load_files.c for the rows that name files), and a decision for secure mode. Internal to config/: the rest
+ * of the tree reads vg_options[]. */
 #ifndef VG_CONFIG_OPTIONS_H
 #define VG_CONFIG_OPTIONS_H
 
