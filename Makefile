@@ -40,8 +40,9 @@ DEPFLAGS = -MMD -MP
 # ---- source lists: each component's files, named once; the library, the command and the tests use these ----
 # Add a new file of a component to its list (config/, interposer/ and accounting/ are read by wildcard).
 CONFIG_SRCS := $(wildcard config/*.c)
-REGION_SRCS := accounting/region.c accounting/fault.c accounting/region_path.c accounting/region_proc.c accounting/region_slots.c \
-	accounting/region_charge.c accounting/region_limit.c accounting/region_usage.c
+REGION_SRCS := accounting/region.c accounting/fault.c accounting/region_path.c accounting/region_proc.c \
+	accounting/region_lock.c accounting/region_slots.c accounting/region_charge.c accounting/region_limit.c \
+	accounting/region_usage.c
 # Directory scans and copies of regions for `top` / `limit` (stat, getpwuid): the command's, never the library's.
 REGION_SCAN_SRCS := accounting/region_scan.c
 QUOTA_SRCS := accounting/quota.c accounting/table.c
