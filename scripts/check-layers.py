@@ -117,8 +117,6 @@ KNOWN_CIRCLES = [
     {"cli/diff", "cli/diff_compare"},
     {"cli/http", "cli/http_req"},
     {"cli/lines", "cli/lines_dw"},
-    {"report/html", "report/html_svg"},
-    {"report/report", "report/schema"},
 ]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
