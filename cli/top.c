@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/top.h"
+#include "cli/top_json.h"
+#include "cli/top_snap.h"
+#include "cli/top_text.h"
 #include "cli/view_schema.h"
 #include "config/config.h"
 

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "cli/table.h"
-#include "cli/top.h"
+#include "cli/top_text.h"
 #include "config/config.h"
 
 static void top_age(uint64_t now_ns, uint64_t then_ns, char *buf, size_t len)
