@@ -1,8 +1,8 @@
 /* `vramguard autoscale`: a receiver of Alertmanager's webhook that raises the limit an alert names (a shared region's
- * budget, a process's quota) by a step, within a ceiling, at most once per cool-down, while the job runs. The
- * decisions are in cli/autoscale_act.c (and autoscale_shrink.c); this file has the options (one table, for the
- * command line and --config's file), the listener (cli/http.c: loopback or a Unix socket unless told otherwise), the
- * bearer token and the counters at /metrics. */
+ * budget, a process's quota) by a step, within a ceiling, at most once per cool-down, while the job runs. The decisions
+ * are in cli/autoscale_act.c and autoscale_shrink.c (their parts: cli/autoscale_target.h); this file has the options
+ * (one table, for the command line and --config's file), the listener (cli/http.c: loopback or a Unix socket unless
+ * told otherwise), the bearer token and the counters at /metrics. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/autoscale.h"
+#include "cli/autoscale_act.h"
+#include "cli/autoscale_shrink.h"
+#include "cli/autoscale_target.h"
 #include "cli/http.h"
 #include "cli/metrics.h"
 #include "cli/scan.h"
