@@ -13,7 +13,8 @@
 
 #include "accounting/region_scan.h"
 #include "cli/autoscale_target.h"
-#include "cli/limit.h"
+#include "cli/limit_find.h"
+#include "cli/limit_set.h"
 #include "cli/metrics.h"
 #include "config/config.h"
 

@@ -1,11 +1,14 @@
-/* `vramguard limit show`: the limits in force, as tables or as one vramguard.limits/1 document (cli/limit.h). */
+/* `vramguard limit show`: the limits in force, as tables or as one vramguard.limits/1 document (cli/limit_show.h). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/limit.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/limit_find.h"
+#include "cli/limit_show.h"
 #include "cli/table.h"
 #include "cli/view_json.h"
 #include "config/config.h"
@@ -153,38 +156,34 @@ static void limit_json(struct vg_strbuf *b, const struct vg_scan *s, int32_t onl
 
 int vg_limit_show(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "shared", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },         { "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
-	};
+	struct vg_cli_getopt g;
 	const char *dirarg = NULL;
 	char **names = calloc((size_t)argc + 1, sizeof(char *));
 	size_t nnames = 0;
 	int32_t pid = 0;
 	bool json = false;
-	int c, rc = 0;
+	int k, rc = 0;
 	if (!names)
 		return vg_cli_fail(1, "out of memory");
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":s:p:jd:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': names[nnames++] = optarg; break;
-		case 'p':
+	vg_cli_getopt_init(&g, "limit", "limit show", "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		switch (k) {
+		case VG_OPT_LIMIT_SHARED: names[nnames++] = optarg; break;
+		case VG_OPT_LIMIT_PID:
 			if (vg_limit_pid_arg(optarg, &pid)) {
 				free(names);
 				return 2;
 			}
 			break;
-		case 'j': json = true; break;
-		case 'd': dirarg = optarg; break;
-		case 'h': fputs(vg_usage_limit, stdout); free(names); return 0;
-		default: free(names); return vg_cli_bad_option("limit show", argv, c, vg_usage_limit);
+		case VG_OPT_LIMIT_JSON: json = true; break;
+		case VG_OPT_LIMIT_DIR: dirarg = optarg; break;
+		case VG_CLI_OPT_HELP: free(names); return vg_cli_help("limit");
+		default: free(names); return vg_cli_bad_option(&g, argv);
 		}
 	}
 	if (optind < argc) {
 		free(names);
-		return vg_cli_usage(vg_usage_limit, "limit show: unexpected argument %s", vg_cli_q(argv[optind]));
+		return vg_cli_usage(vg_cli_usage_of("limit"), "limit show: unexpected argument %s", vg_cli_q(argv[optind]));
 	}
 	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
 	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0) {
@@ -198,7 +197,7 @@ int vg_limit_show(int argc, char **argv)
 		int slot;
 		if (nnames > 1) {
 			free(names);
-			return vg_cli_usage(vg_usage_limit, "limit show: --pid takes at most one --shared");
+			return vg_cli_usage(vg_cli_usage_of("limit"), "limit show: --pid takes at most one --shared");
 		}
 		if ((rc = vg_limit_find_pid(dir, nnames ? names[0] : NULL, pid, false, &r, &slot)) != 0) {
 			free(names);

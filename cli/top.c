@@ -15,36 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/top_json.h"
 #include "cli/top_snap.h"
 #include "cli/top_text.h"
-#include "cli/view_schema.h"
 #include "config/config.h"
-
-const char vg_usage_top[] =
-	"usage: vramguard top [--once] [--json] [--interval SECONDS] [--shared NAME|PATH]... [--dir DIR]\n"
-	"\n"
-	"Show every process running under vramguard on this machine: per GPU the memory it has in use, its peak,\n"
-	"its quota (the tighter of its own and its shared region's budget), allocations denied, its last report and\n"
-	"its shared region; then totals per GPU with the shared regions' budgets. Processes are found through the\n"
-	"files in VRAMGUARD_SHM_DIR (default /dev/shm): shared regions, and the control segment of every other\n"
-	"process. The view refreshes until q or Ctrl-C; when standard output is not a terminal, a snapshot is\n"
-	"printed every interval.\n"
-	"  -1, --once               print one snapshot and exit\n"
-	"  -j, --json               JSON (schema " VG_VIEW_TOP_SCHEMA ", see docs/report-format.md): one snapshot, or with\n"
-	"                           --interval one document per line every interval\n"
-	"  -n, --interval SECONDS   time between snapshots (default 1; 0.1 to 86400)\n"
-	"  -s, --shared NAME|PATH   also look at this shared region (repeatable; the one VRAMGUARD_SHARED names is\n"
-	"                           always included)\n"
-	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
-	"\n"
-	"The share of a process that died without leaving (SIGKILL), in any PID namespace, is reclaimed where the\n"
-	"region is writable, its control segment removed, and a region that all its members have left removed\n"
-	"(not one made with 'vramguard region create'); elsewhere it is shown as (exited) and left out of the totals.\n"
-	"A member of another PID namespace that holds no liveness lock cannot be checked: it is shown as\n"
-	"(unverifiable) and counted ('vramguard region evict' frees it). Region files that cannot be opened (another\n"
-	"user's; root sees every user's) are counted on one line; a region file that every user can write is shown\n"
-	"read-only.\n";
 
 /* ---- the loop ---- */
 
@@ -105,66 +81,50 @@ static int top_write(const struct vg_strbuf *b, bool screen)
 	return fflush(stdout) == 0 ? 0 : -1;
 }
 
+/* The options: -1 to go on, else the exit status (help, or a usage error). */
 static int top_parse(int argc, char **argv, struct vg_top_opts *o)
 {
-	static const struct option opts[] = {
-		{ "once", no_argument, NULL, '1' },    { "json", no_argument, NULL, 'j' },
-		{ "interval", required_argument, NULL, 'n' }, { "shared", required_argument, NULL, 's' },
-		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL;
-	int c;
+	struct vg_cli_getopt g;
+	const char *dir = NULL, *usage = vg_cli_usage_of("top");
+	int k;
 	memset(o, 0, sizeof(*o));
 	o->interval = 1;
 	o->names = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o->names) {
-		fprintf(stderr, "vramguard: error: out of memory\n");
-		return 1;
-	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":1jn:s:d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case '1': o->once = true; break;
-		case 'j': o->json = true; break;
-		case 'n': {
+	if (!o->names)
+		return vg_cli_fail(1, "out of memory");
+	vg_cli_getopt_init(&g, "top", NULL, "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		switch (k) {
+		case VG_OPT_TOP_ONCE: o->once = true; break;
+		case VG_OPT_TOP_JSON: o->json = true; break;
+		case VG_OPT_TOP_INTERVAL: {
 			double v;
-			if (!vg_cli_seconds(optarg, &v) || !(v >= 0.1 && v <= 86400)) {
-				fprintf(stderr, "vramguard: error: top: invalid --interval %s (expected seconds from 0.1 to "
-					"86400, e.g. 1 or 0.5)\n%s", vg_cli_q(optarg), vg_usage_top);
-				return 2;
-			}
+			if (!vg_cli_seconds(optarg, &v) || !(v >= 0.1 && v <= 86400))
+				return vg_cli_usage(usage, "top: invalid --interval %s (expected seconds from 0.1 to 86400, "
+						    "e.g. 1 or 0.5)", vg_cli_q(optarg));
 			o->interval = v;
 			o->interval_set = true;
 			break;
 		}
-		case 's': o->names[o->nnames++] = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'h': fputs(vg_usage_top, stdout); return 0;
-		default: return vg_cli_bad_option("top", argv, c, vg_usage_top);
+		case VG_OPT_TOP_SHARED: o->names[o->nnames++] = optarg; break;
+		case VG_OPT_TOP_DIR: dir = optarg; break;
+		case VG_CLI_OPT_HELP: return vg_cli_help("top");
+		default: return vg_cli_bad_option(&g, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "vramguard: error: top: unexpected argument %s\n%s", vg_cli_q(argv[optind]), vg_usage_top);
-		return 2;
-	}
+	if (optind < argc)
+		return vg_cli_usage(usage, "top: unexpected argument %s", vg_cli_q(argv[optind]));
 	char err[VG_CLI_WHY_MAX];
-	if (vg_cli_dir(dir, o->dir, sizeof(o->dir), err, sizeof(err)) != 0) {
-		fprintf(stderr, "vramguard: error: %s\n", err);
-		return 2;
-	}
+	if (vg_cli_dir(dir, o->dir, sizeof(o->dir), err, sizeof(err)) != 0)
+		return vg_cli_fail(2, "%s", err);
 	char path[VG_SHARED_PATH_MAX];
 	for (size_t i = 0; i < o->nnames; i++)
-		if (vg_region_path(o->dir, o->names[i], path, sizeof(path), err, sizeof(err)) != 0) {
-			fprintf(stderr, "vramguard: error: top: invalid --shared %s: %s\n", vg_cli_q(o->names[i]), err);
-			return 2;
-		}
+		if (vg_region_path(o->dir, o->names[i], path, sizeof(path), err, sizeof(err)) != 0)
+			return vg_cli_fail(2, "top: invalid --shared %s: %s", vg_cli_q(o->names[i]), err);
 	static char env_name[VG_SHARED_PATH_MAX];      /* VRAMGUARD_SHARED, trimmed and checked as the jobs read it */
 	const struct vg_config *cfg = vg_cli_env(o->dir, err, sizeof(err));
-	if (!cfg) {
-		fprintf(stderr, "vramguard: error: %s\n", err);
-		return 2;
-	}
+	if (!cfg)
+		return vg_cli_fail(2, "%s", err);
 	if (cfg->shared_name[0]) {
 		snprintf(env_name, sizeof(env_name), "%s", cfg->shared_name);
 		o->names[o->nnames++] = env_name;
