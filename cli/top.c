@@ -132,18 +132,10 @@ static int top_parse(int argc, char **argv, struct vg_top_opts *o)
 	return -1;
 }
 
-int vg_cli_top(int argc, char **argv)
+/* Off a snapshot's interval: Ctrl-C and the like end the loop, a resize redraws (screen), and on a terminal the keys
+ * are read one by one, unechoed; the alternate screen holds the view. top_restore undoes it all. */
+static void top_terminal(bool once, bool screen, bool keys)
 {
-	struct vg_top_opts o;
-	int rc = top_parse(argc, argv, &o);
-	if (rc >= 0) {
-		free(o.names);
-		return rc;
-	}
-	bool once = o.once || (o.json && !o.interval_set);
-	bool screen = !once && !o.json && isatty(STDOUT_FILENO);
-	bool keys = screen && isatty(STDIN_FILENO);
-
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = top_on_signal;     /* no SA_RESTART: poll returns at once */
@@ -168,80 +160,98 @@ int vg_cli_top(int argc, char **argv)
 		top_screen = true;
 	}
 	atexit(top_restore);
+}
 
-	rc = 0;
-	bool first = true;
-	while (!top_stop) {
-		struct vg_top_snap *sn = malloc(sizeof(*sn));
-		char err[VG_CLI_WHY_MAX];
-		if (!sn) {
-			top_restore();
-			fprintf(stderr, "vramguard: error: out of memory\n");
-			rc = 1;
-			break;
-		}
-		if (vg_top_take(sn, &o, err, sizeof(err)) != 0) {
-			top_restore();
-			fprintf(stderr, "vramguard: error: top: %s\n", err);
-			free(sn);
-			rc = 2;
-			break;
-		}
-		if (sn->scan.no_dir && (once || first)) {
-			top_restore();
-			fprintf(stderr, "vramguard: error: %s\n", sn->scan.dir_why);
-			vg_scan_close(&sn->scan);
-			free(sn);
-			rc = 1;
-			break;
-		}
-		struct vg_strbuf b = { 0 };
-		if (!o.json && !first && !screen)
-			vg_strbuf_str(&b, "\n");
-		if (o.json)
-			vg_top_json(sn, &o, &b);
-		else
-			vg_top_text(sn, &o, screen, &b);
-		if (o.json && (sn->scan.denied || sn->scan.bad || sn->scan.changed || sn->scan.missing)) {
-			struct vg_strbuf n = { 0 };
-			vg_scan_notes(&sn->scan, &n, "vramguard: note: ");
-			if (n.data)
-				fputs(n.data, stderr);
-			vg_strbuf_free(&n);
-		}
+/* One snapshot, taken and written: -1 to go on, else the exit status (said). */
+static int top_frame(const struct vg_top_opts *o, bool once, bool first, bool screen)
+{
+	struct vg_top_snap *sn = malloc(sizeof(*sn));
+	char err[VG_CLI_WHY_MAX];
+	if (!sn) {
+		top_restore();
+		return vg_cli_fail(1, "out of memory");
+	}
+	if (vg_top_take(sn, o, err, sizeof(err)) != 0) {
+		top_restore();
+		free(sn);
+		return vg_cli_fail(2, "top: %s", err);
+	}
+	if (sn->scan.no_dir && (once || first)) {
+		top_restore();
+		int rc = vg_cli_fail(1, "%s", sn->scan.dir_why);
 		vg_scan_close(&sn->scan);
 		free(sn);
-		int wrc = top_write(&b, screen);
-		vg_strbuf_free(&b);
-		if (wrc != 0) {
-			rc = 1;
+		return rc;
+	}
+	struct vg_strbuf b = { 0 };
+	if (!o->json && !first && !screen)
+		vg_strbuf_str(&b, "\n");
+	if (o->json)
+		vg_top_json(sn, o, &b);
+	else
+		vg_top_text(sn, o, screen, &b);
+	if (o->json && (sn->scan.denied || sn->scan.bad || sn->scan.changed || sn->scan.missing)) {
+		struct vg_strbuf n = { 0 };
+		vg_scan_notes(&sn->scan, &n, "vramguard: note: ");
+		if (n.data)
+			fputs(n.data, stderr);
+		vg_strbuf_free(&n);
+	}
+	vg_scan_close(&sn->scan);
+	free(sn);
+	int wrc = top_write(&b, screen);
+	vg_strbuf_free(&b);
+	return wrc != 0 ? 1 : -1;
+}
+
+/* Wait for the interval, a key (q quits, space refreshes now) or a signal. *keys turns false once stdin is closed. */
+static void top_wait(double interval, bool *keys)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int left = (int)(interval * 1000);
+	while (!top_stop && !top_winch && left > 0) {
+		struct pollfd p = { STDIN_FILENO, POLLIN, 0 };
+		int n = poll(*keys ? &p : NULL, *keys ? 1 : 0, left);
+		if (n > 0 && (p.revents & POLLIN)) {
+			char k[32];
+			ssize_t got = read(STDIN_FILENO, k, sizeof(k));
+			if (got <= 0 || memchr(k, 'q', (size_t)got) || memchr(k, 'Q', (size_t)got))
+				top_stop = SIGTERM;
+			else if (memchr(k, ' ', (size_t)got))
+				break;          /* space: refresh now */
+		} else if (n > 0) {
+			*keys = false;          /* stdin closed or in error: stop polling it */
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = (int)(interval * 1000) - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	top_winch = 0;
+}
+
+int vg_cli_top(int argc, char **argv)
+{
+	struct vg_top_opts o;
+	int rc = top_parse(argc, argv, &o);
+	if (rc >= 0) {
+		free(o.names);
+		return rc;
+	}
+	bool once = o.once || (o.json && !o.interval_set);
+	bool screen = !once && !o.json && isatty(STDOUT_FILENO);
+	bool keys = screen && isatty(STDIN_FILENO);
+
+	top_terminal(once, screen, keys);
+	rc = 0;
+	for (bool first = true; !top_stop; first = false) {
+		int frc = top_frame(&o, once, first, screen);
+		if (frc >= 0) {
+			rc = frc;
 			break;
 		}
-		first = false;
 		if (once)
 			break;
-		/* Wait for the interval, a key, or a signal. */
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		int left = (int)(o.interval * 1000);
-		while (!top_stop && !top_winch && left > 0) {
-			struct pollfd p = { STDIN_FILENO, POLLIN, 0 };
-			int n = poll(keys ? &p : NULL, keys ? 1 : 0, left);
-			if (n > 0 && (p.revents & POLLIN)) {
-				char k[32];
-				ssize_t got = read(STDIN_FILENO, k, sizeof(k));
-				if (got <= 0 || memchr(k, 'q', (size_t)got) || memchr(k, 'Q', (size_t)got))
-					top_stop = SIGTERM;
-				else if (memchr(k, ' ', (size_t)got))
-					break;          /* space: refresh now */
-			} else if (n > 0) {
-				keys = false;           /* stdin closed or in error: stop polling it */
-			}
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			left = (int)(o.interval * 1000) - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
-								 (t1.tv_nsec - t0.tv_nsec) / 1000000);
-		}
-		top_winch = 0;
+		top_wait(o.interval, &keys);
 	}
 	top_restore();
 	free(o.names);
