@@ -1,7 +1,8 @@
 /* `vramguard autoscale --shrink-after`: a limit the receiver raised goes back to what it was before its first raise,
  * DURATION after its alert resolved, unless the alert fires again first (cli/autoscale_shrink.h). Only what the
- * receiver raised, only back to that original, never while the target uses more than it (tried again every cool-down),
- * and never a limit changed since by someone else (`limit set` by hand, a new process with the PID): that is forgotten. */
+ * receiver raised, only back to that original, never while the target uses more than it (tried again every
+ * cool-down), and never a limit changed since by someone else (`limit set` by hand, a new process with the PID):
+ * that is forgotten. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdarg.h>

@@ -240,7 +240,8 @@
 	"           shown as unverifiable, or one you know is gone; a member known alive only with --force (it joins\n" \
 	"           again at its next allocation, and what it held before is no longer counted). Two members that\n"  \
 	"           record PID (two containers' PID 1) are refused: --slot N picks one\n"
-#define VG_REGION_NOTES "\nExit status 1 if the region or process is not found or may not be changed, 2 for a usage error.\n"
+#define VG_REGION_NOTES                                                                                               \
+	"\nExit status 1 if the region or process is not found or may not be changed, 2 for a usage error.\n"
 
 #define VG_CDI_FLAGS(X)                                                                                               \
 	X(CDI_LIMIT, "limit", 'l', VG_ARGS("SPEC"),                                                                   \
@@ -292,7 +293,8 @@
 	  VG_USAGE("limit set SPEC (--shared NAME|PATH | --pid PID) [--dir DIR]",                                     \
 		   "limit show [--shared NAME|PATH]... [--pid PID] [--json] [--dir DIR]"),                            \
 	  VG_LIMIT_FLAGS, VG_LIMIT_ABOUT, VG_LIMIT_NOTES)                                                             \
-	X(exporter, vg_cli_exporter, "Prometheus metrics of the processes under vramguard (default " VG_EXPORTER_LISTEN_DEFAULT ")",          \
+	X(exporter, vg_cli_exporter,                                                                                  \
+	  "Prometheus metrics of the processes under vramguard (default " VG_EXPORTER_LISTEN_DEFAULT ")",             \
 	  VG_USAGE("exporter [--listen ADDR:PORT] [--textfile PATH [--interval SECONDS]] [--once] [--dir DIR]"),      \
 	  VG_EXPORTER_FLAGS, VG_EXPORTER_ABOUT, "")                                                                   \
 	X(autoscale, vg_cli_autoscale, "raise limits on Alertmanager's alerts, within a ceiling",                     \
@@ -315,7 +317,8 @@
 
 /* Each command's VG_OPT_<id>: its flags' indices, 0 up. */
 #define VG_CLI_FLAG_ENUM(id, lng, shrt, kind, help) VG_OPT_##id,
-#define VG_CLI_CMD_ENUM(name, fn, summary, usage, flags, about, notes) enum { flags(VG_CLI_FLAG_ENUM) VG_OPT_END_##name };
+#define VG_CLI_CMD_ENUM(name, fn, summary, usage, flags, about, notes)                                                \
+	enum { flags(VG_CLI_FLAG_ENUM) VG_OPT_END_##name };
 VG_COMMANDS(VG_CLI_CMD_ENUM)
 #undef VG_CLI_CMD_ENUM
 

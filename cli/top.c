@@ -1,7 +1,7 @@
 /* `vramguard top`: every process under vramguard on this machine, found through the regions in VRAMGUARD_SHM_DIR
  * (the shared regions, and the control segment of every other process), with totals per GPU. This file has the
  * options and the view (one snapshot, one per interval, or a full-screen terminal view); the snapshot and its
- * writers are top_snap.c, top_text.c and top_json.c (cli/top.h). */
+ * writers are top_snap.c, top_text.c and top_json.c (cli/top_snap.h, cli/top_text.h, cli/top_json.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
