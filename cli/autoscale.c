@@ -188,6 +188,8 @@ static char *as_trim(char *s, char *end)
 	return s;
 }
 
+_Static_assert(VG_OPT_END_autoscale <= 32, "as_config's seen is a 32-bit mask of the flags");
+
 /* The names --config's file takes: "ceiling, step, ... or shrink-after" (every flag but config). */
 static const char *as_config_names(const struct vg_cli_flag *flags)
 {

@@ -22,10 +22,11 @@
 /* ---- the command table as data ---- */
 
 #define VG_CLI_FLAG_ROW(id, lng, shrt, kind, help) { lng, shrt, kind, help, NULL },
+#define VG_CLI_FLAG_END { NULL, 0, false, NULL, NULL, NULL }   /* not counted: an array is never empty */
 #define VG_CLI_COMMAND_PARTS(name, fn, summary, usage, flags, about, notes)                                           \
-	static const struct vg_cli_flag vg_cli_flags_##name[] = { flags(VG_CLI_FLAG_ROW){ NULL, 0, false, NULL, NULL, \
-											  NULL } };           \
-	static const char *const vg_cli_usage_##name[] = { usage, NULL };
+	static const struct vg_cli_flag vg_cli_flags_##name[] = { flags(VG_CLI_FLAG_ROW) VG_CLI_FLAG_END };            \
+	static const char *const vg_cli_usage_##name[] = { usage, NULL };                                              \
+	_Static_assert(VG_OPT_END_##name <= VG_CLI_FLAGS_MAX, "too many flags for getopt's tables: " #name);
 VG_COMMANDS(VG_CLI_COMMAND_PARTS)
 #define VG_CLI_COMMAND_ROW(name, fn, summary, usage, flags, about, notes)                                             \
 	{ #name, summary, vg_cli_usage_##name, about, notes, vg_cli_flags_##name,                                     \
