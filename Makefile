@@ -241,7 +241,7 @@ $(TB)/region_tool: tests/integration/region_tool.c $(call tobj,$(REGION_SRCS) $(
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
 # The command's HTTP server with a handler of the test's own (tests/sections/http.sh): answers larger than a socket's
 # buffers, a count of what it served.
-HTTP_SRCS := cli/http.c cli/http_req.c cli/cli.c
+HTTP_SRCS := cli/http.c cli/http_req.c cli/cli.c report/strbuf.c
 $(TB)/http_serve: tests/integration/http_serve.c $(call tobj,$(HTTP_SRCS) $(CONFIG_SRCS))
 	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)

@@ -1,8 +1,8 @@
 /* `vramguard autoscale`: a receiver of Alertmanager's webhook that raises the limit an alert names (a shared region's
- * budget, a process's quota) by a step, within a ceiling, at most once per cool-down, while the job runs. The
- * decisions are in cli/autoscale_act.c (and autoscale_shrink.c); this file has the options (one table, for the
- * command line and --config's file), the listener (cli/http.c: loopback or a Unix socket unless told otherwise), the
- * bearer token and the counters at /metrics. */
+ * budget, a process's quota) by a step, within a ceiling, at most once per cool-down, while the job runs. The decisions
+ * are in cli/autoscale_act.c and autoscale_shrink.c (their parts: cli/autoscale_target.h); this file has the options
+ * (one table, for the command line and --config's file), the listener (cli/http.c: loopback or a Unix socket unless
+ * told otherwise), the bearer token and the counters at /metrics. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -16,63 +16,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/autoscale.h"
+#include "cli/autoscale_act.h"
+#include "cli/autoscale_shrink.h"
+#include "cli/autoscale_target.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/http.h"
 #include "cli/metrics.h"
 #include "cli/scan.h"
 #include "config/config.h"
 #include "config/stat.h"
 
-#define AS_LISTEN_DEFAULT "127.0.0.1:9848"
 #define AS_TOKEN_MAX 512
-
-const char vg_usage_autoscale[] =
-	"usage: vramguard autoscale --ceiling SIZE|region:NAME=SIZE|pid:PID=SIZE... [--step SIZE|N%]\n"
-	"                           [--listen ADDR:PORT [--allow-remote] | --socket PATH] [--token-file PATH]\n"
-	"                           [--cooldown DURATION] [--alert NAME]... [--dry-run] [--shrink-after DURATION]\n"
-	"                           [--dir DIR] [--config FILE]\n"
-	"\n"
-	"Receive Alertmanager's webhook (POST /, payload version 4) and, for each firing alert whose labels name a\n"
-	"vramguard region (region) or process (pid, with the exporter's command, region and gpu labels), raise that\n"
-	"region's budget or process's quota on that GPU, as 'vramguard limit set' would (the same checks and\n"
-	"ownership rules), while the job runs. Resolved alerts change nothing, unless --shrink-after. Every\n"
-	"decision is one line on stderr and counted in vramguard_autoscale_actions_total{result} at GET /metrics.\n"
-	"See docs/autoscale.md.\n"
-	"  -c, --ceiling SIZE       never raise above SIZE (4096 = MiB, 8G); region:NAME=SIZE or pid:PID=SIZE for one\n"
-	"                           target (repeatable; a target without a ceiling is never raised)\n"
-	"  -s, --step SIZE|N%       how much one alert adds: a size (2G) or a percentage of the limit (default 25%)\n"
-	"  -k, --cooldown DURATION  at most one raise per target (region or process, and GPU) this often: 300, 30s,\n"
-	"                           5m, 1h (default 5m; 0: every alert)\n"
-	"  -a, --alert NAME         act only on alerts of this alertname (repeatable; default every alert)\n"
-	"  -n, --dry-run            decide and log, change nothing\n"
-	"  -l, --listen ADDR:PORT   where to listen (default " AS_LISTEN_DEFAULT "); a non-loopback address only with\n"
-	"      --allow-remote\n"
-	"  -u, --socket PATH        listen on a Unix socket instead (mode 0600)\n"
-	"  -t, --token-file PATH    the bearer token Alertmanager sends (http_config: authorization: credentials_file);\n"
-	"                           required with --listen, the file readable by its owner only\n"
-	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
-	"      --shrink-after DURATION  when an alert resolves, lower what this receiver raised back to the limit it\n"
-	"                           had before, this long after (unless it fires again; not while the target uses\n"
-	"                           more than that; a limit changed since by hand is left alone)\n"
-	"      --config FILE        the options from FILE, 'name = value' lines (names as the long options', '#'\n"
-	"                           comments); the command line's replace its single ones, add to repeatable ones\n";
-
-/* The options, one row each, for the command line and --config's file alike: long name, short letter, whether it
- * takes a value (in the file a boolean takes true or false), whether it may repeat (in the file; on the command
- * line too, where a single-valued one given again replaces the first). */
-#define AS_OPTS(X) \
-	X("ceiling", 'c', 1, 1) X("step", 's', 1, 0) X("cooldown", 'k', 1, 0) X("alert", 'a', 1, 1) \
-	X("dry-run", 'n', 0, 0) X("listen", 'l', 1, 0) X("allow-remote", 'R', 0, 0) X("socket", 'u', 1, 0) \
-	X("token-file", 't', 1, 0) X("dir", 'd', 1, 0) X("shrink-after", 'S', 1, 0) X("config", 'C', 1, 0) \
-	X("help", 'h', 0, 0)
-#define AS_ROW(name, c, arg, rep) { name, c, arg, rep },
-static const struct as_opt {
-	const char *name;
-	char c;
-	bool arg, rep;
-} as_optv[] = { AS_OPTS(AS_ROW) };
-#undef AS_ROW
-#define AS_NOPTS ((int)(sizeof(as_optv) / sizeof(as_optv[0])))
 #define AS_CONFIG_MAX (64 << 10)
 
 struct as_opts {
@@ -197,30 +152,30 @@ static const char *as_path(const char *file, const char *v, char *buf)
 	return buf;
 }
 
-/* One option (row k of as_optv) with its value (NULL for a flag without one): 0, or -1 with the message in err.
- * file: the --config file it comes from, or NULL for the command line. */
+/* One option (its row k, VG_OPT_AS_*) with its value (NULL for a flag without one): 0, or -1 with the message in
+ * err. file: the --config file it comes from, or NULL for the command line. */
 static int as_set(struct as_opts *o, int k, const char *v, const char *file, char *err, size_t len)
 {
 	struct vg_as_policy *p = &o->pol;
-	switch (as_optv[k].c) {
-	case 'c': return as_ceiling_arg(o, v, file != NULL, err, len);
-	case 's': return as_step_arg(p, v, err, len);
-	case 'k': return as_duration("--cooldown", v, &p->cooldown, err, len);
-	case 'S': return as_duration("--shrink-after", v, &p->shrink_after, err, len);
-	case 'a':
+	switch (k) {
+	case VG_OPT_AS_CEILING: return as_ceiling_arg(o, v, file != NULL, err, len);
+	case VG_OPT_AS_STEP: return as_step_arg(p, v, err, len);
+	case VG_OPT_AS_COOLDOWN: return as_duration("--cooldown", v, &p->cooldown, err, len);
+	case VG_OPT_AS_SHRINK_AFTER: return as_duration("--shrink-after", v, &p->shrink_after, err, len);
+	case VG_OPT_AS_ALERT:
 		if (p->nalerts == VG_AS_ALERTS_MAX || !v[0])
 			return as_bad(err, len, "invalid --alert %s (an alertname; at most %d)", vg_cli_q(v),
 				      VG_AS_ALERTS_MAX);
 		p->alerts[p->nalerts++] = v;
 		return 0;
-	case 'n': p->dry_run = true; return 0;
-	case 'R': o->allow_remote = true; return 0;
-	case 'l': o->listen = v; return 0;
-	case 'u': o->socket = file ? as_path(file, v, o->paths[0]) : v; return 0;
-	case 't': o->token_path = file ? as_path(file, v, o->paths[1]) : v; return 0;
-	case 'd': o->dir = file ? as_path(file, v, o->paths[2]) : v; return 0;
+	case VG_OPT_AS_DRY_RUN: p->dry_run = true; return 0;
+	case VG_OPT_AS_ALLOW_REMOTE: o->allow_remote = true; return 0;
+	case VG_OPT_AS_LISTEN: o->listen = v; return 0;
+	case VG_OPT_AS_SOCKET: o->socket = file ? as_path(file, v, o->paths[0]) : v; return 0;
+	case VG_OPT_AS_TOKEN_FILE: o->token_path = file ? as_path(file, v, o->paths[1]) : v; return 0;
+	case VG_OPT_AS_DIR: o->dir = file ? as_path(file, v, o->paths[2]) : v; return 0;
 	}
-	return as_bad(err, len, "unknown option '%s'", as_optv[k].name);
+	return as_bad(err, len, "unknown option '%s'", vg_cli_command("autoscale")->flags[k].name);
 }
 
 static char *as_trim(char *s, char *end)
@@ -233,9 +188,28 @@ static char *as_trim(char *s, char *end)
 	return s;
 }
 
+_Static_assert(VG_OPT_END_autoscale <= 32, "as_config's seen is a 32-bit mask of the flags");
+
+/* The names --config's file takes: "ceiling, step, ... or shrink-after" (every flag but config). */
+static const char *as_config_names(const struct vg_cli_flag *flags)
+{
+	static char names[256];
+	size_t o = 0;
+	int left = VG_OPT_END_autoscale - 1;    /* names still to come */
+	for (int k = 0; k < VG_OPT_END_autoscale && o < sizeof(names); k++) {
+		if (k == VG_OPT_AS_CONFIG)
+			continue;
+		left--;
+		o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", flags[k].name,
+				      left > 1 ? ", " : left == 1 ? " or " : "");
+	}
+	return names;
+}
+
 /* --config FILE: `name = value` lines, names the long options', `#` comments; strict (FILE:LINE and exit 2). */
 static int as_config(struct as_opts *o, const char *file)
 {
+	const struct vg_cli_flag *flags = vg_cli_command("autoscale")->flags;
 	char err[VG_CLI_WHY_MAX];
 	FILE *f = fopen(file, "re");
 	if (!f)
@@ -266,16 +240,15 @@ static int as_config(struct as_opts *o, const char *file)
 			return vg_cli_fail(2, "autoscale: %s:%d: expected 'name = value', got %s", file, ln, vg_cli_q(text));
 		char *name = as_trim(text, eq), *v = as_trim(eq + 1, end);
 		int k = 0;
-		while (k < AS_NOPTS && (strcmp(as_optv[k].name, name) || as_optv[k].c == 'C' || as_optv[k].c == 'h'))
+		while (k < VG_OPT_END_autoscale && (strcmp(flags[k].name, name) || k == VG_OPT_AS_CONFIG))
 			k++;
-		if (k == AS_NOPTS)
-			return vg_cli_fail(2, "autoscale: %s:%d: unknown option %s (expected ceiling, step, cooldown, alert, "
-					   "dry-run, listen, allow-remote, socket, token-file, dir or shrink-after)", file,
-					   ln, vg_cli_q(name));
-		if (!as_optv[k].rep && (seen & (1u << k)))
+		if (k == VG_OPT_END_autoscale)
+			return vg_cli_fail(2, "autoscale: %s:%d: unknown option %s (expected %s)", file, ln, vg_cli_q(name),
+					   as_config_names(flags));
+		if (!flags[k].repeat && (seen & (1u << k)))
 			return vg_cli_fail(2, "autoscale: %s:%d: %s given twice", file, ln, name);
 		seen |= 1u << k;
-		if (!as_optv[k].arg) {
+		if (!flags[k].metavar) {
 			if (strcmp(v, "true") && strcmp(v, "false"))
 				return vg_cli_fail(2, "autoscale: %s:%d: invalid %s %s (expected true or false)", file, ln, name,
 						   vg_cli_q(v));
@@ -284,7 +257,7 @@ static int as_config(struct as_opts *o, const char *file)
 				continue;
 			}
 		}
-		if (as_set(o, k, as_optv[k].arg ? v : NULL, file, err, sizeof(err)) != 0)
+		if (as_set(o, k, flags[k].metavar ? v : NULL, file, err, sizeof(err)) != 0)
 			return vg_cli_fail(2, "autoscale: %s:%d: %s", file, ln, err);
 		line = next;
 	}
@@ -317,63 +290,45 @@ static int as_token(const char *path, char *out)
  * replace the file's, its repeatable ones add to them. */
 static int as_parse(int argc, char **argv, struct as_opts *o)
 {
-	struct option opts[AS_NOPTS + 1];
-	char shorts[3 * AS_NOPTS + 2] = ":", *sp = shorts + 1, err[VG_CLI_WHY_MAX];
-	const char *config = NULL;
-	int c, rc;
-	for (int k = 0; k < AS_NOPTS; k++) {
-		opts[k] = (struct option){ as_optv[k].name, as_optv[k].arg ? required_argument : no_argument, NULL,
-					   as_optv[k].c };
-		if (as_optv[k].c < 'a' || as_optv[k].c > 'z')
-			continue;       /* long only */
-		*sp++ = as_optv[k].c;
-		if (as_optv[k].arg)
-			*sp++ = ':';
-	}
-	*sp = '\0';
-	opts[AS_NOPTS] = (struct option){ NULL, 0, NULL, 0 };
+	struct vg_cli_getopt g;
+	const char *config = NULL, *usage = vg_cli_usage_of("autoscale");
+	char err[VG_CLI_WHY_MAX];
+	int k, rc;
 	memset(o, 0, sizeof(*o));
 	o->pol.cooldown = 300;
 	o->pol.shrink_after = -1;
 	as_step_arg(&o->pol, "25%", err, sizeof(err));
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1)
-		if (c == 'C') {
+	vg_cli_getopt_init(&g, "autoscale", NULL, "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END)
+		if (k == VG_OPT_AS_CONFIG) {
 			if (config)
-				return vg_cli_usage(vg_usage_autoscale, "autoscale: --config given twice");
+				return vg_cli_usage(usage, "autoscale: --config given twice");
 			config = optarg;
 		}
 	if (config && (rc = as_config(o, config)))
 		return rc;
-	optind = 0;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
-		int k = 0;
-		while (k < AS_NOPTS && as_optv[k].c != c)
-			k++;
-		if (c == 'h') {
-			fputs(vg_usage_autoscale, stdout);
-			return 0;
-		}
-		if (k == AS_NOPTS)
-			return vg_cli_bad_option("autoscale", argv, c, vg_usage_autoscale);
-		if (c != 'C' && as_set(o, k, optarg, NULL, err, sizeof(err)) != 0)
-			return vg_cli_usage(vg_usage_autoscale, "autoscale: %s", err);
+	vg_cli_getopt_init(&g, "autoscale", NULL, "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		if (k == VG_CLI_OPT_HELP)
+			return vg_cli_help("autoscale");
+		if (k < 0)
+			return vg_cli_bad_option(&g, argv);
+		if (k != VG_OPT_AS_CONFIG && as_set(o, k, optarg, NULL, err, sizeof(err)) != 0)
+			return vg_cli_usage(usage, "autoscale: %s", err);
 	}
 	if (optind < argc)
-		return vg_cli_usage(vg_usage_autoscale, "autoscale: unexpected argument %s", vg_cli_q(argv[optind]));
+		return vg_cli_usage(usage, "autoscale: unexpected argument %s", vg_cli_q(argv[optind]));
 	if (!o->pol.ceiling && !o->pol.nceil)
-		return vg_cli_usage(vg_usage_autoscale, "autoscale: no --ceiling: say how far it may raise a limit "
+		return vg_cli_usage(usage, "autoscale: no --ceiling: say how far it may raise a limit "
 				    "(--ceiling 16G, or region:NAME=SIZE, pid:PID=SIZE)");
 	if (o->listen && o->socket)
-		return vg_cli_usage(vg_usage_autoscale, "autoscale: --listen or --socket, not both");
+		return vg_cli_usage(usage, "autoscale: --listen or --socket, not both");
 	if (o->socket && o->allow_remote)
-		return vg_cli_usage(vg_usage_autoscale, "autoscale: --allow-remote is for --listen");
+		return vg_cli_usage(usage, "autoscale: --allow-remote is for --listen");
 	if (!o->socket && !o->listen)
-		o->listen = AS_LISTEN_DEFAULT;
+		o->listen = VG_AS_LISTEN_DEFAULT;
 	if (o->listen && !o->token_path)
-		return vg_cli_usage(vg_usage_autoscale, "autoscale: --listen needs --token-file: any local user can "
+		return vg_cli_usage(usage, "autoscale: --listen needs --token-file: any local user can "
 				    "connect to a TCP port (or use --socket PATH, mode 0600)");
 	if (o->token_path && (rc = as_token(o->token_path, o->token)))
 		return rc;

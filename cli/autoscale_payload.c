@@ -1,5 +1,5 @@
-/* `vramguard autoscale`: reading Alertmanager's webhook payload (cli/autoscale.h), before anything is acted on. One
- * rule for the whole payload: UTF-8 JSON whose every string, read or passed over, is text (no byte that is not
+/* `vramguard autoscale`: reading Alertmanager's webhook payload (cli/autoscale_payload.h), before anything is acted on.
+ * One rule for the whole payload: UTF-8 JSON whose every string, read or passed over, is text (no byte that is not
  * UTF-8, no \u0000, no \u escape of a lone surrogate), of Alertmanager's shape (version "4", an "alerts" array of
  * objects with a "status" and string "labels"), within bounded sizes; any other is refused whole with a one-line
  * reason. Nothing here touches a region, so that tests/fuzz/fuzz_webhook.c drives it alone. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/autoscale.h"
+#include "cli/autoscale_payload.h"
 #include "report/json.h"
 
 /* A string value into dst; too long is a payload error, not a silent cut. */

@@ -1,14 +1,15 @@
 /* `vramguard autoscale --shrink-after`: a limit the receiver raised goes back to what it was before its first raise,
- * DURATION after its alert resolved, unless the alert fires again first (cli/autoscale.h). Only what the receiver
- * raised, only back to that original, never while the target uses more than it (tried again every cool-down), and
- * never a limit changed since by someone else (`limit set` by hand, a new process with the PID): that is forgotten. */
+ * DURATION after its alert resolved, unless the alert fires again first (cli/autoscale_shrink.h). Only what the
+ * receiver raised, only back to that original, never while the target uses more than it (tried again every
+ * cool-down), and never a limit changed since by someone else (`limit set` by hand, a new process with the PID):
+ * that is forgotten. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/autoscale.h"
+#include "cli/autoscale_shrink.h"
 #include "cli/scan.h"
 
 #define AS_RETRY_MIN 1.0        /* seconds between tries of a deferred lowering, at least (else the cool-down) */

@@ -17,33 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "config/config.h"
 
-#define VG_CDI_KIND "vramguard.dev/quota"
-#define VG_CDI_VERSION "0.5.0"  /* the newest podman 4.3 reads; containerd 1.7 and CRI-O 1.27 read it too */
-#define VG_CDI_FILE "vramguard.dev-quota.yaml"
-#define VG_CDI_LIB_IN "/usr/lib/vramguard/libvramguard.so"    /* where containers see the library */
 #define VG_CDI_DEVICES_MAX 64
 #define VG_CDI_NAME_MAX 128
-
-const char vg_usage_cdi[] =
-	"usage: vramguard cdi --limit SPEC [--limit SPEC]... [--shared NAME] [--output DIR] [--lib PATH]\n"
-	"\n"
-	"Write a Container Device Interface spec (kind " VG_CDI_KIND ", cdiVersion " VG_CDI_VERSION "), one device per\n"
-	"SPEC, so that 'podman run --device " VG_CDI_KIND "=4G IMAGE' runs IMAGE under a 4 GiB quota: the device\n"
-	"mounts the library read-only at " VG_CDI_LIB_IN " and sets LD_PRELOAD and\n"
-	"NVIDIA_GPU_MEMORY_LIMITS (an image's own LD_PRELOAD is replaced: docs/cdi.md).\n"
-	"  -l, --limit SPEC     a device: NVIDIA_GPU_MEMORY_LIMITS=SPEC (4G, 8192, 50%, 0:4G,1:2G), named after SPEC\n"
-	"                       with ',' as '_' and '%' as 'pct' (4G, 50pct, 0:4G_1:2G)\n"
-	"  -s, --shared NAME    every device also sets VRAMGUARD_SHARED=NAME (a shared region)\n"
-	"  -o, --output DIR     write DIR/" VG_CDI_FILE " (atomically; DIR is made if missing), e.g.\n"
-	"                       /etc/cdi or /var/run/cdi; default: the spec on standard output\n"
-	"      --lib PATH       the library on the host (default: the one next to this command)\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"A bad SPEC is rejected with the library's message before anything is written (exit status 2).\n";
 
 struct cdi_device {
 	const char *spec;
@@ -85,11 +64,10 @@ static int cdi_name(const char *spec, char *out, size_t len)
 	return o && alnum(out[0]) && alnum(out[o - 1]) ? 0 : -EINVAL;
 }
 
-/* A YAML double-quoted scalar: '"' and '\' escaped, control bytes as \xNN (the code point of the same byte). Other
- * bytes pass as they are (UTF-8). */
-static void yq(FILE *f, const char *s)
+/* The inside of a YAML double-quoted scalar: '"' and '\' escaped, control bytes as \xNN (the code point of the same
+ * byte). Other bytes pass as they are (UTF-8). */
+static void yq_inside(FILE *f, const char *s)
 {
-	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
@@ -98,19 +76,23 @@ static void yq(FILE *f, const char *s)
 		else
 			fputc(*p, f);
 	}
+}
+
+static void yq(FILE *f, const char *s)
+{
+	fputc('"', f);
+	yq_inside(f, s);
 	fputc('"', f);
 }
 
 /* "NAME=value" as one quoted list item. */
 static void yenv(FILE *f, const char *indent, const char *name, const char *value)
 {
-	char *kv;
-	if (asprintf(&kv, "%s=%s", name, value) < 0)
-		vg_cli_die(1, "out of memory");
-	fprintf(f, "%s- ", indent);
-	yq(f, kv);
-	fputc('\n', f);
-	free(kv);
+	fprintf(f, "%s- \"", indent);
+	yq_inside(f, name);
+	fputc('=', f);
+	yq_inside(f, value);
+	fputs("\"\n", f);
 }
 
 static void cdi_write(FILE *f, const struct cdi_device *dev, int n, const char *lib, const char *shared)
@@ -181,38 +163,31 @@ static int cdi_store(const char *dir, const char *text, size_t len)
 
 int vg_cli_cdi(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "limit", required_argument, NULL, 'l' },
-		{ "shared", required_argument, NULL, 's' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "lib", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cdi_device dev[VG_CDI_DEVICES_MAX];
-	const char *shared = NULL, *out = NULL, *libarg = NULL;
+	const char *shared = NULL, *out = NULL, *libarg = NULL, *usage = vg_cli_usage_of("cdi");
 	char err[VG_ERR_MAX];
-	int n = 0, c;
+	struct vg_cli_getopt g;
+	int n = 0, k;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":l:s:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
+	vg_cli_getopt_init(&g, "cdi", NULL, "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		switch (k) {
+		case VG_OPT_CDI_LIMIT:
 			if (n == VG_CDI_DEVICES_MAX)
-				return vg_cli_usage(vg_usage_cdi, "cdi: at most %d --limit", VG_CDI_DEVICES_MAX);
+				return vg_cli_usage(usage, "cdi: at most %d --limit", VG_CDI_DEVICES_MAX);
 			dev[n++].spec = optarg;
 			break;
-		case 's': shared = optarg; break;
-		case 'o': out = optarg; break;
-		case 'L': libarg = optarg; break;
-		case 'h': fputs(vg_usage_cdi, stdout); return 0;
-		default: return vg_cli_bad_option("cdi", argv, c, vg_usage_cdi);
+		case VG_OPT_CDI_SHARED: shared = optarg; break;
+		case VG_OPT_CDI_OUTPUT: out = optarg; break;
+		case VG_OPT_CDI_LIB: libarg = optarg; break;
+		case VG_CLI_OPT_HELP: return vg_cli_help("cdi");
+		default: return vg_cli_bad_option(&g, argv);
 		}
 	}
 	if (optind < argc)
-		return vg_cli_usage(vg_usage_cdi, "cdi: unexpected argument %s", vg_cli_q(argv[optind]));
+		return vg_cli_usage(usage, "cdi: unexpected argument %s", vg_cli_q(argv[optind]));
 	if (!n)
-		return vg_cli_usage(vg_usage_cdi, "cdi: no --limit given (e.g. --limit 4G)");
+		return vg_cli_usage(usage, "cdi: no --limit given (e.g. --limit 4G)");
 
 	/* Everything is checked before anything is written. */
 	for (int i = 0; i < n; i++) {

@@ -13,16 +13,9 @@
 
 #include <cuda.h>
 
-#include "cli/commands.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "config/config.h"
-
-const char vg_usage_check[] =
-	"usage: vramguard check\n"
-	"\n"
-	"Print the effective configuration from the environment, the library that 'run' would load, whether\n"
-	"libcuda.so.1 and NVML are found, the driver version, and each visible device with its memory and quota.\n"
-	"No CUDA context is created. Exit status 2 if the configuration is invalid.\n";
 
 typedef int nvml_ret;
 typedef struct nvml_dev *nvml_dev;
@@ -72,26 +65,22 @@ static void check_without_preload(char **argv)
 	execv("/proc/self/exe", argv - 1);      /* argv was shifted past the program name */
 }
 
-int vg_cli_check(int argc, char **argv)
+/* NVML, if it is there: what check asks of it. */
+struct check_nvml {
+	bool ok;                        /* initialised */
+	nvml_ret (*by_uuid)(const char *, nvml_dev *);
+	nvml_ret (*mem)(nvml_dev, struct nvml_memory *);
+};
+
+/* The library `run` would load, and the configuration from the environment: vg_config_load's status. */
+static int check_config(struct vg_config *cfg)
 {
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return vg_cli_help("check");
-	if (argc > 1)
-		vg_cli_usage_exit(vg_usage_check, "check: unexpected argument %s", vg_cli_q(argv[1]));
-	check_without_preload(argv);
-	unsetenv("__VRAMGUARD_CHECK_REEXEC");
-	printf("vramguard %s\n", VG_VERSION);
-	if (dlsym(RTLD_DEFAULT, "vg_instance_marker"))
-		printf("note:     libvramguard.so is preloaded into this command (/etc/ld.so.preload?): the device memory "
-		       "below is what it reports\n");
 	char lib[PATH_MAX];
 	if (vg_cli_find_library(lib, sizeof(lib)) == 0)
 		printf("library:  %s\n", lib);
 	else
 		printf("library:  not found next to this command or in its ../lib\n");
-
-	struct vg_config cfg;
-	int cfg_rc = vg_config_load(&cfg, vg_cli_env_get, 0);
+	int cfg_rc = vg_config_load(cfg, vg_cli_env_get, 0);
 	printf("configuration (from the environment):\n");
 	for (size_t i = 0; i < vg_options_count; i++) {
 		const struct vg_option *o = &vg_options[i];
@@ -109,23 +98,28 @@ int vg_cli_check(int argc, char **argv)
 		printf("  %-28s %s%s\n", o->name, v && *v ? v : o->dflt, v && *v ? "" : " (default)");
 	}
 	if (cfg_rc != 0) {
-		printf("  %s\n", cfg.error);
-	} else {
-		printf("  valid\n");
-		if (cfg.note[0])
-			printf("  note: %s\n", cfg.note);
-		if (cfg.count == VG_COUNT_DEVICE)
-			printf("  the quota counts the device memory a process holds (VRAMGUARD_COUNT=device: allocations, "
-			       "pools' reserved memory, graph memory, the driver's own, re-measured every %u ms)\n",
-			       cfg.device_poll_ms);
-		else
-			printf("  the quota counts the bytes a process asks for (VRAMGUARD_COUNT=allocations)\n");
+		printf("  %s\n", cfg->error);
+		return cfg_rc;
 	}
+	printf("  valid\n");
+	if (cfg->note[0])
+		printf("  note: %s\n", cfg->note);
+	if (cfg->count == VG_COUNT_DEVICE)
+		printf("  the quota counts the device memory a process holds (VRAMGUARD_COUNT=device: allocations, "
+		       "pools' reserved memory, graph memory, the driver's own, re-measured every %u ms)\n",
+		       cfg->device_poll_ms);
+	else
+		printf("  the quota counts the bytes a process asks for (VRAMGUARD_COUNT=allocations)\n");
+	return 0;
+}
 
+/* libcuda.so.1 and its version: the handle, or NULL (said). */
+static void *check_driver(void)
+{
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!cuda) {
 		printf("libcuda.so.1: not found (no NVIDIA driver here): %s\n", dlerror());
-		return cfg_rc ? 2 : 0;
+		return NULL;
 	}
 	struct link_map *lm = NULL;
 	dlinfo(cuda, RTLD_DI_LINKMAP, &lm);
@@ -135,26 +129,68 @@ int vg_cli_check(int argc, char **argv)
 		drv_ver(&ver);
 	printf("libcuda.so.1: %s (CUDA %d.%d)\n", lm && lm->l_name[0] ? lm->l_name : "found", ver / 1000,
 	       (ver % 1000) / 10);
+	return cuda;
+}
 
+static void check_nvml_open(struct check_nvml *nv)
+{
 	void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-	nvml_ret (*nv_init)(void) = nvml ? (nvml_ret(*)(void))dlsym(nvml, "nvmlInit_v2") : NULL;
-	nvml_ret (*nv_drv)(char *, unsigned) =
+	nvml_ret (*init)(void) = nvml ? (nvml_ret(*)(void))dlsym(nvml, "nvmlInit_v2") : NULL;
+	nvml_ret (*drv)(char *, unsigned) =
 		nvml ? (nvml_ret(*)(char *, unsigned))dlsym(nvml, "nvmlSystemGetDriverVersion") : NULL;
-	nvml_ret (*nv_by_uuid)(const char *, nvml_dev *) =
-		nvml ? (nvml_ret(*)(const char *, nvml_dev *))dlsym(nvml, "nvmlDeviceGetHandleByUUID") : NULL;
-	nvml_ret (*nv_mem)(nvml_dev, struct nvml_memory *) =
-		nvml ? (nvml_ret(*)(nvml_dev, struct nvml_memory *))dlsym(nvml, "nvmlDeviceGetMemoryInfo") : NULL;
-	bool have_nvml = nv_init && nv_init() == 0;
-	if (have_nvml) {
+	nv->by_uuid = nvml ? (nvml_ret(*)(const char *, nvml_dev *))dlsym(nvml, "nvmlDeviceGetHandleByUUID") : NULL;
+	nv->mem = nvml ? (nvml_ret(*)(nvml_dev, struct nvml_memory *))dlsym(nvml, "nvmlDeviceGetMemoryInfo") : NULL;
+	nv->ok = init && init() == 0;
+	if (nv->ok) {
 		char dv[96] = "?";
-		if (nv_drv)
-			nv_drv(dv, sizeof(dv));
+		if (drv)
+			drv(dv, sizeof(dv));
 		printf("NVML:         found (driver %s)\n", dv);
 	} else {
 		printf("NVML:         %s\n", nvml ? "found but not initialised" : "not found (memory in use not shown)");
 	}
+}
 
-	/* cuInit and device queries create no context. */
+/* ---- the device policy: what the library would apply to device d (quota, request, warn-at) ---- */
+static void check_policy(const struct vg_config *cfg, int d, const char *uuid, size_t tot)
+{
+	const char *src = NULL;
+	uint64_t q = vg_config_limit_for(cfg, d, uuid[0] ? uuid : NULL, tot, &src);
+	if (q == UINT64_MAX)
+		printf(", quota: unlimited");
+	else
+		print_bytes(", quota ", q), printf(" (%s)", src ? src : "?");
+	uint64_t r = vg_config_request_for(cfg, d, uuid[0] ? uuid : NULL, tot, &src);
+	if (r == UINT64_MAX)
+		printf(", request: none");
+	else
+		print_bytes(", request ", r), printf(" (%s)%s", src ? src : "?",
+						     q != UINT64_MAX && r >= q ? ": not below the quota, never "
+						     "triggers" : "");
+	/* VRAMGUARD_WARN_AT: the device's soft limit is the lower of it and the request */
+	uint64_t w = vg_config_warn_for(cfg, d, uuid[0] ? uuid : NULL, q, tot, &src);
+	if (w != UINT64_MAX)
+		print_bytes(", warn at ", w), printf(" (%s)%s", src ? src : "?",
+						     r != UINT64_MAX && r <= w ? ": the request is lower and "
+						     "applies" : "");
+	putchar('\n');
+}
+
+/* ---- the device's UUID, as NVML and the configuration spell it ---- */
+static void check_uuid(CUresult (*uuidf)(CUuuid *, CUdevice), int d, char *uuid, size_t len)
+{
+	CUuuid u;
+	if (uuidf && uuidf(&u, d) == CUDA_SUCCESS) {
+		const unsigned char *b = (const unsigned char *)u.bytes;
+		snprintf(uuid, len,
+			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+			 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	}
+}
+
+/* Each visible device, with its memory and the policy (cuInit and device queries create no context). */
+static void check_devices(void *cuda, const struct check_nvml *nv, const struct vg_config *cfg, int cfg_rc)
+{
 	CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(cuda, "cuInit");
 	CUresult (*count)(int *) = (CUresult(*)(int *))dlsym(cuda, "cuDeviceGetCount");
 	CUresult (*name)(char *, int, CUdevice) = (CUresult(*)(char *, int, CUdevice))dlsym(cuda, "cuDeviceGetName");
@@ -166,7 +202,7 @@ int vg_cli_check(int argc, char **argv)
 		rc = count(&n);
 	if (rc != CUDA_SUCCESS) {
 		printf("devices:      none usable (cuInit/cuDeviceGetCount returned %d)\n", (int)rc);
-		return cfg_rc ? 2 : 0;
+		return;
 	}
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
 	printf("devices:      %d visible%s%s%s\n", n, cvd ? " (CUDA_VISIBLE_DEVICES=" : "", cvd ? cvd : "", cvd ? ")" : "");
@@ -177,43 +213,39 @@ int vg_cli_check(int argc, char **argv)
 			name(nm, sizeof(nm), d);
 		if (total)
 			total(&tot, d);
-		CUuuid u;
-		if (uuidf && uuidf(&u, d) == CUDA_SUCCESS) {
-			const unsigned char *b = (const unsigned char *)u.bytes;
-			snprintf(uuid, sizeof(uuid),
-				 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-				 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-		}
+		check_uuid(uuidf, d, uuid, sizeof(uuid));
 		printf("  GPU %d  %s  %s\n", d, nm, uuid[0] ? uuid : "(no uuid)");
 		print_bytes("         memory ", tot);
 		nvml_dev h;
 		struct nvml_memory m;
-		if (have_nvml && nv_by_uuid && nv_mem && uuid[0] && nv_by_uuid(uuid, &h) == 0 && nv_mem(h, &m) == 0)
+		if (nv->ok && nv->by_uuid && nv->mem && uuid[0] && nv->by_uuid(uuid, &h) == 0 && nv->mem(h, &m) == 0)
 			print_bytes(", in use on the card ", m.used);
-		if (cfg_rc == 0) {
-			const char *src = NULL;
-			uint64_t q = vg_config_limit_for(&cfg, d, uuid[0] ? uuid : NULL, tot, &src);
-			if (q == UINT64_MAX)
-				printf(", quota: unlimited");
-			else
-				print_bytes(", quota ", q), printf(" (%s)", src ? src : "?");
-			uint64_t r = vg_config_request_for(&cfg, d, uuid[0] ? uuid : NULL, tot, &src);
-			if (r == UINT64_MAX)
-				printf(", request: none");
-			else
-				print_bytes(", request ", r), printf(" (%s)%s", src ? src : "?",
-								     q != UINT64_MAX && r >= q ? ": not below the quota, never "
-								     "triggers" : "");
-			/* VRAMGUARD_WARN_AT: the device's soft limit is the lower of it and the request */
-			uint64_t w = vg_config_warn_for(&cfg, d, uuid[0] ? uuid : NULL, q, tot, &src);
-			if (w != UINT64_MAX)
-				print_bytes(", warn at ", w), printf(" (%s)%s", src ? src : "?",
-								     r != UINT64_MAX && r <= w ? ": the request is lower and "
-								     "applies" : "");
-			putchar('\n');
-		} else {
+		if (cfg_rc == 0)
+			check_policy(cfg, d, uuid, tot);
+		else
 			printf(", quota: configuration invalid\n");
-		}
+	}
+}
+
+int vg_cli_check(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+		return vg_cli_help("check");
+	if (argc > 1)
+		return vg_cli_usage(vg_cli_usage_of("check"), "check: unexpected argument %s", vg_cli_q(argv[1]));
+	check_without_preload(argv);
+	unsetenv("__VRAMGUARD_CHECK_REEXEC");
+	printf("vramguard %s\n", VG_VERSION);
+	if (dlsym(RTLD_DEFAULT, "vg_instance_marker"))
+		printf("note:     libvramguard.so is preloaded into this command (/etc/ld.so.preload?): the device memory "
+		       "below is what it reports\n");
+	struct vg_config cfg;
+	int cfg_rc = check_config(&cfg);
+	void *cuda = check_driver();
+	if (cuda) {
+		struct check_nvml nv;
+		check_nvml_open(&nv);
+		check_devices(cuda, &nv, &cfg, cfg_rc);
 	}
 	return cfg_rc ? 2 : 0;
 }

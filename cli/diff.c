@@ -1,6 +1,7 @@
 /* `vramguard diff`: two reports of a service in, "what grew since the last dump?" out, per device and per call site,
  * sorted by bytes for leak hunting. This file writes the text, in the report's style; the comparison it shows is
  * cli/diff_compare.c's. */
+#include "cli/diff.h"
 #include "cli/diff_compare.h"
 #include "config/config.h"
 #include "report/srcline.h"
@@ -558,3 +559,26 @@ int vg_report_diff_text(const struct vg_report *old, const struct vg_report *new
 	return out->failed ? -ENOMEM : 0;
 }
 
+/* ---- the exit status ---- */
+
+int vg_report_diff_grew(const struct vg_report *old, const struct vg_report *new)
+{
+	struct vg_diff d;
+	struct vg_diff_dev *p;
+	long np, i;
+	int grew, rc = vg_diff_init(&d, old, new);
+
+	if (rc)
+		return rc;
+	grew = d.count[VG_DIFF_GREW] > 0 || d.count[VG_DIFF_NEW] > 0;
+	vg_diff_fini(&d);
+	if (grew)
+		return 1;
+	np = vg_diff_devices_match(old, new, &p);
+	if (np < 0)
+		return -ENOMEM;
+	for (i = 0; i < np && !grew; i++)
+		grew = p[i].n && p[i].n->used_bytes > (p[i].o ? p[i].o->used_bytes : 0);
+	free(p);
+	return grew;
+}

@@ -465,27 +465,3 @@ void vg_diff_streams_fini(struct vg_diff_streams *s)
 	free(s->ev);
 	s->live = s->ev = NULL;
 }
-
-/* ---- the exit status ---- */
-
-int vg_report_diff_grew(const struct vg_report *old, const struct vg_report *new)
-{
-	struct vg_diff d;
-	struct vg_diff_dev *p;
-	long np, i;
-	int grew, rc = vg_diff_init(&d, old, new);
-
-	if (rc)
-		return rc;
-	grew = d.count[VG_DIFF_GREW] > 0 || d.count[VG_DIFF_NEW] > 0;
-	vg_diff_fini(&d);
-	if (grew)
-		return 1;
-	np = vg_diff_devices_match(old, new, &p);
-	if (np < 0)
-		return -ENOMEM;
-	for (i = 0; i < np && !grew; i++)
-		grew = p[i].n && p[i].n->used_bytes > (p[i].o ? p[i].o->used_bytes : 0);
-	free(p);
-	return grew;
-}

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli/diff.h"
+#include "report/report.h"
 
 #define VG_DIFF_NONE SIZE_MAX   /* "no match" in the match arrays */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/diff_compare.h"
-#include "cli/report_view.h"
+#include "cli/diff_html.h"
 #include "report/html.h"
 
 static const char *const vg_dh_title[VG_DIFF_NKINDS] = { "Grew", "New", "Shrank", "Gone", "Unchanged" };

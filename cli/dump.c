@@ -15,18 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "config/config.h"
 #include "config/template.h"
-
-const char vg_usage_dump[] =
-	"usage: vramguard dump PID [--wait SECONDS]\n"
-	"\n"
-	"Send a running process its report signal (VRAMGUARD_SIGNAL, default SIGUSR1) and print the path of the\n"
-	"report it writes. The process must run under vramguard with VRAMGUARD_REPORT set to a file template;\n"
-	"the signal is not sent if the process does not catch it (it would terminate the process).\n"
-	"  -w, --wait SECONDS   how long to wait for the report (default 10)\n";
 
 /* The target's environment (its initial one, from /proc/PID/environ), for its vramguard settings. */
 static char *target_env;
@@ -171,99 +163,115 @@ static void free_set(struct name_set *s)
 	free(s->v);
 }
 
-int vg_cli_dump(int argc, char **argv)
+/* The PID and --wait: -1 to go on, else the exit status (help, or a usage error). */
+static int dump_parse(int argc, char **argv, int *pid, double *wait_s)
 {
-	static const struct option opts[] = {
-		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
-	static const char *const valued[] = { "-w", "--wait", NULL };
-	double wait_s = 10;
-	int c;
+	struct vg_cli_getopt g;
+	const char *usage = vg_cli_usage_of("dump");
+	int k;
+	vg_cli_getopt_init(&g, "dump", NULL, "");
 	/* "dump -1" is a PID that is wrong, not an option getopt does not know. */
-	const char *neg = vg_cli_negative(argc, argv, valued);
+	const char *neg = vg_cli_negative(&g, argc, argv);
 	if (neg)
-		vg_cli_usage_exit(vg_usage_dump, "dump: invalid PID %s (expected a process id, a positive number)",
-				  vg_cli_q(neg));
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":w:h", opts, NULL)) != -1) {
-		if (c == 'h')
+		return vg_cli_usage(usage, "dump: invalid PID %s (expected a process id, a positive number)", vg_cli_q(neg));
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		if (k == VG_CLI_OPT_HELP)
 			return vg_cli_help("dump");
-		if (c != 'w')
-			return vg_cli_bad_option("dump", argv, c, vg_usage_dump);
-		if (!vg_cli_seconds(optarg, &wait_s) || !(wait_s > 0) || wait_s > 86400)
-			vg_cli_usage_exit(vg_usage_dump, "dump: invalid --wait %s (expected seconds, e.g. 10 or 0.5)",
-					  vg_cli_q(optarg));
+		if (k != VG_OPT_DUMP_WAIT)
+			return vg_cli_bad_option(&g, argv);
+		if (!vg_cli_seconds(optarg, wait_s) || !(*wait_s > 0) || *wait_s > 86400)
+			return vg_cli_usage(usage, "dump: invalid --wait %s (expected seconds, e.g. 10 or 0.5)",
+					    vg_cli_q(optarg));
 	}
 	if (argc - optind != 1)
-		vg_cli_usage_exit(vg_usage_dump, "dump: expected one PID");
+		return vg_cli_usage(usage, "dump: expected one PID");
 	char *end;
 	errno = 0;
 	long pidl = strtol(argv[optind], &end, 10);
 	if (errno || *end || pidl <= 0 || pidl > INT_MAX)
-		vg_cli_usage_exit(vg_usage_dump, "dump: invalid PID %s (expected a process id, a positive number)",
-				  vg_cli_q(argv[optind]));
-	int pid = (int)pidl;
+		return vg_cli_usage(usage, "dump: invalid PID %s (expected a process id, a positive number)",
+				    vg_cli_q(argv[optind]));
+	*pid = (int)pidl;
+	return -1;
+}
 
+/* The target runs under vramguard and will answer the signal with a report in a file: its settings in cfg. 0, or
+ * the exit status after saying why not. */
+static int dump_target(int pid, struct vg_config *cfg)
+{
 	char path[PATH_MAX];
 	size_t len;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	char *maps = read_small_file(path, &len);
 	if (!maps)
-		vg_cli_die(1, errno == ENOENT ? "no process %d" : "cannot read /proc/%d/maps (not your process?)", pid);
+		return vg_cli_fail(1, errno == ENOENT ? "no process %d" : "cannot read /proc/%d/maps (not your process?)",
+				   pid);
 	bool guarded = strstr(maps, "/libvramguard.so") != NULL;
 	free(maps);
 	if (!guarded)
-		vg_cli_die(1, "process %d is not running under vramguard (libvramguard.so is not loaded in it)", pid);
+		return vg_cli_fail(1, "process %d is not running under vramguard (libvramguard.so is not loaded in it)", pid);
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	target_env = read_small_file(path, &target_env_len);
 	if (!target_env)
-		vg_cli_die(1, "cannot read the environment of process %d: %s", pid, strerror(errno));
-	struct vg_config cfg;
-	if (vg_config_load(&cfg, target_getenv, 0) != 0)
-		vg_cli_die(1, "process %d has an invalid vramguard configuration: %s", pid,
-		    cfg.error + (strncmp(cfg.error, "vramguard: error: ", 18) ? 0 : 18));
-	if (cfg.signal == 0)
-		vg_cli_die(1, "process %d has reports on signal turned off (VRAMGUARD_SIGNAL=off)", pid);
-	if (cfg.report_dest == VG_REPORT_OFF)
-		vg_cli_die(1, "process %d has reports turned off (VRAMGUARD_REPORT=off)", pid);
-	if (cfg.report_dest == VG_REPORT_STDERR)
-		vg_cli_die(1, "process %d writes its reports to its own stderr only (VRAMGUARD_REPORT is unset or "
-			   "'stderr'): send the signal yourself (kill -%s %d) and read its stderr, or start it with "
-			   "VRAMGUARD_REPORT=/path/vg-%%p-%%n.json", pid, cfg.signal_name + 3, pid);
-	int caught = catches(pid, cfg.signal);
-	if (caught != 1)
-		vg_cli_die(1, "process %d does not catch %s: vramguard installs its handler at the process's first CUDA "
-			   "call, and never over the application's own; not sending it, since it would terminate the "
-			   "process", pid, cfg.signal_name);
+		return vg_cli_fail(1, "cannot read the environment of process %d: %s", pid, strerror(errno));
+	if (vg_config_load(cfg, target_getenv, 0) != 0)
+		return vg_cli_fail(1, "process %d has an invalid vramguard configuration: %s", pid,
+				   cfg->error + (strncmp(cfg->error, "vramguard: error: ", 18) ? 0 : 18));
+	if (cfg->signal == 0)
+		return vg_cli_fail(1, "process %d has reports on signal turned off (VRAMGUARD_SIGNAL=off)", pid);
+	if (cfg->report_dest == VG_REPORT_OFF)
+		return vg_cli_fail(1, "process %d has reports turned off (VRAMGUARD_REPORT=off)", pid);
+	if (cfg->report_dest == VG_REPORT_STDERR)
+		return vg_cli_fail(1, "process %d writes its reports to its own stderr only (VRAMGUARD_REPORT is unset or "
+				   "'stderr'): send the signal yourself (kill -%s %d) and read its stderr, or start it with "
+				   "VRAMGUARD_REPORT=/path/vg-%%p-%%n.json", pid, cfg->signal_name + 3, pid);
+	if (catches(pid, cfg->signal) != 1)
+		return vg_cli_fail(1, "process %d does not catch %s: vramguard installs its handler at the process's first "
+				   "CUDA call, and never over the application's own; not sending it, since it would "
+				   "terminate the process", pid, cfg->signal_name);
+	return 0;
+}
 
-	/* The report lands where the template says, relative to the target's working directory. */
-	char host[256] = "", glob[PATH_MAX], full[PATH_MAX * 2];
+/* Where the report lands, as the template says, relative to the target's working directory: *dir (in full) and the
+ * file name's glob *pattern. 0, or the exit status after saying why. */
+static int dump_where(int pid, const struct vg_config *cfg, char *full, size_t len, const char **dir,
+		      const char **pattern)
+{
+	char host[256] = "", glob[PATH_MAX];
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		host[0] = '\0';
-	if (template_glob(cfg.report_path, pid, host, glob, sizeof(glob)) != 0)
-		vg_cli_die(1, "VRAMGUARD_REPORT of process %d is too long", pid);
+	if (template_glob(cfg->report_path, pid, host, glob, sizeof(glob)) != 0)
+		return vg_cli_fail(1, "VRAMGUARD_REPORT of process %d is too long", pid);
 	if (glob[0] == '/')
-		snprintf(full, sizeof(full), "%s", glob);
+		snprintf(full, len, "%s", glob);
 	else {
 		char cwdlink[64], cwd[PATH_MAX];
 		snprintf(cwdlink, sizeof(cwdlink), "/proc/%d/cwd", pid);
 		ssize_t n = readlink(cwdlink, cwd, sizeof(cwd) - 1);
 		if (n <= 0)
-			vg_cli_die(1, "cannot find the working directory of process %d", pid);
+			return vg_cli_fail(1, "cannot find the working directory of process %d", pid);
 		cwd[n] = '\0';
-		snprintf(full, sizeof(full), "%s/%s", cwd, glob);
+		snprintf(full, len, "%s/%s", cwd, glob);
 	}
 	char *slash = strrchr(full, '/');
 	*slash = '\0';
-	const char *dir = full[0] ? full : "/", *pattern = slash + 1;
-	if (strchr(dir, '*'))
-		vg_cli_die(1, "VRAMGUARD_REPORT of process %d puts %%n in a directory name; dump needs it in the file "
-			   "name", pid);
+	*dir = full[0] ? full : "/";
+	*pattern = slash + 1;
+	if (strchr(*dir, '*'))
+		return vg_cli_fail(1, "VRAMGUARD_REPORT of process %d puts %%n in a directory name; dump needs it in the "
+				   "file name", pid);
+	return 0;
+}
 
+/* Send the signal and print the first new file of dir matching pattern: 0, or the exit status after saying why. */
+static int dump_wait(int pid, int sig, const char *dir, const char *pattern, double wait_s)
+{
 	struct name_set before;
 	list_matches(dir, pattern, &before);
-	if (kill(pid, cfg.signal) != 0)
-		vg_cli_die(1, "cannot signal process %d: %s", pid, strerror(errno));
+	if (kill(pid, sig) != 0) {
+		free_set(&before);
+		return vg_cli_fail(1, "cannot signal process %d: %s", pid, strerror(errno));
+	}
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
@@ -282,12 +290,32 @@ int vg_cli_dump(int argc, char **argv)
 		double el = (double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
 		if (el >= wait_s)
 			break;
-		if (kill(pid, 0) != 0)
-			vg_cli_die(1, "process %d exited before writing a report", pid);
+		if (kill(pid, 0) != 0) {
+			free_set(&before);
+			return vg_cli_fail(1, "process %d exited before writing a report", pid);
+		}
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
 	free_set(&before);
-	vg_cli_die(1, "no new report from process %d in %s after %.1f s (see its stderr for a 'vramguard: warning' "
-		   "line)", pid, vg_cli_q(dir), wait_s);
+	return vg_cli_fail(1, "no new report from process %d in %s after %.1f s (see its stderr for a 'vramguard: "
+			   "warning' line)", pid, vg_cli_q(dir), wait_s);
+}
+
+int vg_cli_dump(int argc, char **argv)
+{
+	struct vg_config cfg;
+	char full[PATH_MAX * 2];
+	const char *dir = NULL, *pattern = NULL;
+	double wait_s = 10;
+	int pid = 0, rc = dump_parse(argc, argv, &pid, &wait_s);
+	if (rc >= 0)
+		return rc;
+	rc = dump_target(pid, &cfg);
+	if (!rc)
+		rc = dump_where(pid, &cfg, full, sizeof(full), &dir, &pattern);
+	if (!rc)
+		rc = dump_wait(pid, cfg.signal, dir, pattern, wait_s);
+	free(target_env);
+	return rc;
 }

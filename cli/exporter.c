@@ -14,27 +14,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/http.h"
 #include "cli/metrics.h"
 #include "config/config.h"
-
-#define EXP_LISTEN_DEFAULT "127.0.0.1:9847"
-
-const char vg_usage_exporter[] =
-	"usage: vramguard exporter [--listen ADDR:PORT] [--textfile PATH [--interval SECONDS]] [--once] [--dir DIR]\n"
-	"\n"
-	"Serve the processes under vramguard on this machine (what 'vramguard top' shows) as Prometheus metrics:\n"
-	"GET /metrics, text format 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept header asks for it. Every\n"
-	"scrape reads copies of the regions in VRAMGUARD_SHM_DIR and takes no lock a job waits for; the metrics are\n"
-	"listed in docs/metrics.md.\n"
-	"  -l, --listen ADDR:PORT   where to serve (default " EXP_LISTEN_DEFAULT "; [::1]:PORT for IPv6, port 0: any free\n"
-	"                           port, said on stderr)\n"
-	"  -t, --textfile PATH      write the metrics to PATH (temporary file and rename, in PATH's directory) for\n"
-	"                           node_exporter's textfile collector: once, or every --interval; no server unless\n"
-	"                           --listen is given too\n"
-	"  -n, --interval SECONDS   rewrite the textfile this often (0.1 to 86400)\n"
-	"  -1, --once               print the metrics once on stdout (or write the textfile once) and exit\n"
-	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n";
 
 struct exp_opts {
 	const char *listen, *textfile;
@@ -150,41 +133,37 @@ static int exp_tick(void *ctx)
 
 static int exp_parse(int argc, char **argv, struct exp_opts *o)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' }, { "textfile", required_argument, NULL, 't' },
-		{ "interval", required_argument, NULL, 'n' }, { "once", no_argument, NULL, '1' },
-		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL;
-	int c;
+	struct vg_cli_getopt g;
+	const char *dir = NULL, *usage = vg_cli_usage_of("exporter");
+	int k;
 	memset(o, 0, sizeof(*o));
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":l:t:n:1d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l': o->listen = optarg; break;
-		case 't': o->textfile = optarg; break;
-		case 'n': {
+	vg_cli_getopt_init(&g, "exporter", NULL, "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		switch (k) {
+		case VG_OPT_EXPORTER_LISTEN: o->listen = optarg; break;
+		case VG_OPT_EXPORTER_TEXTFILE: o->textfile = optarg; break;
+		case VG_OPT_EXPORTER_INTERVAL: {
 			double v;
 			if (!vg_cli_seconds(optarg, &v) || !(v >= 0.1 && v <= 86400))
-				return vg_cli_usage(vg_usage_exporter, "exporter: invalid --interval %s (expected seconds "
-						    "from 0.1 to 86400, e.g. 15)", vg_cli_q(optarg));
+				return vg_cli_usage(usage, "exporter: invalid --interval %s (expected seconds from 0.1 to "
+						    "86400, e.g. 15)", vg_cli_q(optarg));
 			o->interval = v;
 			break;
 		}
-		case '1': o->once = true; break;
-		case 'd': dir = optarg; break;
-		case 'h': fputs(vg_usage_exporter, stdout); return 0;
-		default: return vg_cli_bad_option("exporter", argv, c, vg_usage_exporter);
+		case VG_OPT_EXPORTER_ONCE: o->once = true; break;
+		case VG_OPT_EXPORTER_DIR: dir = optarg; break;
+		case VG_CLI_OPT_HELP: return vg_cli_help("exporter");
+		default: return vg_cli_bad_option(&g, argv);
 		}
 	}
 	if (optind < argc)
-		return vg_cli_usage(vg_usage_exporter, "exporter: unexpected argument %s", vg_cli_q(argv[optind]));
+		return vg_cli_usage(usage, "exporter: unexpected argument %s", vg_cli_q(argv[optind]));
 	if (o->interval && !o->textfile)
-		return vg_cli_usage(vg_usage_exporter, "exporter: --interval is for --textfile");
+		return vg_cli_usage(usage, "exporter: --interval is for --textfile");
 	if (o->once && o->listen)
-		return vg_cli_usage(vg_usage_exporter, "exporter: --once does not serve: drop --listen");
+		return vg_cli_usage(usage, "exporter: --once does not serve: drop --listen");
 	if (o->textfile && !o->textfile[0])
-		return vg_cli_usage(vg_usage_exporter, "exporter: --textfile needs a file name");
+		return vg_cli_usage(usage, "exporter: --textfile needs a file name");
 	char err[VG_CLI_WHY_MAX];
 	if (vg_cli_dir(dir, o->dir, sizeof(o->dir), err, sizeof(err)) != 0)
 		return vg_cli_fail(2, "%s", err);
@@ -193,7 +172,7 @@ static int exp_parse(int argc, char **argv, struct exp_opts *o)
 		return vg_cli_fail(2, "%s", err);
 	snprintf(o->shared, sizeof(o->shared), "%s", cfg->shared_name);
 	if (!o->listen && !o->textfile && !o->once)
-		o->listen = EXP_LISTEN_DEFAULT;
+		o->listen = VG_EXPORTER_LISTEN_DEFAULT;
 	return -1;
 }
 

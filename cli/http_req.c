@@ -1,4 +1,4 @@
-/* The command's HTTP/1.1 request reader (cli/http.h): bytes in as they come, one bounded request out. No socket
+/* The command's HTTP/1.1 request reader (cli/http_req.h): bytes in as they come, one bounded request out. No socket
  * here, so that the server's loop (cli/http.c) and the fuzzer (tests/fuzz/fuzz_http.c) drive the same code. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli/http.h"
+#include "cli/http_req.h"
 
 /* Header lines end with CRLF, or with a bare LF from a client that sends those (RFC 9112 lets a server accept it). */
 static bool http_find(const char *head, const char *name, const char **val, size_t *vlen)

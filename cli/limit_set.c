@@ -1,11 +1,14 @@
-/* `vramguard limit set`: write a new limit into a shared region or a process's slot (cli/limit.h). */
+/* `vramguard limit set`: write a new limit into a shared region or a process's slot (cli/limit_set.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/limit.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/limit_find.h"
+#include "cli/limit_set.h"
 #include "config/config.h"
 
 /* The spec is checked by the library's own rule (vg_region_spec_check) before anything is written. */
@@ -201,41 +204,35 @@ int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const cha
 
 int vg_limit_set(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "shared", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
-		{ "dir", required_argument, NULL, 'd' },    { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *const valued[] = { "-s", "--shared", "-p", "--pid", "-d", "--dir", NULL };
-	const char *shared = NULL, *dirarg = NULL;
+	struct vg_cli_getopt g;
+	const char *shared = NULL, *dirarg = NULL, *usage = vg_cli_usage_of("limit");
 	int32_t pid = 0;
-	int c;
+	int k;
 	struct vg_limits l;
+	vg_cli_getopt_init(&g, "limit", "limit set", "");
 	/* "limit set -1G ...": a SPEC that is wrong, not an option getopt does not know. */
-	const char *neg = vg_cli_negative(argc, argv, valued);
+	const char *neg = vg_cli_negative(&g, argc, argv);
 	if (neg)
-		return limit_spec_check(neg, &l) ? 2
-						 : vg_cli_usage(vg_usage_limit, "limit set: unexpected argument %s", vg_cli_q(neg));
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":s:p:d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': shared = optarg; break;
-		case 'p':
+		return limit_spec_check(neg, &l) ? 2 : vg_cli_usage(usage, "limit set: unexpected argument %s", vg_cli_q(neg));
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		switch (k) {
+		case VG_OPT_LIMIT_SHARED: shared = optarg; break;
+		case VG_OPT_LIMIT_PID:
 			if (vg_limit_pid_arg(optarg, &pid))
 				return 2;
 			break;
-		case 'd': dirarg = optarg; break;
-		case 'h': fputs(vg_usage_limit, stdout); return 0;
-		default: return vg_cli_bad_option("limit set", argv, c, vg_usage_limit);
+		case VG_OPT_LIMIT_DIR: dirarg = optarg; break;
+		case VG_OPT_LIMIT_JSON: return vg_cli_refuse_option(&g, argv);
+		case VG_CLI_OPT_HELP: return vg_cli_help("limit");
+		default: return vg_cli_bad_option(&g, argv);
 		}
 	}
 	if (argc - optind != 1)
-		return vg_cli_usage(vg_usage_limit,
-				    argc - optind ? "limit set: expected one SPEC, got %s too" : "limit set: no SPEC given%s",
+		return vg_cli_usage(usage, argc - optind ? "limit set: expected one SPEC, got %s too" : "limit set: no SPEC given%s",
 				    argc - optind ? vg_cli_q(argv[optind + 1]) : "");
 	if (!shared && !pid)
-		return vg_cli_usage(vg_usage_limit, "limit set: say what to change: --shared NAME (a shared region's budget) "
-				    "or --pid PID (one process's quota)");
+		return vg_cli_usage(usage, "limit set: say what to change: --shared NAME (a shared region's budget) or --pid "
+				    "PID (one process's quota)");
 	const char *spec = argv[optind];
 	int rc = limit_spec_check(spec, &l);
 	if (rc)

@@ -1,11 +1,14 @@
-/* `vramguard limit show`: the limits in force, as tables or as one vramguard.limits/1 document (cli/limit.h). */
+/* `vramguard limit show`: the limits in force, as tables or as one vramguard.limits/1 document (cli/limit_show.h). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/limit.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/limit_find.h"
+#include "cli/limit_show.h"
 #include "cli/table.h"
 #include "cli/view_json.h"
 #include "config/config.h"
@@ -151,113 +154,121 @@ static void limit_json(struct vg_strbuf *b, const struct vg_scan *s, int32_t onl
 	vg_strbuf_str(b, "\n");
 }
 
-int vg_limit_show(int argc, char **argv)
+struct show_args {
+	char dir[VG_CLI_DIR_MAX];
+	char **names;                   /* --shared, nnames of them (calloc'd: freed by the caller) */
+	size_t nnames;
+	int32_t pid;                    /* --pid, 0 for none */
+	bool json;
+};
+
+/* The options: -1 to go on, else the exit status (help, or a usage error). */
+static int show_parse(int argc, char **argv, struct show_args *a)
 {
-	static const struct option opts[] = {
-		{ "shared", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },         { "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
-	};
+	struct vg_cli_getopt g;
 	const char *dirarg = NULL;
-	char **names = calloc((size_t)argc + 1, sizeof(char *));
-	size_t nnames = 0;
-	int32_t pid = 0;
-	bool json = false;
-	int c, rc = 0;
-	if (!names)
+	char err[VG_CLI_WHY_MAX];
+	int k;
+	a->names = calloc((size_t)argc + 1, sizeof(char *));
+	if (!a->names)
 		return vg_cli_fail(1, "out of memory");
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":s:p:jd:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': names[nnames++] = optarg; break;
-		case 'p':
-			if (vg_limit_pid_arg(optarg, &pid)) {
-				free(names);
+	vg_cli_getopt_init(&g, "limit", "limit show", "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		switch (k) {
+		case VG_OPT_LIMIT_SHARED: a->names[a->nnames++] = optarg; break;
+		case VG_OPT_LIMIT_PID:
+			if (vg_limit_pid_arg(optarg, &a->pid))
 				return 2;
-			}
 			break;
-		case 'j': json = true; break;
-		case 'd': dirarg = optarg; break;
-		case 'h': fputs(vg_usage_limit, stdout); free(names); return 0;
-		default: free(names); return vg_cli_bad_option("limit show", argv, c, vg_usage_limit);
+		case VG_OPT_LIMIT_JSON: a->json = true; break;
+		case VG_OPT_LIMIT_DIR: dirarg = optarg; break;
+		case VG_CLI_OPT_HELP: return vg_cli_help("limit");
+		default: return vg_cli_bad_option(&g, argv);
 		}
 	}
-	if (optind < argc) {
-		free(names);
-		return vg_cli_usage(vg_usage_limit, "limit show: unexpected argument %s", vg_cli_q(argv[optind]));
-	}
-	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
-	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0) {
-		free(names);
+	if (optind < argc)
+		return vg_cli_usage(vg_cli_usage_of("limit"), "limit show: unexpected argument %s", vg_cli_q(argv[optind]));
+	if (vg_cli_dir(dirarg, a->dir, sizeof(a->dir), err, sizeof(err)) != 0)
 		return vg_cli_fail(2, "%s", err);
-	}
-	struct vg_scan s;
-	if (pid) {
-		/* Only the region that holds the process. */
+	return -1;
+}
+
+/* What to show, in s: with --pid only the region that holds the process (a->pid becomes the PID its slot
+ * records), else the regions named or every one of the directory. -1 to go on, else the exit status (said). */
+static int show_scan(struct show_args *a, struct vg_scan *s)
+{
+	char err[VG_CLI_WHY_MAX];
+	int rc;
+	if (a->pid) {
 		struct vg_region r;
 		int slot;
-		if (nnames > 1) {
-			free(names);
-			return vg_cli_usage(vg_usage_limit, "limit show: --pid takes at most one --shared");
-		}
-		if ((rc = vg_limit_find_pid(dir, nnames ? names[0] : NULL, pid, false, &r, &slot)) != 0) {
-			free(names);
+		if (a->nnames > 1)
+			return vg_cli_usage(vg_cli_usage_of("limit"), "limit show: --pid takes at most one --shared");
+		rc = vg_limit_find_pid(a->dir, a->nnames ? a->names[0] : NULL, a->pid, false, &r, &slot);
+		if (rc)
 			return rc;
-		}
 		/* The row is the slot's (limit_only_slot): the PID it records, shown, is the one its process sees (in a
 		 * container's own PID namespace, not the PID asked for here). */
 		struct vg_slot_view v;
 		if (vg_slot_read(&r, (uint32_t)slot, &v))
-			pid = v.pid;
+			a->pid = v.pid;
 		limit_only_slot = slot;
-		if (!vg_scan_single(&s, dir, &r)) {
-			free(names);
-			return vg_cli_fail(1, "out of memory");
+		return vg_scan_single(s, a->dir, &r) ? -1 : vg_cli_fail(1, "out of memory");
+	}
+	if (vg_scan_open(s, a->dir, a->names, a->nnames, (a->nnames ? 0 : VG_SCAN_DIR) | VG_SCAN_CLEAN, err,
+			 sizeof(err)) != 0)
+		return vg_cli_fail(2, "limit show: %s", err);
+	if (a->nnames && s->missing)
+		rc = vg_cli_fail(1, "no shared region: %s", s->missing_why);
+	else if (s->no_dir)
+		rc = vg_cli_fail(1, "%s", s->dir_why);
+	else
+		return -1;
+	vg_scan_close(s);
+	return rc;
+}
+
+/* The scan as tables: shared regions, then the processes outside them. */
+static void show_text(const struct vg_scan *s, const struct show_args *a, struct vg_strbuf *b)
+{
+	bool requested = false, control_head = false;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].control && !control_head) {
+			vg_strbuf_printf(b, "%sprocesses outside shared regions (control segments in %s)\n", i ? "\n" : "",
+					 a->dir);
+			control_head = true;
+		} else if (i && !s->v[i].control) {
+			vg_strbuf_str(b, "\n");
 		}
-	} else {
-		if (vg_scan_open(&s, dir, names, nnames, (nnames ? 0 : VG_SCAN_DIR) | VG_SCAN_CLEAN, err,
-				 sizeof(err)) != 0) {
-			free(names);
-			return vg_cli_fail(2, "limit show: %s", err);
-		}
-		if (nnames && s.missing) {
-			int code = vg_cli_fail(1, "no shared region: %s", s.missing_why);
-			vg_scan_close(&s);
-			free(names);
-			return code;
-		}
-		if (s.no_dir) {
-			int code = vg_cli_fail(1, "%s", s.dir_why);
-			vg_scan_close(&s);
-			free(names);
-			return code;
-		}
+		show_region_text(&s->v[i], a->pid, b, &requested);
+	}
+	if (!s->n)
+		vg_strbuf_printf(b, "no shared region or process under vramguard in %s\n", a->dir);
+	if (requested)
+		vg_strbuf_str(b, "REQUESTED: a 'vramguard limit set --pid' the process has not applied yet; it applies it at "
+				 "its next allocation (OWN QUOTA shows it then)\n");
+	vg_scan_notes(s, b, "note: ");
+}
+
+int vg_limit_show(int argc, char **argv)
+{
+	struct show_args a;
+	struct vg_scan s;
+	memset(&a, 0, sizeof(a));
+	int rc = show_parse(argc, argv, &a);
+	if (rc < 0)
+		rc = show_scan(&a, &s);
+	if (rc >= 0) {
+		free(a.names);
+		return rc;
 	}
 	struct vg_strbuf b = { 0 };
-	if (json) {
-		limit_json(&b, &s, pid);
-	} else {
-		bool requested = false, control_head = false;
-		for (size_t i = 0; i < s.n; i++) {
-			if (s.v[i].control && !control_head) {
-				vg_strbuf_printf(&b, "%sprocesses outside shared regions (control segments in %s)\n", i ? "\n" : "",
-						 dir);
-				control_head = true;
-			} else if (i && !s.v[i].control) {
-				vg_strbuf_str(&b, "\n");
-			}
-			show_region_text(&s.v[i], pid, &b, &requested);
-		}
-		if (!s.n)
-			vg_strbuf_printf(&b, "no shared region or process under vramguard in %s\n", dir);
-		if (requested)
-			vg_strbuf_str(&b, "REQUESTED: a 'vramguard limit set --pid' the process has not applied yet; it applies "
-					  "it at its next allocation (OWN QUOTA shows it then)\n");
-		vg_scan_notes(&s, &b, "note: ");
-	}
-	if (b.failed || !b.data || fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
-		rc = 1;
-	if (json && (s.denied || s.bad || s.changed)) {
+	if (a.json)
+		limit_json(&b, &s, a.pid);
+	else
+		show_text(&s, &a, &b);
+	rc = b.failed || !b.data || fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0 ? 1 : 0;
+	if (a.json && (s.denied || s.bad || s.changed)) {
 		struct vg_strbuf n = { 0 };
 		vg_scan_notes(&s, &n, "vramguard: note: ");
 		if (n.data)
@@ -266,6 +277,6 @@ int vg_limit_show(int argc, char **argv)
 	}
 	vg_strbuf_free(&b);
 	vg_scan_close(&s);
-	free(names);
+	free(a.names);
 	return rc;
 }

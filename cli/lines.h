@@ -7,9 +7,9 @@
 #ifndef VG_CLI_LINES_H
 #define VG_CLI_LINES_H
 
+#include "cli/lines_dw.h"
 #include "report/report.h"
 
-#define VG_LINES_MAX_DIRS 8
 #define VG_LINES_TIMEOUT 10             /* seconds for all of a command's lines, by default (--lines-timeout) */
 #define VG_LINES_TIMEOUT_MAX 3600
 

@@ -17,7 +17,6 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "cli/lines.h"
 #include "cli/lines_dw.h"
 #include "config/stat.h"
 

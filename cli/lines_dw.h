@@ -10,6 +10,7 @@
 
 #include "report/srcline.h"
 
+#define VG_LINES_MAX_DIRS 8           /* --debug-dir directories */
 /* Larger files are not read: no module or debug file is this big, and a sparse one would only cost time. */
 #define VG_LINES_MAX_FILE (32ULL << 30)
 

@@ -11,33 +11,10 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/limit.h"
+#include "cli/commands.h"
+#include "cli/limit_find.h"
 #include "cli/scan.h"
 #include "config/config.h"
-
-const char vg_usage_region[] =
-	"usage: vramguard region create NAME|PATH [--limit SPEC] [--mode 0600|0660] [--slots N] [--dir DIR]\n"
-	"       vramguard region rm NAME|PATH [--force] [--dir DIR]\n"
-	"       vramguard region reset NAME|PATH [--dir DIR]\n"
-	"       vramguard region evict NAME|PATH PID [--slot N] [--force] [--dir DIR]\n"
-	"\n"
-	"A shared region (VRAMGUARD_SHARED) is made by the first job that names it, takes that job's budget, and is\n"
-	"removed when its last member exits; if every member has died without leaving, the next job to join starts\n"
-	"it over with its own budget.\n"
-	"  create   make a persistent region before the jobs start: it keeps its budget (SPEC, written as\n"
-	"           NVIDIA_GPU_MEMORY_LIMITS: 8G, 0:4G,1:2G, 50%; none: usage only) while jobs come and go, until\n"
-	"           'region rm'. --mode 0660 lets the file's group join (they set VRAMGUARD_SHARED_MODE=0660 too);\n"
-	"           --slots N is how many processes it holds at once (default 1024, at most 16384; ~1.2 KiB each)\n"
-	"  rm       remove a region; one with live members only with --force (they go on counting in the removed\n"
-	"           file while new jobs make a new one)\n"
-	"  reset    reclaim exited members and rebuild the totals from the live ones (peak = in use, denials 0)\n"
-	"  evict    free the share of process PID (as 'vramguard top' lists it, or a live one's PID here): a member\n"
-	"           shown as unverifiable, or one you know is gone; a member known alive only with --force (it joins\n"
-	"           again at its next allocation, and what it held before is no longer counted). Two members that\n"
-	"           record PID (two containers' PID 1) are refused: --slot N picks one (the slot 'top --json' lists)\n"
-	"  -d, --dir DIR   where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
-	"\n"
-	"Exit status 1 if the region or process is not found or may not be changed, 2 for a usage error.\n";
 
 struct region_args {
 	const char *name, *limit, *pid, *slot_no;
@@ -52,52 +29,46 @@ struct region_args {
 static int region_parse(int argc, char **argv, const char *sub, int operands, const char *allowed, const char *only,
 			struct region_args *a)
 {
-	static const struct option opts[] = {
-		{ "limit", required_argument, NULL, 'l' }, { "mode", required_argument, NULL, 'm' },
-		{ "slots", required_argument, NULL, 'n' }, { "force", no_argument, NULL, 'f' },
-		{ "dir", required_argument, NULL, 'd' },   { "help", no_argument, NULL, 'h' },
-		{ "slot", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL, *slots = NULL, *mode = NULL;
+	struct vg_cli_getopt g;
+	const char *dir = NULL, *slots = NULL, *mode = NULL, *usage = vg_cli_usage_of("region");
 	memset(a, 0, sizeof(*a));
 	a->mode = 0600;
-	int c;
-	optind = 1;
-	opterr = 0;
-	/* "-": operands come back in order as code 1, options may follow them; ":" reports a missing value. */
-	while ((c = getopt_long(argc, argv, "-:l:m:n:fd:hs:", opts, NULL)) != -1) {
-		if (c > 1 && strchr("lmnfs", c) && !strchr(allowed, c)) {
-			fprintf(stderr, "vramguard: error: region %s: takes only %s\n%s", sub, only, vg_usage_region);
+	int k;
+	/* "-": operands come back in order, options may follow them. */
+	vg_cli_getopt_init(&g, "region", NULL, "-");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		char letter = k >= 0 ? g.flags[k].short_name : 0;
+		if (letter && strchr("lmnfs", letter) && !strchr(allowed, letter)) {
+			fprintf(stderr, "vramguard: error: region %s: takes only %s\n%s", sub, only, usage);
 			return 2;
 		}
-		switch (c) {
-		case 1:
+		switch (k) {
+		case VG_CLI_OPT_OPERAND:
 			if (!a->name)
 				a->name = optarg;
 			else if (!a->pid && operands > 1)
 				a->pid = optarg;
 			else
-				return vg_cli_usage(vg_usage_region, "region: unexpected argument %s", vg_cli_q(optarg));
+				return vg_cli_usage(usage, "region: unexpected argument %s", vg_cli_q(optarg));
 			break;
-		case 'l': a->limit = optarg; break;
-		case 'm': mode = optarg; break;
-		case 'n': slots = optarg; break;
-		case 'f': a->force = true; break;
-		case 's': a->slot_no = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'h': fputs(vg_usage_region, stdout); return 1;
+		case VG_OPT_REGION_LIMIT: a->limit = optarg; break;
+		case VG_OPT_REGION_MODE: mode = optarg; break;
+		case VG_OPT_REGION_SLOTS: slots = optarg; break;
+		case VG_OPT_REGION_FORCE: a->force = true; break;
+		case VG_OPT_REGION_SLOT: a->slot_no = optarg; break;
+		case VG_OPT_REGION_DIR: dir = optarg; break;
+		case VG_CLI_OPT_HELP: fputs(usage, stdout); return 1;
 		default: {
 			const char *bad = argv[optind - 1];
 			if (operands > 1 && a->name && !a->pid && bad[0] == '-' && bad[1] >= '0' && bad[1] <= '9')
-				return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as "
+				return vg_cli_usage(usage, "region evict: invalid PID %s (expected a process id, as "
 						    "'vramguard top' lists it)", vg_cli_q(bad));
-			return vg_cli_bad_option("region", argv, c, vg_usage_region);
+			return vg_cli_bad_option(&g, argv);
 		}
 		}
 	}
 	if (!a->name || (operands > 1 && !a->pid))
-		return vg_cli_usage(vg_usage_region,
+		return vg_cli_usage(usage,
 				    operands > 1 ? "region %s: expected NAME|PATH and PID" : "region %s: expected NAME|PATH", sub);
 	if (mode) {
 		if (!strcmp(mode, "0600") || !strcmp(mode, "600"))
@@ -105,14 +76,14 @@ static int region_parse(int argc, char **argv, const char *sub, int operands, co
 		else if (!strcmp(mode, "0660") || !strcmp(mode, "660"))
 			a->mode = 0660;
 		else
-			return vg_cli_usage(vg_usage_region, "region: invalid --mode %s (expected 0600 or 0660)", vg_cli_q(mode));
+			return vg_cli_usage(usage, "region: invalid --mode %s (expected 0600 or 0660)", vg_cli_q(mode));
 	}
 	if (slots) {
 		char *end;
 		errno = 0;
 		unsigned long v = strtoul(slots, &end, 10);
 		if (errno || *end || !*slots || slots[0] == '-' || v < 1 || v > VG_REGION_SLOTS_MAX)
-			return vg_cli_usage(vg_usage_region, "region: invalid --slots %s (expected 1 to 16384)", vg_cli_q(slots));
+			return vg_cli_usage(usage, "region: invalid --slots %s (expected 1 to 16384)", vg_cli_q(slots));
 		a->slots = (unsigned)v;
 	}
 	char err[VG_CLI_WHY_MAX];
@@ -466,15 +437,15 @@ static int region_evict(int argc, char **argv)
 	errno = 0;
 	long pid = strtol(a.pid, &end, 10);
 	if (errno || *end || !*a.pid || pid <= 0 || pid > INT_MAX)
-		return vg_cli_usage(vg_usage_region, "region evict: invalid PID %s (expected a process id, as 'vramguard "
-				    "top' lists it)", vg_cli_q(a.pid));
+		return vg_cli_usage(vg_cli_usage_of("region"), "region evict: invalid PID %s (expected a process id, as "
+				    "'vramguard top' lists it)", vg_cli_q(a.pid));
 	long want = -1;
 	if (a.slot_no) {
 		errno = 0;
 		want = strtol(a.slot_no, &end, 10);
 		if (errno || *end || a.slot_no[0] < '0' || a.slot_no[0] > '9' || want > VG_REGION_SLOTS_MAX)
-			return vg_cli_usage(vg_usage_region, "region evict: invalid --slot %s (expected a slot number, as "
-					    "'vramguard top --json' lists it)", vg_cli_q(a.slot_no));
+			return vg_cli_usage(vg_cli_usage_of("region"), "region evict: invalid --slot %s (expected a slot "
+					    "number, as 'vramguard top --json' lists it)", vg_cli_q(a.slot_no));
 	}
 	char path[VG_SHARED_PATH_MAX], label[128];
 	struct vg_region r;
@@ -488,15 +459,11 @@ static int region_evict(int argc, char **argv)
 
 int vg_cli_region(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "vramguard: error: region: expected 'create', 'rm', 'reset' or 'evict'\n%s", vg_usage_region);
-		return 2;
-	}
+	if (argc < 2)
+		return vg_cli_usage(vg_cli_usage_of("region"), "region: expected 'create', 'rm', 'reset' or 'evict'");
 	const char *sub = argv[1];
-	if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
-		fputs(vg_usage_region, stdout);
-		return 0;
-	}
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help"))
+		return vg_cli_help("region");
 	if (!strcmp(sub, "create"))
 		return region_create(argc - 1, argv + 1);
 	if (!strcmp(sub, "rm"))
@@ -505,7 +472,6 @@ int vg_cli_region(int argc, char **argv)
 		return region_reset(argc - 1, argv + 1);
 	if (!strcmp(sub, "evict"))
 		return region_evict(argc - 1, argv + 1);
-	fprintf(stderr, "vramguard: error: region: unknown subcommand %s (expected create, rm, reset or evict)\n%s",
-		vg_cli_q(sub), vg_usage_region);
-	return 2;
+	return vg_cli_usage(vg_cli_usage_of("region"), "region: unknown subcommand %s (expected create, rm, reset or "
+			    "evict)", vg_cli_q(sub));
 }

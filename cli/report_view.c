@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/commands.h"
 #include "cli/cli.h"
 #include "cli/report_view.h"
 #include "report/flame.h"
@@ -33,14 +32,14 @@ int vg_view_write(const struct vg_strbuf *b, const char *out_path)
 	}
 	FILE *f = fopen(out_path, "w");
 	if (!f)
-		vg_cli_die(1, "cannot write %s: %s", vg_cli_q(out_path), strerror(errno));
+		return -vg_cli_fail(1, "cannot write %s: %s", vg_cli_q(out_path), strerror(errno));
 	if (fwrite(b->data, 1, b->len, f) != b->len || fflush(f) != 0 || ferror(f)) {
 		int e = errno;
 		fclose(f);
-		vg_cli_die(1, "cannot write %s: %s", vg_cli_q(out_path), strerror(e ? e : EIO));
+		return -vg_cli_fail(1, "cannot write %s: %s", vg_cli_q(out_path), strerror(e ? e : EIO));
 	}
 	if (fclose(f) != 0)
-		vg_cli_die(1, "cannot write %s: %s", vg_cli_q(out_path), strerror(errno));
+		return -vg_cli_fail(1, "cannot write %s: %s", vg_cli_q(out_path), strerror(errno));
 	return 0;
 }
 
@@ -56,8 +55,10 @@ int vg_view_report(const struct vg_report *r, const char *in, enum vg_view_forma
 	case VG_VIEW_SPEEDSCOPE: rc = vg_report_render_speedscope(r, base ? base + 1 : in, &b); break;
 	default: rc = vg_report_render_text(r, &b); break;
 	}
-	if (rc || b.failed)
-		vg_cli_die(1, "out of memory");
+	if (rc || b.failed) {
+		vg_strbuf_free(&b);
+		return -vg_cli_fail(1, "out of memory");
+	}
 	rc = vg_view_write(&b, out_path);      /* folded with no live memory: an empty file */
 	vg_strbuf_free(&b);
 	return rc;

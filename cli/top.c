@@ -1,7 +1,7 @@
 /* `vramguard top`: every process under vramguard on this machine, found through the regions in VRAMGUARD_SHM_DIR
  * (the shared regions, and the control segment of every other process), with totals per GPU. This file has the
  * options and the view (one snapshot, one per interval, or a full-screen terminal view); the snapshot and its
- * writers are top_snap.c, top_text.c and top_json.c (cli/top.h). */
+ * writers are top_snap.c, top_text.c and top_json.c (cli/top_snap.h, cli/top_text.h, cli/top_json.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -15,34 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/top.h"
-#include "cli/view_schema.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/top_json.h"
+#include "cli/top_snap.h"
+#include "cli/top_text.h"
 #include "config/config.h"
-
-const char vg_usage_top[] =
-	"usage: vramguard top [--once] [--json] [--interval SECONDS] [--shared NAME|PATH]... [--dir DIR]\n"
-	"\n"
-	"Show every process running under vramguard on this machine: per GPU the memory it has in use, its peak,\n"
-	"its quota (the tighter of its own and its shared region's budget), allocations denied, its last report and\n"
-	"its shared region; then totals per GPU with the shared regions' budgets. Processes are found through the\n"
-	"files in VRAMGUARD_SHM_DIR (default /dev/shm): shared regions, and the control segment of every other\n"
-	"process. The view refreshes until q or Ctrl-C; when standard output is not a terminal, a snapshot is\n"
-	"printed every interval.\n"
-	"  -1, --once               print one snapshot and exit\n"
-	"  -j, --json               JSON (schema " VG_VIEW_TOP_SCHEMA ", see docs/report-format.md): one snapshot, or with\n"
-	"                           --interval one document per line every interval\n"
-	"  -n, --interval SECONDS   time between snapshots (default 1; 0.1 to 86400)\n"
-	"  -s, --shared NAME|PATH   also look at this shared region (repeatable; the one VRAMGUARD_SHARED names is\n"
-	"                           always included)\n"
-	"  -d, --dir DIR            where regions live (default VRAMGUARD_SHM_DIR, else /dev/shm)\n"
-	"\n"
-	"The share of a process that died without leaving (SIGKILL), in any PID namespace, is reclaimed where the\n"
-	"region is writable, its control segment removed, and a region that all its members have left removed\n"
-	"(not one made with 'vramguard region create'); elsewhere it is shown as (exited) and left out of the totals.\n"
-	"A member of another PID namespace that holds no liveness lock cannot be checked: it is shown as\n"
-	"(unverifiable) and counted ('vramguard region evict' frees it). Region files that cannot be opened (another\n"
-	"user's; root sees every user's) are counted on one line; a region file that every user can write is shown\n"
-	"read-only.\n";
 
 /* ---- the loop ---- */
 
@@ -103,66 +81,50 @@ static int top_write(const struct vg_strbuf *b, bool screen)
 	return fflush(stdout) == 0 ? 0 : -1;
 }
 
+/* The options: -1 to go on, else the exit status (help, or a usage error). */
 static int top_parse(int argc, char **argv, struct vg_top_opts *o)
 {
-	static const struct option opts[] = {
-		{ "once", no_argument, NULL, '1' },    { "json", no_argument, NULL, 'j' },
-		{ "interval", required_argument, NULL, 'n' }, { "shared", required_argument, NULL, 's' },
-		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL;
-	int c;
+	struct vg_cli_getopt g;
+	const char *dir = NULL, *usage = vg_cli_usage_of("top");
+	int k;
 	memset(o, 0, sizeof(*o));
 	o->interval = 1;
 	o->names = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o->names) {
-		fprintf(stderr, "vramguard: error: out of memory\n");
-		return 1;
-	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":1jn:s:d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case '1': o->once = true; break;
-		case 'j': o->json = true; break;
-		case 'n': {
+	if (!o->names)
+		return vg_cli_fail(1, "out of memory");
+	vg_cli_getopt_init(&g, "top", NULL, "");
+	while ((k = vg_cli_getopt(&g, argc, argv)) != VG_CLI_OPT_END) {
+		switch (k) {
+		case VG_OPT_TOP_ONCE: o->once = true; break;
+		case VG_OPT_TOP_JSON: o->json = true; break;
+		case VG_OPT_TOP_INTERVAL: {
 			double v;
-			if (!vg_cli_seconds(optarg, &v) || !(v >= 0.1 && v <= 86400)) {
-				fprintf(stderr, "vramguard: error: top: invalid --interval %s (expected seconds from 0.1 to "
-					"86400, e.g. 1 or 0.5)\n%s", vg_cli_q(optarg), vg_usage_top);
-				return 2;
-			}
+			if (!vg_cli_seconds(optarg, &v) || !(v >= 0.1 && v <= 86400))
+				return vg_cli_usage(usage, "top: invalid --interval %s (expected seconds from 0.1 to 86400, "
+						    "e.g. 1 or 0.5)", vg_cli_q(optarg));
 			o->interval = v;
 			o->interval_set = true;
 			break;
 		}
-		case 's': o->names[o->nnames++] = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'h': fputs(vg_usage_top, stdout); return 0;
-		default: return vg_cli_bad_option("top", argv, c, vg_usage_top);
+		case VG_OPT_TOP_SHARED: o->names[o->nnames++] = optarg; break;
+		case VG_OPT_TOP_DIR: dir = optarg; break;
+		case VG_CLI_OPT_HELP: return vg_cli_help("top");
+		default: return vg_cli_bad_option(&g, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "vramguard: error: top: unexpected argument %s\n%s", vg_cli_q(argv[optind]), vg_usage_top);
-		return 2;
-	}
+	if (optind < argc)
+		return vg_cli_usage(usage, "top: unexpected argument %s", vg_cli_q(argv[optind]));
 	char err[VG_CLI_WHY_MAX];
-	if (vg_cli_dir(dir, o->dir, sizeof(o->dir), err, sizeof(err)) != 0) {
-		fprintf(stderr, "vramguard: error: %s\n", err);
-		return 2;
-	}
+	if (vg_cli_dir(dir, o->dir, sizeof(o->dir), err, sizeof(err)) != 0)
+		return vg_cli_fail(2, "%s", err);
 	char path[VG_SHARED_PATH_MAX];
 	for (size_t i = 0; i < o->nnames; i++)
-		if (vg_region_path(o->dir, o->names[i], path, sizeof(path), err, sizeof(err)) != 0) {
-			fprintf(stderr, "vramguard: error: top: invalid --shared %s: %s\n", vg_cli_q(o->names[i]), err);
-			return 2;
-		}
+		if (vg_region_path(o->dir, o->names[i], path, sizeof(path), err, sizeof(err)) != 0)
+			return vg_cli_fail(2, "top: invalid --shared %s: %s", vg_cli_q(o->names[i]), err);
 	static char env_name[VG_SHARED_PATH_MAX];      /* VRAMGUARD_SHARED, trimmed and checked as the jobs read it */
 	const struct vg_config *cfg = vg_cli_env(o->dir, err, sizeof(err));
-	if (!cfg) {
-		fprintf(stderr, "vramguard: error: %s\n", err);
-		return 2;
-	}
+	if (!cfg)
+		return vg_cli_fail(2, "%s", err);
 	if (cfg->shared_name[0]) {
 		snprintf(env_name, sizeof(env_name), "%s", cfg->shared_name);
 		o->names[o->nnames++] = env_name;
@@ -170,18 +132,10 @@ static int top_parse(int argc, char **argv, struct vg_top_opts *o)
 	return -1;
 }
 
-int vg_cli_top(int argc, char **argv)
+/* Off a snapshot's interval: Ctrl-C and the like end the loop, a resize redraws (screen), and on a terminal the keys
+ * are read one by one, unechoed; the alternate screen holds the view. top_restore undoes it all. */
+static void top_terminal(bool once, bool screen, bool keys)
 {
-	struct vg_top_opts o;
-	int rc = top_parse(argc, argv, &o);
-	if (rc >= 0) {
-		free(o.names);
-		return rc;
-	}
-	bool once = o.once || (o.json && !o.interval_set);
-	bool screen = !once && !o.json && isatty(STDOUT_FILENO);
-	bool keys = screen && isatty(STDIN_FILENO);
-
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = top_on_signal;     /* no SA_RESTART: poll returns at once */
@@ -206,80 +160,98 @@ int vg_cli_top(int argc, char **argv)
 		top_screen = true;
 	}
 	atexit(top_restore);
+}
 
-	rc = 0;
-	bool first = true;
-	while (!top_stop) {
-		struct vg_top_snap *sn = malloc(sizeof(*sn));
-		char err[VG_CLI_WHY_MAX];
-		if (!sn) {
-			top_restore();
-			fprintf(stderr, "vramguard: error: out of memory\n");
-			rc = 1;
-			break;
-		}
-		if (vg_top_take(sn, &o, err, sizeof(err)) != 0) {
-			top_restore();
-			fprintf(stderr, "vramguard: error: top: %s\n", err);
-			free(sn);
-			rc = 2;
-			break;
-		}
-		if (sn->scan.no_dir && (once || first)) {
-			top_restore();
-			fprintf(stderr, "vramguard: error: %s\n", sn->scan.dir_why);
-			vg_scan_close(&sn->scan);
-			free(sn);
-			rc = 1;
-			break;
-		}
-		struct vg_strbuf b = { 0 };
-		if (!o.json && !first && !screen)
-			vg_strbuf_str(&b, "\n");
-		if (o.json)
-			vg_top_json(sn, &o, &b);
-		else
-			vg_top_text(sn, &o, screen, &b);
-		if (o.json && (sn->scan.denied || sn->scan.bad || sn->scan.changed || sn->scan.missing)) {
-			struct vg_strbuf n = { 0 };
-			vg_scan_notes(&sn->scan, &n, "vramguard: note: ");
-			if (n.data)
-				fputs(n.data, stderr);
-			vg_strbuf_free(&n);
-		}
+/* One snapshot, taken and written: -1 to go on, else the exit status (said). */
+static int top_frame(const struct vg_top_opts *o, bool once, bool first, bool screen)
+{
+	struct vg_top_snap *sn = malloc(sizeof(*sn));
+	char err[VG_CLI_WHY_MAX];
+	if (!sn) {
+		top_restore();
+		return vg_cli_fail(1, "out of memory");
+	}
+	if (vg_top_take(sn, o, err, sizeof(err)) != 0) {
+		top_restore();
+		free(sn);
+		return vg_cli_fail(2, "top: %s", err);
+	}
+	if (sn->scan.no_dir && (once || first)) {
+		top_restore();
+		int rc = vg_cli_fail(1, "%s", sn->scan.dir_why);
 		vg_scan_close(&sn->scan);
 		free(sn);
-		int wrc = top_write(&b, screen);
-		vg_strbuf_free(&b);
-		if (wrc != 0) {
-			rc = 1;
+		return rc;
+	}
+	struct vg_strbuf b = { 0 };
+	if (!o->json && !first && !screen)
+		vg_strbuf_str(&b, "\n");
+	if (o->json)
+		vg_top_json(sn, o, &b);
+	else
+		vg_top_text(sn, o, screen, &b);
+	if (o->json && (sn->scan.denied || sn->scan.bad || sn->scan.changed || sn->scan.missing)) {
+		struct vg_strbuf n = { 0 };
+		vg_scan_notes(&sn->scan, &n, "vramguard: note: ");
+		if (n.data)
+			fputs(n.data, stderr);
+		vg_strbuf_free(&n);
+	}
+	vg_scan_close(&sn->scan);
+	free(sn);
+	int wrc = top_write(&b, screen);
+	vg_strbuf_free(&b);
+	return wrc != 0 ? 1 : -1;
+}
+
+/* Wait for the interval, a key (q quits, space refreshes now) or a signal. *keys turns false once stdin is closed. */
+static void top_wait(double interval, bool *keys)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int left = (int)(interval * 1000);
+	while (!top_stop && !top_winch && left > 0) {
+		struct pollfd p = { STDIN_FILENO, POLLIN, 0 };
+		int n = poll(*keys ? &p : NULL, *keys ? 1 : 0, left);
+		if (n > 0 && (p.revents & POLLIN)) {
+			char k[32];
+			ssize_t got = read(STDIN_FILENO, k, sizeof(k));
+			if (got <= 0 || memchr(k, 'q', (size_t)got) || memchr(k, 'Q', (size_t)got))
+				top_stop = SIGTERM;
+			else if (memchr(k, ' ', (size_t)got))
+				break;          /* space: refresh now */
+		} else if (n > 0) {
+			*keys = false;          /* stdin closed or in error: stop polling it */
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = (int)(interval * 1000) - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	top_winch = 0;
+}
+
+int vg_cli_top(int argc, char **argv)
+{
+	struct vg_top_opts o;
+	int rc = top_parse(argc, argv, &o);
+	if (rc >= 0) {
+		free(o.names);
+		return rc;
+	}
+	bool once = o.once || (o.json && !o.interval_set);
+	bool screen = !once && !o.json && isatty(STDOUT_FILENO);
+	bool keys = screen && isatty(STDIN_FILENO);
+
+	top_terminal(once, screen, keys);
+	rc = 0;
+	for (bool first = true; !top_stop; first = false) {
+		int frc = top_frame(&o, once, first, screen);
+		if (frc >= 0) {
+			rc = frc;
 			break;
 		}
-		first = false;
 		if (once)
 			break;
-		/* Wait for the interval, a key, or a signal. */
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		int left = (int)(o.interval * 1000);
-		while (!top_stop && !top_winch && left > 0) {
-			struct pollfd p = { STDIN_FILENO, POLLIN, 0 };
-			int n = poll(keys ? &p : NULL, keys ? 1 : 0, left);
-			if (n > 0 && (p.revents & POLLIN)) {
-				char k[32];
-				ssize_t got = read(STDIN_FILENO, k, sizeof(k));
-				if (got <= 0 || memchr(k, 'q', (size_t)got) || memchr(k, 'Q', (size_t)got))
-					top_stop = SIGTERM;
-				else if (memchr(k, ' ', (size_t)got))
-					break;          /* space: refresh now */
-			} else if (n > 0) {
-				keys = false;           /* stdin closed or in error: stop polling it */
-			}
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			left = (int)(o.interval * 1000) - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
-								 (t1.tv_nsec - t0.tv_nsec) / 1000000);
-		}
-		top_winch = 0;
+		top_wait(o.interval, &keys);
 	}
 	top_restore();
 	free(o.names);

@@ -1,5 +1,5 @@
 /* `vramguard top --json`: one vramguard.top/1 document per snapshot, its keys the rows of cli/view_schema.h. */
-#include "cli/top.h"
+#include "cli/top_json.h"
 #include "cli/view_json.h"
 
 static void top_json_regions(struct vg_strbuf *b, const struct vg_top_snap *sn)

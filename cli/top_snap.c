@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/top.h"
+#include "cli/top_snap.h"
 
 static struct vg_top_gpu *top_gpu_for(struct vg_top_snap *sn, const struct vg_dev_view *d)
 {

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "cli/table.h"
-#include "cli/top.h"
+#include "cli/top_text.h"
 #include "config/config.h"
 
 static void top_age(uint64_t now_ns, uint64_t then_ns, char *buf, size_t len)
@@ -25,17 +25,9 @@ static void top_age(uint64_t now_ns, uint64_t then_ns, char *buf, size_t len)
 		snprintf(buf, len, "%llud ago", (unsigned long long)(s / 86400));
 }
 
-void vg_top_text(const struct vg_top_snap *sn, const struct vg_top_opts *o, bool screen, struct vg_strbuf *out)
+/* One row per process and GPU it uses (one with "-" for a process that uses none yet). */
+static void top_text_processes(const struct vg_top_snap *sn, const struct vg_top_opts *o, struct vg_strbuf *out)
 {
-	if (screen) {
-		struct timespec ts = { (time_t)(sn->now_ns / 1000000000u), 0 };
-		struct tm tm;
-		char when[32];
-		localtime_r(&ts.tv_sec, &tm);
-		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		vg_strbuf_printf(out, "vramguard top  %s  %s  %d process%s  every %.3g s, q quits\n\n", when, o->dir,
-				 sn->nproc, sn->nproc == 1 ? "" : "es", o->interval);
-	}
 	static const char *const head[] = { "PID", "COMMAND", "GPU", "IN USE", "ALLOCATED", "PEAK", "QUOTA", "DENIED",
 					    "LAST REPORT", "REGION" };
 	struct vg_tab t;
@@ -84,35 +76,55 @@ void vg_top_text(const struct vg_top_snap *sn, const struct vg_top_opts *o, bool
 	else
 		vg_strbuf_printf(out, "no process under vramguard in %s\n", o->dir);
 	vg_tab_free(&t);
+}
 
-	if (sn->ngpu) {
-		static const char *const ghead[] = { "GPU", "MEMORY", "IN USE", "PROCESSES", "BUDGETS" };
-		vg_tab_init(&t, 5, "lrrrl");
-		vg_tab_row(&t, ghead);
-		for (size_t g = 0; g < sn->ngpu; g++) {
-			const struct vg_top_gpu *G = &sn->gpu[g];
-			char label[64], mem[32], used[32], procs[16];
-			struct vg_strbuf bud = { 0 };
-			struct vg_top_budget bu;
-			for (size_t at = 0; vg_top_budget_next(sn, G, &at, &bu);) {
-				char a[32], b[32];
-				vg_strbuf_printf(&bud, "%s%s %s of %s", bud.len ? ", " : "", bu.sr->label,
-						 vg_format_bytes(bu.used, a, sizeof(a)),
-						 vg_format_bytes(bu.limit, b, sizeof(b)));
-			}
-			vg_strbuf_add(&bud, "", 1);
-			snprintf(procs, sizeof(procs), "%d", G->procs);
-			const char *row[] = { vg_dev_label(&G->first, label, sizeof(label)),
-					      G->first.total ? vg_format_bytes(G->first.total, mem, sizeof(mem)) : "?",
-					      vg_format_bytes(G->used, used, sizeof(used)), procs,
-					      bud.data && bud.data[0] ? bud.data : "-" };
-			vg_tab_row(&t, row);
-			vg_strbuf_free(&bud);
+/* The totals per GPU, with the shared regions' budgets there. */
+static void top_text_gpus(const struct vg_top_snap *sn, struct vg_strbuf *out)
+{
+	struct vg_tab t;
+	if (!sn->ngpu)
+		return;
+	static const char *const ghead[] = { "GPU", "MEMORY", "IN USE", "PROCESSES", "BUDGETS" };
+	vg_tab_init(&t, 5, "lrrrl");
+	vg_tab_row(&t, ghead);
+	for (size_t g = 0; g < sn->ngpu; g++) {
+		const struct vg_top_gpu *G = &sn->gpu[g];
+		char label[64], mem[32], used[32], procs[16];
+		struct vg_strbuf bud = { 0 };
+		struct vg_top_budget bu;
+		for (size_t at = 0; vg_top_budget_next(sn, G, &at, &bu);) {
+			char a[32], b[32];
+			vg_strbuf_printf(&bud, "%s%s %s of %s", bud.len ? ", " : "", bu.sr->label,
+					 vg_format_bytes(bu.used, a, sizeof(a)),
+					 vg_format_bytes(bu.limit, b, sizeof(b)));
 		}
-		vg_strbuf_str(out, "\n");
-		vg_tab_render(&t, out, "");
-		vg_tab_free(&t);
+		vg_strbuf_add(&bud, "", 1);
+		snprintf(procs, sizeof(procs), "%d", G->procs);
+		const char *row[] = { vg_dev_label(&G->first, label, sizeof(label)),
+				      G->first.total ? vg_format_bytes(G->first.total, mem, sizeof(mem)) : "?",
+				      vg_format_bytes(G->used, used, sizeof(used)), procs,
+				      bud.data && bud.data[0] ? bud.data : "-" };
+		vg_tab_row(&t, row);
+		vg_strbuf_free(&bud);
 	}
+	vg_strbuf_str(out, "\n");
+	vg_tab_render(&t, out, "");
+	vg_tab_free(&t);
+}
+
+void vg_top_text(const struct vg_top_snap *sn, const struct vg_top_opts *o, bool screen, struct vg_strbuf *out)
+{
+	if (screen) {
+		struct timespec ts = { (time_t)(sn->now_ns / 1000000000u), 0 };
+		struct tm tm;
+		char when[32];
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		vg_strbuf_printf(out, "vramguard top  %s  %s  %d process%s  every %.3g s, q quits\n\n", when, o->dir,
+				 sn->nproc, sn->nproc == 1 ? "" : "es", o->interval);
+	}
+	top_text_processes(sn, o, out);
+	top_text_gpus(sn, out);
 	if (sn->nexited)
 		vg_strbuf_printf(out, "%d exited process%s shown as (exited), not counted: %s region is read-only here; "
 				 "the next allocation of a member (or 'vramguard top' as its owner) reclaims %s\n",

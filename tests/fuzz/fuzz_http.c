@@ -7,7 +7,7 @@
  * request has a method and a target (no space, no query), headers without a NUL, the body the client sent after
  * them (Content-Length bytes, NUL-terminated, within the bound) and no Transfer-Encoding; a refusal is one of
  * 400/411/413/431 with a one-line reason; a header's value is trimmed, one line, cut to the buffer given. */
-#include "cli/http.h"
+#include "cli/http_req.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <ctype.h>

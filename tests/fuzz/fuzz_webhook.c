@@ -4,7 +4,8 @@
  * refusal is one line, also into a 1 to 24 byte buffer; an accepted payload has at most VG_AS_PAYLOAD_ALERTS_MAX
  * alerts, each with an alertname, and every label read is a C string of its field (no NUL cut short), valid UTF-8;
  * reading is deterministic (the same body twice, the same alerts). */
-#include "cli/autoscale.h"
+#include "cli/autoscale_payload.h"
+#include "cli/cli.h"
 #include "tests/fuzz/fuzz.h"
 
 #define VG_FUZZ_NAME "webhook"

@@ -102,7 +102,7 @@ cli "cdi --output /proc (unwritable)" 1 '^$' -- $VG cdi --limit 4G --output /pro
 if [ "$(wc -l <"$ERR")" = 1 ] && grep -q "^vramguard: error: cdi: cannot write in '/proc': " "$ERR"; then
 	ok "  one line"; else bad "  one line" "$(head -3 "$ERR")"; fi
 cli "help cdi" 0 '--limit SPEC' -- $VG help cdi
-cli "--help lists cdi" 0 'vramguard cdi --limit' -- $VG --help
+cli "--help lists cdi" 0 '^  cdi +a CDI spec' -- $VG --help
 # shellcheck disable=SC2154 # nlongbad: long_case's count of failures, tests/lib/section.sh's
 ncdilong=$nlongbad
 long_case "cdi: --limit 'x+\.\.\.x+' \(5000 bytes\) is too long" -- $VG cdi --limit "$LONG"

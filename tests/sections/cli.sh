@@ -5,7 +5,7 @@ source tests/lib/section.sh
 
 echo "== the vramguard command"
 cli "--version" 0 '^vramguard [0-9]+\.[0-9]+\.[0-9]+$' -- $VG --version
-cli "--help lists every command" 0 'vramguard dump PID' -- $VG --help
+cli "--help lists every command" 0 '^  dump +ask a running job for a report' -- $VG --help
 cli "help run documents the options" 0 '--limit SPEC' -- $VG help run
 cli "an unknown command is a usage error" 2 '' -- $VG frobnicate
 cli "run: the quota holds in the job" 0 '^ok [0-9]+ - ' $FAKEENV -- $VG run --limit 4096 -- $D quota

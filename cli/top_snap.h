@@ -1,8 +1,8 @@
-/* `vramguard top`'s parts: top.c parses the options and runs the view (once, repeated, or on a terminal),
- * top_snap.c takes a snapshot (the scan of cli/scan.h, per-GPU totals), top_text.c and top_json.c write one.
- * Commands other than top include cli/cli.h, cli/scan.h, cli/table.h or cli/view_json.h, not this header. */
-#ifndef VG_CLI_TOP_H
-#define VG_CLI_TOP_H
+/* `vramguard top`'s snapshot (cli/top_snap.c): the scan of cli/scan.h with totals per GPU, and the options it was
+ * taken with. The parts of top, bottom to top: this snapshot; its writers, cli/top_text.h and cli/top_json.h; the
+ * command, cli/top.c (the options and the view: once, repeated, or on a terminal). */
+#ifndef VG_CLI_TOP_SNAP_H
+#define VG_CLI_TOP_SNAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,9 +50,5 @@ bool vg_top_budget_next(const struct vg_top_snap *sn, const struct vg_top_gpu *g
 			struct vg_top_budget *bu);
 /* The quota a process meets on region device d: its own, or the region's budget when that is tighter. */
 uint64_t vg_top_effective(const struct vg_scan_region *sr, const struct vg_slot_view *v, int d);
-
-/* The snapshot as text (tables; screen: with the view's title line) or as one vramguard.top/1 document. */
-void vg_top_text(const struct vg_top_snap *sn, const struct vg_top_opts *o, bool screen, struct vg_strbuf *out);
-void vg_top_json(const struct vg_top_snap *sn, const struct vg_top_opts *o, struct vg_strbuf *b);
 
 #endif

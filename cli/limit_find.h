@@ -1,29 +1,15 @@
-/* `vramguard limit`'s parts: limit.c dispatches and finds what a command names (a shared region, a process by its
- * PID), limit_set.c changes a limit, limit_show.c shows the limits in force (tables, or the vramguard.limits/1
- * document of cli/view_schema.h). */
-#ifndef VG_CLI_LIMIT_H
-#define VG_CLI_LIMIT_H
+/* Finding what `vramguard limit` names (cli/limit_find.c): a shared region by NAME or PATH, a process by its PID
+ * (its control segment, or its slot in a shared region). Below limit set, limit show, region evict and autoscale,
+ * which find their targets with it; the parts of `limit`, bottom to top: this file; limit_set.c (changing a limit)
+ * and limit_show.c (the limits in force); limit.c, the command. */
+#ifndef VG_CLI_LIMIT_FIND_H
+#define VG_CLI_LIMIT_FIND_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "cli/cli.h"
 #include "cli/scan.h"
-
-struct vg_limits;
-
-/* The subcommands: argv[0] is "set" / "show". Exit status 0 done, 1 error, 2 usage. */
-int vg_limit_set(int argc, char **argv);
-int vg_limit_show(int argc, char **argv);
-
-/* What `limit set` does, for it and for `vramguard autoscale` (the same checks and ownership rules): set the shared
- * region's budget, or process pid's own quota (found as vg_limit_find_pid finds it), to spec (already checked into
- * *l by vg_region_spec_check). The confirmation line goes to out (NULL: none), errors to stderr. 0, or the exit
- * status after saying why. */
-int vg_limit_set_shared(const char *dir, const char *name, const char *spec, const struct vg_limits *l, FILE *out);
-int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const char *spec, const struct vg_limits *l,
-		     FILE *out);
 
 /* --pid's value: 0, or the exit status 2 after the usage message. */
 int vg_limit_pid_arg(const char *s, int32_t *pid);

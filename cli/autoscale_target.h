@@ -1,24 +1,26 @@
-/* `vramguard autoscale`'s parts: autoscale.c parses the flags (and --config's file), listens (cli/http.c), checks
- * the bearer token and serves the counters; autoscale_payload.c reads Alertmanager's webhook payload whole;
- * autoscale_act.c decides, for each firing alert, whether to raise the region's budget or the process's quota it
- * names, through `limit set`'s own functions (cli/limit.h: the same checks and ownership rules); autoscale_shrink.c
- * lowers a limit the receiver raised back to what it was, --shrink-after its alert resolved (never lower, never one
- * it did not raise, not while the target uses more). */
-#ifndef VG_CLI_AUTOSCALE_H
-#define VG_CLI_AUTOSCALE_H
+/* What `vramguard autoscale`'s parts share (cli/autoscale_target.c): the policy from the options, the state (counters,
+ * cool-downs), and a target (a region's budget or a process's quota on one GPU) found from an alert's labels or
+ * from the memory of a raise, and written as `limit set` writes it (cli/limit_set.h: the same checks and ownership
+ * rules). The parts, bottom to top: autoscale_payload.c reads Alertmanager's webhook payload whole; this file;
+ * autoscale_shrink.c lowers a limit the receiver raised back to what it was, --shrink-after its alert resolved (never
+ * lower, never one it did not raise, not while the target uses more); autoscale_act.c decides, for each firing
+ * alert, whether to raise; autoscale.c is the command (options, --config's file, the listener, the bearer token, the
+ * counters at /metrics). */
+#ifndef VG_CLI_AUTOSCALE_TARGET_H
+#define VG_CLI_AUTOSCALE_TARGET_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "accounting/region.h"
+#include "cli/autoscale_payload.h"
 #include "cli/cli.h"
 
 #define VG_AS_CEILINGS_MAX 64
 #define VG_AS_ALERTS_MAX 32
 #define VG_AS_COOL_MAX 512             /* targets remembered for the cool-down (the oldest is forgotten first) */
-#define VG_AS_BODY_MAX (1 << 20)       /* a webhook body, bytes */
-#define VG_AS_PAYLOAD_ALERTS_MAX 1000  /* alerts in one payload */
+#define VG_AS_MIB ((uint64_t)1 << 20)
 
 /* The results, one counter each: vramguard_autoscale_actions_total{result=...}. */
 #define VG_AS_RESULTS(X) \
@@ -94,36 +96,12 @@ struct vg_as_state {
 	int ncool;
 };
 
-/* One alert of a payload, the labels read (others are ignored: Alertmanager and rules add their own); a label
- * present but "" is not absent (has_). */
-struct vg_as_alert {
-	bool firing;
-	/* command: the slot's, as the exporter's label writes it (each byte that is not UTF-8 three of U+FFFD) */
-	char name[128], region[VG_REGION_NAME_MAX + 1], pid[24], command[3 * VG_REGION_CMD_MAX], gpu[16],
-		gpu_uuid[VG_REGION_UUID_MAX];
-	bool has_pid, has_region, has_gpu, has_gpu_uuid, has_command;
-};
-
-struct vg_as_payload {
-	struct vg_as_alert *v;          /* malloc'd (free it, also after a refusal) */
-	size_t n;
-};
-
-/* Read a webhook body whole (cli/autoscale_payload.c): 0, or -1 with a one-line reason in err; nothing is acted on.
- * UTF-8 JSON whose strings are all text, Alertmanager's version "4", at most VG_AS_PAYLOAD_ALERTS_MAX alerts. */
-int vg_as_payload_parse(const char *body, size_t len, struct vg_as_payload *out, char *err, size_t errlen);
-
-/* Act on one webhook body: every decision logged on stderr (one line each) and counted in st. The HTTP status to
- * answer and a one-line summary for the response's body in msg. */
-int vg_as_handle(const struct vg_as_policy *p, struct vg_as_state *st, const char *body, size_t len, char *msg,
-		 size_t msglen);
-/* The due lowerings (--shrink-after), each one line: the milliseconds until the next is due, -1 for none. */
-int vg_as_tick(const struct vg_as_policy *p, struct vg_as_state *st);
-
-/* ---- between autoscale_act.c and autoscale_shrink.c ---- */
-
 /* One decision: a line on stderr ("vramguard: autoscale: RESULT: ..."; result -1: "ignored", not counted). */
 void vg_as_say(struct vg_as_state *st, int result, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The target an alert's labels name (a pid label: a process; else its region label: a region's budget) on the GPU
+ * its gpu label names (or its only one): 0, or -1 with why. */
+int vg_as_target_of(const struct vg_as_policy *p, const struct vg_as_alert *a, struct vg_as_target *t, char *why,
+		    size_t len);
 /* Find a remembered target again: 0, or -1 with why (it exited, its region is gone...). */
 int vg_as_find(const struct vg_as_policy *p, const struct vg_as_cool *c, struct vg_as_target *t, char *why,
 	       size_t len);
@@ -133,15 +111,6 @@ int vg_as_write(const struct vg_as_policy *p, const struct vg_as_target *t, cons
 		char *spec, size_t speclen, char *why, size_t len);
 /* The cool-down entry of key (added if add: the oldest forgotten when full), or NULL. */
 struct vg_as_cool *vg_as_cool_get(struct vg_as_state *st, const char *key, bool add);
-/* After a raise (or dry run) of t from t->old to nv: remember it for --shrink-after. */
-void vg_as_remember(const struct vg_as_policy *p, struct vg_as_cool *c, const struct vg_as_target *t,
-		    const char *region, uint64_t nv);
-/* A resolved alert (an) for the target t: with --shrink-after, start its timer if the receiver raised it. */
-void vg_as_resolved(const struct vg_as_policy *p, struct vg_as_state *st, const char *an,
-		    const struct vg_as_target *t);
-/* A firing alert (an) for the target key: a timer running for it is cancelled. */
-void vg_as_fired(struct vg_as_state *st, const char *an, const char *key);
-
 /* Is s a region NAME (what the exporter's region label holds), not a path or anything else? */
 bool vg_as_region_name(const char *s);
 /* A size as the log and a spec write it: "120 MiB" / "120M" (bytes with "b" when not whole MiB). */
