@@ -109,14 +109,6 @@ KNOWN_CIRCLES = [
      "interposer/hook_mem", "interposer/hook_pool", "interposer/hook_stream", "interposer/hook_vmm",
      "interposer/init", "interposer/nvml", "interposer/nvml_hooks", "interposer/reporter", "interposer/route",
      "interposer/shared", "interposer/snapshot", "interposer/softlimit", "interposer/timeline"},
-    {"cli/cdi", "cli/check", "cli/diff_html", "cli/dump", "cli/report_cmd", "cli/report_view", "cli/run",
-     "cli/vramguard"},
-    {"cli/autoscale", "cli/autoscale_act", "cli/autoscale_payload", "cli/autoscale_shrink"},
-    {"cli/top", "cli/top_json", "cli/top_snap", "cli/top_text"},
-    {"cli/limit", "cli/limit_set", "cli/limit_show"},
-    {"cli/diff", "cli/diff_compare"},
-    {"cli/http", "cli/http_req"},
-    {"cli/lines", "cli/lines_dw"},
 ]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
