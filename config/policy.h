@@ -29,8 +29,9 @@ struct vg_device_policy {
 };
 
 /* The policy of the GPU with CUDA ordinal `ordinal` (-1 unknown) and UUID `uuid` (NULL or "": unknown), whose total
- * memory is `total` bytes (for percentages; 0 or 1 when unknown: a percentage quota then allows nothing, a
- * percentage request none). An invalid cfg gives no limit at all (callers check cfg->valid first). */
+ * memory is `total` bytes, for percentages: a percentage of 0 bytes is none (no quota, no request); the library
+ * passes 1 for a size it cannot read, so that a percentage quota allows nothing. An invalid cfg gives no limit at
+ * all (callers check cfg->valid first). */
 void vg_config_device_policy(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t total,
 			     struct vg_device_policy *out);
 
