@@ -41,8 +41,9 @@ DEPFLAGS = -MMD -MP
 # Add a new file of a component to its list (config/, interposer/ with its subfolders, and accounting/ are read by
 # wildcard).
 CONFIG_SRCS := $(wildcard config/*.c)
-REGION_SRCS := accounting/region.c accounting/fault.c accounting/region_path.c accounting/region_proc.c accounting/region_slots.c \
-	accounting/region_charge.c accounting/region_limit.c accounting/region_usage.c
+REGION_SRCS := accounting/region.c accounting/fault.c accounting/region_path.c accounting/region_proc.c \
+	accounting/region_lock.c accounting/region_slots.c accounting/region_charge.c accounting/region_limit.c \
+	accounting/region_usage.c
 # Directory scans and copies of regions for `top` / `limit` (stat, getpwuid): the command's, never the library's.
 REGION_SCAN_SRCS := accounting/region_scan.c
 QUOTA_SRCS := accounting/quota.c accounting/table.c
@@ -58,7 +59,7 @@ REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c
 	report/srcline.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
 # The command's other forms of a report: the HTML page and its SVG charts, the folded and speedscope exports.
-REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c
+REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c report/html_out.c
 # Expanding VRAMGUARD_REPORT's template into a file name (the library; config/ only validates the template).
 PATH_SRCS := report/path.c
 LOG_SRCS := report/log.c
@@ -209,9 +210,17 @@ $(BUILD)/gen-env-doc: scripts/gen-env-doc.c $(call tobj,$(CONFIG_SRCS))
 $(BUILD)/gen-man: scripts/gen-man.c $(call tobj,$(CONFIG_SRCS))
 	@mkdir -p $(BUILD)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
-$(BUILD)/gen-report-doc: scripts/gen-report-doc.c $(call tobj,report/schema.c)
+$(BUILD)/gen-report-doc: scripts/gen-report-doc.c scripts/doc_tables.c $(call tobj,report/schema.c)
 	@mkdir -p $(BUILD)
-	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
+	$(TEST_CC) -I. -o $@ $(filter %.c %.o,$^)
+$(BUILD)/gen-metrics-doc: scripts/gen-metrics-doc.c scripts/doc_tables.c | $(BUILD)/.deps-ok
+	@mkdir -p $(BUILD)
+	$(TEST_CC) -I. -o $@ $(filter %.c,$^)
+# docs/metrics.md's tables and the contract docs/metrics.json, from cli/metrics_table.h (section docs checks both).
+metrics-doc: $(BUILD)/gen-metrics-doc
+	$(BUILD)/gen-metrics-doc -i docs/metrics.md
+	$(BUILD)/gen-metrics-doc --json >docs/metrics.json
+.PHONY: metrics-doc
 
 # The lock-order check (accounting/lockorder.h, header only), compiled in whatever the build.
 $(TB)/test_lockorder: tests/unit/test_lockorder.c
@@ -291,7 +300,7 @@ $(TB)/libnext.so: tests/integration/libnext/next.c
 $(TB)/libvgshrink.so: tests/integration/shrink/shim.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(TB)/libvgaltlink.so $(TB)/libvgdwbus.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(TB)/libvgaltlink.so $(TB)/libvgdwbus.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(BUILD)/gen-metrics-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

@@ -1,5 +1,5 @@
 /* Saturating and max updates of a 64-bit counter, shared by the quota (accounting/quota.c) and the regions
- * (accounting/region.c, where the counters are in shared memory). */
+ * (accounting/region_lock.c, region_slots.c, region_charge.c, where the counters are in shared memory). */
 #ifndef VG_ATOMIC_H
 #define VG_ATOMIC_H
 

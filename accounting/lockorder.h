@@ -21,12 +21,12 @@
 	X(POOLS, "vg_pools_lock")               /* interposer/devmem.c: registering a pool */                      \
 	X(POOL, "vg_pool.lock")                 /* interposer/devmem.h: settling one pool's charge */              \
 	X(DEVMEM, "vg_devmem.lock")             /* interposer/devmem.h: a device's graph and driver parts */       \
-	X(REGION, "region lock")                /* accounting/region.c: the robust process-shared mutex */         \
+	X(REGION, "region lock")                /* accounting/region_lock.c: the robust process-shared mutex */    \
 	X(TABLE, "table shard")                 /* accounting/table.c: one shard of an allocation table */         \
 	X(SITES, "site shard")                  /* accounting/sites.c: one shard of the call sites */              \
-	X(RECORDS, "vg_pool_lock")              /* accounting/table.c: the record pool */                          \
+	X(RECORDS, "vg_store_lock")             /* accounting/table.c: the record store */                         \
 	X(REAL, "vg_real_lock")                 /* interposer/init.c: publishing the real driver table */          \
-	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml.c: publishing the real NVML table */          \
+	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml.c: publishing the real NVML table */            \
 	X(TIMELINE, "vg_timeline_locks")        /* interposer/timeline.c: one device's usage timeline */
 
 enum vg_lock_rank {

@@ -1,8 +1,8 @@
 /* Regions shared between processes: see region.h for the model. This file validates a region file and opens,
- * creates and closes one; region_proc.c knows processes and their liveness locks, region_slots.c joins and leaves,
- * region_charge.c holds the lock and charges, region_limit.c changes limits live, region_usage.c reads without
- * joining. Everything read from the file is checked before use; indices come from our own validated copies
- * (nslots, our slot), never from the file at use time. */
+ * creates and closes one; region_proc.c knows processes and their liveness locks, region_lock.c holds the lock,
+ * region_slots.c joins and leaves, region_charge.c charges, region_limit.c changes limits live, region_usage.c
+ * reads without joining (each calls only those before it). Everything read from the file is checked before use;
+ * indices come from our own validated copies (nslots, our slot), never from the file at use time. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sys/mman.h>
@@ -418,6 +418,70 @@ static int vg_check_fn(void *arg)
 	return vg_region_check(a->map, a->size, a->why, a->whylen);
 }
 
+/* The file just opened as fd, before it is mapped: whose it is (vg_region_trust), a region's size, and for a
+ * writer a memory-backed file system. *st gets its status. 0, or the error with err said. */
+static int vg_open_vet(struct vg_region *r, int fd, const char *path, int access, int kind, unsigned want_mode,
+		       struct stat *st, char *err, size_t errlen)
+{
+	if (vg_fstat(fd, st) != 0) {
+		int e = errno;
+		vg_err(err, errlen, "cannot stat %s: %s", VG_QP(path), strerror(e));
+		return -e;
+	}
+	int rc = vg_region_trust(st, path, access, kind, want_mode, err, errlen);
+	if (rc == 0 && ((size_t)st->st_size < sizeof(struct vg_region_hdr) || (size_t)st->st_size > VG_REGION_MAX_FILE)) {
+		vg_err(err, errlen, "%s: not a vramguard region (size %lld bytes)", VG_QP(path), (long long)st->st_size);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && access != VG_OPEN_READ && vg_region_fs_check(fd, r->fs_note, sizeof(r->fs_note)) != 0) {
+		vg_err(err, errlen, "refusing %s: %s", VG_QP(path), r->fs_note);
+		rc = -EREMOTE;
+	}
+	return rc;
+}
+
+/* Map fd's size bytes (a writer shares the file; a reader takes a private copy) and check every header field, with
+ * a truncation by the owner meanwhile caught (vg_fault_run). *mapp on success; else nothing stays mapped (but a
+ * mapping vg_fault_run pinned) and err says why. */
+static int vg_open_map(int fd, const char *path, size_t size, bool writable, int kind, void **mapp, char *err,
+		       size_t errlen)
+{
+	void *map = writable ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : vg_region_copy(fd, size);
+	if (map == MAP_FAILED) {
+		int e = errno;
+		if (e == ESTALE)
+			vg_err(err, errlen, "%s was truncated while it was being read (it is shorter than its %zu "
+			       "bytes now)", VG_QP(path), size);
+		else
+			vg_err(err, errlen, "cannot %s %s: %s", writable ? "map" : "read", VG_QP(path), strerror(e));
+		return -e;
+	}
+	char why[200];
+	struct vg_check_args ca = { map, size, why, sizeof(why) };
+	bool pinned = false;
+	int rc = writable ? vg_fault_run(map, size, vg_check_fn, &ca, &pinned) : vg_check_fn(&ca);
+	if (rc == -ESTALE) {
+		if (!pinned)
+			munmap(map, size);
+		vg_err(err, errlen, "%s was truncated while it was being checked (by its owner?): nothing was done with "
+		       "it; try again", VG_QP(path));
+		return rc;
+	}
+	if (rc == 0 && kind && ((const struct vg_region_hdr *)map)->kind != (uint32_t)kind) {
+		snprintf(why, sizeof(why), "it is a %s, not a %s",
+			 kind == VG_REGION_SHARED ? "process's control segment" : "shared region",
+			 kind == VG_REGION_SHARED ? "shared region" : "control segment");
+		rc = -EINVAL;
+	}
+	if (rc) {
+		munmap(map, size);
+		vg_err(err, errlen, "refusing %s: %s", VG_QP(path), why);
+		return rc;
+	}
+	*mapp = map;
+	return 0;
+}
+
 int vg_region_open(struct vg_region *r, const char *path, int access, int kind, const struct vg_region_make *make,
 		   bool *created, char *err, size_t errlen)
 {
@@ -455,65 +519,16 @@ int vg_region_open(struct vg_region *r, const char *path, int access, int kind, 
 			return -e;
 		}
 		struct stat st;
-		if (vg_fstat(fd, &st) != 0) {
-			int e = errno;
-			close(fd);
-			vg_err(err, errlen, "cannot stat %s: %s", VG_QP(path), strerror(e));
-			return -e;
-		}
-		int rc = vg_region_trust(&st, path, access, kind, want_mode, err, errlen);
-		if (rc == 0 && ((size_t)st.st_size < sizeof(struct vg_region_hdr) ||
-				(size_t)st.st_size > VG_REGION_MAX_FILE)) {
-			vg_err(err, errlen, "%s: not a vramguard region (size %lld bytes)", VG_QP(path),
-			       (long long)st.st_size);
-			rc = -EINVAL;
-		}
-		if (rc == 0 && writable && vg_region_fs_check(fd, r->fs_note, sizeof(r->fs_note)) != 0) {
-			vg_err(err, errlen, "refusing %s: %s", VG_QP(path), r->fs_note);
-			rc = -EREMOTE;
-		}
+		void *map = NULL;
+		int rc = vg_open_vet(r, fd, path, access, kind, want_mode, &st, err, errlen);
+		if (rc == 0)
+			rc = vg_open_map(fd, path, (size_t)st.st_size, writable, kind, &map, err, errlen);
 		if (rc) {
 			close(fd);
-			return rc;
-		}
-		size_t size = (size_t)st.st_size;
-		void *map = writable ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : vg_region_copy(fd, size);
-		if (map == MAP_FAILED) {
-			int e = errno;
-			close(fd);
-			if (e == ESTALE)
-				vg_err(err, errlen, "%s was truncated while it was being read (it is shorter than its %zu "
-				       "bytes now)", VG_QP(path), size);
-			else
-				vg_err(err, errlen, "cannot %s %s: %s", writable ? "map" : "read", VG_QP(path), strerror(e));
-			return -e;
-		}
-		char why[200];
-		struct vg_check_args ca = { map, size, why, sizeof(why) };
-		bool pinned = false;
-		rc = writable ? vg_fault_run(map, size, vg_check_fn, &ca, &pinned) : vg_check_fn(&ca);
-		if (rc == -ESTALE) {
-			if (!pinned)
-				munmap(map, size);
-			close(fd);
-			vg_err(err, errlen, "%s was truncated while it was being checked (by its owner?): nothing was done with "
-			       "it; try again", VG_QP(path));
-			return rc;
-		}
-		if (rc == 0 && kind && ((const struct vg_region_hdr *)map)->kind != (uint32_t)kind) {
-			snprintf(why, sizeof(why), "it is a %s, not a %s",
-				 kind == VG_REGION_SHARED ? "process's control segment" : "shared region",
-				 kind == VG_REGION_SHARED ? "shared region" : "control segment");
-			rc = -EINVAL;
-		}
-		if (rc) {
-			munmap(map, size);
-			close(fd);
-			vg_err(err, errlen, "refusing %s: %s", VG_QP(path), why);
 			return rc;
 		}
 		r->h = map;
-		r->size = size;
+		r->size = (size_t)st.st_size;
 		r->fd = fd;
 		r->fdev = (uint64_t)st.st_dev;
 		r->fino = (uint64_t)st.st_ino;

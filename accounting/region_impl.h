@@ -68,6 +68,13 @@ static inline void vg_set_my_slot(struct vg_region *r, int slot)
 	__atomic_store_n(&r->slot, slot, __ATOMIC_RELEASE);
 }
 
+/* Under the lock: is slot still this process's (not evicted and given to another)? */
+static inline bool vg_slot_mine(const struct vg_region *r, int slot)
+{
+	const struct vg_region_slot *s = &r->h->slot[slot];
+	return atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)r->member && s->start == r->self_start;
+}
+
 /* src into dst[n], cut short at a character boundary (config.h's vg_utf8_cut) when it does not fit. */
 static inline void vg_copy_str(char *dst, size_t n, const char *src)
 {
@@ -84,19 +91,21 @@ int vg_live_lock(int fd, uint32_t i, short type);
 int vg_live_held(int fd, uint32_t i);
 int vg_slot_life_of(const struct vg_region *r, uint32_t i, uint64_t pidns);
 
-/* region_charge.c: the region's lock (repairs what a dead holder left, applies releases kept as debt). */
+/* region_lock.c: the region's lock (repairs what a dead holder left, applies releases kept as debt). */
 void vg_region_repair(struct vg_region_hdr *h, uint32_t nslots);
 int vg_region_lock(struct vg_region *r);
+int vg_region_lock_unless_stuck(struct vg_region *r);
 void vg_region_unlock(struct vg_region *r);
 int vg_region_lock_say(struct vg_region *r, char *err, size_t errlen);
 int vg_admin_lock(struct vg_region *r, char *err, size_t errlen);
-uint64_t vg_spec_limit(const char *spec, int ordinal, const char *uuid, uint64_t total, int *said);
 
 /* region_slots.c: slots, under the lock. */
 int vg_reclaim_locked(struct vg_region *r);
-bool vg_slot_mine(const struct vg_region *r, int slot);
 int vg_claim_locked(struct vg_region *r, pid_t pid, uint64_t start, const char *cmd);
 int vg_slot_lock_held(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *after, char *err,
 		      size_t errlen);
+
+/* region_charge.c: a GPU's budget in a region spec. */
+uint64_t vg_spec_limit(const char *spec, int ordinal, const char *uuid, uint64_t total, int *said);
 
 #endif

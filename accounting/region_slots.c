@@ -89,13 +89,6 @@ static void vg_remove_locked(struct vg_region *r)
 		unlink(r->path);
 }
 
-/* Under the lock: is slot still this process's (not evicted and given to another)? */
-bool vg_slot_mine(const struct vg_region *r, int slot)
-{
-	const struct vg_region_slot *s = &r->h->slot[slot];
-	return atomic_load(&s->state) == VG_SLOT_ACTIVE && s->pid == (int32_t)r->member && s->start == r->self_start;
-}
-
 /* Under the lock: claim a free slot for pid/start and take its liveness lock (a free slot whose byte is still
  * locked belongs to an evicted process that runs on: skipped). The slot's bound bits follow our device map, for a
  * process joining again after an eviction. 0 or -ENOSPC. */

@@ -1,4 +1,4 @@
-/* Sharded hash tables of live allocations, and the pool their records come from. Shard = the top bits of a
+/* Sharded hash tables of live allocations, and the store their records come from. Shard = the top bits of a
  * multiplicative hash of the key, so frees of unrelated allocations from many threads rarely meet on one mutex.
  * Inside a shard: open addressing with linear probing over 8-byte slots (32 hash bits and a record index), grown
  * at 70 % load, never shrunk, so a shard that empties and fills again allocates nothing. A probe reads a record
@@ -15,7 +15,7 @@
 #include "accounting/lockorder.h"
 #include "accounting/table.h"
 
-/* ---- ASan: records never go back to malloc, so the pool marks free ones itself (next stays readable) ---- */
+/* ---- ASan: records never go back to malloc, so the store marks free ones itself (next stays readable) ---- */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define VG_ASAN 1
@@ -42,16 +42,16 @@ static inline void vg_park(struct vg_alloc *r)
 }
 _Static_assert(offsetof(struct vg_alloc, next) % 8 == 0, "ASan poisons in 8-byte granules");
 
-/* ---- the record pool ---- */
+/* ---- the record store ---- */
 
 /* Record i lives in slab i / VG_SLAB_RECS. Index 0 is never handed out: it marks an empty slot. A slab pointer is
- * written once, under vg_pool_lock, before any of its records leaves the pool; whoever holds an index got it
+ * written once, under vg_store_lock, before any of its records leaves the store; whoever holds an index got it
  * through that lock or a shard lock after it, so reading vg_slab needs no lock. */
 static struct vg_alloc *vg_slab[VG_MAX_SLABS];
-static pthread_mutex_t vg_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct vg_alloc *vg_pool_free;          /* given back by threads, linked by next */
-static uint32_t vg_pool_carved = 1;            /* records below this index have been handed out at least once */
-static size_t vg_pool_slabs;
+static pthread_mutex_t vg_store_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vg_alloc *vg_store_free;         /* given back by threads, linked by next */
+static uint32_t vg_store_carved = 1;           /* records below this index have been handed out at least once */
+static size_t vg_store_slabs;
 _Static_assert((uint64_t)VG_MAX_SLABS * VG_SLAB_RECS <= UINT32_MAX, "record indices are 32 bits");
 
 static inline struct vg_alloc *vg_rec_at(uint32_t idx)
@@ -59,8 +59,8 @@ static inline struct vg_alloc *vg_rec_at(uint32_t idx)
 	return &vg_slab[idx / VG_SLAB_RECS][idx % VG_SLAB_RECS];
 }
 
-/* Per thread: up to VG_REC_CACHE free records, exchanged with the pool VG_REC_BATCH at a time (a thread takes the
- * pool's lock at most once per 32 records it takes or gives back); returned to the pool when the thread exits. */
+/* Per thread: up to VG_REC_CACHE free records, exchanged with the store VG_REC_BATCH at a time (a thread takes the
+ * store's lock at most once per 32 records it takes or gives back); returned to the store when the thread exits. */
 #define VG_REC_CACHE 64
 #define VG_REC_BATCH 32
 static __thread struct vg_alloc *vg_rec_cache __attribute__((tls_model("initial-exec")));
@@ -69,7 +69,7 @@ static __thread int vg_rec_keyed __attribute__((tls_model("initial-exec")));
 static pthread_key_t vg_rec_key;
 static pthread_once_t vg_rec_once = PTHREAD_ONCE_INIT;
 
-/* Move up to n cached records (all if n < 0) to the pool's free list. */
+/* Move up to n cached records (all if n < 0) to the store's free list. */
 static void vg_cache_spill(int n)
 {
 	struct vg_alloc *head = vg_rec_cache, *tail = head;
@@ -82,10 +82,10 @@ static void vg_cache_spill(int n)
 	}
 	vg_rec_cache = tail->next;
 	vg_rec_cached -= moved;
-	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
-	tail->next = vg_pool_free;
-	vg_pool_free = head;
-	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
+	vg_lock(&vg_store_lock, VG_RANK_RECORDS);
+	tail->next = vg_store_free;
+	vg_store_free = head;
+	vg_unlock(&vg_store_lock, VG_RANK_RECORDS);
 }
 
 static void vg_rec_drain(void *unused)
@@ -111,10 +111,10 @@ static void vg_rec_register(void)
 #define VG_SLAB_BYTES (VG_SLAB_RECS * sizeof(struct vg_alloc))
 
 /* Up to VG_REC_BATCH never-used records onto the cache, from the current slab or else a new one, without crossing
- * into the next slab (pool lock held). Returns how many. */
+ * into the next slab (store lock held). Returns how many. */
 static int vg_carve(void)
 {
-	size_t k = vg_pool_carved / VG_SLAB_RECS;
+	size_t k = vg_store_carved / VG_SLAB_RECS;
 	if (k >= VG_MAX_SLABS)
 		return 0;
 	if (!vg_slab[k]) {
@@ -123,11 +123,11 @@ static int vg_carve(void)
 			return 0;
 		VG_POISON(p, VG_SLAB_BYTES);
 		vg_slab[k] = p;
-		vg_pool_slabs++;
+		vg_store_slabs++;
 	}
 	int n = 0;
-	while (n < VG_REC_BATCH && vg_pool_carved / VG_SLAB_RECS == k) {
-		uint32_t i = vg_pool_carved++;
+	while (n < VG_REC_BATCH && vg_store_carved / VG_SLAB_RECS == k) {
+		uint32_t i = vg_store_carved++;
 		struct vg_alloc *r = vg_rec_at(i);
 		VG_UNPOISON(r, sizeof(*r));
 		r->idx = i;
@@ -144,18 +144,18 @@ static void vg_cache_fill(void)
 {
 	if (!vg_rec_keyed)
 		vg_rec_register();
-	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
+	vg_lock(&vg_store_lock, VG_RANK_RECORDS);
 	int n = 0;
-	while (n < VG_REC_BATCH && vg_pool_free) {
-		struct vg_alloc *r = vg_pool_free;
-		vg_pool_free = r->next;
+	while (n < VG_REC_BATCH && vg_store_free) {
+		struct vg_alloc *r = vg_store_free;
+		vg_store_free = r->next;
 		r->next = vg_rec_cache;
 		vg_rec_cache = r;
 		n++;
 	}
 	if (n == 0)
 		n = vg_carve();
-	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
+	vg_unlock(&vg_store_lock, VG_RANK_RECORDS);
 	vg_rec_cached += n;
 }
 
@@ -192,27 +192,27 @@ void vg_alloc_free(struct vg_alloc *r)
 
 size_t vg_alloc_slabs(void)
 {
-	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
-	size_t n = vg_pool_slabs;
-	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
+	vg_lock(&vg_store_lock, VG_RANK_RECORDS);
+	size_t n = vg_store_slabs;
+	vg_unlock(&vg_store_lock, VG_RANK_RECORDS);
 	return n;
 }
 
 void vg_alloc_lock(void)
 {
-	vg_lock(&vg_pool_lock, VG_RANK_RECORDS);
+	vg_lock(&vg_store_lock, VG_RANK_RECORDS);
 }
 
 void vg_alloc_unlock(void)
 {
-	vg_unlock(&vg_pool_lock, VG_RANK_RECORDS);
+	vg_unlock(&vg_store_lock, VG_RANK_RECORDS);
 }
 
 void vg_alloc_reset_child(void)
 {
-	pthread_mutex_init(&vg_pool_lock, NULL);
-	vg_pool_free = NULL;
-	vg_pool_carved = 1;
+	pthread_mutex_init(&vg_store_lock, NULL);
+	vg_store_free = NULL;
+	vg_store_carved = 1;
 	vg_rec_cache = NULL;
 	vg_rec_cached = 0;
 	for (size_t k = 0; k < VG_MAX_SLABS && vg_slab[k]; k++)
@@ -492,7 +492,7 @@ void vg_table_unlock_all(struct vg_table *t)
 		vg_shard_unlock(&t->shard[i]);
 }
 
-/* The records themselves are not freed one by one: vg_alloc_reset_child makes the whole pool free again. */
+/* The records themselves are not freed one by one: vg_alloc_reset_child makes the whole store free again. */
 void vg_table_reset_child(struct vg_table *t)
 {
 	for (int k = 0; k < VG_SHARDS; k++) {

@@ -1,6 +1,6 @@
 /* The allocation tables: live records keyed by device pointer, array handle, VMM handle or mapping address.
  * 64 shards, each an open-addressing hash under one mutex; a lock is never held across a driver call. Records come
- * from a pool of slabs and are named in the tables by a 32-bit index. No CUDA here. */
+ * from a store of slabs and are named in the tables by a 32-bit index. No CUDA here. */
 #ifndef VG_TABLE_H
 #define VG_TABLE_H
 
@@ -47,7 +47,7 @@ struct vg_alloc {
 	};
 	struct vg_alloc *next;  /* private list link for batch operations and free lists */
 	uint32_t tid;           /* kernel thread id of the caller */
-	uint32_t idx;           /* the pool's name for this record (table slots hold it); set once, never change */
+	uint32_t idx;           /* the store's name for this record (table slots hold it); set once, never change */
 	int16_t dev;            /* ordinal, -1 for none (tracked ordinals are < VG_MAX_DEVICES = 64) */
 	uint8_t hook;           /* enum vg_hook_id that created it (VG_HOOK_COUNT <= 256: checked in charge.c) */
 	uint8_t kind;           /* enum vg_kind */
@@ -57,14 +57,14 @@ struct vg_alloc {
 _Static_assert(sizeof(struct vg_alloc) == 64, "a record is one cache line");
 
 /* Records: from slabs of VG_SLAB_RECS, never returned to malloc (a fork child reuses its parent's slabs from
- * scratch). A per-thread cache of up to 64 takes and gives back 32 at a time under the pool's lock. */
+ * scratch). A per-thread cache of up to 64 takes and gives back 32 at a time under the store's lock. */
 #define VG_SLAB_RECS 4096u
 #define VG_MAX_SLABS 65536u     /* 2^28 records, 16 GiB of them */
-/* A zeroed record (but for idx), or NULL when memory (or the pool's index space) is exhausted. */
+/* A zeroed record (but for idx), or NULL when memory (or the store's index space) is exhausted. */
 struct vg_alloc *vg_alloc_new(void);
 void vg_alloc_free(struct vg_alloc *r);    /* NULL is ignored */
 size_t vg_alloc_slabs(void);                /* slabs made so far, for tests */
-/* fork: the pool's lock, taken before fork and released in the parent; in the child every record is free again
+/* fork: the store's lock, taken before fork and released in the parent; in the child every record is free again
  * (the child's tables are reset and no other thread survives) and the slabs are reused. */
 void vg_alloc_lock(void);
 void vg_alloc_unlock(void);

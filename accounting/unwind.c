@@ -295,6 +295,122 @@ static void vg_set(struct vg_fs *fs, uint64_t reg, uint8_t how, int64_t off)
 	}
 }
 
+/* An opcode that moves the location, defines the CFA or saves and restores the state (remember/restore_state),
+ * or a no-op: 1 done, 0 not one of these, -1 the program cannot be followed. */
+static int vg_cfa_op_frame(struct vg_fs *fs, struct vg_rd *r, uint8_t op)
+{
+	uint64_t u;
+
+	switch (op) {
+	case 0x00:                                              /* nop */
+		return 1;
+	case 0x01:                                              /* set_loc */
+		fs->loc = vg_rd_encoded(r, fs->fde_enc, fs->bases);
+		return 1;
+	case 0x02:                                              /* advance_loc1, 2, 4 */
+		fs->loc += vg_rd_fixed(r, 1) * fs->code_align;
+		return 1;
+	case 0x03:
+		fs->loc += vg_rd_fixed(r, 2) * fs->code_align;
+		return 1;
+	case 0x04:
+		fs->loc += vg_rd_fixed(r, 4) * fs->code_align;
+		return 1;
+	case 0x0a:                                              /* remember_state */
+		if (fs->nsaved == VG_UW_STATES)
+			return -1;
+		fs->saved[fs->nsaved++] = fs->r;
+		return 1;
+	case 0x0b:                                              /* restore_state */
+		if (fs->nsaved == 0)
+			return -1;
+		fs->r = fs->saved[--fs->nsaved];
+		return 1;
+	case 0x0c:                                              /* def_cfa */
+		fs->r.cfa_reg = vg_rd_uleb(r);
+		fs->r.cfa_off = (int64_t)vg_rd_uleb(r);
+		fs->r.cfa_how = VG_C_REG;
+		return 1;
+	case 0x0d:                                              /* def_cfa_register */
+		fs->r.cfa_reg = vg_rd_uleb(r);
+		fs->r.cfa_how = VG_C_REG;
+		return 1;
+	case 0x0e:                                              /* def_cfa_offset (how unchanged, as libgcc) */
+		fs->r.cfa_off = (int64_t)vg_rd_uleb(r);
+		return 1;
+	case 0x0f:                                              /* def_cfa_expression */
+		fs->r.cfa_how = VG_C_EXPR;
+		u = vg_rd_uleb(r);
+		if (u > (uint64_t)(r->end - r->p))
+			return -1;
+		r->p += u;
+		return 1;
+	case 0x12:                                              /* def_cfa_sf */
+		fs->r.cfa_reg = vg_rd_uleb(r);
+		fs->r.cfa_off = vg_rd_sleb(r) * fs->data_align;
+		fs->r.cfa_how = VG_C_REG;
+		return 1;
+	case 0x13:                                              /* def_cfa_offset_sf */
+		fs->r.cfa_off = vg_rd_sleb(r) * fs->data_align;
+		return 1;
+	case 0x2e:                                              /* GNU_args_size */
+		(void)vg_rd_uleb(r);
+		return 1;
+	}
+	return 0;
+}
+
+/* An opcode that sets a register's rule: 1 done, 0 not one of these, -1 the program cannot be followed. */
+static int vg_cfa_op_reg(struct vg_fs *fs, struct vg_rd *r, uint8_t op)
+{
+	uint64_t reg, u;
+
+	switch (op) {
+	case 0x05:                                              /* offset_extended */
+		reg = vg_rd_uleb(r);
+		u = vg_rd_uleb(r);
+		vg_set(fs, reg, VG_R_OFFSET, (int64_t)u * fs->data_align);
+		return 1;
+	case 0x06:                                              /* restore_extended */
+	case 0x08:                                              /* same_value */
+		vg_set(fs, vg_rd_uleb(r), VG_R_UNSAVED, 0);
+		return 1;
+	case 0x07:                                              /* undefined */
+		vg_set(fs, vg_rd_uleb(r), VG_R_UNDEFINED, 0);
+		return 1;
+	case 0x09:                                              /* register */
+	case 0x14:                                              /* val_offset */
+		reg = vg_rd_uleb(r);
+		(void)vg_rd_uleb(r);
+		vg_set(fs, reg, VG_R_OTHER, 0);
+		return 1;
+	case 0x10:                                              /* expression */
+	case 0x16:                                              /* val_expression */
+		reg = vg_rd_uleb(r);
+		u = vg_rd_uleb(r);
+		if (r->bad || u > (uint64_t)(r->end - r->p))
+			return -1;
+		r->p += u;
+		vg_set(fs, reg, VG_R_OTHER, 0);
+		return 1;
+	case 0x11:                                              /* offset_extended_sf */
+		reg = vg_rd_uleb(r);
+		vg_set(fs, reg, VG_R_OFFSET, vg_rd_sleb(r) * fs->data_align);
+		return 1;
+	case 0x15:                                              /* val_offset_sf */
+		reg = vg_rd_uleb(r);
+		(void)vg_rd_sleb(r);
+		vg_set(fs, reg, VG_R_OTHER, 0);
+		return 1;
+	case 0x2f:                                              /* GNU_negative_offset_extended */
+		reg = vg_rd_uleb(r);
+		u = vg_rd_uleb(r);
+		vg_set(fs, reg, VG_R_OFFSET, -((int64_t)u * fs->data_align));
+		return 1;
+	}
+	return 0;
+}
+
 /* One CFA program, executed while the location is below ra: the row libgcc uses for a caller frame (ra - 1). */
 static bool vg_cfa_run(struct vg_fs *fs, const uint8_t *p, const uint8_t *end, uintptr_t ra)
 {
@@ -302,233 +418,136 @@ static bool vg_cfa_run(struct vg_fs *fs, const uint8_t *p, const uint8_t *end, u
 	fs->nsaved = 0;         /* no remember/restore across the CIE and FDE programs */
 	while (r.p < r.end && fs->loc < ra && !r.bad) {
 		uint8_t op = *r.p++;
-		uint64_t reg, u;
-		int64_t s;
 		switch (op >> 6) {
 		case 1:                                                 /* DW_CFA_advance_loc */
 			fs->loc += (op & 0x3f) * fs->code_align;
 			continue;
 		case 2:                                                 /* DW_CFA_offset */
-			u = vg_rd_uleb(&r);
-			vg_set(fs, op & 0x3f, VG_R_OFFSET, (int64_t)u * fs->data_align);
+			vg_set(fs, op & 0x3f, VG_R_OFFSET, (int64_t)vg_rd_uleb(&r) * fs->data_align);
 			continue;
 		case 3:                                                 /* DW_CFA_restore: libgcc makes it "unsaved" */
 			vg_set(fs, op & 0x3f, VG_R_UNSAVED, 0);
 			continue;
 		}
-		switch (op) {
-		case 0x00:                                              /* nop */
-			break;
-		case 0x01:                                              /* set_loc */
-			fs->loc = vg_rd_encoded(&r, fs->fde_enc, fs->bases);
-			break;
-		case 0x02:                                              /* advance_loc1, 2, 4 */
-			fs->loc += vg_rd_fixed(&r, 1) * fs->code_align;
-			break;
-		case 0x03:
-			fs->loc += vg_rd_fixed(&r, 2) * fs->code_align;
-			break;
-		case 0x04:
-			fs->loc += vg_rd_fixed(&r, 4) * fs->code_align;
-			break;
-		case 0x05:                                              /* offset_extended */
-			reg = vg_rd_uleb(&r);
-			u = vg_rd_uleb(&r);
-			vg_set(fs, reg, VG_R_OFFSET, (int64_t)u * fs->data_align);
-			break;
-		case 0x06:                                              /* restore_extended */
-		case 0x08:                                              /* same_value */
-			vg_set(fs, vg_rd_uleb(&r), VG_R_UNSAVED, 0);
-			break;
-		case 0x07:                                              /* undefined */
-			vg_set(fs, vg_rd_uleb(&r), VG_R_UNDEFINED, 0);
-			break;
-		case 0x09:                                              /* register */
-			reg = vg_rd_uleb(&r);
-			(void)vg_rd_uleb(&r);
-			vg_set(fs, reg, VG_R_OTHER, 0);
-			break;
-		case 0x0a:                                              /* remember_state */
-			if (fs->nsaved == VG_UW_STATES)
-				return false;
-			fs->saved[fs->nsaved++] = fs->r;
-			break;
-		case 0x0b:                                              /* restore_state */
-			if (fs->nsaved == 0)
-				return false;
-			fs->r = fs->saved[--fs->nsaved];
-			break;
-		case 0x0c:                                              /* def_cfa */
-			fs->r.cfa_reg = vg_rd_uleb(&r);
-			fs->r.cfa_off = (int64_t)vg_rd_uleb(&r);
-			fs->r.cfa_how = VG_C_REG;
-			break;
-		case 0x0d:                                              /* def_cfa_register */
-			fs->r.cfa_reg = vg_rd_uleb(&r);
-			fs->r.cfa_how = VG_C_REG;
-			break;
-		case 0x0e:                                              /* def_cfa_offset (how unchanged, as libgcc) */
-			fs->r.cfa_off = (int64_t)vg_rd_uleb(&r);
-			break;
-		case 0x0f:                                              /* def_cfa_expression */
-			fs->r.cfa_how = VG_C_EXPR;
-			u = vg_rd_uleb(&r);
-			if (u > (uint64_t)(r.end - r.p))
-				return false;
-			r.p += u;
-			break;
-		case 0x10:                                              /* expression */
-		case 0x16:                                              /* val_expression */
-			reg = vg_rd_uleb(&r);
-			u = vg_rd_uleb(&r);
-			if (r.bad || u > (uint64_t)(r.end - r.p))
-				return false;
-			r.p += u;
-			vg_set(fs, reg, VG_R_OTHER, 0);
-			break;
-		case 0x11:                                              /* offset_extended_sf */
-			reg = vg_rd_uleb(&r);
-			s = vg_rd_sleb(&r);
-			vg_set(fs, reg, VG_R_OFFSET, s * fs->data_align);
-			break;
-		case 0x12:                                              /* def_cfa_sf */
-			fs->r.cfa_reg = vg_rd_uleb(&r);
-			fs->r.cfa_off = vg_rd_sleb(&r) * fs->data_align;
-			fs->r.cfa_how = VG_C_REG;
-			break;
-		case 0x13:                                              /* def_cfa_offset_sf */
-			fs->r.cfa_off = vg_rd_sleb(&r) * fs->data_align;
-			break;
-		case 0x14:                                              /* val_offset */
-			reg = vg_rd_uleb(&r);
-			(void)vg_rd_uleb(&r);
-			vg_set(fs, reg, VG_R_OTHER, 0);
-			break;
-		case 0x15:                                              /* val_offset_sf */
-			reg = vg_rd_uleb(&r);
-			(void)vg_rd_sleb(&r);
-			vg_set(fs, reg, VG_R_OTHER, 0);
-			break;
-		case 0x2e:                                              /* GNU_args_size */
-			(void)vg_rd_uleb(&r);
-			break;
-		case 0x2f:                                              /* GNU_negative_offset_extended */
-			reg = vg_rd_uleb(&r);
-			u = vg_rd_uleb(&r);
-			vg_set(fs, reg, VG_R_OFFSET, -((int64_t)u * fs->data_align));
-			break;
-		default:                                                /* window_save, vendor extensions, unknown */
-			return false;
-		}
+		int done = vg_cfa_op_frame(fs, &r, op);
+		if (done == 0)
+			done = vg_cfa_op_reg(fs, &r, op);
+		if (done <= 0)
+			return false;   /* window_save, vendor extensions, unknown; or a program we cannot follow */
 	}
 	return !r.bad;
 }
 
-/* The recipe bits (without the address) for the frame whose return address is ra, from its FDE. */
-static uint64_t vg_uw_recipe(const uint8_t *fde, const struct vg_eh_bases *bases, uintptr_t ra)
-{
-	struct vg_fs fs;
-	memset(&fs, 0, sizeof(fs));
-	fs.bases = bases;
-	fs.loc = (uintptr_t)bases->func;
+/* A CIE, as far as the recipe needs it: its instructions, and what its augmentation says about the FDE's. */
+struct vg_cie {
+	const uint8_t *insn, *end;
+	uint8_t lsda_enc;       /* 0xff: none */
+	bool saw_z;             /* "z": the FDE has an augmentation length */
+};
 
+/* The CIE of fde (its length already checked): header, alignment factors into fs, return column 16, augmentation
+ * (fs->fde_enc among it). false if anything is not what libgcc would follow on x86-64. */
+static bool vg_uw_cie(const uint8_t *fde, struct vg_fs *fs, struct vg_cie *c)
+{
 	/* FDE: length (no 64-bit DWARF in .eh_frame for libgcc), CIE pointer relative to itself (signed, as libgcc). */
 	uint32_t len, cie_len;
 	memcpy(&len, fde, 4);
-	if (len == 0 || len == 0xffffffffu || len > (1u << 24))
-		return VG_UW_OPAQUE;
-	const uint8_t *fde_end = fde + 4 + len;
 	int32_t cie_delta;
 	memcpy(&cie_delta, fde + 4, 4);
 	if (cie_delta == 0 || len < 8)
-		return VG_UW_OPAQUE;
+		return false;
 	const uint8_t *cie = (const uint8_t *)((uintptr_t)fde + 4 - (uintptr_t)(intptr_t)cie_delta);
 	memcpy(&cie_len, cie, 4);
 	if (cie_len == 0 || cie_len == 0xffffffffu || cie_len > (1u << 24))
-		return VG_UW_OPAQUE;
+		return false;
 	struct vg_rd r = { cie + 4, cie + 4 + cie_len, false };
 
 	/* CIE: id 0, version, augmentation, [v4: address and segment size], alignment factors, return column. */
 	if (vg_rd_fixed(&r, 4) != 0)
-		return VG_UW_OPAQUE;
+		return false;
 	uint8_t version = (uint8_t)vg_rd_fixed(&r, 1);
 	if (r.bad || (version != 1 && version != 3 && version != 4))
-		return VG_UW_OPAQUE;
+		return false;
 	const char *aug = (const char *)r.p;
 	const uint8_t *nul = memchr(r.p, 0, (size_t)(r.end - r.p));
 	if (!nul)
-		return VG_UW_OPAQUE;
+		return false;
 	r.p = nul + 1;
 	if (version == 4 && (vg_rd_fixed(&r, 1) != 8 || vg_rd_fixed(&r, 1) != 0))
-		return VG_UW_OPAQUE;
-	fs.code_align = vg_rd_uleb(&r);
-	fs.data_align = vg_rd_sleb(&r);
+		return false;
+	fs->code_align = vg_rd_uleb(&r);
+	fs->data_align = vg_rd_sleb(&r);
 	uint64_t ra_col = version == 1 ? vg_rd_fixed(&r, 1) : vg_rd_uleb(&r);
 	if (r.bad || ra_col != 16)
-		return VG_UW_OPAQUE;
+		return false;
 
 	/* Augmentation: "z" then L (LSDA encoding), R (FDE pointer encoding), P (personality), S (signal frame:
 	 * the next frame's address is not a return address; libgcc's business), B (aarch64 only). */
-	uint8_t lsda_enc = 0xff;
-	const uint8_t *cie_insn = NULL;
-	bool saw_z = false;
+	c->lsda_enc = 0xff;
+	c->insn = NULL;
+	c->saw_z = false;
 	if (*aug == 'z') {
 		uint64_t n = vg_rd_uleb(&r);
 		if (r.bad || n > (uint64_t)(r.end - r.p))
-			return VG_UW_OPAQUE;
-		cie_insn = r.p + n;
-		saw_z = true;
+			return false;
+		c->insn = r.p + n;
+		c->saw_z = true;
 		aug++;
 	}
 	for (; *aug && !r.bad; aug++) {
 		if (*aug == 'L') {
-			lsda_enc = (uint8_t)vg_rd_fixed(&r, 1);
+			c->lsda_enc = (uint8_t)vg_rd_fixed(&r, 1);
 		} else if (*aug == 'R') {
-			fs.fde_enc = (uint8_t)vg_rd_fixed(&r, 1);
+			fs->fde_enc = (uint8_t)vg_rd_fixed(&r, 1);
 		} else if (*aug == 'P') {
 			uint8_t penc = (uint8_t)vg_rd_fixed(&r, 1);
-			(void)vg_rd_encoded(&r, penc & 0x7f, bases);    /* skipped, never dereferenced */
+			(void)vg_rd_encoded(&r, penc & 0x7f, fs->bases);        /* skipped, never dereferenced */
 		} else if (*aug != 'B') {
-			return VG_UW_OPAQUE;                            /* 'S', "eh", unknown */
+			return false;                                   /* 'S', "eh", unknown */
 		}
 	}
 	if (r.bad)
-		return VG_UW_OPAQUE;
-	if (!cie_insn)
-		cie_insn = r.p;
-	const uint8_t *cie_end = r.end;
+		return false;
+	if (!c->insn)
+		c->insn = r.p;
+	c->end = r.end;
+	return true;
+}
 
-	/* FDE: initial location and range (libgcc: 2 x size_of_encoded_value), augmentation data. */
+/* The FDE's instructions: past its initial location and range (libgcc: 2 x size_of_encoded_value) and its
+ * augmentation data. NULL if they cannot be found. */
+static const uint8_t *vg_uw_fde_insn(const uint8_t *fde, const uint8_t *fde_end, const struct vg_fs *fs,
+				     const struct vg_cie *c)
+{
 	struct vg_rd f = { fde + 8, fde_end, false };
 	int psize;
-	switch (fs.fde_enc & 0x07) {
+	switch (fs->fde_enc & 0x07) {
 	case 0x00: psize = 8; break;
 	case 0x02: psize = 2; break;
 	case 0x03: psize = 4; break;
 	case 0x04: psize = 8; break;
-	default: return VG_UW_OPAQUE;
+	default: return NULL;
 	}
 	(void)vg_rd_fixed(&f, psize);
 	(void)vg_rd_fixed(&f, psize);
 	const uint8_t *fde_insn;
-	if (saw_z) {
+	if (c->saw_z) {
 		uint64_t n = vg_rd_uleb(&f);
 		if (f.bad || n > (uint64_t)(f.end - f.p))
-			return VG_UW_OPAQUE;
+			return NULL;
 		fde_insn = f.p + n;
 	} else {
-		if (lsda_enc != 0xff)
-			(void)vg_rd_encoded(&f, lsda_enc & 0x7f, bases);
+		if (c->lsda_enc != 0xff)
+			(void)vg_rd_encoded(&f, c->lsda_enc & 0x7f, fs->bases);
 		fde_insn = f.p;
 	}
-	if (f.bad)
-		return VG_UW_OPAQUE;
+	return f.bad ? NULL : fde_insn;
+}
 
-	if (!vg_cfa_run(&fs, cie_insn, cie_end, ra) || !vg_cfa_run(&fs, fde_insn, fde_end, ra))
-		return VG_UW_OPAQUE;
-
-	/* The row, as a recipe. */
-	const struct vg_rules *x = &fs.r;
+/* The row, as a recipe: the CFA from rsp or rbp plus a multiple of 8, the return address just below it, rbp saved
+ * at most VG_UW_K_MAX slots below it or not at all. */
+static uint64_t vg_uw_row_recipe(const struct vg_rules *x)
+{
 	if (x->cfa_how != VG_C_REG || (x->cfa_reg != 7 && x->cfa_reg != 6))
 		return VG_UW_OPAQUE;
 	if (x->how[2] == VG_R_UNDEFINED)
@@ -549,6 +568,28 @@ static uint64_t vg_uw_recipe(const uint8_t *fde, const struct vg_eh_bases *bases
 	}
 	return (x->cfa_reg == 6 ? VG_UW_CFA_RBP : 0) | ((uint64_t)(x->cfa_off / 8) << VG_UW_OFF_SHIFT) |
 	       (k << VG_UW_K_SHIFT);
+}
+
+/* The recipe bits (without the address) for the frame whose return address is ra, from its FDE: its CIE's and its
+ * own programs run up to ra, and the row they leave. */
+static uint64_t vg_uw_recipe(const uint8_t *fde, const struct vg_eh_bases *bases, uintptr_t ra)
+{
+	struct vg_fs fs;
+	memset(&fs, 0, sizeof(fs));
+	fs.bases = bases;
+	fs.loc = (uintptr_t)bases->func;
+
+	uint32_t len;
+	memcpy(&len, fde, 4);
+	if (len == 0 || len == 0xffffffffu || len > (1u << 24))
+		return VG_UW_OPAQUE;
+	const uint8_t *fde_end = fde + 4 + len, *fde_insn;
+	struct vg_cie c;
+	if (!vg_uw_cie(fde, &fs, &c) || !(fde_insn = vg_uw_fde_insn(fde, fde_end, &fs, &c)))
+		return VG_UW_OPAQUE;
+	if (!vg_cfa_run(&fs, c.insn, c.end, ra) || !vg_cfa_run(&fs, fde_insn, fde_end, ra))
+		return VG_UW_OPAQUE;
+	return vg_uw_row_recipe(&fs.r);
 }
 
 /* Is pc inside a loaded ELF object? FDEs registered at run time (__register_frame: JIT code) can be withdrawn and

@@ -14,7 +14,6 @@
 #include <strings.h>
 
 #define VG_DIFF_FRAMES 4        /* per site: the first frame outside the CUDA runtime and its next callers */
-#define VG_DIFF_SYM_COL 48      /* the symbol column is padded to at most this width */
 #define VG_DIFF_CELL 128        /* one cell of the device table */
 #define VG_DIFF_DEV_COLS 8
 
@@ -66,91 +65,25 @@ static void vg_diff_counter(const struct vg_diff *d, uint64_t a, uint64_t b, cha
 
 /* ---- frames ---- */
 
-static const char *vg_no_site(const struct vg_report *r)
-{
-	return r->backtrace_depth <= 0 ? "(no call site: VRAMGUARD_BACKTRACE=0)" : "(no call site recorded)";
-}
-
-struct vg_frame_line {
-	const char *label;                      /* "created:", or NULL */
-	const struct vg_report_frame *frame;    /* NULL: say why there is none */
-	const struct vg_report *r;              /* whose report, for that reason */
-};
-
-/* Frames as two aligned columns (symbol, then module and offset), each line indented by 6. */
-static void vg_diff_frames(struct vg_strbuf *out, const struct vg_frame_line *lines, size_t n)
-{
-	struct vg_strbuf sym[VG_DIFF_FRAMES], more[VG_DIFF_FRAMES];
-	size_t i, col = 0, lw = 0;
-
-	if (n > VG_DIFF_FRAMES)
-		n = VG_DIFF_FRAMES;
-	memset(sym, 0, sizeof(sym));
-	memset(more, 0, sizeof(more));
-	for (i = 0; i < n; i++) {
-		const struct vg_report_frame *f = lines[i].frame;
-		if (lines[i].label && strlen(lines[i].label) > lw)
-			lw = strlen(lines[i].label);
-		if (!f)
-			continue;
-		vg_report_frame_text(&sym[i], &more[i], lines[i].r, f);
-		if (sym[i].failed)
-			out->failed = 1;
-		else if (vg_text_width(sym[i].data, strlen(sym[i].data)) > col)
-			col = vg_text_width(sym[i].data, strlen(sym[i].data));
-	}
-	if (col > VG_DIFF_SYM_COL)
-		col = VG_DIFF_SYM_COL;
-	for (i = 0; i < n; i++) {
-		const struct vg_report_frame *f = lines[i].frame;
-		vg_strbuf_spaces(out, 6);
-		if (lw)
-			vg_text_pad(out, lines[i].label ? lines[i].label : "", lw + 1);
-		if (!f) {
-			vg_strbuf_str(out, vg_no_site(lines[i].r));
-		} else {
-			const char *text = sym[i].data ? sym[i].data : "";
-			vg_text_pad(out, text, col + 2);
-			if (vg_text_width(text, strlen(text)) > col)       /* wider than the column: still two spaces */
-				vg_strbuf_spaces(out, 2);
-			if (f->module[0]) {
-				vg_text_str(out, f->module, sizeof(f->module));
-				vg_strbuf_printf(out, " (+0x%" PRIx64 ")", f->module_offset);
-			} else {
-				vg_strbuf_printf(out, "0x%" PRIx64, f->address);
-			}
-		}
-		vg_strbuf_add(out, "\n", 1);
-		vg_report_frame_more(out, &more[i], 6 + (lw ? lw + 1 : 0) + 2);
-		vg_strbuf_free(&sym[i]);
-		vg_strbuf_free(&more[i]);
-	}
-}
-
 /* The first frames of a site past the CUDA runtime. */
 static void vg_diff_site_frames(struct vg_strbuf *out, const struct vg_report *r, const struct vg_report_site *s)
 {
-	struct vg_frame_line lines[VG_DIFF_FRAMES];
+	struct vg_report_frame_line lines[VG_DIFF_FRAMES];
 	size_t i, n = s->frames ? s->nframes : 0, skip = vg_report_runtime_prefix(s);
 	size_t np = s->python ? s->npython : 0;
 
-	for (i = 0; i < np && i < VG_DIFF_FRAMES; i++) {      /* Python first, as the text report shows them */
-		vg_strbuf_spaces(out, 6);
-		vg_text_str(out, s->python[i].file[0] ? s->python[i].file : "?", sizeof(s->python[i].file));
-		vg_strbuf_printf(out, ":%" PRIu32 " in ", s->python[i].line);
-		vg_text_str(out, s->python[i].function[0] ? s->python[i].function : "?", sizeof(s->python[i].function));
-		vg_strbuf_add(out, "\n", 1);
-	}
+	for (i = 0; i < np && i < VG_DIFF_FRAMES; i++)       /* Python first, as the text report shows them */
+		vg_report_pyframe_text(out, &s->python[i], 6);
 	if (n == 0 && np > 0)
 		return;
 	if (n == 0) {
-		lines[0] = (struct vg_frame_line){ NULL, NULL, r };
-		vg_diff_frames(out, lines, 1);
+		lines[0] = (struct vg_report_frame_line){ NULL, NULL, r };
+		vg_report_frames_text(out, lines, 1, 6);
 		return;
 	}
 	for (i = 0; skip + i < n && i < VG_DIFF_FRAMES; i++)
-		lines[i] = (struct vg_frame_line){ NULL, &s->frames[skip + i], r };
-	vg_diff_frames(out, lines, i);
+		lines[i] = (struct vg_report_frame_line){ NULL, &s->frames[skip + i], r };
+	vg_report_frames_text(out, lines, i, 6);
 }
 
 /* ---- devices ---- */
@@ -457,7 +390,7 @@ static void vg_diff_section(const struct vg_diff *d, struct vg_strbuf *out, enum
 /* ---- streams ---- */
 
 /* The frame line of a stream's site, from whichever report knows it; "site 7" (or "site 7 of the first report"). */
-static void vg_diff_stream_site(const struct vg_diff *d, uint64_t key, struct vg_frame_line *line,
+static void vg_diff_stream_site(const struct vg_diff *d, uint64_t key, struct vg_report_frame_line *line,
 				struct vg_strbuf *name)
 {
 	uint32_t id = (uint32_t)key;
@@ -500,7 +433,7 @@ static void vg_diff_streams(const struct vg_diff *d, struct vg_strbuf *out, size
 	vg_strbuf_printf(out, "; destroyed with work queued %s\n", a);
 
 	for (i = changed = 0; i < s.nlive; i++) {
-		struct vg_frame_line line = { NULL, NULL, NULL };
+		struct vg_report_frame_line line = { NULL, NULL, NULL };
 		struct vg_strbuf name = { 0 };
 		uint64_t delta = vg_absdiff(s.live[i].oc, s.live[i].nc);
 		if (delta == 0)
@@ -514,13 +447,13 @@ static void vg_diff_streams(const struct vg_diff *d, struct vg_strbuf *out, size
 		if (name.failed)
 			out->failed = 1;
 		vg_strbuf_free(&name);
-		vg_diff_frames(out, &line, 1);
+		vg_report_frames_text(out, &line, 1, 6);
 	}
 	if (changed > max_rows)
 		vg_strbuf_printf(out, "    and %zu more creation sites\n", changed - max_rows);
 	for (i = changed = 0; i < s.nev; i++) {
 		static const char *const labels[2] = { "created:", "destroyed:" };
-		struct vg_frame_line lines[2];
+		struct vg_report_frame_line lines[2];
 		struct vg_strbuf cn = { 0 }, dn = { 0 };
 		uint64_t delta = vg_absdiff(s.ev[i].oc, s.ev[i].nc);
 		size_t j;
@@ -539,7 +472,7 @@ static void vg_diff_streams(const struct vg_diff *d, struct vg_strbuf *out, size
 			out->failed = 1;
 		vg_strbuf_free(&cn);
 		vg_strbuf_free(&dn);
-		vg_diff_frames(out, lines, 2);
+		vg_report_frames_text(out, lines, 2, 6);
 	}
 	if (changed > max_rows)
 		vg_strbuf_printf(out, "    and %zu more create/destroy site pairs\n", changed - max_rows);

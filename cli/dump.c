@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/cli.h"
 #include "config/config.h"
+#include "config/template.h"
 
 const char vg_usage_dump[] =
 	"usage: vramguard dump PID [--wait SECONDS]\n"
@@ -101,36 +102,28 @@ static int catches(int pid, int sig)
 /* The report path template as a glob for this process: %p -> pid, %r -> signal, %h -> host, %n -> '*'. */
 static int template_glob(const char *tmpl, int pid, const char *host, char *out, size_t len)
 {
-	size_t o = 0;
+	struct vg_template_part part;
+	size_t o = 0, at = 0, n = strlen(tmpl);
 #define PUT(ch) do { if (o + 2 >= len) return -1; out[o++] = (ch); } while (0)
-	for (const char *p = tmpl; *p; p++) {
-		if (*p == '%' && p[1]) {
-			char num[32];
-			const char *s = NULL;
-			p++;
-			if (*p == 'p') {
-				snprintf(num, sizeof(num), "%d", pid);
-				s = num;
-			} else if (*p == 'r') {
-				s = "signal";
-			} else if (*p == 'h') {
-				s = host;
-			} else if (*p == 'n') {
-				PUT('*');
-				continue;
-			} else {
-				s = "%";
-			}
-			for (; *s; s++) {
-				if (strchr("*?[\\", *s))
-					PUT('\\');
-				PUT(*s == '/' ? '_' : *s);
-			}
+	while (vg_template_next(tmpl, n, &at, &part)) {
+		char num[32];
+		const char *s = part.text;
+		size_t sn = part.n;
+		if (part.spec == 'n') {
+			PUT('*');
 			continue;
 		}
-		if (strchr("*?[\\", *p))
-			PUT('\\');
-		PUT(*p);
+		if (part.spec == 'p')
+			snprintf(num, sizeof(num), "%d", pid);
+		if (part.spec) {        /* a value: a '/' in it becomes '_', as in the file's name */
+			s = part.spec == 'p' ? num : part.spec == 'r' ? "signal" : host;
+			sn = strlen(s);
+		}
+		for (size_t i = 0; i < sn; i++) {
+			if (strchr("*?[\\", s[i]))
+				PUT('\\');
+			PUT(part.spec && s[i] == '/' ? '_' : s[i]);
+		}
 	}
 #undef PUT
 	out[o] = '\0';

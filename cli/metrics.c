@@ -1,7 +1,7 @@
 /* `vramguard exporter`'s exposition (cli/metrics.h): one scrape copies every slot of every region in the directory
  * (accounting/region_scan.h: consistent copies, no lock taken, nothing written), then writes one family after the
- * other, as both formats want each family's samples together. A figure the slots do not carry is left out, never
- * written as 0. */
+ * other, as both formats want each family's samples together: the rows of cli/metrics_table.h, in their order, with
+ * their names, types, help and labels. A figure the slots do not carry is left out, never written as 0. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/metrics.h"
+#include "cli/metrics_table.h"
 #include "cli/scan.h"
 #include "config/config.h"
 
@@ -33,181 +34,35 @@ struct mx_snap {
 	size_t n;
 };
 
-enum mx_scope { MX_PROC_GPU, MX_PROC, MX_REGION_GPU, MX_REGION };
-
 /* One value of a family for a process (and its region device d) or a region device; false: absent. */
 typedef bool (*mx_get)(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
 		       uint64_t *val);
 
-static bool g_used(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		   uint64_t *val)
-{
-	(void)sr, (void)dv;
-	*val = p->v.used[d];
-	return true;
-}
+/* What the exporter says of itself: its counters, whether it could read the directory, how long the scrape took. */
+struct mx_self {
+	const struct vg_metrics_state *st;
+	bool up;                        /* the directory could be read */
+	double t0;                      /* when the scrape began (vg_cli_now) */
+};
 
-static bool g_peak(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		   uint64_t *val)
-{
-	(void)sr, (void)dv;
-	*val = p->v.peak[d];
-	return true;
-}
+struct mx_family;
+/* Writes the samples of one of the exporter's own families. */
+typedef void (*mx_put)(struct vg_strbuf *b, const struct mx_family *f, const struct mx_self *s);
 
-/* The quota that applies: the tighter of the process's own and its shared region's budget, as `top` shows it. */
-static bool g_quota(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		    uint64_t *val)
-{
-	(void)dv;
-	uint64_t own = p->v.quota[d], lim = vg_dev_limit(&sr->r, d);
-	*val = own < lim ? own : lim;
-	return *val != VG_REGION_NONE;
-}
-
-static bool g_alloc(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		    uint64_t *val)
-{
-	(void)sr, (void)dv;
-	*val = p->v.alloc[d];
-	return p->v.count_mode != 0;    /* not published yet: absent */
-}
-
-static bool g_driver(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		     uint64_t *val)
-{
-	(void)sr, (void)dv;
-	*val = p->v.driver[d];
-	return p->v.count_mode != 0;
-}
-
-static bool g_denials(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		      uint64_t *val)
-{
-	(void)sr, (void)d, (void)dv;
-	*val = p->v.denied;
-	return true;
-}
-
-/* The soft limit (NVIDIA_GPU_MEMORY_REQUEST, VRAMGUARD_WARN_AT): absent when none, or not published yet. */
-static bool g_soft(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		   uint64_t *val)
-{
-	(void)sr, (void)dv;
-	*val = p->v.soft[d];
-	return p->v.count_mode != 0 && *val != VG_REGION_NONE;
-}
-
-/* The process's counters over all its GPUs, published by its sampler with the device figures: absent until then. */
-static bool g_allocs(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		     uint64_t *val)
-{
-	(void)sr, (void)d, (void)dv;
-	*val = p->v.allocs;
-	return p->v.count_mode != 0;
-}
-
-static bool g_denied_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
-			   const struct vg_dev_view *dv, uint64_t *val)
-{
-	(void)sr, (void)d, (void)dv;
-	*val = p->v.denied_bytes;
-	return p->v.count_mode != 0;
-}
-
-static bool g_live(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		   uint64_t *val)
-{
-	(void)sr, (void)d, (void)dv;
-	*val = p->v.live_allocs;
-	return p->v.count_mode != 0;
-}
-
-static bool g_streams_pending(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
-			      const struct vg_dev_view *dv, uint64_t *val)
-{
-	(void)sr, (void)d, (void)dv;
-	*val = p->v.streams_pending;
-	return p->v.count_mode != 0;
-}
-
-static bool g_budget(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		     uint64_t *val)
-{
-	(void)p, (void)sr, (void)d;
-	*val = dv->limit;
-	return dv->limit != VG_REGION_NONE;
-}
-
-static bool g_rused(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		    uint64_t *val)
-{
-	(void)p, (void)sr, (void)d;
-	*val = dv->used;
-	return true;
-}
-
-static bool g_rpeak(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		    uint64_t *val)
-{
-	(void)p, (void)sr, (void)d;
-	*val = dv->peak;
-	return true;
-}
-
-static bool g_rdenials(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		       uint64_t *val)
-{
-	(void)p, (void)sr, (void)d;
-	*val = dv->denied;
-	return true;
-}
-
-static bool g_members(const struct mx_proc *p, const struct vg_scan_region *sr, int d, const struct vg_dev_view *dv,
-		      uint64_t *val)
-{
-	(void)p, (void)d, (void)dv;
-	*val = (uint64_t)vg_region_members(&sr->r);
-	return true;
-}
-
-/* The families read from the slots, in the order written. Counters are named with _total (the text format's sample
- * and family name; OpenMetrics names the family without it). */
-static const struct mx_family {
-	const char *name;
+/* A row of cli/metrics_table.h. Its values come from a process or a region (get: PROC*, REGION* label sets), or
+ * from the exporter itself (put: REASON, NONE). */
+struct mx_family {
+	const char *name, *type, *help;
+	unsigned labels;                /* bits of enum vg_metric_label */
 	bool counter;
-	int scope;
 	mx_get get;
-	const char *help;
-} mx_families[] = {
-	{ "vramguard_process_used_bytes", false, MX_PROC_GPU, g_used,
-	  "Device memory the process has in use on the GPU, as its quota counts it (VRAMGUARD_COUNT)." },
-	{ "vramguard_process_peak_bytes", false, MX_PROC_GPU, g_peak, "Highest used bytes of the process on the GPU." },
-	{ "vramguard_process_quota_bytes", false, MX_PROC_GPU, g_quota,
-	  "The quota that applies: the tighter of the process's own and its shared region's budget (absent: none)." },
-	{ "vramguard_process_allocated_bytes", false, MX_PROC_GPU, g_alloc,
-	  "Bytes of the process's allocations themselves (published each VRAMGUARD_DEVICE_POLL round)." },
-	{ "vramguard_process_driver_bytes", false, MX_PROC_GPU, g_driver,
-	  "The driver's own memory (context, modules) counted in used bytes (published each poll round)." },
-	{ "vramguard_process_soft_limit_bytes", false, MX_PROC_GPU, g_soft,
-	  "The process's soft limit on the GPU (NVIDIA_GPU_MEMORY_REQUEST, VRAMGUARD_WARN_AT; absent: none)." },
-	{ "vramguard_process_denials_total", true, MX_PROC, g_denials,
-	  "Allocations refused to the process (its quota or its region's budget)." },
-	{ "vramguard_process_allocations_total", true, MX_PROC, g_allocs,
-	  "Allocations the process made, over all its GPUs (published each poll round)." },
-	{ "vramguard_process_denied_bytes_total", true, MX_PROC, g_denied_bytes,
-	  "Bytes asked for by the allocations refused to the process (published each poll round)." },
-	{ "vramguard_process_live_allocations", false, MX_PROC, g_live,
-	  "Allocations of the process not freed yet (published each poll round)." },
-	{ "vramguard_process_streams_destroyed_pending_total", true, MX_PROC, g_streams_pending,
-	  "Streams the process destroyed with work still queued (published each poll round)." },
-	{ "vramguard_region_budget_bytes", false, MX_REGION_GPU, g_budget, "The shared region's budget on the GPU." },
-	{ "vramguard_region_used_bytes", false, MX_REGION_GPU, g_rused,
-	  "Bytes charged against the shared region's budget on the GPU (its members' sum)." },
-	{ "vramguard_region_peak_bytes", false, MX_REGION_GPU, g_rpeak, "Highest used bytes of the shared region." },
-	{ "vramguard_region_denials_total", true, MX_REGION_GPU, g_rdenials,
-	  "Charges refused by the shared region's budget on the GPU." },
-	{ "vramguard_region_members", false, MX_REGION, g_members, "Processes in the shared region (alive or unverifiable)." },
+	mx_put put;
+};
+
+static const char *const mx_label_names[VG_METRIC_NLABELS] = {
+#define MX_LABEL_NAME(name, on, doc) #name,
+	VG_METRIC_LABELS(MX_LABEL_NAME)
+#undef MX_LABEL_NAME
 };
 
 /* Prometheus refuses a whole scrape for one label value that is not UTF-8 (and so every series of the node, and every
@@ -247,6 +102,203 @@ static void mx_label(struct vg_strbuf *b, bool first, const char *name, const ch
 	vg_metrics_escape(b, val);
 	vg_strbuf_str(b, "\"");
 }
+
+/* One sample of family f: its labels, in the order of enum vg_metric_label, valued from v (by that enum), then
+ * val. */
+static void mx_sample(struct vg_strbuf *b, const struct mx_family *f, const char *const v[VG_METRIC_NLABELS],
+		      uint64_t val)
+{
+	bool first = true;
+	vg_strbuf_printf(b, "%s{", f->name);
+	for (int l = 0; l < VG_METRIC_NLABELS; l++) {
+		if (!(f->labels & (1u << l)))
+			continue;
+		mx_label(b, first, mx_label_names[l], v[l]);
+		first = false;
+	}
+	vg_strbuf_printf(b, "} %llu\n", (unsigned long long)val);
+}
+
+/* ---- the values of the processes' and regions' families: mx_<id> of each row ---- */
+
+static bool mx_process_used_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				  const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.used[d];
+	return true;
+}
+
+static bool mx_process_peak_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				  const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.peak[d];
+	return true;
+}
+
+/* The quota that applies: the tighter of the process's own and its shared region's budget, as `top` shows it. */
+static bool mx_process_quota_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				   const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)dv;
+	uint64_t own = p->v.quota[d], lim = vg_dev_limit(&sr->r, d);
+	*val = own < lim ? own : lim;
+	return *val != VG_REGION_NONE;
+}
+
+static bool mx_process_allocated_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				       const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.alloc[d];
+	return p->v.count_mode != 0;    /* not published yet: absent */
+}
+
+static bool mx_process_driver_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				    const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.driver[d];
+	return p->v.count_mode != 0;
+}
+
+static bool mx_process_denials_total(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				     const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.denied;
+	return true;
+}
+
+/* The soft limit (NVIDIA_GPU_MEMORY_REQUEST, VRAMGUARD_WARN_AT): absent when none, or not published yet. */
+static bool mx_process_soft_limit_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+					const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.soft[d];
+	return p->v.count_mode != 0 && *val != VG_REGION_NONE;
+}
+
+/* The process's counters over all its GPUs, published by its sampler with the device figures: absent until then. */
+static bool mx_process_allocations_total(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+					 const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.allocs;
+	return p->v.count_mode != 0;
+}
+
+static bool mx_process_denied_bytes_total(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+					  const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.denied_bytes;
+	return p->v.count_mode != 0;
+}
+
+static bool mx_process_live_allocations(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+					const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.live_allocs;
+	return p->v.count_mode != 0;
+}
+
+static bool mx_process_streams_destroyed_pending_total(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+						       const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)d, (void)dv;
+	*val = p->v.streams_pending;
+	return p->v.count_mode != 0;
+}
+
+static bool mx_region_budget_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				   const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->limit;
+	return dv->limit != VG_REGION_NONE;
+}
+
+static bool mx_region_used_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				 const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->used;
+	return true;
+}
+
+static bool mx_region_peak_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				 const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->peak;
+	return true;
+}
+
+static bool mx_region_denials_total(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+				    const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)p, (void)sr, (void)d;
+	*val = dv->denied;
+	return true;
+}
+
+static bool mx_region_members(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+			      const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)p, (void)d, (void)dv;
+	*val = (uint64_t)vg_region_members(&sr->r);
+	return true;
+}
+
+/* ---- the exporter's own families ---- */
+
+static void mx_exporter_segments_skipped_total(struct vg_strbuf *b, const struct mx_family *f, const struct mx_self *s)
+{
+	/* Each reason's count is the state's skipped_<reason>. */
+#define MX_REASON_NAME(r) #r,
+#define MX_REASON_COUNT(r) s->st->skipped_##r,
+	static const char *const reasons[] = { VG_METRIC_REASONS(MX_REASON_NAME) };
+	const uint64_t counts[] = { VG_METRIC_REASONS(MX_REASON_COUNT) };
+#undef MX_REASON_NAME
+#undef MX_REASON_COUNT
+	const char *v[VG_METRIC_NLABELS] = { 0 };
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		v[VG_METRIC_LABEL_reason] = reasons[i];
+		mx_sample(b, f, v, counts[i]);
+	}
+}
+
+static void mx_up(struct vg_strbuf *b, const struct mx_family *f, const struct mx_self *s)
+{
+	vg_strbuf_printf(b, "%s %d\n", f->name, s->up ? 1 : 0);
+}
+
+static void mx_exporter_scrape_duration_seconds(struct vg_strbuf *b, const struct mx_family *f,
+						const struct mx_self *s)
+{
+	vg_strbuf_printf(b, "%s %.6f\n", f->name, vg_cli_now() - s->t0);
+}
+
+/* ---- the families, in the rows' order ---- */
+
+/* Where a row's values come from, by its label set: mx_<id> of the row. */
+#define MX_FROM_PROC_GPU(id) .get = mx_##id
+#define MX_FROM_PROC(id) .get = mx_##id
+#define MX_FROM_REGION_GPU(id) .get = mx_##id
+#define MX_FROM_REGION(id) .get = mx_##id
+#define MX_FROM_REASON(id) .put = mx_##id
+#define MX_FROM_NONE(id) .put = mx_##id
+
+static const struct mx_family mx_families[VG_METRIC_COUNT] = {
+#define MX_FAMILY(id, ty, ls, hp, dc) \
+	{ .name = "vramguard_" #id, .type = VG_METRIC_TYPE_##ty, .help = hp, .labels = VG_METRIC_LABELS_##ls, \
+	  .counter = VG_METRIC_IS_COUNTER_##ty, MX_FROM_##ls(id) },
+	VG_METRICS(MX_FAMILY)
+#undef MX_FAMILY
+};
 
 /* ---- container and pod of a process, where /proc says without privileges ---- */
 
@@ -385,78 +437,87 @@ static void mx_identity(struct mx_proc *p, struct mx_nsmap *m)
 
 /* ---- the scrape ---- */
 
-static void mx_proc_labels(struct vg_strbuf *b, const struct mx_proc *p)
+static void mx_head(struct vg_strbuf *b, const struct mx_family *f, bool om)
 {
-	/* The PID as the exporter (and `limit set --pid`, and the autoscale receiver beside it) sees it: a job in a
-	 * container of its own registers the PID it sees there, which names nobody, or somebody else, here. */
-	vg_strbuf_printf(b, "pid=\"%d\"", (int)(p->here > 0 ? p->here : p->v.pid));
-	mx_label(b, false, "command", p->v.cmd);
-	mx_label(b, false, "region", p->region);
-}
-
-static void mx_dev_labels(struct vg_strbuf *b, const struct vg_dev_view *dv)
-{
-	vg_strbuf_printf(b, ",gpu=\"%d\"", (int)dv->ordinal);
-	mx_label(b, false, "gpu_uuid", dv->uuid);
-}
-
-static void mx_head(struct vg_strbuf *b, const char *name, bool counter, const char *type, const char *help,
-		    bool om)
-{
-	size_t n = strlen(name);
-	if (counter && om)
+	size_t n = strlen(f->name);
+	if (f->counter && om)
 		n -= strlen("_total");          /* OpenMetrics: the family is named without the suffix */
-	vg_strbuf_printf(b, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)n, name, help, (int)n, name, type);
+	vg_strbuf_printf(b, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)n, f->name, f->help, (int)n, f->name, f->type);
 }
 
-static void mx_family(struct vg_strbuf *b, const struct mx_snap *sn, const struct mx_family *f, bool om)
+/* A process family's samples: each process, on each GPU it uses for a per-GPU family. */
+static void mx_proc_family(struct vg_strbuf *b, const struct mx_snap *sn, const struct mx_family *f)
 {
-	mx_head(b, f->name, f->counter, f->counter ? "counter" : "gauge", f->help, om);
-	uint64_t val;
-	if (f->scope == MX_PROC_GPU || f->scope == MX_PROC) {
-		for (size_t i = 0; i < sn->n; i++) {
-			const struct mx_proc *p = &sn->p[i];
-			for (int d = 0; d < VG_REGION_DEVS; d++) {
-				struct vg_dev_view dv;
-				if (f->scope == MX_PROC) {
-					if (d > 0 || !f->get(p, p->sr, 0, NULL, &val))
-						break;
-				} else if (!vg_slot_uses(&p->sr->r, &p->v, d) || !vg_dev_read(&p->sr->r, d, &dv) ||
-					   !f->get(p, p->sr, d, &dv, &val)) {
-					continue;
-				}
-				vg_strbuf_printf(b, "%s{", f->name);
-				mx_proc_labels(b, p);
-				if (f->scope == MX_PROC_GPU)
-					mx_dev_labels(b, &dv);
-				mx_label(b, false, "container", p->container);
-				mx_label(b, false, "pod", p->pod);
-				vg_strbuf_printf(b, "} %llu\n", (unsigned long long)val);
+	bool per_gpu = f->labels & VG_METRIC_HAS(gpu);
+	for (size_t i = 0; i < sn->n; i++) {
+		const struct mx_proc *p = &sn->p[i];
+		/* The PID as the exporter (and `limit set --pid`, and the autoscale receiver beside it) sees it: a
+		 * job in a container of its own registers the PID it sees there, which names nobody, or somebody else,
+		 * here. */
+		char pid[16], gpu[16];
+		const char *v[VG_METRIC_NLABELS] = {
+			[VG_METRIC_LABEL_pid] = pid, [VG_METRIC_LABEL_command] = p->v.cmd,
+			[VG_METRIC_LABEL_region] = p->region, [VG_METRIC_LABEL_gpu] = gpu,
+			[VG_METRIC_LABEL_container] = p->container, [VG_METRIC_LABEL_pod] = p->pod,
+		};
+		snprintf(pid, sizeof(pid), "%d", (int)(p->here > 0 ? p->here : p->v.pid));
+		for (int d = 0; d < VG_REGION_DEVS; d++) {
+			struct vg_dev_view dv;
+			uint64_t val;
+			if (!per_gpu) {
+				if (d > 0 || !f->get(p, p->sr, 0, NULL, &val))
+					break;
+			} else if (!vg_slot_uses(&p->sr->r, &p->v, d) || !vg_dev_read(&p->sr->r, d, &dv) ||
+				   !f->get(p, p->sr, d, &dv, &val)) {
+				continue;
+			} else {
+				snprintf(gpu, sizeof(gpu), "%d", (int)dv.ordinal);
+				v[VG_METRIC_LABEL_gpu_uuid] = dv.uuid;
 			}
+			mx_sample(b, f, v, val);
 		}
-		return;
 	}
+}
+
+/* A region family's samples: each shared region (not the control segments), on each of its GPUs for a per-GPU
+ * family. */
+static void mx_region_family(struct vg_strbuf *b, const struct mx_snap *sn, const struct mx_family *f)
+{
+	bool per_gpu = f->labels & VG_METRIC_HAS(gpu);
 	for (size_t i = 0; i < sn->scan.n; i++) {
 		const struct vg_scan_region *sr = &sn->scan.v[i];
+		char label[VG_REGION_NAME_MAX + 8], gpu[16];
+		const char *v[VG_METRIC_NLABELS] = { [VG_METRIC_LABEL_region] = label, [VG_METRIC_LABEL_gpu] = gpu };
 		if (sr->control)
 			continue;
-		char label[VG_REGION_NAME_MAX + 8];
 		vg_cli_region_label(&sr->r, sr->label, label, sizeof(label));
 		for (int d = 0; d < VG_REGION_DEVS; d++) {
 			struct vg_dev_view dv;
-			if (f->scope == MX_REGION) {
+			uint64_t val;
+			if (!per_gpu) {
 				if (d > 0 || !f->get(NULL, sr, 0, NULL, &val))
 					break;
 			} else if (!vg_dev_read(&sr->r, d, &dv) || !f->get(NULL, sr, d, &dv, &val)) {
 				continue;
+			} else {
+				snprintf(gpu, sizeof(gpu), "%d", (int)dv.ordinal);
+				v[VG_METRIC_LABEL_gpu_uuid] = dv.uuid;
 			}
-			vg_strbuf_printf(b, "%s{", f->name);
-			mx_label(b, true, "region", label);
-			if (f->scope == MX_REGION_GPU)
-				mx_dev_labels(b, &dv);
-			vg_strbuf_printf(b, "} %llu\n", (unsigned long long)val);
+			mx_sample(b, f, v, val);
 		}
 	}
+}
+
+static void mx_family(struct vg_strbuf *b, const struct mx_snap *sn, const struct mx_self *s, const struct mx_family *f,
+		      bool om)
+{
+	mx_head(b, f, om);
+	if (f->put)
+		f->put(b, f, s);
+	else if (f->labels & VG_METRIC_HAS(pid))
+		mx_proc_family(b, sn, f);
+	else
+		mx_region_family(b, sn, f);
 }
 
 /* Say a skipped file once: the scan's reason, when it differs from the last one said. */
@@ -474,13 +535,42 @@ static void mx_note(struct vg_metrics_state *st, const struct vg_scan *s)
 	memcpy(st->last_note, note, sizeof(note));
 }
 
+/* Copy every live slot of the scan's regions into sn->p, with each process's identity; 0, or -1 with err (out of
+ * memory). */
+static int mx_take(struct mx_snap *sn, char *err, size_t errlen)
+{
+	struct mx_nsmap nsmap = { 0 };
+	size_t cap = 0;
+	for (size_t i = 0; i < sn->scan.n; i++)
+		cap += sn->scan.v[i].r.nslots;
+	sn->p = cap ? calloc(cap, sizeof(*sn->p)) : NULL;
+	if (cap && !sn->p) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < sn->scan.n; i++) {
+		const struct vg_scan_region *sr = &sn->scan.v[i];
+		for (uint32_t k = 0; k < sr->r.nslots; k++) {
+			struct mx_proc *p = &sn->p[sn->n];
+			if (!vg_slot_read(&sr->r, k, &p->v) || !p->v.alive)
+				continue;
+			p->sr = sr;
+			if (!sr->control)
+				vg_cli_region_label(&sr->r, sr->label, p->region, sizeof(p->region));
+			mx_identity(p, &nsmap);
+			sn->n++;
+		}
+	}
+	free(nsmap.v);
+	return 0;
+}
+
 int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *shared_name, bool om,
 		     struct vg_strbuf *b, char *err, size_t errlen)
 {
-	double t0 = vg_cli_now();
+	struct mx_self self = { st, true, vg_cli_now() };
 	struct mx_snap sn = { 0 };
 	char *names[1] = { (char *)shared_name };
-	int rc = 0;
 	/* No VG_SCAN_CLEAN: cleaning takes a region's lock, which the jobs wait for. VG_SCAN_READ: copies only, so
 	 * that a file truncated by its owner is one file skipped (reason "changed"), never the exporter's death. */
 	if (vg_scan_open(&sn.scan, dir, names, shared_name && shared_name[0] ? 1 : 0, VG_SCAN_DIR | VG_SCAN_READ, err,
@@ -488,54 +578,22 @@ int vg_metrics_build(struct vg_metrics_state *st, const char *dir, const char *s
 		return -1;
 	if (sn.scan.no_dir) {
 		snprintf(err, errlen, "%s", sn.scan.dir_why);
-		rc = -1;
+		self.up = false;
 	}
-	struct mx_nsmap nsmap = { 0 };
-	size_t cap = 0;
-	for (size_t i = 0; i < sn.scan.n; i++)
-		cap += sn.scan.v[i].r.nslots;
-	sn.p = cap ? calloc(cap, sizeof(*sn.p)) : NULL;
-	if (cap && !sn.p) {
-		snprintf(err, errlen, "out of memory");
+	if (mx_take(&sn, err, errlen) != 0) {
 		vg_scan_close(&sn.scan);
 		return -1;
 	}
-	for (size_t i = 0; i < sn.scan.n; i++) {
-		const struct vg_scan_region *sr = &sn.scan.v[i];
-		for (uint32_t k = 0; k < sr->r.nslots; k++) {
-			struct mx_proc *p = &sn.p[sn.n];
-			if (!vg_slot_read(&sr->r, k, &p->v) || !p->v.alive)
-				continue;
-			p->sr = sr;
-			if (!sr->control)
-				vg_cli_region_label(&sr->r, sr->label, p->region, sizeof(p->region));
-			mx_identity(p, &nsmap);
-			sn.n++;
-		}
-	}
-	free(nsmap.v);
 	st->skipped_permission += (uint64_t)sn.scan.denied;
 	st->skipped_invalid += (uint64_t)sn.scan.bad;
 	st->skipped_changed += (uint64_t)sn.scan.changed;
 	mx_note(st, &sn.scan);
 
-	for (size_t f = 0; f < sizeof(mx_families) / sizeof(mx_families[0]); f++)
-		mx_family(b, &sn, &mx_families[f], om);
-	mx_head(b, "vramguard_exporter_segments_skipped_total", true, "counter",
-		"Region files skipped since the exporter started, summed over scrapes, by reason.", om);
-	vg_strbuf_printf(b, "vramguard_exporter_segments_skipped_total{reason=\"permission\"} %llu\n"
-			 "vramguard_exporter_segments_skipped_total{reason=\"invalid\"} %llu\n"
-			 "vramguard_exporter_segments_skipped_total{reason=\"changed\"} %llu\n",
-			 (unsigned long long)st->skipped_permission, (unsigned long long)st->skipped_invalid,
-			 (unsigned long long)st->skipped_changed);
-	mx_head(b, "vramguard_up", false, "gauge", "1 if the regions' directory could be read.", om);
-	vg_strbuf_printf(b, "vramguard_up %d\n", rc == 0 ? 1 : 0);
-	mx_head(b, "vramguard_exporter_scrape_duration_seconds", false, "gauge",
-		"Time this scrape took to read the regions and build the exposition.", om);
-	vg_strbuf_printf(b, "vramguard_exporter_scrape_duration_seconds %.6f\n", vg_cli_now() - t0);
+	for (size_t f = 0; f < VG_METRIC_COUNT; f++)
+		mx_family(b, &sn, &self, &mx_families[f], om);
 	if (om)
 		vg_strbuf_str(b, "# EOF\n");
 	free(sn.p);
 	vg_scan_close(&sn.scan);
-	return rc;
+	return self.up ? 0 : -1;
 }

@@ -1,6 +1,6 @@
 /* `vramguard exporter`'s exposition: the regions of a directory (cli/scan.h, read-only copies, never a lock) as
- * Prometheus metrics, in the text format 0.0.4 or OpenMetrics 1.0.0. cli/exporter.c serves and writes it;
- * docs/metrics.md lists every metric and label. */
+ * Prometheus metrics, in the text format 0.0.4 or OpenMetrics 1.0.0. cli/exporter.c serves and writes it; the
+ * metrics and their labels are the rows of cli/metrics_table.h, listed in docs/metrics.md. */
 #ifndef VG_CLI_METRICS_H
 #define VG_CLI_METRICS_H
 

@@ -11,7 +11,8 @@
 #include "report/json_out.h"
 
 /* One JSON object, {"key": value, ...}, its members the rows of a VG_VIEW_* list: written to the caller's
- * struct vg_strbuf *b, the values taken from the caller's variables that the list names. */
+ * struct vg_strbuf *b, the values taken from the caller's variables that the list names, each checked at compile
+ * time against its row's type (VG_VIEW_IS_<type>, as report/schema.c checks the report's members). */
 #define VG_CJ_OBJECT(ROWS) \
 	do { \
 		const char *vg_cj_sep = ""; \
@@ -20,6 +21,7 @@
 		vg_strbuf_str(b, "}"); \
 	} while (0)
 #define VG_CJ_MEMBER(key, type, value, doc) \
+	_Static_assert(VG_VIEW_IS_##type(value), "cli/view_schema.h: " #key ": its value is not " #type); \
 	VG_CJ_##type(b, vg_cj_sep, #key, value); \
 	vg_cj_sep = ", ";
 
@@ -28,12 +30,8 @@
 #define VG_CJ_U64(b, sep, key, v) vg_json_ku64(b, sep, key, v)
 #define VG_CJ_BOOL(b, sep, key, v) vg_json_kbool(b, sep, key, v)
 #define VG_CJ_TRI(b, sep, key, v) vg_cj_tri(b, sep, key, v)
-/* STR: the bound is the array's size, so a pointer is refused at compile time. */
-#define VG_CJ_STR(b, sep, key, s) \
-	do { \
-		_Static_assert(!__builtin_types_compatible_p(__typeof__(s), __typeof__(&(s)[0])), "a char array"); \
-		vg_json_kstr(b, sep, key, s, sizeof(s)); \
-	} while (0)
+/* STR: the bound is the array's size (a pointer is refused by VG_VIEW_IS_STR). */
+#define VG_CJ_STR(b, sep, key, s) vg_json_kstr(b, sep, key, s, sizeof(s))
 #define VG_CJ_WORD(b, sep, key, s) vg_json_kstr(b, sep, key, s, SIZE_MAX)
 #define VG_CJ_NSTR(b, sep, key, s) vg_cj_nstr(b, sep, key, s)
 #define VG_CJ_LIMIT(b, sep, key, v) vg_cj_limit(b, sep, key, v)

@@ -1,8 +1,10 @@
 /* The JSON schemas of the live view, "vramguard.top/1" (`top --json`) and "vramguard.limits/1" (`limit show
- * --json`): one row per key, one row list per object, in the order the keys are written. The writers
- * (cli/top_json.c, cli/limit_show.c, through VG_CJ_OBJECT of cli/view_json.h) and the tables of
- * docs/report-format.md (scripts/gen-report-doc.c, checked current by `make test`) both follow these rows, so a new
- * key is one row here. Only macros: the doc generator includes this header without the command's code.
+ * --json`): one row per key, one row list per object, in the order the keys are written, as the report's schema
+ * (report/schema.h) is written. The writers (cli/top_json.c, cli/limit_show.c, through VG_CJ_OBJECT of
+ * cli/view_json.h, which checks each row's value against its type at compile time) and the tables of
+ * docs/report-format.md (scripts/gen-report-doc.c, from the rows as struct vg_schema_object: VG_VIEW_DEFINE below,
+ * checked current by `make test`) all follow these rows, so a new key is one row here. Only macros (and
+ * report/schema.h's declarations): the doc generator includes this header without the command's code.
  *
  * X(key, type, value, doc)
  *   key     the JSON key
@@ -20,7 +22,7 @@
  *             ARRAY      value is a call that writes the elements: "[" and "]" are written around it
  *   value   an expression of the writer's variables, each list saying which are in scope (a row's value is
  *           evaluated only where a writer expands the list)
- *   doc     the key's meaning for the document: Markdown, one line, no '|'
+ *   doc     the key's meaning for the document: Markdown, one line, no '|'; numbers as report/schema.h says
  *
  * Variables the values use: b (struct vg_strbuf *, the output, for ARRAY calls), sr (const struct vg_scan_region *),
  * info (struct vg_region_info of sr), d (a region device's index) and dev (struct vg_dev_view of it), k (a slot's
@@ -30,21 +32,48 @@
 #ifndef VG_CLI_VIEW_SCHEMA_H
 #define VG_CLI_VIEW_SCHEMA_H
 
+#include "report/schema.h"
+
 #define VG_VIEW_TOP_SCHEMA "vramguard.top/1"
 #define VG_VIEW_LIMITS_SCHEMA "vramguard.limits/1"
 
-#define VG_VIEW_DOC_INT "integer"
-#define VG_VIEW_DOC_U64 "integer"
-#define VG_VIEW_DOC_BOOL "boolean"
+/* Each type, as the report's schema has its types: VG_VIEW_AS_<type>, the report's type that writes the same JSON
+ * (TRI, which the report has not, as its BOOL); VG_VIEW_DOC_<type>, how the document names it; VG_VIEW_IS_<type>(v),
+ * what a row's value must be, checked where a writer expands the rows (cli/view_json.h). */
+#define VG_VIEW_AS_INT VG_SCHEMA_INT
+#define VG_VIEW_DOC_INT VG_SCHEMA_DOC_INT
+#define VG_VIEW_IS_INT(v) VG_SCHEMA_TYPE_IS(v, int)
+#define VG_VIEW_AS_U64 VG_SCHEMA_U64
+#define VG_VIEW_DOC_U64 VG_SCHEMA_DOC_U64
+#define VG_VIEW_IS_U64(v) (VG_SCHEMA_TYPE_IS(v, uint64_t) || VG_SCHEMA_TYPE_IS(v, uint32_t))
+#define VG_VIEW_AS_BOOL VG_SCHEMA_BOOL
+#define VG_VIEW_DOC_BOOL VG_SCHEMA_DOC_BOOL
+#define VG_VIEW_IS_BOOL(v) (VG_SCHEMA_TYPE_IS(v, bool) || VG_SCHEMA_TYPE_IS(v, int))
+#define VG_VIEW_AS_TRI VG_SCHEMA_BOOL
 #define VG_VIEW_DOC_TRI "boolean or `null`"
-#define VG_VIEW_DOC_STR "string"
-#define VG_VIEW_DOC_WORD "string"
-#define VG_VIEW_DOC_NSTR "string or `null`"
-#define VG_VIEW_DOC_LIMIT "integer or `null`"
-#define VG_VIEW_DOC_NZU64 "integer or `null`"
-#define VG_VIEW_DOC_PUB "integer or `null`"
+#define VG_VIEW_IS_TRI(v) VG_SCHEMA_TYPE_IS(v, int)
+#define VG_VIEW_AS_STR VG_SCHEMA_STR
+#define VG_VIEW_DOC_STR VG_SCHEMA_DOC_STR
+#define VG_VIEW_IS_STR(v) (!VG_SCHEMA_TYPE_IS(v, __typeof__(&(v)[0])))     /* an array: its size bounds it */
+#define VG_VIEW_AS_WORD VG_SCHEMA_STR
+#define VG_VIEW_DOC_WORD VG_SCHEMA_DOC_STR
+#define VG_VIEW_IS_WORD(v) (VG_SCHEMA_TYPE_IS(&*(v), const char *) || VG_SCHEMA_TYPE_IS(&*(v), char *))
+#define VG_VIEW_AS_NSTR VG_SCHEMA_NSTR
+#define VG_VIEW_DOC_NSTR VG_SCHEMA_DOC_NSTR
+#define VG_VIEW_IS_NSTR(v) VG_VIEW_IS_WORD(v)
+#define VG_VIEW_AS_LIMIT VG_SCHEMA_NU64
+#define VG_VIEW_DOC_LIMIT VG_SCHEMA_DOC_NU64
+#define VG_VIEW_IS_LIMIT(v) VG_SCHEMA_TYPE_IS(v, uint64_t)
+#define VG_VIEW_AS_NZU64 VG_SCHEMA_NU64
+#define VG_VIEW_DOC_NZU64 VG_SCHEMA_DOC_NU64
+#define VG_VIEW_IS_NZU64(v) VG_SCHEMA_TYPE_IS(v, uint64_t)
+#define VG_VIEW_AS_PUB VG_SCHEMA_NU64
+#define VG_VIEW_DOC_PUB VG_SCHEMA_DOC_NU64
+#define VG_VIEW_IS_PUB(v) VG_SCHEMA_TYPE_IS(v, uint64_t)
 #define VG_VIEW_PUBLISHED(p, v) ((p)->count_mode ? (uint64_t)(v) : VG_REGION_NONE)
-#define VG_VIEW_DOC_ARRAY "array"
+#define VG_VIEW_AS_ARRAY VG_SCHEMA_ARRAY
+#define VG_VIEW_DOC_ARRAY VG_SCHEMA_DOC_ARRAY
+#define VG_VIEW_IS_ARRAY(call) 1                /* a call that writes the elements: nothing to check */
 
 /* ---- `top --json`: sn, o ---- */
 #define VG_VIEW_TOP(X) \
@@ -223,5 +252,15 @@
 	O(limits_region, VG_VIEW_LIMITS_REGION) \
 	O(limits_process, VG_VIEW_LIMITS_PROCESS) \
 	O(limits_process_device, VG_VIEW_LIMITS_PROCESS_DEVICE)
+
+/* An object's rows as data, vg_view_<name>, for the code that walks rows rather than expanding them in a writer
+ * (the doc generator): key, type and doc of each row, as VG_SCHEMA_DEFINE makes the report's. Values are never
+ * expanded here, so a view's objects are defined where they are walked (VG_VIEW_OBJECTS(VG_VIEW_DEFINE)). */
+#define VG_VIEW_ROW(k, t, value, text) { .key = #k, .type = VG_VIEW_AS_##t, .doc = text, .doc_type = VG_VIEW_DOC_##t },
+#define VG_VIEW_DEFINE(name, rows) \
+	static const struct vg_schema_field vg_view_fields_##name[] = { rows(VG_VIEW_ROW) }; \
+	static const struct vg_schema_object vg_view_##name = { \
+		#name, vg_view_fields_##name, sizeof(vg_view_fields_##name) / sizeof(vg_view_fields_##name[0]) \
+	};
 
 #endif

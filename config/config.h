@@ -177,11 +177,6 @@ uint64_t vg_config_warn_for(const struct vg_config *cfg, int ordinal, const char
 uint64_t vg_limits_for(const struct vg_limits *ls, int ordinal, const char *uuid, uint64_t total, const char **source,
 		       int *said);
 
-/* VRAMGUARD_REPORT's template rules (%p %n %r %h %%, nothing else after a '%'): NULL if t[0..n) is a valid
- * template, else the reason, with *bad and *badn set to the offending specifier ("%q"). report/path.c expands what
- * this accepts. */
-const char *vg_report_template_check(const char *t, size_t n, const char **bad, size_t *badn);
-
 /* VRAMGUARD_SHARED's value to a file: a NAME gives DIR/vramguard.NAME (dir NULL or "": VG_SHM_DIR_DEFAULT), an
  * absolute PATH is taken as is. Names starting with "proc." are reserved for control segments
  * (DIR/vramguard.proc.PID.START). Returns 0 or -EINVAL with a one-line reason in err. The loader resolves
@@ -198,6 +193,15 @@ struct vg_option_flag {
 					 * continuation line */
 };
 
+/* An integer row's bounds (VG_RANGE in config/options.h): its loader accepts plain decimal digits from min to max and
+ * stores the value in the vg_config member at offset field (an int or an unsigned); unit is the word its message
+ * uses ("seconds"), or NULL. max 0: the row is not an integer. */
+struct vg_option_range {
+	unsigned long min, max;
+	const char *unit;
+	size_t field;
+};
+
 /* The options table (config/options.h): one row per environment variable, the source of docs/env.md, of the man
  * page's ENVIRONMENT section and of `vramguard run`'s flags and their --help text. */
 struct vg_option {
@@ -210,6 +214,7 @@ struct vg_option {
 	const char *secure;             /* NULL: read in secure mode too. Else the row names a file, a directory or a
 					 * file mode and is ignored in secure mode, where it reads as this value
 					 * ("" = its default) */
+	struct vg_option_range range;   /* an integer row's bounds */
 	struct vg_option_flag flag;     /* `vramguard run`'s flag for it, if any */
 };
 extern const struct vg_option vg_options[];

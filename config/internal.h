@@ -130,17 +130,23 @@ int vg_parse_limit_value(const char *s, size_t n, uint64_t default_unit, struct 
 int vg_parse_limits_ex(const char *var, const char *value, uint64_t default_unit, int allow_keys,
 		       const char *examples, struct vg_limits *out, char *err, size_t errlen);
 
-/* load.c: the names CUDA_DEVICE_MEMORY_LIMIT_0..63, stable (a limit's source points at one of them). */
+/* options.c: the names CUDA_DEVICE_MEMORY_LIMIT_0..63, stable (a limit's source points at one of them). */
 extern const char *const vg_hami_names[VG_MAX_DEVICES];
 
 typedef const char *(*vg_getenv_fn)(const char *name);
 /* A row's loader: reads its variable(s) through get, fills cfg, or fills cfg->error and returns -EINVAL. */
 typedef int (*vg_load_fn)(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 
-/* load.c: read a row's variable; *t, *n get its trimmed text. Returns 0 when unset, empty or all blank. */
+/* row.c: read a row's variable; *t, *n get its trimmed text. Returns 0 when unset, empty or all blank. */
 int vg_get_trimmed(const struct vg_option *opt, vg_getenv_fn get, const char **v, const char **t, size_t *n);
-/* load.c: "vramguard: error: invalid NAME 'value': " into cfg->error; the caller appends the rest. */
+/* row.c: "vramguard: error: invalid NAME 'value': " into cfg->error; the caller appends the rest. */
 void vg_err_head(struct vg_buf *b, struct vg_config *cfg, const char *name, const char *v);
+/* row.c: the index of v[0..vn) among the comma-separated words of values (case-insensitive), or -1. */
+int vg_enum_index(const char *values, const char *v, size_t vn);
+/* row.c: an enum row: the n-th word of the row's values text becomes *dst = n. */
+int vg_load_enum(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get, int *dst);
+/* row.c: an integer row, within its range (VG_RANGE), into the vg_config member the range names. */
+int vg_load_integer(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 
 /* load_files.c: the loaders of the rows that name files, directories and file modes (ignored in secure mode). */
 int vg_load_report(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
@@ -149,7 +155,6 @@ int vg_load_shm_dir(struct vg_config *cfg, const struct vg_option *opt, vg_geten
 int vg_load_shared(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 int vg_load_shared_limits(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 int vg_load_shared_mode(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
-int vg_load_shared_slots(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 
 /* note.c: cfg->note, from the parsed limits and the variables' text. */
 void vg_config_note(struct vg_config *cfg, vg_getenv_fn get);

@@ -1,5 +1,6 @@
-/* Reading the environment: the loaders of the options table's rows (those that name files are in load_files.c),
- * the defaults, vg_config_load and the line a secure-mode process prints. */
+/* Reading the environment: the loaders of the options table's rows that need code of their own (row.c reads the
+ * enum and integer rows from their columns; load_files.c has those that name files), the defaults, vg_config_load
+ * and the line a secure-mode process prints. */
 #include "config/options.h"
 
 #include <errno.h>
@@ -55,17 +56,6 @@ static int vg_load_hami(struct vg_config *cfg, const struct vg_option *opt, vg_g
 				  sizeof(cfg->error));
 }
 
-/* Stable names for the indexed HAMi variables: a limit's source points at one of these. */
-#define VG_HN(i) "CUDA_DEVICE_MEMORY_LIMIT_" #i
-#define VG_HN10(t) VG_HN(t##0), VG_HN(t##1), VG_HN(t##2), VG_HN(t##3), VG_HN(t##4), VG_HN(t##5), VG_HN(t##6),       \
-		   VG_HN(t##7), VG_HN(t##8), VG_HN(t##9)
-const char *const vg_hami_names[VG_MAX_DEVICES] = {
-	VG_HN(0), VG_HN(1), VG_HN(2), VG_HN(3), VG_HN(4), VG_HN(5), VG_HN(6), VG_HN(7), VG_HN(8), VG_HN(9),
-	VG_HN10(1), VG_HN10(2), VG_HN10(3), VG_HN10(4), VG_HN10(5),
-	VG_HN(60), VG_HN(61), VG_HN(62), VG_HN(63),
-};
-_Static_assert(VG_MAX_DEVICES == 64, "vg_hami_names lists CUDA_DEVICE_MEMORY_LIMIT_0..63");
-
 static int vg_load_hami_indexed(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	int i, j;
@@ -107,62 +97,6 @@ static int vg_load_hami_indexed(struct vg_config *cfg, const struct vg_option *o
 	return 0;
 }
 
-/* The index of v among the comma-separated words of values (case-insensitive), or -1. */
-static int vg_enum_index(const char *values, const char *v, size_t vn)
-{
-	const char *p = values;
-	int idx = 0;
-
-	for (;;) {
-		const char *w = p;
-		size_t wn, i;
-
-		while (*p && *p != ',')
-			p++;
-		wn = (size_t)(p - w);
-		vg_trim(&w, &wn);
-		if (wn == vn) {
-			for (i = 0; i < wn && vg_lower(w[i]) == vg_lower(v[i]); i++)
-				;
-			if (i == wn)
-				return idx;
-		}
-		if (!*p)
-			return -1;
-		p++;
-		idx++;
-	}
-}
-
-/* An enum variable: the n-th word of the row's "values" text becomes *dst = n. */
-static int vg_load_enum(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get, int *dst)
-{
-	const char *v = get(opt->name), *t = v;
-	size_t n;
-	int idx;
-	struct vg_buf b;
-
-	if (!v)
-		return 0;
-	n = strlen(v);
-	vg_trim(&t, &n);
-	if (n == 0)
-		return 0; /* empty: default */
-	idx = vg_enum_index(opt->values, t, n);
-	if (idx >= 0) {
-		*dst = idx;
-		return 0;
-	}
-	vg_buf_init(&b, cfg->error, sizeof(cfg->error));
-	vg_buf_str(&b, "vramguard: error: invalid ");
-	vg_buf_str(&b, opt->name);
-	vg_buf_char(&b, ' ');
-	vg_buf_quote(&b, v, strlen(v));
-	vg_buf_str(&b, ": expected one of ");
-	vg_buf_str(&b, opt->values);
-	return -EINVAL;
-}
-
 /* VRAMGUARD_REPORT_ON: a comma-separated list of VG_REPORT_ON_WORDS, each at most once; any unknown word fails. */
 static int vg_load_report_on(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
@@ -198,24 +132,6 @@ static int vg_load_report_on(struct vg_config *cfg, const struct vg_option *opt,
 	return 0;
 }
 
-static int vg_load_report_interval(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
-{
-	const char *v, *t;
-	size_t n;
-	unsigned long s;
-	struct vg_buf b;
-
-	if (!vg_get_trimmed(opt, get, &v, &t, &n))
-		return 0;
-	if (vg_uint_in(t, n, 1, VG_REPORT_INTERVAL_MAX, &s)) {
-		cfg->report_interval_s = (unsigned)s;
-		return 0;
-	}
-	vg_err_head(&b, cfg, opt->name, v);
-	vg_buf_str(&b, "expected seconds, an integer from 1 to " VG_STR(VG_REPORT_INTERVAL_MAX));
-	return -EINVAL;
-}
-
 static int vg_load_log(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	return vg_load_enum(cfg, opt, get, &cfg->log_level);
@@ -244,66 +160,6 @@ static int vg_load_count(struct vg_config *cfg, const struct vg_option *opt, vg_
 		return -EINVAL;
 	cfg->count = (enum vg_count)v;
 	return 0;
-}
-
-/* "vramguard: error: invalid NAME 'value': " -- the common head of a loader's message; the caller appends the rest. */
-void vg_err_head(struct vg_buf *b, struct vg_config *cfg, const char *name, const char *v)
-{
-	vg_buf_init(b, cfg->error, sizeof(cfg->error));
-	vg_buf_str(b, "vramguard: error: invalid ");
-	vg_buf_str(b, name);
-	vg_buf_char(b, ' ');
-	vg_buf_quote(b, v, strlen(v));
-	vg_buf_str(b, ": ");
-}
-
-/* Read a variable; *t, *n get its trimmed text. Returns 0 when unset, empty or all blank. */
-int vg_get_trimmed(const struct vg_option *opt, vg_getenv_fn get, const char **v, const char **t, size_t *n)
-{
-	*v = get(opt->name);
-	if (!*v)
-		return 0;
-	*t = *v;
-	*n = strlen(*v);
-	vg_trim(t, n);
-	return *n != 0;
-}
-
-static int vg_load_backtrace(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
-{
-	const char *v, *t;
-	size_t n;
-	unsigned long depth;
-	struct vg_buf b;
-
-	if (!vg_get_trimmed(opt, get, &v, &t, &n))
-		return 0;
-	if (vg_uint_in(t, n, 0, VG_BACKTRACE_MAX, &depth)) {
-		cfg->backtrace_depth = (int)depth;
-		return 0;
-	}
-	vg_err_head(&b, cfg, opt->name, v);
-	vg_buf_str(&b, "expected an integer from 0 to " VG_STR(VG_BACKTRACE_MAX));
-	return -EINVAL;
-}
-
-static int vg_load_device_poll(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
-{
-	const char *v, *t;
-	size_t n;
-	unsigned long ms;
-	struct vg_buf b;
-
-	if (!vg_get_trimmed(opt, get, &v, &t, &n))
-		return 0;
-	if (vg_uint_in(t, n, VG_DEVICE_POLL_MIN, VG_DEVICE_POLL_MAX, &ms)) {
-		cfg->device_poll_ms = (unsigned)ms;
-		return 0;
-	}
-	vg_err_head(&b, cfg, opt->name, v);
-	vg_buf_str(&b, "expected milliseconds, an integer from " VG_STR(VG_DEVICE_POLL_MIN) " to "
-		       VG_STR(VG_DEVICE_POLL_MAX));
-	return -EINVAL;
 }
 
 static int vg_load_driver_headroom(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
@@ -398,7 +254,7 @@ static int vg_load_control(struct vg_config *cfg, const struct vg_option *opt, v
 	return vg_load_enum(cfg, opt, get, &cfg->control);
 }
 
-#define VG_OPTION_LOADER(name, summary, type, dflt, values, doc, secure, load, flag) load,
+#define VG_OPTION_LOADER(name, summary, type, dflt, values, doc, secure, load, range, flag) load,
 static const vg_load_fn vg_option_loaders[] = { VG_OPTIONS(VG_OPTION_LOADER) };
 
 static const char *vg_libc_getenv(const char *name)

@@ -1,7 +1,8 @@
-/* The loaders of the rows that name files, directories and file modes: VRAMGUARD_REPORT (its template rules too),
- * VRAMGUARD_REPORT_MODE, VRAMGUARD_SHM_DIR and the VRAMGUARD_SHARED family (with the NAME -> file rule). These are
- * exactly the rows a secure-mode process ignores (options.h). */
+/* The loaders of the rows that name files, directories and file modes: VRAMGUARD_REPORT, VRAMGUARD_REPORT_MODE,
+ * VRAMGUARD_SHM_DIR and the VRAMGUARD_SHARED family (with the NAME -> file rule). These are the rows a secure-mode
+ * process ignores (options.h), but for VRAMGUARD_SHARED_SLOTS, an integer row that row.c loads. */
 #include "config/options.h"
+#include "config/template.h"
 
 #include <errno.h>
 #include <string.h>
@@ -24,42 +25,6 @@ int vg_load_report_mode(struct vg_config *cfg, const struct vg_option *opt, vg_g
 	vg_err_head(&b, cfg, opt->name, v);
 	vg_buf_str(&b, "expected an octal file mode from 0 to 0777 (e.g. 0600, 0640, 0644)");
 	return -EINVAL;
-}
-
-
-/* Length of the specifier after a '%' at t[i] as quoted in a message: one byte, or a whole UTF-8 sequence. */
-static size_t vg_spec_len(const char *t, size_t i, size_t n)
-{
-	size_t k = i + 1;
-
-	if ((unsigned char)t[i] >= 0x80)
-		while (k < n && k < i + 4 && ((unsigned char)t[k] & 0xc0) == 0x80)
-			k++;
-	return k - i;
-}
-
-/* Declared in config.h. */
-const char *vg_report_template_check(const char *t, size_t n, const char **bad, size_t *badn)
-{
-	size_t i;
-
-	*bad = NULL;
-	*badn = 0;
-	for (i = 0; i < n; i++) {
-		if (t[i] != '%')
-			continue;
-		if (i + 1 == n)
-			return "lone '%' at the end";
-		switch (t[i + 1]) {
-		case 'p': case 'n': case 'r': case 'h': case '%':
-			i++;
-			continue;
-		}
-		*bad = t + i;
-		*badn = 1 + vg_spec_len(t, i + 1, n);
-		return "unknown specifier";
-	}
-	return NULL;
 }
 
 /* A path whose last component is empty, "." or "..": it can only name a directory. */
@@ -107,7 +72,7 @@ int vg_load_report(struct vg_config *cfg, const struct vg_option *opt, vg_getenv
 		vg_buf_char(&b, ' ');
 		vg_buf_quote(&b, bad, badn);
 	}
-	vg_buf_str(&b, " (expected e.g. " VG_REPORT_EXAMPLES "; specifiers %p %n %r %h %%)");
+	vg_buf_str(&b, " (expected e.g. " VG_REPORT_EXAMPLES "; specifiers " VG_TEMPLATE_SPECIFIERS ")");
 	return -EINVAL;
 }
 _Static_assert(VG_REPORT_PATH_MAX == 1024, "the message says at most 1023 bytes");
@@ -259,23 +224,5 @@ int vg_load_shared_mode(struct vg_config *cfg, const struct vg_option *opt, vg_g
 	}
 	vg_err_head(&b, cfg, opt->name, v);
 	vg_buf_str(&b, "expected 0600 (this user only) or 0660 (this user and the file's group)");
-	return -EINVAL;
-}
-
-int vg_load_shared_slots(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
-{
-	const char *v, *t;
-	size_t n;
-	unsigned long slots;
-	struct vg_buf b;
-
-	if (!vg_get_trimmed(opt, get, &v, &t, &n))
-		return 0;
-	if (vg_uint_in(t, n, 1, VG_SHARED_SLOTS_MAX, &slots)) {
-		cfg->shared_slots = (unsigned)slots;
-		return 0;
-	}
-	vg_err_head(&b, cfg, opt->name, v);
-	vg_buf_str(&b, "expected an integer from 1 to " VG_STR(VG_SHARED_SLOTS_MAX));
 	return -EINVAL;
 }

@@ -2,6 +2,7 @@
  * driver, changed live by `vramguard limit set` and by the driver's own container limit, always through one setter. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,8 +29,8 @@ static pthread_mutex_t vg_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The one place the quota in force changes: the device's figure (reports and messages), the quota counters (the
  * allocation check) and the process's slot in its region (`vramguard top`; nothing before dev is registered there,
- * which vg_shared_bind does with the quota counters' figure). Under vg_dev_lock, but for a device whose size could not
- * be read (vg_device_info's stand-in). */
+ * which vg_shared_bind does with the quota counters' figure). Under vg_dev_lock, but for the stand-in of a device
+ * whose size could not be read (vg_device_unsized: the same figures each time). */
 static void vg_device_set(int dev, struct vg_device_info *di, uint64_t limit, const char *source)
 {
 	atomic_store(&di->limit, limit);
@@ -42,19 +43,29 @@ static void vg_device_set(int dev, struct vg_device_info *di, uint64_t limit, co
 
 /* The device's size is unknown (a transient driver error, trc): enforce what can be enforced without it and cache
  * nothing. Sizing with a total of 1 byte makes a percentage quota deny everything (fail closed) while absolute
- * quotas hold as configured. */
+ * quotas hold as configured. The figures depend on the configuration only: made once per device, in static memory
+ * (not thread-local: a dlopened copy of the library draws its thread-local block from glibc's small static TLS
+ * surplus). */
 static const struct vg_device_info *vg_device_unsized(int dev, CUresult trc)
 {
-	static __thread struct vg_device_info tmp;
+	static struct vg_device_info unsized[VG_MAX_DEVICES];
+	static _Atomic int state[VG_MAX_DEVICES];      /* 0 not made, 1 being made, 2 made */
 	static _Atomic int warned;
-	struct vg_device_policy pol;
-	memset(&tmp, 0, sizeof(tmp));
-	vg_config_device_policy(&vg_cfg, dev, NULL, 1, &pol);
-	vg_device_set(dev, &tmp, pol.limit, pol.limit_source);
+	int st = 0;
+	if (atomic_compare_exchange_strong(&state[dev], &st, 1)) {
+		struct vg_device_policy pol;
+		vg_config_device_policy(&vg_cfg, dev, NULL, 1, &pol);
+		unsized[dev].limit = pol.limit;
+		unsized[dev].source = pol.limit_source;
+		atomic_store_explicit(&state[dev], 2, memory_order_release);
+	}
+	while (atomic_load_explicit(&state[dev], memory_order_acquire) != 2)
+		sched_yield();
+	vg_device_set(dev, &unsized[dev], unsized[dev].limit, unsized[dev].source);
 	if (!atomic_exchange(&warned, 1))
 		vg_log(VG_LOG_WARN, "cannot read the size of GPU %d (cuDeviceTotalMem_v2 returned %d): a percentage "
 		       "quota denies every allocation until it can", dev, (int)trc);
-	return &tmp;
+	return &unsized[dev];
 }
 
 /* What the configuration says of a device first used now, and what the driver says of it. */

@@ -480,13 +480,38 @@ void vg_devmem_fresh(int dev, uint64_t bytes)
 	if (VG_LIKELY(limit == VG_NO_LIMIT))
 		return;
 	uint64_t used = vg_quota_counter(dev);
-	if (VG_LIKELY(used + bytes + VG_DEVMEM_SLACK <= limit))
+	if (VG_LIKELY(used + bytes + VG_DEVMEM_UNMEASURED <= limit))
 		return;
 	struct vg_devmem *dm = &vg_devmem[dev];
-	if (atomic_load(&dm->nvml_status) != 0 ||
+	int st = atomic_load(&dm->nvml_status);
+	if (st == -EAGAIN && !atomic_load(&dm->driver_first)) {
+		/* Not measured yet: what the context holds is not charged. Wait once for the first measurement. */
+		if (!atomic_exchange(&dm->first_waited, 1))
+			vg_devmem_kick(true);
+		return;
+	}
+	if (used + bytes + VG_DEVMEM_SLACK <= limit || st != 0 ||
 	    vg_clock_ns(CLOCK_MONOTONIC) - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * VG_NS_PER_MS)
 		return;
 	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
+}
+
+void vg_devmem_context(bool shared)
+{
+	static _Atomic int waited;
+	vg_devmem_kick(shared && vg_count_device() && !atomic_exchange(&waited, 1));
+}
+
+void vg_devmem_settled(int dev)
+{
+	if (!vg_count_device() || dev < 0 || dev >= VG_MAX_DEVICES ||
+	    atomic_load_explicit(&vg_smp_state, memory_order_relaxed) != 1)
+		return;
+	struct vg_devmem *dm = &vg_devmem[dev];
+	if (atomic_load(&dm->nvml_status) == -EAGAIN && !atomic_load(&dm->driver_first) &&
+	    atomic_load_explicit(&vg_quota[dev].limit, memory_order_relaxed) != VG_NO_LIMIT &&
+	    !atomic_exchange(&dm->first_waited, 1))
+		vg_devmem_kick(true);
 }
 
 /* Under VRAMGUARD_COUNT=allocations a kick only starts the sampler (for the timelines): nothing new to measure. */
@@ -540,6 +565,7 @@ void vg_devmem_atfork_child(void)
 		atomic_store(&dm->driver_first, 0);
 		atomic_store(&dm->samples, 0);
 		atomic_store(&dm->limit_read, 0);
+		atomic_store(&dm->first_waited, 0);
 	}
 }
 

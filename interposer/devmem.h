@@ -39,6 +39,7 @@ struct vg_devmem {
 	_Atomic int nvml_status;        /* 0 measured, -ESRCH not listed, -ENOSYS no NVML, -EAGAIN none yet */
 	_Atomic uint64_t measured_ns;   /* CLOCK_MONOTONIC of the last measurement */
 	_Atomic int limit_read;
+	_Atomic int first_waited;       /* a thread waited for the first measurement (once per device) */
 };
 
 extern struct vg_devmem vg_devmem[VG_MAX_DEVICES];
@@ -86,10 +87,22 @@ static inline uint64_t vg_devmem_driver_seen(int dev)
  * allocation that would leave less than VG_DEVMEM_SLACK of dev's quota waits (at most VG_DEVMEM_FRESH_WAIT_MS)
  * for a measurement unless the last one is under VG_DEVMEM_FRESH_MS old. Far from the limit: two loads. */
 #define VG_DEVMEM_SLACK ((uint64_t)256 << 20)
+/* Until the first measurement (a few milliseconds after the context, vg_devmem_context) what the context holds is
+ * not charged, and it holds 518-748 MiB on an H100/H200 (CUDA-NOTES.md 11): an allocation that would leave less than
+ * this of the quota waits for that measurement (once per device, at most VG_DEVMEM_WAIT_S). */
+#define VG_DEVMEM_UNMEASURED ((uint64_t)1 << 30)
 #define VG_DEVMEM_FRESH_MS 20
 #define VG_DEVMEM_FRESH_WAIT_MS 200
 void vg_devmem_fresh(int dev, uint64_t bytes);
 
+/* A context was made: start the sampler, which measures what the driver holds for it. A process under its own
+ * quota does not wait (start-up stays fast: what needs the measurement waits for it, vg_devmem_fresh and
+ * vg_devmem_settled); a member of a shared region waits for the first measurement once (the region's budget is
+ * checked against every member's figure, so its members' contexts must be in it before they allocate). */
+void vg_devmem_context(bool shared);
+/* Before an answer about free memory (cuMemGetInfo, NVML), which frameworks size themselves by: wait for dev's
+ * first measurement if a limit applies and none has arrived (once per device, at most VG_DEVMEM_WAIT_S). */
+void vg_devmem_settled(int dev);
 /* Wake the sampler (start it the first time); wait: until a full round has run (at most VG_DEVMEM_WAIT_S). */
 void vg_devmem_kick(bool wait);
 /* Why the driver's own memory is not measured ("" when it is). */

@@ -54,7 +54,7 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v11000, VG_PASS, "as cuDevicePrimaryCtxRelease") \
 	X(cuDevicePrimaryCtxReset,      PFN_cuDevicePrimaryCtxReset_v7000, VG_PASS, "releases everything the primary context held") \
 	X(cuDevicePrimaryCtxReset_v2,   PFN_cuDevicePrimaryCtxReset_v11000, VG_PASS, "as cuDevicePrimaryCtxReset") \
-	X(cuDevicePrimaryCtxRetain,     PFN_cuDevicePrimaryCtxRetain_v7000, VG_PASS, "nothing; device mode: the driver's memory for the new context is measured (waited for, once per device)") \
+	X(cuDevicePrimaryCtxRetain,     PFN_cuDevicePrimaryCtxRetain_v7000, VG_PASS, "nothing; device mode: the driver's memory for the new context is measured a few ms later (waited for by the first cuMemGetInfo or allocation within 1 GiB of the quota; in a shared region, by the context)") \
 	X(cuCtxCreate_v2,               PFN_cuCtxCreate_v3020, VG_PASS, "as cuDevicePrimaryCtxRetain") \
 	X(cuCtxCreate_v3,               PFN_cuCtxCreate_v11040, VG_PASS, "as cuDevicePrimaryCtxRetain") \
 	X(cuCtxCreate_v4,               PFN_cuCtxCreate_v12050, VG_PASS, "as cuDevicePrimaryCtxRetain") \
@@ -68,7 +68,13 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuStreamCreateWithPriority,   PFN_cuStreamCreateWithPriority_v5050, VG_PASS, "nothing; records the creation site") \
 	X(cuGreenCtxStreamCreate,       PFN_cuGreenCtxStreamCreate_v12050, VG_PASS, "nothing; records the creation site") \
 	X(cuStreamDestroy,              PFN_cuStreamDestroy_v2000, VG_PASS, "nothing; checks for queued work") \
-	X(cuStreamDestroy_v2,           PFN_cuStreamDestroy_v4000, VG_PASS, "nothing; checks for queued work")
+	X(cuStreamDestroy_v2,           PFN_cuStreamDestroy_v4000, VG_PASS, "nothing; checks for queued work") \
+	X(cuStreamBeginCapture,         PFN_cuStreamBeginCapture_v10000, VG_PASS, "nothing; from the first capture on, a stream-ordered allocation asks whether its stream is capturing") \
+	X(cuStreamBeginCapture_ptsz,    PFN_cuStreamBeginCapture_v10000_ptsz, VG_PASS, "as cuStreamBeginCapture") \
+	X(cuStreamBeginCapture_v2,      PFN_cuStreamBeginCapture_v10010, VG_PASS, "as cuStreamBeginCapture") \
+	X(cuStreamBeginCapture_v2_ptsz, PFN_cuStreamBeginCapture_v10010_ptsz, VG_PASS, "as cuStreamBeginCapture") \
+	X(cuStreamBeginCaptureToGraph,  PFN_cuStreamBeginCaptureToGraph_v12030, VG_PASS, "as cuStreamBeginCapture") \
+	X(cuStreamBeginCaptureToGraph_ptsz, PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, VG_PASS, "as cuStreamBeginCapture")
 
 /* X(exact name, PFN typedef) -- called by us, never wrapped. Missing ones (older drivers) stay NULL. */
 #define VG_REALS(X) \

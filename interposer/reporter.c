@@ -21,6 +21,7 @@
 #include "interposer/snapshot.h"
 #include "interposer/thread.h"
 #include "accounting/lockorder.h"
+#include "config/template.h"
 #include "report/log.h"
 #include "report/path.h"
 #include "report/report.h"
@@ -77,15 +78,6 @@ static int vg_publish(const char *path, uint64_t seq, const struct vg_strbuf *b,
 	}
 	unlink(tmp);
 	return rc;
-}
-
-/* Does the template use specifier c (%p, %n...)? "%%p" is a literal. */
-static bool vg_template_has(const char *t, char c)
-{
-	for (; *t; t++)
-		if (*t == '%' && t[1] && *++t == c)
-			return true;
-	return false;
 }
 
 /* The report's name is taken: say what is in the way (q is the path, quoted). open and readlink only: stat's

@@ -1,5 +1,6 @@
-/* The SVG charts of the HTML report (report/html.h): the usage timeline and the icicle graph of live bytes. */
-#include "report/html.h"
+/* The SVG charts of the HTML report (report/html_svg.h): the usage timeline and the icicle graph of live bytes. */
+#include "report/html_svg.h"
+#include "report/html_out.h"
 #include "report/flame.h"
 #include "config/config.h"
 
@@ -84,20 +85,14 @@ static void vg_svg_hline(struct vg_strbuf *b, const struct vg_svg_scale *s, uint
 	vg_strbuf_str(b, "</text></g>\n");
 }
 
-void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uint64_t since_ns,
-		      const char *since_label)
+/* The scale of a device's timeline: its span, and a top a little above the highest figure drawn (usage, peaks, the
+ * quota and the soft limit), a whole number of the byte step it returns. */
+static uint64_t vg_svg_scale_of(const struct vg_report_device *d, size_t n, struct vg_svg_scale *s)
 {
 	const struct vg_report_timeline_point *p = d->timeline_points;
-	size_t n = d->timeline_set && p ? d->ntimeline_points : 0, i, ndenials = 0;
-	struct vg_svg_scale s;
-	uint64_t max = 0, step, v, t;
-	char clock[16];
+	uint64_t max = 0, step;
+	size_t i;
 
-	if (!n) {
-		vg_strbuf_str(b, "<p class=\"note\">No usage timeline for this device (a report before revision 2, or "
-			      "the device was not used).</p>\n");
-		return;
-	}
 	for (i = 0; i < n; i++) {
 		if (p[i].peak_bytes > max)
 			max = p[i].peak_bytes;
@@ -113,16 +108,23 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 	if (max > (1ull << 60))         /* a hand-made report: keep the arithmetic below from wrapping */
 		max = 1ull << 60;
 	step = vg_svg_byte_step(max + max / 20);
-	s.top = (max + max / 20 + step - 1) / step * step;
-	s.t0 = p[0].time_ns;
-	s.span = p[n - 1].time_ns > s.t0 ? p[n - 1].time_ns - s.t0 : 1000000000ull;
+	s->top = (max + max / 20 + step - 1) / step * step;
+	s->t0 = p[0].time_ns;
+	s->span = p[n - 1].time_ns > s->t0 ? p[n - 1].time_ns - s->t0 : 1000000000ull;
+	return step;
+}
 
-	vg_strbuf_printf(b, "<svg class=\"timeline\" viewBox=\"0 0 %d %d\" role=\"img\" data-device=\"%d\" "
-			 "data-points=\"%zu\"><title>GPU %d usage over time</title>\n", TL_W, TL_H, d->ordinal, n,
-			 d->ordinal);
+/* The grid and ticks of both axes (bytes every step, time since the first point), and what came before since_ns
+ * shaded. */
+static void vg_svg_axes(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t step, uint64_t since_ns,
+			const char *since_label)
+{
+	uint64_t v, t;
+	char clock[16];
+
 	/* y axis: bytes */
-	for (v = 0; v <= s.top; v += step) {
-		double y = vg_svg_y(&s, v);
+	for (v = 0; v <= s->top; v += step) {
+		double y = vg_svg_y(s, v);
 		vg_strbuf_printf(b, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
 				 "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", TL_L, TL_R, y, y,
 				 TL_L - 6, y + 4);
@@ -130,45 +132,64 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 		vg_strbuf_str(b, "</text>\n");
 	}
 	/* x axis: time since the first point */
-	step = vg_svg_time_step_ms(s.span / 1000000);
-	for (t = 0; t <= s.span / 1000000; t += step) {        /* at most 9 ticks */
-		double x = vg_svg_x(&s, s.t0 + t * 1000000);
+	step = vg_svg_time_step_ms(s->span / 1000000);
+	for (t = 0; t <= s->span / 1000000; t += step) {       /* at most 9 ticks */
+		double x = vg_svg_x(s, s->t0 + t * 1000000);
 		vg_strbuf_printf(b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
 				 "<text class=\"xtick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x, x, TL_T, TL_B + 4,
 				 x, TL_B + 16);
 		vg_svg_duration(b, t);
 		vg_strbuf_str(b, "</text>\n");
 	}
-	vg_report_clock(s.t0, clock, sizeof(clock));
+	vg_report_clock(s->t0, clock, sizeof(clock));
 	vg_strbuf_printf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since %s UTC</text>\n",
 			 (TL_L + TL_R) / 2, TL_H - 4, clock);
-	if (since_ns > s.t0) {
-		double x = vg_svg_x(&s, since_ns);
+	if (since_ns > s->t0) {
+		double x = vg_svg_x(s, since_ns);
 		vg_strbuf_printf(b, "<g class=\"before\"><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\"/>"
 				 "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/><text x=\"%.1f\" y=\"%d\">", TL_L, TL_T,
 				 x - TL_L, TL_B - TL_T, x, x, TL_T, TL_B, x + 4, TL_T + 12);
 		vg_html_esc(b, since_label ? since_label : "", 128);
 		vg_strbuf_str(b, "</text></g>\n");
 	}
+}
+
+/* The figures: interval peaks, usage, the quota and soft limit lines. */
+static void vg_svg_usage(struct vg_strbuf *b, const struct vg_svg_scale *s, const struct vg_report_device *d,
+			 size_t n)
+{
+	const struct vg_report_timeline_point *p = d->timeline_points;
+	size_t i;
+
 	/* the interval peaks as steps: a point's peak covers the interval that ends at it */
-	vg_strbuf_printf(b, "<path class=\"peak\" d=\"M%.1f %d", vg_svg_x(&s, p[0].time_ns), TL_B);
+	vg_strbuf_printf(b, "<path class=\"peak\" d=\"M%.1f %d", vg_svg_x(s, p[0].time_ns), TL_B);
 	for (i = 0; i < n; i++) {
-		double y = vg_svg_y(&s, p[i].peak_bytes);
-		vg_strbuf_printf(b, " L%.1f %.1f L%.1f %.1f", vg_svg_x(&s, i ? p[i - 1].time_ns : p[0].time_ns), y,
-				 vg_svg_x(&s, p[i].time_ns), y);
+		double y = vg_svg_y(s, p[i].peak_bytes);
+		vg_strbuf_printf(b, " L%.1f %.1f L%.1f %.1f", vg_svg_x(s, i ? p[i - 1].time_ns : p[0].time_ns), y,
+				 vg_svg_x(s, p[i].time_ns), y);
 	}
-	vg_strbuf_printf(b, " L%.1f %d Z\"><title>interval peaks</title></path>\n", vg_svg_x(&s, p[n - 1].time_ns), TL_B);
+	vg_strbuf_printf(b, " L%.1f %d Z\"><title>interval peaks</title></path>\n", vg_svg_x(s, p[n - 1].time_ns), TL_B);
 	vg_strbuf_str(b, "<polyline class=\"used\" points=\"");
 	for (i = 0; i < n; i++)
-		vg_strbuf_printf(b, "%s%.1f,%.1f", i ? " " : "", vg_svg_x(&s, p[i].time_ns), vg_svg_y(&s, p[i].used_bytes));
+		vg_strbuf_printf(b, "%s%.1f,%.1f", i ? " " : "", vg_svg_x(s, p[i].time_ns), vg_svg_y(s, p[i].used_bytes));
 	vg_strbuf_str(b, "\"><title>used</title></polyline>\n");
 	if (d->quota_set)
-		vg_svg_hline(b, &s, d->quota_bytes, "quota", "quota");
+		vg_svg_hline(b, s, d->quota_bytes, "quota", "quota");
 	if (d->soft_set)
-		vg_svg_hline(b, &s, d->soft_bytes, "soft", "soft limit");
+		vg_svg_hline(b, s, d->soft_bytes, "soft", "soft limit");
+}
+
+/* A mark at each point whose interval saw denials; how many such intervals. */
+static size_t vg_svg_denials(struct vg_strbuf *b, const struct vg_svg_scale *s, const struct vg_report_device *d,
+			     size_t n)
+{
+	const struct vg_report_timeline_point *p = d->timeline_points;
+	size_t i, ndenials = 0;
+	char clock[16];
+
 	for (i = 0; i < n; i++) {
 		uint64_t c0 = i ? p[i - 1].denied_count : 0, b0 = i ? p[i - 1].denied_bytes : 0;
-		double x = vg_svg_x(&s, p[i].time_ns);
+		double x = vg_svg_x(s, p[i].time_ns);
 		if (p[i].denied_count <= c0)
 			continue;
 		ndenials++;
@@ -180,6 +201,28 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 		vg_strbuf_printf(b, " asked) by %s UTC</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
 				 "<path d=\"M%.1f %d l-6 -10 h12 Z\"/></g>\n", clock, x, x, TL_T, TL_B, x, TL_T + 10);
 	}
+	return ndenials;
+}
+
+void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uint64_t since_ns,
+		      const char *since_label)
+{
+	size_t n = d->timeline_set && d->timeline_points ? d->ntimeline_points : 0, ndenials;
+	struct vg_svg_scale s;
+	uint64_t step;
+
+	if (!n) {
+		vg_strbuf_str(b, "<p class=\"note\">No usage timeline for this device (a report before revision 2, or "
+			      "the device was not used).</p>\n");
+		return;
+	}
+	step = vg_svg_scale_of(d, n, &s);
+	vg_strbuf_printf(b, "<svg class=\"timeline\" viewBox=\"0 0 %d %d\" role=\"img\" data-device=\"%d\" "
+			 "data-points=\"%zu\"><title>GPU %d usage over time</title>\n", TL_W, TL_H, d->ordinal, n,
+			 d->ordinal);
+	vg_svg_axes(b, &s, step, since_ns, since_label);
+	vg_svg_usage(b, &s, d, n);
+	ndenials = vg_svg_denials(b, &s, d, n);
 	vg_strbuf_printf(b, "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>"
 			 "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n</svg>\n",
 			 TL_L, TL_R, TL_B, TL_B, TL_L, TL_L, TL_T, TL_B);

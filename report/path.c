@@ -1,7 +1,7 @@
-/* Report file names from a VRAMGUARD_REPORT template (report/path.h). The template's rules are config's
- * (vg_report_template_check): a template the loader accepted always expands. */
+/* Report file names from a VRAMGUARD_REPORT template (report/path.h). The template's syntax is config's
+ * (config/template.h): a template the loader accepted always expands; this file gives each specifier its value. */
 #include "report/path.h"
-#include "config/config.h"
+#include "config/template.h"
 
 #include <errno.h>
 #include <string.h>
@@ -34,20 +34,17 @@ static void vg_path_num(char *out, size_t outlen, size_t *len, int negative, uin
 int vg_report_path_expand(const char *tmpl, int pid, uint64_t seq, const char *reason, const char *host, char *out,
 			  size_t outlen)
 {
+	struct vg_template_part part;
 	const char *bad;
-	size_t len = 0, badn, i, n;
+	size_t len = 0, badn, at = 0, n;
 
 	if (!tmpl || !out)
 		return -EINVAL;
 	n = strlen(tmpl);
 	if (vg_report_template_check(tmpl, n, &bad, &badn))
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (tmpl[i] != '%') {
-			vg_path_put(out, outlen, &len, tmpl + i, 1, 0);
-			continue;
-		}
-		switch (tmpl[++i]) {
+	while (vg_template_next(tmpl, n, &at, &part)) {
+		switch (part.spec) {
 		case 'p':
 			vg_path_num(out, outlen, &len, pid < 0,
 				    pid < 0 ? (uint64_t)0 - (uint64_t)(int64_t)pid : (uint64_t)pid);
@@ -63,8 +60,8 @@ int vg_report_path_expand(const char *tmpl, int pid, uint64_t seq, const char *r
 			if (host)
 				vg_path_put(out, outlen, &len, host, strlen(host), 1);
 			break;
-		default: /* '%' */
-			vg_path_put(out, outlen, &len, "%", 1, 0);
+		default: /* literal text */
+			vg_path_put(out, outlen, &len, part.text, part.n, 0);
 			break;
 		}
 	}

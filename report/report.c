@@ -1,7 +1,7 @@
 /* The report model's own functions: the time stamp both forms print, the queries on frames that the text form,
- * `vramguard diff` and the stream warnings share, and freeing a report's arrays. */
+ * `vramguard diff` and the stream warnings share. Freeing a report's arrays walks the schema's rows: report/schema.c. */
 #define _GNU_SOURCE
-#include "report/schema.h"
+#include "report/report.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -147,10 +147,4 @@ void vg_report_frame_symbol_text(struct vg_strbuf *b, const struct vg_report_fra
 	} else {
 		vg_strbuf_add(b, "??", 2);
 	}
-}
-
-void vg_report_free(struct vg_report *r)
-{
-	if (r)
-		vg_schema_free(&vg_schema_report, r);
 }

@@ -153,6 +153,7 @@ struct vg_report {
 
 #define VG_REPORT_MAX_ALLOCS 256        /* largest live allocations listed in a report */
 #define VG_REPORT_TEXT_SITES 10         /* sites shown in the text form before "and N more" */
+#define VG_REPORT_TEXT_FRAMES 8         /* frames per site in the text form (the JSON has them all) */
 
 /* Render. Both append to out; return 0, or -ENOMEM if the buffer could not grow. The text form is report/text.c;
  * the JSON form (report/json_write.c) follows the schema table, report/schema.h. */
@@ -187,7 +188,21 @@ size_t vg_report_runtime_prefix(const struct vg_report_site *s);
  * already in the process), "??" if unknown. */
 void vg_report_frame_symbol_text(struct vg_strbuf *b, const struct vg_report_frame *f);
 
-/* Free the arrays of a report built by the library or by the JSON reader (not the struct itself). */
+/* Frames as the text forms show them (report/text.c, `vramguard diff`): two aligned columns, the symbol (with its
+ * source line under `--lines`: report/srcline.h) then the module and offset, each line indent spaces and the label
+ * (labels padded alike; none when every label is NULL). A line without a frame says why its report r has none.
+ * At most VG_REPORT_TEXT_FRAMES lines; r is each line's own, as `diff` shows two reports' sites side by side. */
+struct vg_report_frame_line {
+	const char *label;                      /* "created:", or NULL */
+	const struct vg_report_frame *frame;    /* NULL: say why there is none */
+	const struct vg_report *r;              /* the report the frame is from */
+};
+void vg_report_frames_text(struct vg_strbuf *out, const struct vg_report_frame_line *lines, size_t n, size_t indent);
+/* A Python frame's line: indent spaces, "train.py:42 in step". */
+void vg_report_pyframe_text(struct vg_strbuf *out, const struct vg_report_pyframe *f, size_t indent);
+
+/* Free the arrays of a report built by the library or by the JSON reader (not the struct itself): report/schema.c,
+ * which walks the rows. */
 void vg_report_free(struct vg_report *r);
 
 #endif

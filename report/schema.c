@@ -1,5 +1,6 @@
 /* The schema rows of report/schema.h as data (one vg_schema_object per object), each member's type checked against
- * its struct at compile time, and the walks that every user of the rows shares. */
+ * its struct at compile time, and the walks that every user of the rows shares, freeing a report (report.h's
+ * vg_report_free) among them. */
 #include "report/schema.h"
 
 #include <stdint.h>
@@ -11,9 +12,8 @@
 VG_SCHEMA_OBJECTS(VG_SCHEMA_TYPEDEF)
 #undef VG_SCHEMA_TYPEDEF
 
-/* 0, or a compile error naming the row when cond is false. */
-#define VG_SCHEMA_CHECK(cond, what) (0 * sizeof(struct { _Static_assert(cond, what); int vg_unused; }))
-#define VG_SCHEMA_IS(st, m, t) __builtin_types_compatible_p(__typeof__(((st *)0)->m), t)
+/* Whether member m of struct st has type t (VG_SCHEMA_CHECK names the row when it has not). */
+#define VG_SCHEMA_IS(st, m, t) VG_SCHEMA_TYPE_IS(((st *)0)->m, t)
 #define VG_SCHEMA_MEMBER(st, m, t) (offsetof(st, m) + VG_SCHEMA_CHECK(VG_SCHEMA_IS(st, m, t), #st "." #m ": not " #t))
 #define VG_SCHEMA_CHARS(st, m) \
 	(offsetof(st, m) + VG_SCHEMA_CHECK(VG_SCHEMA_IS(st, m, char[sizeof(((st *)0)->m)]), #st "." #m ": not a char array"))
@@ -48,7 +48,8 @@ VG_SCHEMA_OBJECTS(VG_SCHEMA_TYPEDEF)
 #define VG_SCHEMA_F_TIME(st, m, aux) VG_SCHEMA_F_U64(st, m, aux)
 
 #define VG_SCHEMA_ROW(k, t, m, aux, rd, text) \
-	{ .key = #k, .type = VG_SCHEMA_##t, .optional = VG_SCHEMA_##rd, .doc = text, VG_SCHEMA_F_##t(VG_SCHEMA_ST, m, aux) },
+	{ .key = #k, .type = VG_SCHEMA_##t, .optional = VG_SCHEMA_##rd, .doc = text, .doc_type = VG_SCHEMA_DOC_##t, \
+	  VG_SCHEMA_F_##t(VG_SCHEMA_ST, m, aux) },
 
 /* An object's rows with its struct as VG_SCHEMA_ST (a macro cannot carry it into the rows' expansion). */
 #define VG_SCHEMA_DEFINE(name, rows) \
@@ -153,4 +154,10 @@ void vg_schema_free(const struct vg_schema_object *o, void *obj)
 			vg_schema_set_elems(f, obj, NULL, 0);
 		}
 	}
+}
+
+void vg_report_free(struct vg_report *r)
+{
+	if (r)
+		vg_schema_free(&vg_schema_report, r);
 }

@@ -27,7 +27,10 @@
  *             TIME             member (ns since the epoch) as UTC ISO-8601 text; the reader passes over it
  *   read    REQ: the reader refuses an object without the key; OPT: the key was added after the first reports of
  *           this schema version, and its absence reads as the member's zero (the doc text says what that means)
- *   doc     the key's meaning for the document: Markdown, one line
+ *   doc     the key's meaning for the document: Markdown, one line. A number the code sets is taken from its constant,
+ *           never written out: VG_SCHEMA_NUM(VG_REPORT_MAX_ALLOCS) for a constant of report/ or config/, and
+ *           "${NAME}" for one of a folder report/ may not include (accounting/), which scripts/gen-report-doc.c
+ *           replaces with the constant's value (it refuses a NAME it does not know)
  * Members, flags and element types are checked against the struct at compile time (report/schema.c). */
 #ifndef VG_SCHEMA_H
 #define VG_SCHEMA_H
@@ -36,10 +39,15 @@
 
 #include "report/report.h"
 
+/* A constant's value as a string, for the doc texts: "at most " VG_SCHEMA_NUM(VG_REPORT_MAX_ALLOCS). */
+#define VG_SCHEMA_NUM(x) VG_SCHEMA_NUM_(x)
+#define VG_SCHEMA_NUM_(x) #x
+
 /* The top level. */
 #define VG_SCHEMA_REPORT(X) \
 	X(schema, SCHEMA_ID, _, _, REQ, "`\"" VG_REPORT_SCHEMA "\"`: the format and its major version (see *Versioning*)") \
-	X(schema_revision, REVISION, schema_revision, _, OPT, "the revision within the major version: 3 (see " \
+	X(schema_revision, REVISION, schema_revision, _, OPT, "the revision within the major version: " \
+	  VG_SCHEMA_NUM(VG_REPORT_REVISION) " (see " \
 	  "*Versioning*). Added in revision 2: a report without it is revision 1") \
 	X(reason, STR, reason, _, REQ, "`\"exit\"` (at process exit), `\"signal\"` (on `VRAMGUARD_SIGNAL`), " \
 	  "`\"soft-limit\"` (a device's usage crossed its request; the warning line before it says which), " \
@@ -103,14 +111,15 @@
 	X(driver_measured, BOOL, driver_measured, _, OPT, "`true` when NVML measured `driver_bytes` (else it is 0)") \
 	X(driver_limit_bytes, NU64, driver_limit_bytes, driver_limit_set, OPT, "the driver's own limit for the " \
 	  "container (R615 and later; docs/quota.md, *The driver's own limits*); `null` when it sets none") \
-	X(timeline, NOBJECT, timeline_set, timeline, OPT, "the device's usage over the whole run, in at most 129 " \
-	  "points (below, and *The usage timeline*). Added in revision 2: older reports lack it")
+	X(timeline, NOBJECT, timeline_set, timeline, OPT, "the device's usage over the whole run, in at most " \
+	  "${VG_TIMELINE_POINTS + 1} points (below, and *The usage timeline*). Added in revision 2: older reports lack it")
 
 /* "timeline": members of struct vg_report_device. */
 #define VG_SCHEMA_TIMELINE(X) \
 	X(period_ms, U64, timeline_period_ms, _, REQ, "a point was taken at least this often (and on a significant " \
 	  "change at most a tenth as often); it doubles each time the timeline is compacted") \
-	X(compactions, U32, timeline_compactions, _, REQ, "how many times the points were halved to stay within 128") \
+	X(compactions, U32, timeline_compactions, _, REQ, "how many times the points were halved to stay within " \
+	  "${VG_TIMELINE_POINTS}") \
 	X(points, ARRAY, timeline_points, timeline_point, REQ, "oldest first; the last one is the report's own time")
 
 #define VG_SCHEMA_TIMELINE_POINT(X) \
@@ -159,7 +168,8 @@
 /* "allocations": members of struct vg_report. */
 #define VG_SCHEMA_ALLOCATIONS(X) \
 	X(live, U64, allocs_live, _, REQ, "every allocation alive at report time") \
-	X(listed, COUNT, allocs, _, REQ, "how many are listed in `largest` (at most 256)") \
+	X(listed, COUNT, allocs, _, REQ, "how many are listed in `largest` (at most " \
+	  VG_SCHEMA_NUM(VG_REPORT_MAX_ALLOCS) ")") \
 	X(largest, ARRAY, allocs, alloc, REQ, "the largest live allocations, largest first")
 
 #define VG_SCHEMA_ALLOC(X) \
@@ -217,9 +227,32 @@ enum vg_schema_type {
 	VG_SCHEMA_SCHEMA_ID, VG_SCHEMA_REVISION, VG_SCHEMA_TIME,
 };
 
+/* How the document names each type's values (docs/report-format.md's tables). */
+#define VG_SCHEMA_DOC_U64 "integer"
+#define VG_SCHEMA_DOC_U32 "integer"
+#define VG_SCHEMA_DOC_INT "integer"
+#define VG_SCHEMA_DOC_BOOL "boolean"
+#define VG_SCHEMA_DOC_STR "string"
+#define VG_SCHEMA_DOC_HEX "string"
+#define VG_SCHEMA_DOC_STRD "string"
+#define VG_SCHEMA_DOC_NU64 "integer or `null`"
+#define VG_SCHEMA_DOC_NSTR "string or `null`"
+#define VG_SCHEMA_DOC_ARRAY "array"
+#define VG_SCHEMA_DOC_OBJECT "object"
+#define VG_SCHEMA_DOC_NOBJECT "object (or absent)"
+#define VG_SCHEMA_DOC_COUNT "integer"
+#define VG_SCHEMA_DOC_SCHEMA_ID "string"
+#define VG_SCHEMA_DOC_REVISION "integer"
+#define VG_SCHEMA_DOC_TIME "string"
+
 #define VG_SCHEMA_REQ 0
 #define VG_SCHEMA_OPT 1
 #define VG_SCHEMA_MAX_FIELDS 64         /* keys per object: the reader keeps a bit per key */
+
+/* The compile-time checks of the rows (report/schema.c, and the live view's in cli/view_json.h): 0, or a compile
+ * error saying what when cond is false; whether expression e has type t (top-level qualifiers ignored). */
+#define VG_SCHEMA_CHECK(cond, what) (0 * sizeof(struct { _Static_assert(cond, what); int vg_unused; }))
+#define VG_SCHEMA_TYPE_IS(e, t) __builtin_types_compatible_p(__typeof__(e), t)
 
 struct vg_schema_object;
 
@@ -228,6 +261,7 @@ struct vg_schema_field {
 	enum vg_schema_type type;
 	int optional;                           /* OPT */
 	const char *doc;
+	const char *doc_type;                   /* VG_SCHEMA_DOC_<type>: the value's type as the document names it */
 	size_t off;                             /* the member (ARRAY, COUNT: the pointer to the elements) */
 	size_t size;                            /* STR, STRD, NSTR: the char array's size */
 	size_t flag;                            /* NU64, NSTR, NOBJECT: the int member that says the value is set */

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VG_TEXT_FRAMES 8        /* frames per site in the text form (the JSON has them all) */
 #define VG_TEXT_SYM_COL 48      /* the symbol column of the text form is padded to at most this width */
 
 static const struct vg_report_site *vg_report_find_site(const struct vg_report *r, uint32_t id)
@@ -31,26 +30,18 @@ static void vg_text_frame_where(struct vg_strbuf *b, const struct vg_report_fram
 	}
 }
 
-/* Frames as two aligned columns, symbol then location; each line is indent + label (labels padded alike).
- * A line without a frame says why there is none. */
-struct vg_text_frame_line {
-	const char *label;
-	const struct vg_report_frame *frame;
-};
-
 static const char *vg_text_no_site(const struct vg_report *r)
 {
 	return r->backtrace_depth <= 0 ? "(no call site: VRAMGUARD_BACKTRACE=0)" : "(no call site recorded)";
 }
 
-static void vg_text_frames(const struct vg_report *r, struct vg_strbuf *out, const struct vg_text_frame_line *lines,
-			   size_t n, size_t indent)
+void vg_report_frames_text(struct vg_strbuf *out, const struct vg_report_frame_line *lines, size_t n, size_t indent)
 {
-	struct vg_strbuf sym[VG_TEXT_FRAMES], more[VG_TEXT_FRAMES];
+	struct vg_strbuf sym[VG_REPORT_TEXT_FRAMES], more[VG_REPORT_TEXT_FRAMES];
 	size_t i, col = 0, lw = 0;
 
-	if (n > VG_TEXT_FRAMES)
-		n = VG_TEXT_FRAMES;
+	if (n > VG_REPORT_TEXT_FRAMES)
+		n = VG_REPORT_TEXT_FRAMES;
 	memset(sym, 0, sizeof(sym));
 	memset(more, 0, sizeof(more));
 	for (i = 0; i < n; i++) {
@@ -59,7 +50,7 @@ static void vg_text_frames(const struct vg_report *r, struct vg_strbuf *out, con
 			lw = strlen(lines[i].label);
 		if (!lines[i].frame)
 			continue;
-		vg_report_frame_text(&sym[i], &more[i], r, lines[i].frame);
+		vg_report_frame_text(&sym[i], &more[i], lines[i].r, lines[i].frame);
 		if (sym[i].failed)
 			out->failed = 1;
 		w = sym[i].data ? vg_text_width(sym[i].data, sym[i].len) : 0;
@@ -80,13 +71,22 @@ static void vg_text_frames(const struct vg_report *r, struct vg_strbuf *out, con
 				vg_strbuf_spaces(out, 2);
 			vg_text_frame_where(out, lines[i].frame);
 		} else {
-			vg_strbuf_str(out, vg_text_no_site(r));
+			vg_strbuf_str(out, vg_text_no_site(lines[i].r));
 		}
 		vg_strbuf_add(out, "\n", 1);
 		vg_report_frame_more(out, &more[i], indent + (lw ? lw + 1 : 0) + 2);
 		vg_strbuf_free(&sym[i]);
 		vg_strbuf_free(&more[i]);
 	}
+}
+
+void vg_report_pyframe_text(struct vg_strbuf *out, const struct vg_report_pyframe *f, size_t indent)
+{
+	vg_strbuf_spaces(out, indent);
+	vg_text_str(out, f->file[0] ? f->file : "?", sizeof(f->file));
+	vg_strbuf_printf(out, ":%" PRIu32 " in ", f->line);
+	vg_text_str(out, f->function[0] ? f->function : "?", sizeof(f->function));
+	vg_strbuf_add(out, "\n", 1);
 }
 
 /* Device counting: what `used` is made of, so that a user sees where the memory went. */
@@ -256,7 +256,7 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 
 static void vg_text_site(const struct vg_report *r, const struct vg_report_site *s, struct vg_strbuf *out)
 {
-	struct vg_text_frame_line lines[VG_TEXT_FRAMES];
+	struct vg_report_frame_line lines[VG_REPORT_TEXT_FRAMES];
 	char bytes[32];
 	size_t i, n = s->frames ? s->nframes : 0;
 	size_t skip = n ? vg_report_runtime_prefix(s) : 0;
@@ -268,36 +268,27 @@ static void vg_text_site(const struct vg_report *r, const struct vg_report_site 
 	vg_strbuf_printf(out, " (site %" PRIu32 ")\n", s->id);
 	/* Python frames first (innermost first): what most readers of a framework's leak recognise. */
 	size_t np = s->python ? s->npython : 0;
-	for (i = 0; i < np && i < VG_TEXT_FRAMES; i++) {
-		const struct vg_report_pyframe *f = &s->python[i];
-		vg_strbuf_spaces(out, 6);
-		vg_text_str(out, f->file[0] ? f->file : "?", sizeof(f->file));
-		vg_strbuf_printf(out, ":%" PRIu32 " in ", f->line);
-		vg_text_str(out, f->function[0] ? f->function : "?", sizeof(f->function));
-		vg_strbuf_add(out, "\n", 1);
-	}
-	if (np > VG_TEXT_FRAMES)
-		vg_strbuf_printf(out, "      ... %zu more Python %s\n", np - VG_TEXT_FRAMES,
-				 vg_plural(np - VG_TEXT_FRAMES, "frame", "frames"));
+	for (i = 0; i < np && i < VG_REPORT_TEXT_FRAMES; i++)
+		vg_report_pyframe_text(out, &s->python[i], 6);
+	if (np > VG_REPORT_TEXT_FRAMES)
+		vg_strbuf_printf(out, "      ... %zu more Python %s\n", np - VG_REPORT_TEXT_FRAMES,
+				 vg_plural(np - VG_REPORT_TEXT_FRAMES, "frame", "frames"));
 	if (n == 0 && np > 0)
 		return;
 	if (n == 0) {
-		lines[0].label = NULL;
-		lines[0].frame = NULL;
-		vg_text_frames(r, out, lines, 1, 6);
+		lines[0] = (struct vg_report_frame_line){ NULL, NULL, r };
+		vg_report_frames_text(out, lines, 1, 6);
 		return;
 	}
 	/* The CUDA runtime's own frames say nothing about the application: one line for them, then the caller. */
 	if (skip)
 		vg_strbuf_printf(out, "      (%zu %s in the CUDA runtime)\n", skip, vg_plural(skip, "frame", "frames"));
-	for (i = 0; skip + i < n && i < VG_TEXT_FRAMES; i++) {
-		lines[i].label = NULL;
-		lines[i].frame = &s->frames[skip + i];
-	}
-	vg_text_frames(r, out, lines, i, 6);
-	if (n - skip > VG_TEXT_FRAMES)
-		vg_strbuf_printf(out, "      ... %zu more %s\n", n - skip - VG_TEXT_FRAMES,
-				 vg_plural(n - skip - VG_TEXT_FRAMES, "frame", "frames"));
+	for (i = 0; skip + i < n && i < VG_REPORT_TEXT_FRAMES; i++)
+		lines[i] = (struct vg_report_frame_line){ NULL, &s->frames[skip + i], r };
+	vg_report_frames_text(out, lines, i, 6);
+	if (n - skip > VG_REPORT_TEXT_FRAMES)
+		vg_strbuf_printf(out, "      ... %zu more %s\n", n - skip - VG_REPORT_TEXT_FRAMES,
+				 vg_plural(n - skip - VG_REPORT_TEXT_FRAMES, "frame", "frames"));
 }
 
 static void vg_text_outstanding(const struct vg_report *r, struct vg_strbuf *out)
@@ -349,15 +340,16 @@ static void vg_text_outstanding(const struct vg_report *r, struct vg_strbuf *out
 static void vg_text_stream_sites(const struct vg_report *r, struct vg_strbuf *out, const char *const *labels,
 				 const uint32_t *ids, size_t n)
 {
-	struct vg_text_frame_line lines[2];
+	struct vg_report_frame_line lines[2];
 	size_t i;
 
 	for (i = 0; i < n && i < 2; i++) {
 		const struct vg_report_site *s = ids[i] ? vg_report_find_site(r, ids[i]) : NULL;
 		lines[i].label = labels[i];
 		lines[i].frame = s && s->frames && s->nframes ? &s->frames[vg_report_runtime_prefix(s)] : NULL;
+		lines[i].r = r;
 	}
-	vg_text_frames(r, out, lines, i, 6);
+	vg_report_frames_text(out, lines, i, 6);
 }
 
 static void vg_text_streams(const struct vg_report *r, struct vg_strbuf *out)

@@ -5,10 +5,8 @@
 #include <string.h>
 
 #include "interposer/cuda/hook.h"
-#include "interposer/device.h"
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
-#include "interposer/shared.h"
 
 /* ---- init ---- */
 
@@ -154,23 +152,13 @@ VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 
 /* ---- context and module creation: the driver's own memory grows; measure it ---- */
 
-/* After a context was made on dev: the first time per device (and only where a limit or a shared budget applies)
- * wait for a measurement, so that an allocation made right after is checked against what the context took. */
+/* After a context was made: the driver's memory for it is measured soon (vg_devmem_context says who waits). */
 static void vg_ctx_created(CUresult rc, CUdevice dev)
 {
+	(void)dev;
 	if (rc != CUDA_SUCCESS)
 		return;
-	if (!vg_count_device()) {
-		vg_devmem_kick(false);  /* starts the sampler, for the timelines only */
-		return;
-	}
-	const struct vg_device_info *di = vg_device_info((int)dev);
-	if (!di)
-		return;
-	static _Atomic uint64_t waited;
-	bool limited = atomic_load(&di->limit) != VG_NO_LIMIT || vg_shared_region();
-	uint64_t bit = (uint64_t)1 << (dev & 63);
-	vg_devmem_kick(limited && !(atomic_fetch_or(&waited, bit) & bit));
+	vg_devmem_context(vg_cfg.shared_path[0] != '\0');     /* VRAMGUARD_SHARED: a member of a shared region */
 }
 
 VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)

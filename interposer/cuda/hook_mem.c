@@ -112,6 +112,7 @@ VG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
 		const struct vg_device_info *di = vg_device_info(dev);
 		if (di) {
 			vg_device_poll(true);
+			vg_devmem_settled(dev);         /* the context's memory measured once, before the first answer */
 			vg_devmem_refresh(dev);         /* pools may have given memory back at a synchronization */
 		}
 		uint64_t ravail = 0, rlim = 0;

@@ -12,6 +12,8 @@
 
 static bool vg_stream_capturing(CUstream s, bool ptsz)
 {
+	if (VG_LIKELY(!atomic_load_explicit(&vg_capture_begun, memory_order_relaxed)))
+		return false;   /* no capture ever began in this process (hook_stream.c) */
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	PFN_cuStreamIsCapturing_v10000 f = ptsz ? vg_real.cuStreamIsCapturing_ptsz : vg_real.cuStreamIsCapturing;
 	if (f && f(s, &st) == CUDA_SUCCESS)
@@ -20,11 +22,35 @@ static bool vg_stream_capturing(CUstream s, bool ptsz)
 }
 
 /* The device (and context) an async allocation on stream s lands on. NULL, legacy and per-thread handles mean
- * the current context. */
+ * the current context. A stream's context and device never change, so the thread keeps the last stream's: two
+ * driver calls saved per allocation, until any stream is created (the handle may then be reused). */
+static __thread struct vg_stream_memo {
+	CUstream s;
+	CUcontext ctx;
+	int dev;
+	unsigned gen;
+} vg_stream_memo __attribute__((tls_model("initial-exec")));
+
+static int vg_stream_lookup(CUstream s, CUcontext *ctx);
+
 static int vg_stream_device(CUstream s, CUcontext *ctx)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
 		return vg_current_device(ctx);
+	unsigned gen = atomic_load_explicit(&vg_stream_gen, memory_order_acquire);
+	struct vg_stream_memo *m = &vg_stream_memo;
+	if (VG_LIKELY(m->s == s && m->gen == gen)) {
+		*ctx = m->ctx;
+		return m->dev;
+	}
+	int dev = vg_stream_lookup(s, ctx);
+	if (dev >= 0)
+		*m = (struct vg_stream_memo){ s, *ctx, dev, gen };
+	return dev;
+}
+
+static int vg_stream_lookup(CUstream s, CUcontext *ctx)
+{
 	CUcontext c = NULL;
 	CUdevice d;
 	if (!vg_real.cuStreamGetCtx || vg_real.cuStreamGetCtx(s, &c) != CUDA_SUCCESS)

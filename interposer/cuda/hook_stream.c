@@ -18,11 +18,15 @@ static bool vg_special_stream(CUstream s)
 	return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
 }
 
+_Atomic unsigned vg_stream_gen = 1;
+_Atomic bool vg_capture_begun;
+
 static void vg_stream_created(CUresult rc, CUstream *ph, int hook)
 {
 	if (rc != CUDA_SUCCESS || !ph || vg_special_stream(*ph))
 		return;
 	atomic_fetch_add(&vg_streams_created, 1);
+	atomic_fetch_add(&vg_stream_gen, 1);    /* the handle may be a dead stream's: forget what threads cached */
 	struct vg_alloc *r = vg_rec_new((uint64_t)(uintptr_t)*ph, 0, -1, NULL, hook, VG_KIND_STREAM);
 	if (!r)
 		return;
@@ -182,3 +186,29 @@ VG_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 {
 	return vg_stream_destroy(true, hStream);
 }
+
+/* ---- stream capture ---- */
+
+/* Set before the driver starts the first capture, never cleared: until then no stream can be capturing, and an
+ * allocation skips the driver's cuStreamIsCapturing (hook_pool.c). Set whatever this call's mode, since a capture
+ * begun under a nested call is a capture all the same. */
+#define VG_CAPTURE_HOOK(name, params, ...)                                                                        \
+	VG_EXPORT CUresult CUDAAPI name params                                                                 \
+	{                                                                                                      \
+		atomic_store(&vg_capture_begun, true);                                                         \
+		VG_OPEN(name, __VA_ARGS__);                                                                    \
+		rc = VG_REAL_CALL(name, __VA_ARGS__);                                                          \
+	out:                                                                                                   \
+		vg_hook_leave();                                                                               \
+		return rc;                                                                                     \
+	}
+VG_CAPTURE_HOOK(cuStreamBeginCapture, (CUstream s), s)
+VG_CAPTURE_HOOK(cuStreamBeginCapture_ptsz, (CUstream s), s)
+VG_CAPTURE_HOOK(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode mode), s, mode)
+VG_CAPTURE_HOOK(cuStreamBeginCapture_v2_ptsz, (CUstream s, CUstreamCaptureMode mode), s, mode)
+VG_CAPTURE_HOOK(cuStreamBeginCaptureToGraph,
+		(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *data, size_t n,
+		 CUstreamCaptureMode mode), s, g, deps, data, n, mode)
+VG_CAPTURE_HOOK(cuStreamBeginCaptureToGraph_ptsz,
+		(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *data, size_t n,
+		 CUstreamCaptureMode mode), s, g, deps, data, n, mode)

@@ -22,6 +22,7 @@
 #include "config/policy.h"
 #include "interposer/base.h"
 #include "interposer/device.h"
+#include "interposer/devmem.h"
 #include "interposer/shared.h"
 #include "interposer/nvml/nvml.h"
 
@@ -130,6 +131,8 @@ static bool vg_view(const struct vg_config *cfg, const char *uuid, int ordinal, 
 		/* Ours, and that of the other processes whose regions share our directory: in a container, its
 		 * processes. */
 		uint64_t others = 0;
+		if (cuda_dev >= 0)
+			vg_devmem_settled(cuda_dev);    /* the context's memory measured once, before the first answer */
 		u = cuda_dev >= 0 ? vg_quota_used(cuda_dev) : 0;
 		if (uuid && *uuid && vg_region_dir_usage(cfg->shm_dir, uuid, getpid(), &others, NULL) == 0)
 			u += others;

@@ -52,6 +52,7 @@
 	X(cuStreamQuery) X(cuStreamQuery_ptsz) X(cuStreamSynchronize) X(cuStreamSynchronize_ptsz)                   \
 	X(cuStreamIsCapturing) X(cuStreamIsCapturing_ptsz) X(cuStreamBeginCapture) X(cuStreamBeginCapture_ptsz)     \
 	X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz) \
+	X(cuStreamBeginCaptureToGraph) X(cuStreamBeginCaptureToGraph_ptsz)                                          \
 	X(cuStreamGetCtx) X(cuStreamGetCtx_ptsz) X(cuStreamGetCtx_v2) X(cuStreamGetCtx_v2_ptsz)                     \
 	X(cuStreamGetDevice) X(cuStreamGetDevice_ptsz) X(cuGraphDestroy) X(cuThreadExchangeStreamCaptureMode)       \
 	X(cuGetProcAddress) X(cuGetProcAddress_v2)
@@ -2154,6 +2155,10 @@ CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 { ENTER(cuMipmappedArrayDestroy); return array_destroy((uintptr_t)hMipmappedArray, K_MIPMAP); }
 
 /* ================================================================== streams */
+/* The last destroyed stream's block, handed out again by the next creation: as a real driver does, a new stream can
+ * get a dead one's handle (vramguard must not mistake it for the old stream). */
+static struct CUstream_st *g_stream_spare;
+
 static CUresult stream_create(CUstream *ph, unsigned flags, int prio)
 {
 	if (!ph) return CUDA_ERROR_INVALID_VALUE;
@@ -2163,6 +2168,12 @@ static CUresult stream_create(CUstream *ph, unsigned flags, int prio)
 	LOCK();
 	struct CUctx_st *c;
 	CUresult r = cur_live_ctx(&c);
+	if (r == CUDA_SUCCESS && g_stream_spare) {
+		free(s);
+		s = g_stream_spare;
+		g_stream_spare = NULL;
+		memset(s, 0, sizeof *s);
+	}
 	if (r == CUDA_SUCCESS) {
 		s->self = s;
 		s->ctx = c;
@@ -2188,7 +2199,11 @@ static CUresult stream_destroy(CUstream h)
 	void *key = h;
 	HASH_FIND_PTR(g_streams, &key, s);
 	if (!s) r = CUDA_ERROR_INVALID_HANDLE;
-	else { HASH_DEL(g_streams, s); free(s); }
+	else {
+		HASH_DEL(g_streams, s);
+		free(g_stream_spare);
+		g_stream_spare = s;
+	}
 	UNLOCK();
 	return r;
 }
@@ -2317,6 +2332,17 @@ static CUresult end_capture(CUstream h, CUgraph *g)
 	UNLOCK();
 	return r;
 }
+/* Capturing into an existing graph: the double keeps no graphs, so it is a capture like any other. */
+CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+					     const CUgraphEdgeData *dependencyData, size_t numDependencies,
+					     CUstreamCaptureMode mode)
+{ ENTER(cuStreamBeginCaptureToGraph); (void)hGraph; (void)dependencies; (void)dependencyData; (void)numDependencies;
+  return begin_capture(hStream, mode); }
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+						  const CUgraphEdgeData *dependencyData, size_t numDependencies,
+						  CUstreamCaptureMode mode)
+{ ENTER(cuStreamBeginCaptureToGraph_ptsz); (void)hGraph; (void)dependencies; (void)dependencyData;
+  (void)numDependencies; return begin_capture(hStream, mode); }
 CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) { ENTER(cuStreamEndCapture); return end_capture(hStream, phGraph); }
 CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph) { ENTER(cuStreamEndCapture_ptsz); return end_capture(hStream, phGraph); }
 
@@ -2420,6 +2446,7 @@ static const struct gpa_row g_gpa[] = {
 	R(cuStreamBeginCapture, 10000, cuStreamBeginCapture), P(cuStreamBeginCapture, 10000, cuStreamBeginCapture_ptsz),
 	R(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2), P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2_ptsz),
 	R1(cuStreamEndCapture, 10000), P(cuStreamEndCapture, 10000, cuStreamEndCapture_ptsz),
+	R1(cuStreamBeginCaptureToGraph, 12030), P(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph_ptsz),
 	R(cuStreamGetCtx, 9020, cuStreamGetCtx), P(cuStreamGetCtx, 9020, cuStreamGetCtx_ptsz),
 	R(cuStreamGetCtx, 12050, cuStreamGetCtx_v2), P(cuStreamGetCtx, 12050, cuStreamGetCtx_v2_ptsz),
 	R1(cuStreamGetDevice, 12080), P(cuStreamGetDevice, 12080, cuStreamGetDevice_ptsz),

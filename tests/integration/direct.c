@@ -1,6 +1,7 @@
 /* The direct-link route: a program linked with -lcuda (the test double), whose cu* calls bind to vramguard's
  * exports under LD_PRELOAD. One scenario per argv[1]; tests/run.sh sets the environment for each. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -198,6 +199,83 @@ static void t_async(void)
 	IT_CHECK(mem_free() == 3 * GiB, "capture-time free changes nothing (free %zu)", mem_free());
 	IT_RC(cuMemFreeAsync(c, s), CUDA_SUCCESS);
 	IT_CHECK(mem_free() == 4 * GiB, "pool allocation returned (free %zu)", mem_free());
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+}
+
+/* Stream-ordered allocations skip two driver questions when they can (hook_pool.c): the stream's device is kept per
+ * thread until a stream is created, and "is it capturing" is asked only once a capture has begun. Both must stay
+ * right: a handle reused by a stream of another device, and a capture begun through every entry point. Two devices
+ * with quotas 2 GiB (0) and 1 GiB (1). */
+static size_t dev_free(CUcontext c)
+{
+	return cuCtxSetCurrent(c) == CUDA_SUCCESS ? mem_free() : 0;
+}
+
+static void t_async_streams(void)
+{
+	CUdevice d0, d1;
+	CUcontext c0, c1;
+	CUstream s0, s1;
+	CUdeviceptr a, b;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuDeviceGet(&d0, 0), CUDA_SUCCESS);
+	IT_RC(cuDeviceGet(&d1, 1), CUDA_SUCCESS);
+	IT_RC(cuDevicePrimaryCtxRetain(&c0, d0), CUDA_SUCCESS);
+	IT_RC(cuDevicePrimaryCtxRetain(&c1, d1), CUDA_SUCCESS);
+	IT_RC(cuCtxSetCurrent(c0), CUDA_SUCCESS);
+	IT_RC(cuStreamCreate(&s0, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	IT_RC(cuMemAllocAsync(&a, GiB, s0), CUDA_SUCCESS);
+	IT_CHECK(dev_free(c0) == GiB, "device 0's stream: charged to device 0 (free %zu)", mem_free());
+	IT_RC(cuMemFreeAsync(a, s0), CUDA_SUCCESS);
+	IT_RC(cuStreamDestroy_v2(s0), CUDA_SUCCESS);
+	/* The same handle, now a stream of device 1 (the double's streams are heap blocks: freed, then reused). */
+	IT_RC(cuCtxSetCurrent(c1), CUDA_SUCCESS);
+	IT_RC(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	IT_CHECK(s1 == s0, "precondition: the second stream reuses the first one's handle (%p, %p)", (void *)s1,
+		 (void *)s0);
+	IT_RC(cuCtxSetCurrent(c0), CUDA_SUCCESS);       /* the current context says device 0; the stream says 1 */
+	IT_RC(cuMemAllocAsync(&b, 768 * MiB, s1), CUDA_SUCCESS);
+	IT_CHECK(dev_free(c1) == 256 * MiB && dev_free(c0) == 2 * GiB,
+		 "the reused handle is charged to its new device, 1 (free %zu / %zu)", dev_free(c1), dev_free(c0));
+	IT_RC(cuMemAllocAsync(&a, 512 * MiB, s1), CUDA_ERROR_OUT_OF_MEMORY);
+	IT_RC(cuMemFreeAsync(b, s1), CUDA_SUCCESS);
+	IT_RC(cuStreamDestroy_v2(s1), CUDA_SUCCESS);
+}
+
+/* Each way of beginning a capture, one per process (the first capture switches the check on for good): the
+ * allocation during it is the graph's, never charged, and the capturing stream is never queried. The exact ABI
+ * names through dlsym (what a program linked against them gets), the last through cuGetProcAddress_v2. */
+static void t_async_capture(int i)
+{
+	static const char *const names[] = { "cuStreamBeginCapture", "cuStreamBeginCapture_ptsz",
+					     "cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2_ptsz",
+					     "cuStreamBeginCapture" };
+	CUstream s;
+	CUdeviceptr a;
+	void *fn = NULL;
+	CUdriverProcAddressQueryResult q;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	IT_RC(cuMemAllocAsync(&a, GiB, s), CUDA_SUCCESS);      /* the stream's device is now kept by the thread */
+	IT_RC(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+	if (i < 4)
+		fn = dlsym(RTLD_DEFAULT, names[i]);
+	else if (cuGetProcAddress_v2(names[i], &fn, 10010, CU_GET_PROC_ADDRESS_DEFAULT, &q) != CUDA_SUCCESS)
+		fn = NULL;
+	IT_CHECK(fn != NULL, "%s found", names[i]);
+	if (!fn)
+		return;
+	if (i < 2)
+		IT_RC(((CUresult(*)(CUstream))fn)(s), CUDA_SUCCESS);
+	else
+		IT_RC(((CUresult(*)(CUstream, CUstreamCaptureMode))fn)(s, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+	IT_RC(cuMemAllocAsync(&a, 3 * GiB, s), CUDA_SUCCESS);
+	IT_CHECK(mem_free() == 4 * GiB, "capture begun by %s%s: the allocation is not charged (free %zu)", names[i],
+		 i == 4 ? " (from cuGetProcAddress_v2, 10010)" : "", mem_free());
+	IT_RC(cuMemFreeAsync(a, s), CUDA_SUCCESS);
+	CUgraph g;
+	IT_RC(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+	IT_CHECK(fakecuda_capture_invalidations() == 0, "no capturing stream was queried");
 	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
 }
 
@@ -531,6 +609,10 @@ int main(int argc, char **argv)
 		t_vmm();
 	else if (!strcmp(t, "async"))
 		t_async();
+	else if (!strcmp(t, "async_streams"))
+		t_async_streams();
+	else if (!strcmp(t, "async_capture") && argc > 2 && atoi(argv[2]) >= 0 && atoi(argv[2]) < 5)
+		t_async_capture(atoi(argv[2]));
 	else if (!strcmp(t, "ctx"))
 		t_ctx();
 	else if (!strcmp(t, "fault"))

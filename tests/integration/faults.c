@@ -5,6 +5,7 @@
  *   faults campaign DIR     run every (hook, N, once|persistent) in its own process, one line per hook
  *   faults one HOOK         one run; FAKECUDA_FAIL=HOOK:N[+]=CODE, FAULTS_DIR=DIR set by the campaign */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include "interposer/hooks.h"   /* first: exact ABI names (cuMemAlloc_v2, ...) with their true types */
 
 #include <errno.h>
@@ -649,6 +650,45 @@ static void sc_modules(void)
 	free_all();
 }
 
+/* The capture hooks: a capture begun (or refused), then a stream-ordered allocation on the stream: the graph's
+ * during a capture (nothing charged, nothing counted), charged, counted and given back as usual otherwise. Through
+ * dlsym: the exact ABI names (v1 and _ptsz take no mode; ToGraph takes a graph, which the double ignores). */
+static CUresult begin_capture(void *fn, CUstream s)
+{
+	if (strstr(H, "ToGraph"))
+		return ((CUresult(*)(CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t,
+				     CUstreamCaptureMode))fn)(s, NULL, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_RELAXED);
+	if (strstr(H, "_v2"))
+		return ((CUresult(*)(CUstream, CUstreamCaptureMode))fn)(s, CU_STREAM_CAPTURE_MODE_RELAXED);
+	return ((CUresult(*)(CUstream))fn)(s);
+}
+
+static void sc_capture(void)
+{
+	CUstream s;
+	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	streams_ok++;
+	void *fn = dlsym(RTLD_DEFAULT, H);
+	IT_CHECK(fn != NULL, "dlsym finds %s", H);
+	for (int i = 0; fn && i < 3; i++) {
+		CUresult rc = begin_capture(fn, s);
+		rc_ok(H, rc, "begin capture");
+		CUdeviceptr p;
+		IT_RC(cuMemAllocAsync(&p, 64 * MiB, s), CUDA_SUCCESS);
+		IT_RC(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+		if (rc == CUDA_SUCCESS) {
+			CUgraph g;
+			IT_RC(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+		} else {
+			charged++;
+		}
+		balance(rc == CUDA_SUCCESS ? "capture: the graph's allocation charged nothing"
+					   : "capture refused: the allocation charged and given back");
+	}
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+	streams_destroyed++;
+}
+
 static void run_one(void)
 {
 	if (strstr(H, "Alloc") && strncmp(H, "cuMemFree", 9) != 0 && !is("cuMemRetainAllocationHandle")) {
@@ -690,6 +730,7 @@ static void run_one(void)
 	else if (is("cuMemPoolCreate") || is("cuMemPoolDestroy") || is("cuMemPoolTrimTo") ||
 		 is("cuMemPoolSetAttribute") || is("cuDeviceSetMemPool")) sc_pools();
 	else if (is("cuDeviceGraphMemTrim")) sc_graph_trim();
+	else if (!strncmp(H, "cuStreamBeginCapture", 20)) sc_capture();
 	else if (is("cuDevicePrimaryCtxRetain") || !strncmp(H, "cuCtxCreate_v", 13)) sc_ctx_create();
 	else if (!strncmp(H, "cuModuleLoad", 12) || !strncmp(H, "cuLibraryLoad", 13)) sc_modules();
 	else if (is("cuStreamDestroy") || is("cuStreamDestroy_v2")) {

@@ -127,6 +127,25 @@ static void t_graphs(void)
 	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
 }
 
+/* The context's creation does not wait for the driver's memory to be measured (start-up stays fast); an allocation
+ * that would come within VG_DEVMEM_UNMEASURED (1 GiB) of the quota before that measurement waits for it. Here the
+ * first call after the context is such an allocation: 800 MiB of a 1 GiB quota with 300 MiB held by the context. */
+static void t_driver_first_alloc(void)
+{
+	CUstream s;
+	CUdeviceptr a;
+	setup(&s);
+	IT_RC(cuMemAlloc_v2(&a, 800 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	IT_CHECK(fakecuda_process_device_bytes(0) == 300 * MiB, "the process holds the context only (%llu)",
+		 fakecuda_process_device_bytes(0));
+	IT_CHECK(mem_free() == Q - 300 * MiB, "the context's 300 MiB are charged (free %zu)", mem_free());
+	IT_RC(cuMemAlloc_v2(&a, 700 * MiB), CUDA_SUCCESS);
+	IT_CHECK(fakecuda_process_device_bytes(0) <= Q, "the process never held more than the quota (%llu)",
+		 fakecuda_process_device_bytes(0));
+	IT_RC(cuMemFree_v2(a), CUDA_SUCCESS);
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+}
+
 /* The driver's own memory (FAKECUDA_CTX_BYTES=300M, FAKECUDA_MODULE_BYTES=64M), measured through the fake NVML. */
 static void t_driver(void)
 {
@@ -134,7 +153,7 @@ static void t_driver(void)
 	CUdeviceptr a;
 	CUmodule m;
 	setup(&s);
-	/* The context's creation waited for a measurement: the first allocation already sees it. */
+	/* The first answer about free memory waited for the context's measurement. */
 	IT_CHECK(mem_free() == Q - 300 * MiB, "the context's 300 MiB are charged before the first allocation (free %zu)",
 		 mem_free());
 	IT_RC(cuMemAlloc_v2(&a, 800 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
@@ -291,12 +310,13 @@ static void t_measure(bool first)
 	pthread_t th;
 	pthread_create(&th, NULL, ms_worker, NULL);
 
-	/* The first measurement: the context's creation waits for it (an allocation made next is checked against what
-	 * the context took), so it is over when the call returns. */
+	/* The first measurement: the context's creation starts it, and the first answer about free memory waits for it
+	 * (so does an allocation near the limit), so it is over when cuMemGetInfo returns. */
 	atomic_store(&ms_armed, first);
 	CUcontext ctx;
 	IT_RC(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
 	IT_RC(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+	(void)mem_free();
 	if (first)
 		IT_CHECK(atomic_load(&ms_fired) == 1 && ms_rc[0] == CUDA_SUCCESS && ms_rc[1] == CUDA_SUCCESS,
 			 "a worker allocated and freed 1 MiB inside the first measurement's NVML call (%d, %d, %d)",
@@ -444,6 +464,8 @@ int main(int argc, char **argv)
 		t_pools();
 	else if (!strcmp(t, "graphs"))
 		t_graphs();
+	else if (!strcmp(t, "driver_first_alloc"))
+		t_driver_first_alloc();
 	else if (!strcmp(t, "driver"))
 		t_driver();
 	else if (!strcmp(t, "headroom"))

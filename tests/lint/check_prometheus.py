@@ -23,7 +23,8 @@ status 1 if any check failed.
   --no-promtool  skip what needs promtool (tests/run.sh passes it when promtool is missing)
   --root DIR     check DIR/examples/prometheus instead of the repository's
 
-The CONTRACT is the exporter's list of metrics (docs/metrics.md); a metric renamed there must be renamed here.
+The CONTRACT is the exporter's list of metrics and their labels, docs/metrics.json, generated from its metrics table
+(cli/metrics_table.h) as docs/metrics.md's tables are.
 """
 import argparse
 import copy
@@ -47,21 +48,17 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 from check_examples import Results  # noqa: E402  (the one collector of check lines, beside this file)
 
 # ---- the exporter's metrics: name -> labels (Prometheus adds instance and job to each) ----
-_PG = ("pid", "command", "region", "gpu", "gpu_uuid", "container", "pod")
-_P = ("pid", "command", "region", "container", "pod")
-_R = ("region", "gpu", "gpu_uuid")
-CONTRACT = {
-    "vramguard_process_used_bytes": _PG, "vramguard_process_peak_bytes": _PG,
-    "vramguard_process_quota_bytes": _PG, "vramguard_process_soft_limit_bytes": _PG,
-    "vramguard_process_allocated_bytes": _PG, "vramguard_process_driver_bytes": _PG,
-    "vramguard_process_denials_total": _P, "vramguard_process_denied_bytes_total": _P,
-    "vramguard_process_allocations_total": _P, "vramguard_process_live_allocations": _P,
-    "vramguard_process_streams_destroyed_pending_total": _P,
-    "vramguard_region_budget_bytes": _R, "vramguard_region_used_bytes": _R, "vramguard_region_peak_bytes": _R,
-    "vramguard_region_denials_total": _R, "vramguard_region_members": ("region",),
-    "vramguard_exporter_scrape_duration_seconds": (), "vramguard_exporter_segments_skipped_total": ("reason",),
-    "vramguard_up": (),
-}
+# The contract docs/metrics.json is generated from the exporter's own table, cli/metrics_table.h (`make
+# metrics-doc`; `make test` checks it is current): a metric renamed there is renamed here.
+CONTRACT_FILE = os.path.join(REPO, "docs", "metrics.json")
+
+
+def load_contract(path=CONTRACT_FILE):
+    with open(path, encoding="utf-8") as f:
+        return {m["name"]: tuple(m["labels"]) for m in json.load(f)["metrics"]}
+
+
+CONTRACT = load_contract()
 TARGET_LABELS = ("instance", "job")
 KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left", "group_right",
             "inf", "nan", "atan2"}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Section docs: the library's exports against the hook lists, glibc symbol versions, and every generated document
-# (env.md, hooks.md, the man page, report-format.md) against its table; the layering of the folders.
-# Needs: make (the library, the command, build/obj), make test-bins (gen-*).
+# (env.md, hooks.md, metrics.md and metrics.json, the man page, report-format.md) against its table; the layering
+# between and inside the folders.
+# Needs: make (the library, the command, build/obj, build/obj-cli), make test-bins (gen-*).
 source tests/lib/section.sh
 
 echo "== exports and docs"
@@ -47,6 +48,14 @@ else
 fi
 if diff -q <("$B/gen-hook-doc") docs/hooks.md >/dev/null; then ok "docs/hooks.md matches the hook list"; else
 	bad "docs/hooks.md is stale: run $B/gen-hook-doc > docs/hooks.md"; fi
+# The exporter's metrics table (cli/metrics_table.h): docs/metrics.md's tables and the contract the examples' lint
+# reads (docs/metrics.json, tests/lint/check_prometheus.py).
+if "$B/gen-metrics-doc" docs/metrics.md >"$W/metrics.md" && cmp -s "$W/metrics.md" docs/metrics.md; then
+	ok "docs/metrics.md matches the metrics table"
+else bad "docs/metrics.md is stale: run make metrics-doc" "$(diff "$W/metrics.md" docs/metrics.md | head -5)"; fi
+if "$B/gen-metrics-doc" --json >"$W/metrics.json" && cmp -s "$W/metrics.json" docs/metrics.json; then
+	ok "docs/metrics.json matches the metrics table ($(grep -c '"name"' docs/metrics.json) metrics)"
+else bad "docs/metrics.json is stale: run make metrics-doc" "$(diff "$W/metrics.json" docs/metrics.json | head -5)"; fi
 if "$B/gen-man" <docs/vramguard.1 | diff -q - docs/vramguard.1 >/dev/null; then
 	ok "docs/vramguard.1 matches the options table (run options, ENVIRONMENT)"
 else
@@ -70,9 +79,13 @@ fi
 if "$B/gen-report-doc" docs/report-format.md >"$W/report-format.md" && cmp -s "$W/report-format.md" docs/report-format.md
 then ok "docs/report-format.md matches the report schema"; else
 	bad "docs/report-format.md is stale: run $B/gen-report-doc -i docs/report-format.md"; fi
-# The folders' arrows point one way: config <- accounting, report <- interposer, cli (scripts/check-layers.py).
-if layers=$(python3 scripts/check-layers.py --objs "$B/obj" 2>&1); then ok "layers: $layers"; else
-	bad "layers: back edges in the include graph" "$(head -5 <<<"$layers")"; fi
+# The folders' arrows point one way: config <- accounting, report <- interposer, cli; inside a folder, no circle of
+# files and no edge up its declared order (scripts/check-layers.py), the library's and the command's calls included.
+if layers=$(python3 scripts/check-layers.py --objs "$B/obj" --objs "$B/obj-cli" 2>&1); then ok "layers: $layers"
+else bad "layers: a back edge or a circle in the include and call graph" "$(head -40 <<<"$layers")"; fi
+# ... and that check still sees what it must: fixture trees with a circle or an edge up fail, clean ones pass.
+if layers=$(python3 scripts/check-layers.py --self-test 2>&1); then ok "layers check: $layers"; else
+	bad "layers check: a fixture tree was judged wrongly" "$(head -10 <<<"$layers")"; fi
 
 # docs/TESTING.md's table of sections names each section of tests/sections/ once, and no other.
 doc_sections=$(sed -n 's/^| `\([a-z0-9_]*\)` | .*/\1/p' docs/TESTING.md | sort)

@@ -30,6 +30,12 @@ prog "arrays (estimate)" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D arrays
 prog "VMM: refs + maps, NCCL order, HOST_NUMA, retry after 800" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 \
 	FAKECUDA_FAIL=cuMemCreate:1=800 -- $D vmm
 prog "async, pools, capture" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- $D async
+prog "async: a stream handle reused by another device's stream" $PRE VRAMGUARD_COUNT=allocations FAKECUDA_DEVICES=2 \
+	NVIDIA_GPU_MEMORY_LIMITS=0:2G,1:1G -- $D async_streams
+for i in 0 1 2 3 4; do
+	prog "async: capture begun by entry point $i" $PRE VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=4096 -- \
+		$D async_capture $i
+done
 prog "device counting: pools charged by their reserve (threshold 0 and max, trim before refusing, created pools)" \
 	$PRE NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 -- $T/physical pools
 prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back" $PRE NVIDIA_GPU_MEMORY_LIMITS=1024 \
@@ -37,6 +43,9 @@ prog "device counting: graph memory charged, cuDeviceGraphMemTrim gives it back"
 prog "device counting: the driver's own memory (context, modules) measured through NVML and charged" $PRE \
 	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
 	FAKECUDA_MODULE_BYTES=64M -- $T/physical driver
+prog "device counting: an allocation near the quota before the context's first measurement waits for it" $PRE \
+	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=0 FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
+	-- $T/physical driver_first_alloc
 prog "device counting: VRAMGUARD_DRIVER_HEADROOM is charged beyond the first measurement until growth uses it" $PRE \
 	NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_DRIVER_HEADROOM=100M FAKECUDA_AUTOCTX=0 FAKECUDA_CTX_BYTES=300M \
 	FAKECUDA_MODULE_BYTES=64M -- $T/physical headroom

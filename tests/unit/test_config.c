@@ -7,6 +7,7 @@
 #include "tests/unit/unit.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -1293,6 +1294,15 @@ static void test_options_table(void)
 			snprintf(num, sizeof(num), "%d", VG_BACKTRACE_DEFAULT); /* the docs follow the macro */
 			CHECK_STR(o->dflt, num);
 		}
+		/* An integer row has a range, read by the generic loader, and its values text shows the same bounds. */
+		CHECK((strcmp(o->type, "integer") == 0) == (o->range.max != 0));
+		if (o->range.max) {
+			char bounds[48];
+			snprintf(bounds, sizeof(bounds), "%lu to %lu", o->range.min, o->range.max);
+			CHECK(strncmp(o->values, bounds, strlen(bounds)) == 0);
+			CHECK(o->range.min < o->range.max && o->range.max <= INT_MAX);
+			CHECK(o->range.field + sizeof(int) <= sizeof(struct vg_config));
+		}
 		if (strcmp(o->name, "VRAMGUARD_SIGNAL") == 0) {
 			CHECK_STR(o->dflt, "USR1");
 			CHECK(strncmp(o->values, "off, USR1, USR2, HUP, WINCH, PWR, URG, RTMIN+N", 46) == 0);
@@ -1615,6 +1625,27 @@ static void test_report_random(void)
 
 /* A shared region's budget is text of at most 255 bytes; NVIDIA_GPU_MEMORY_LIMITS is that text only where there is
  * a region: a longer list stays valid for a process without one. */
+/* The other two integer rows: their bounds, their messages (one unit word or none), the value stored. */
+static void test_load_integers(void)
+{
+	CHECK(load1("VRAMGUARD_REPORT_INTERVAL", " 1 ") == 0 && C.report_interval_s == 1);
+	CHECK(load1("VRAMGUARD_REPORT_INTERVAL", "86400") == 0 && C.report_interval_s == 86400);
+	CHECK(load1("VRAMGUARD_REPORT_INTERVAL", "") == 0 && C.report_interval_s == VG_REPORT_INTERVAL_DEFAULT);
+	CHECK(load1("VRAMGUARD_REPORT_INTERVAL", "0") == -EINVAL && !C.valid);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_REPORT_INTERVAL '0': expected seconds, an integer from 1 "
+		  "to 86400");
+	CHECK(C.report_interval_s == VG_REPORT_INTERVAL_DEFAULT);
+	CHECK(load1("VRAMGUARD_REPORT_INTERVAL", "86401") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_REPORT_INTERVAL '86401': expected seconds, an integer "
+		  "from 1 to 86400");
+	CHECK(load1("VRAMGUARD_SHARED_SLOTS", "16384") == 0 && C.shared_slots == 16384);
+	CHECK(load1("VRAMGUARD_SHARED_SLOTS", "007") == 0 && C.shared_slots == 7);
+	CHECK(load1("VRAMGUARD_SHARED_SLOTS", "0") == -EINVAL && C.shared_slots == VG_SHARED_SLOTS_DEFAULT);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_SHARED_SLOTS '0': expected an integer from 1 to 16384");
+	CHECK(load1("VRAMGUARD_SHARED_SLOTS", "1k") == -EINVAL);
+	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_SHARED_SLOTS '1k': expected an integer from 1 to 16384");
+}
+
 static void test_load_shared(void)
 {
 	char lim[1024] = "8G";
@@ -1673,6 +1704,7 @@ int main(void)
 	test_load_report();
 	test_report_expand();
 	test_load_format_stream();
+	test_load_integers();
 	test_load_shared();
 	test_load_secure();
 	test_options_table();
