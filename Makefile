@@ -38,7 +38,8 @@ endif
 DEPFLAGS = -MMD -MP
 
 # ---- source lists: each component's files, named once; the library, the command and the tests use these ----
-# Add a new file of a component to its list (config/, interposer/ and accounting/ are read by wildcard).
+# Add a new file of a component to its list (config/, interposer/ with its subfolders, and accounting/ are read by
+# wildcard).
 CONFIG_SRCS := $(wildcard config/*.c)
 REGION_SRCS := accounting/region.c accounting/fault.c accounting/region_path.c accounting/region_proc.c \
 	accounting/region_lock.c accounting/region_slots.c accounting/region_charge.c accounting/region_limit.c \
@@ -50,8 +51,8 @@ UNWIND_SRCS := accounting/unwind.c accounting/sites.c accounting/pyframes.c
 TIMELINE_SRCS := accounting/timeline.c
 ACCOUNTING_SRCS := $(filter-out $(REGION_SCAN_SRCS),$(sort $(wildcard accounting/*.c) $(REGION_SRCS) $(QUOTA_SRCS) \
 	$(UNWIND_SRCS)))
-NVML_SRCS := interposer/nvml.c
-INTERPOSER_SRCS := $(wildcard interposer/*.c)
+NVML_SRCS := interposer/nvml/nvml.c
+INTERPOSER_SRCS := $(wildcard interposer/*.c interposer/cuda/*.c interposer/nvml/*.c)
 # report/: the writer (text and JSON: library, command, tests), the reader of JSON reports (command, tests), and
 # the library's own logging and symbolizer.
 REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c \
@@ -175,7 +176,7 @@ $(UNIT_PLAIN:%=$(TB)/%):
 	@mkdir -p $(TB)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^) -ldl
 
-# Our own NVML access (interposer/nvml.c) against the test double of NVML, found through the rpath: with R615's
+# Our own NVML access (interposer/nvml/nvml.c) against the test double of NVML, found through the rpath: with R615's
 # limits, as a driver before R615, and with no NVML at all.
 $(TB)/test_nvml: tests/unit/test_nvml.c $(call tobj,$(NVML_SRCS)) $(FAKE) $(FAKE_NVML)
 	$(TEST_CC) -I. -I$(CUDA_HOME)/include -o $@ $< $(filter %.o,$^) -L$(TB) -l:libcuda.so.1 -ldl \

@@ -234,6 +234,10 @@ const char *vg_quote(const char *s, char *buf, size_t len);
 /* Format bytes for people: "4.00 GiB", "512.00 MiB", "1023 B". Returns buf. */
 const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len);
 
+/* A GPU's 16-byte UUID (CUuuid's bytes) as CUDA, NVML and nvidia-smi write it: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+ * (lower-case hex; buf should have VG_UUID_MAX bytes). Returns buf. */
+const char *vg_format_uuid(const char bytes[16], char *buf, size_t len);
+
 /* UTF-8 (RFC 3629), for every writer of text others parse (the JSON writer, the HTML page, the exporter's label
  * values) and every place that cuts text short (the command line a region's slot keeps). No heap, no stdio.
  * vg_utf8_len: the length of the character at s (n bytes there): 1 for ASCII, 2 to 4 for a well-formed sequence, 0

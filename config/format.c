@@ -1,5 +1,6 @@
-/* Text for people: user text quoted as every message quotes it (vg_quote) and byte counts (vg_format_bytes), with
- * the appender's number and quote steps they share. No heap, no stdio: safe on the interposer's hot paths. */
+/* Text for people: user text quoted as every message quotes it (vg_quote), byte counts (vg_format_bytes) and GPU
+ * UUIDs (vg_format_uuid), with the appender's number and quote steps they share. No heap, no stdio: safe on the
+ * interposer's hot paths. */
 #include "config/internal.h"
 
 #include <string.h>
@@ -146,5 +147,26 @@ const char *vg_format_bytes(uint64_t bytes, char *buf, size_t len)
 	}
 	vg_buf_char(&b, ' ');
 	vg_buf_str(&b, names[u]);
+	return buf;
+}
+
+/* ---- GPU UUIDs ---- */
+
+const char *vg_format_uuid(const char bytes[16], char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct vg_buf b;
+	int i;
+
+	vg_buf_init(&b, buf, len);
+	vg_buf_str(&b, "GPU-");
+	for (i = 0; i < 16; i++) {
+		unsigned char c = (unsigned char)bytes[i];
+
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			vg_buf_char(&b, '-');
+		vg_buf_char(&b, hex[c >> 4]);
+		vg_buf_char(&b, hex[c & 15]);
+	}
 	return buf;
 }

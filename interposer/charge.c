@@ -16,45 +16,18 @@
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
 #include "interposer/shared.h"
-#include "interposer/timeline.h"
+#include "interposer/softlimit.h"
 #include "accounting/clock.h"
 #include "accounting/region.h"
 #include "accounting/sites.h"
 #include "report/log.h"
-
-struct vg_table vg_ptrs;                /* device pointers: cuMemAlloc, pitch, managed, async */
-struct vg_table vg_arrays;              /* CUarray and CUmipmappedArray handles */
-struct vg_table vg_vmm;                 /* cuMemCreate handles (refs + maps) */
-struct vg_table vg_maps;                /* cuMemMap mappings by start address */
-struct vg_table vg_streams;             /* live streams, with their creation sites */
-struct vg_table vg_stream_events;       /* streams destroyed with work queued, by (create, destroy) site */
-_Atomic uint64_t vg_streams_created, vg_streams_destroyed, vg_streams_destroyed_pending;
-
-
-static struct vg_table *const vg_all_tables[] = { &vg_ptrs, &vg_arrays, &vg_vmm, &vg_maps, &vg_streams,
-						  &vg_stream_events };
-#define VG_NTABLES (sizeof(vg_all_tables) / sizeof(vg_all_tables[0]))
-
-void vg_wrappers_init(void)
-{
-	vg_devmem_init();
-	for (size_t i = 0; i < VG_NTABLES; i++)
-		vg_table_init(vg_all_tables[i]);
-}
-
-static int64_t vg_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * VG_NS_PER_SEC + ts.tv_nsec;
-}
 
 /* One message a second at most: a framework that retries after freeing its cache, or a loop destroying busy
  * streams, would otherwise flood stderr. Writes " (N more since the last message)" into tail when some were
  * suppressed. Returns false when this one is suppressed. */
 bool vg_rate_ok(struct vg_rate *r, char *tail, size_t len)
 {
-	int64_t now = vg_now_ns();
+	int64_t now = (int64_t)vg_clock_ns(CLOCK_MONOTONIC_COARSE);
 	int64_t last = atomic_load(&r->last_ns);
 	if ((last != 0 && now - last < VG_NS_PER_SEC) || !atomic_compare_exchange_strong(&r->last_ns, &last, now)) {
 		atomic_fetch_add(&r->suppressed, 1);
@@ -74,14 +47,13 @@ static void vg_deny_message(int dev, uint64_t bytes, uint64_t used, int hook, co
 	char a[32], b[32], c[32], tail[64];
 	if (!vg_rate_ok(&vg_deny_rate, tail, sizeof(tail)))
 		return;
-	struct vg_region *r = vg_shared_region();
 	uint64_t avail = 0, rlim = 0;
 	if (why == -EDQUOT)
 		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): %s of the %s budget of shared region %s in use by "
 			     "its processes (VRAMGUARD_SHARED; `vramguard top` shows who holds it)%s",
 			     vg_format_bytes(bytes, a, sizeof(a)), dev, vg_hook_names[hook],
 			     vg_format_bytes(used, b, sizeof(b)),
-			     r && vg_region_avail(r, dev, &avail, &rlim) ? vg_format_bytes(rlim, c, sizeof(c)) : "changed",
+			     vg_device_budget(dev, &avail, &rlim) ? vg_format_bytes(rlim, c, sizeof(c)) : "changed",
 			     vg_shared_label(), tail);
 	else if (why == -ETIMEDOUT)
 		vg_log_plain(VG_LOG_WARN, "denied %s on GPU %d (%s): the lock of shared region %s was held for more than "
@@ -123,7 +95,7 @@ CUresult vg_reserve(int dev, uint64_t bytes, int hook)
 	const struct vg_device_info *di = vg_device_info(dev);
 	if (!di)
 		return CUDA_SUCCESS;    /* no device (the driver will refuse) or an ordinal we do not track */
-	vg_shared_poll(false);          /* a limit changed by `vramguard limit set` applies from this allocation */
+	vg_device_poll(false);          /* a limit changed by `vramguard limit set` applies from this allocation */
 	uint64_t used = 0;
 	vg_devmem_fresh(dev, bytes);    /* near the limit only: the driver's part measured just now */
 	int rc = vg_shared_ready(dev);
@@ -146,6 +118,30 @@ charged:
 	return CUDA_SUCCESS;
 }
 
+/* Device counting: pools grow in 2 MiB pages at least; the growth is charged in those steps. */
+#define VG_POOL_GRAIN ((uint64_t)2 << 20)
+
+static inline uint64_t vg_round_grain(uint64_t n)
+{
+	return n > UINT64_MAX - (VG_POOL_GRAIN - 1) ? UINT64_MAX : (n + VG_POOL_GRAIN - 1) & ~(VG_POOL_GRAIN - 1);
+}
+
+CUresult vg_pool_grow(struct vg_pool *p, int dev, uint64_t live, int hook)
+{
+	atomic_fetch_add(&p->growing, 1);
+	uint64_t c = atomic_load(&p->charged);
+	uint64_t need = live > c ? vg_round_grain(live - c) : 0;
+	if (need) {
+		CUresult rc = vg_reserve(dev, need, hook);
+		if (rc != CUDA_SUCCESS) {
+			atomic_fetch_sub(&p->growing, 1);
+			return rc;
+		}
+		atomic_fetch_add(&p->charged, need);
+	}
+	return CUDA_SUCCESS;
+}
+
 static __thread uint32_t vg_tid __attribute__((tls_model("initial-exec")));
 
 static uint32_t vg_thread_id(void)
@@ -155,15 +151,8 @@ static uint32_t vg_thread_id(void)
 	return vg_tid;
 }
 
-static uint64_t vg_realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-/* Records come from the pool's per-thread cache (accounting/table.c): malloc and free were a third of the cost of
- * an intercepted allocation, and a malloc'd record carried a 16-byte header. */
+/* Records come from the record store's per-thread cache (accounting/table.c): malloc and free were a third of the
+ * cost of an intercepted allocation, and a malloc'd record carried a 16-byte header. */
 _Static_assert(VG_HOOK_COUNT <= UINT8_MAX + 1, "struct vg_alloc keeps the hook in 8 bits");
 _Static_assert(VG_MAX_DEVICES <= INT16_MAX, "struct vg_alloc keeps the device in 16 bits");
 
@@ -188,7 +177,7 @@ struct vg_alloc *vg_rec_new(uint64_t key, uint64_t bytes, int dev, void *ctx, in
 void vg_rec_stamp(struct vg_alloc *r, int hook)
 {
 	r->site = vg_site_capture(hook);
-	r->time_ns = vg_realtime_ns();
+	r->time_ns = vg_clock_ns(CLOCK_REALTIME_COARSE);
 	r->tid = vg_thread_id();
 }
 
@@ -293,32 +282,7 @@ void vg_free_end(CUresult rc, struct vg_table *t, struct vg_alloc *r)
 
 /* ---- fork ---- */
 
-VG_HIDDEN void vg_wrappers_atfork_prepare(void)
+void vg_charge_atfork_child(void)
 {
-	for (size_t i = 0; i < VG_NTABLES; i++)
-		vg_table_lock_all(vg_all_tables[i]);
-	vg_sites_lock_all();
-	vg_alloc_lock();
-}
-
-VG_HIDDEN void vg_wrappers_atfork_parent(void)
-{
-	vg_alloc_unlock();
-	vg_sites_unlock_all();
-	for (size_t i = VG_NTABLES; i-- > 0;)
-		vg_table_unlock_all(vg_all_tables[i]);
-}
-
-void vg_wrappers_atfork_child(void)
-{
-	vg_devmem_atfork_child();
-	vg_timelines_atfork_child();
-	for (size_t i = 0; i < VG_NTABLES; i++)
-		vg_table_reset_child(vg_all_tables[i]);
-	vg_alloc_reset_child();                 /* every record free again: the tables held them all */
-	vg_sites_reset_child();
-	atomic_store(&vg_streams_created, 0);
-	atomic_store(&vg_streams_destroyed, 0);
-	atomic_store(&vg_streams_destroyed_pending, 0);
 	vg_tid = 0;
 }

@@ -1,46 +1,16 @@
-/* The charging core shared by the hook files (interposer/hook_*.c), and the one opening every hook has.
- * Owners: charge.c owns the allocation tables (interposer/globals.h) and the per-thread id; the hook files own
- * nothing global but their own rate limits. A hook file includes this header, and device.h, shared.h, devmem.h or
- * reporter.h for what else it calls. */
+/* The charging core shared by the hook files (interposer/cuda/hook_*.c): reserve on the quota before the driver
+ * call, commit or roll back after, record and retire table entries. Owners: charge.c owns the per-thread id and the
+ * refusal message's rate limit; the tables are tables.c's (globals.h); the hook files own nothing global but their
+ * own rate limits. */
 #ifndef VG_CHARGE_H
 #define VG_CHARGE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interposer/globals.h"
-#include "interposer/init.h"
+#include "interposer/base.h"
 #include "accounting/quota.h"
 #include "accounting/table.h"
-
-#define VG_REAL_CALL(name, ...) (vg_real.name ? vg_real.name(__VA_ARGS__) : CUDA_ERROR_NOT_FOUND)
-
-/* True when a call made under mode m must fail closed: the configuration is invalid and the hook's row says
- * VG_CLOSED. Folded to a constant comparison for a constant id. */
-static inline bool vg_fails_closed(enum vg_mode m, int id)
-{
-	return m == VG_MODE_BADCONFIG && vg_hook_policies[id] == VG_CLOSED;
-}
-
-/* The opening of a hook, from its row in hooks.h: declares rc and vg_m (the mode); when vramguard is not active in this call (a
- * nested call, another owner, no driver, invalid configuration) it answers from the policy (real_call, or
- * CUDA_ERROR_NOT_PERMITTED for a VG_CLOSED row under invalid configuration) and jumps to the hook's `out:`, which
- * must call vg_hook_leave(). VG_OPEN_AS serves helpers that implement several rows (pass that row's id and its
- * real call). */
-#define VG_OPEN_AS(id, real_call)                                                                           \
-	CUresult rc;                                                                                         \
-	enum vg_mode vg_m = vg_hook_enter();                                                                 \
-	if (VG_UNLIKELY(vg_m != VG_MODE_ACTIVE)) {                                                           \
-		rc = vg_fails_closed(vg_m, (id)) ? CUDA_ERROR_NOT_PERMITTED : (real_call);                     \
-		goto out;                                                                                    \
-	}
-#define VG_OPEN(name, ...) VG_OPEN_AS(VG_HOOK_##name, VG_REAL_CALL(name, __VA_ARGS__))
-/* Two rows served by one helper, name and name##suffix (cuCtxDestroy / _v2, cuMemFreeAsync / _ptsz): the real call
- * of the one alt picks, and the opening for it. */
-#define VG_REAL_EITHER(alt, name, suffix, ...)                                                               \
-	((alt) ? VG_REAL_CALL(name##suffix, __VA_ARGS__) : VG_REAL_CALL(name, __VA_ARGS__))
-#define VG_OPEN_EITHER(alt, name, suffix, ...)                                                               \
-	VG_OPEN_AS((alt) ? VG_HOOK_##name##suffix : VG_HOOK_##name, VG_REAL_EITHER(alt, name, suffix, __VA_ARGS__))
 
 /* One message a second at most (a framework retrying after freeing its cache, a loop destroying busy streams).
  * vg_rate_ok writes "; N more since the last message" into tail when some were suppressed; false: suppressed. */
@@ -77,19 +47,12 @@ void vg_retire(struct vg_alloc *r);
 /* Free-like calls: the record left the table before the real call; it goes or comes back by rc. */
 void vg_free_end(CUresult rc, struct vg_table *t, struct vg_alloc *r);
 
-/* hook_stream.c: bumped by every stream creation (a cached handle may now name another stream), and set when the
- * first stream capture begins. */
-extern _Atomic unsigned vg_stream_gen;
-extern _Atomic bool vg_capture_begun;
+/* Device counting: an allocation that takes pool p's live bytes to `live` past its charge charges the growth first
+ * (CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY said like any refusal). After the driver call, vg_pool_grown (devmem.h)
+ * settles with the driver's figure. */
+CUresult vg_pool_grow(struct vg_pool *p, int dev, uint64_t live, int hook);
 
-/* Query a stream without blocking: 1 work queued, 0 idle, -1 capturing, -2 unknown (hook_stream.c). */
-int vg_stream_state(CUstream s);
-
-/* charge.c's own life, driven by init.c: the tables made at init, and kept consistent across fork (prepare and
- * parent hold and release the tables' locks; the child starts from empty tables). */
-void vg_wrappers_init(void);
-void vg_wrappers_atfork_prepare(void);
-void vg_wrappers_atfork_parent(void);
-void vg_wrappers_atfork_child(void);
+/* Fork child: the thread id is the child's own. */
+void vg_charge_atfork_child(void);
 
 #endif

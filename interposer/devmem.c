@@ -15,26 +15,24 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "interposer/charge.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
-#include "interposer/nvml.h"
-#include "interposer/reporter.h"
 #include "interposer/shared.h"
+#include "interposer/softlimit.h"
+#include "interposer/thread.h"
 #include "interposer/timeline.h"
+#include "interposer/nvml/nvml.h"
+#include "accounting/quota.h"
 #include "accounting/clock.h"
 #include "accounting/lockorder.h"
 #include "accounting/region.h"
 #include "report/log.h"
-
-#define VG_POOL_GRAIN ((uint64_t)2 << 20)       /* pools grow in 2 MiB pages at least */
 
 struct vg_pool vg_pools[VG_POOLS_MAX];
 static _Atomic uint32_t vg_npools;              /* slots ever used: lookups scan [0, vg_npools) */
@@ -43,11 +41,6 @@ static pthread_mutex_t vg_pools_lock = PTHREAD_MUTEX_INITIALIZER;    /* register
 static struct vg_pool *_Atomic vg_cur_pool[VG_MAX_DEVICES];
 
 struct vg_devmem vg_devmem[VG_MAX_DEVICES];
-
-static inline uint64_t vg_round_grain(uint64_t n)
-{
-	return n > UINT64_MAX - (VG_POOL_GRAIN - 1) ? UINT64_MAX : (n + VG_POOL_GRAIN - 1) & ~(VG_POOL_GRAIN - 1);
-}
 
 /* Bring a part's charge (*charged, on dev's quota) to want, forced: the memory is held already. */
 static void vg_charge_to(int dev, _Atomic uint64_t *charged, uint64_t want)
@@ -194,22 +187,6 @@ void vg_pool_refresh(CUmemoryPool h)
 		vg_pool_settle(p, false);
 }
 
-CUresult vg_pool_grow(struct vg_pool *p, int dev, uint64_t live, int hook)
-{
-	atomic_fetch_add(&p->growing, 1);
-	uint64_t c = atomic_load(&p->charged);
-	uint64_t need = live > c ? vg_round_grain(live - c) : 0;
-	if (need) {
-		CUresult rc = vg_reserve(dev, need, hook);
-		if (rc != CUDA_SUCCESS) {
-			atomic_fetch_sub(&p->growing, 1);
-			return rc;
-		}
-		atomic_fetch_add(&p->charged, need);
-	}
-	return CUDA_SUCCESS;
-}
-
 bool vg_pool_grown(struct vg_pool *p)
 {
 	atomic_fetch_sub(&p->growing, 1);
@@ -281,13 +258,6 @@ void vg_devmem_pool_figures(int dev, uint64_t *reserved, uint64_t *live)
 }
 
 /* ---- the driver's own memory: the sampler thread ---- */
-
-static uint64_t vg_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static pthread_mutex_t vg_smp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vg_smp_cond = PTHREAD_COND_INITIALIZER;
@@ -371,7 +341,7 @@ static void vg_measure_driver(int dev, const char *uuid)
 	atomic_store(&dm->driver_seen, seen);
 	vg_charge_to(dev, &dm->driver, want);
 	atomic_fetch_add(&dm->samples, 1);
-	atomic_store(&dm->measured_ns, vg_mono_ns());
+	atomic_store(&dm->measured_ns, vg_clock_ns(CLOCK_MONOTONIC));
 	vg_unlock(&dm->lock, VG_RANK_DEVMEM);
 }
 
@@ -407,7 +377,7 @@ static void vg_sample_round(void)
 				vg_read_driver_limit(d, di->uuid);
 				vg_measure_driver(d, di->uuid);
 			}
-			vg_shared_publish(d);
+			vg_shared_publish(d, vg_devmem_driver(d));
 			vg_soft_limit_check(d);
 		}
 		vg_timelines_sample(d);
@@ -439,13 +409,13 @@ static void *vg_sampler_main(void *arg)
 		vg_smp_in_round = false;
 		vg_smp_seq++;
 		pthread_cond_broadcast(&vg_smp_cond);
-		uint64_t end = vg_mono_ns();
+		uint64_t end = vg_clock_ns(CLOCK_MONOTONIC);
 		uint64_t poll = vg_cfg.device_poll_ms ? vg_cfg.device_poll_ms : 500;
 		struct timespec ts;
 		for (;;) {
 			if (vg_smp_urgent)
 				break;
-			uint64_t now = vg_mono_ns();
+			uint64_t now = vg_clock_ns(CLOCK_MONOTONIC);
 			if (vg_smp_kicked && now >= end + (uint64_t)VG_DEVMEM_MIN_GAP_MS * VG_NS_PER_MS)
 				break;
 			if (now >= end + poll * VG_NS_PER_MS)
@@ -464,7 +434,7 @@ static void vg_sampler_stop(void)
 	vg_lock(&vg_smp_lock, VG_RANK_SAMPLER);
 	vg_smp_stop = true;
 	struct timespec ts;
-	vg_deadline(&ts, vg_mono_ns(), 500);
+	vg_deadline(&ts, vg_clock_ns(CLOCK_MONOTONIC), 500);
 	while (vg_smp_in_round && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)
 		;
 	vg_unlock(&vg_smp_lock, VG_RANK_SAMPLER);
@@ -484,16 +454,7 @@ static void vg_sampler_start_locked(void)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&vg_smp_cond, &ca);
-	sigset_t all, prev;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &prev);   /* the application's signals are not ours to take */
-	pthread_t th;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	int rc = pthread_create(&th, &attr, vg_sampler_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	int rc = vg_thread_start("vramguard-mem", vg_sampler_main, NULL);
 	if (rc != 0) {
 		atomic_store(&vg_smp_state, -1);
 		snprintf(vg_smp_reason, sizeof(vg_smp_reason), "cannot start the sampler thread: %s", strerror(rc));
@@ -501,7 +462,6 @@ static void vg_sampler_start_locked(void)
 		       "the usage timeline is not sampled", vg_smp_reason);
 		return;
 	}
-	pthread_setname_np(th, "vramguard-mem");
 	atomic_store(&vg_smp_state, 1);
 }
 
@@ -531,7 +491,7 @@ void vg_devmem_fresh(int dev, uint64_t bytes)
 		return;
 	}
 	if (used + bytes + VG_DEVMEM_SLACK <= limit || st != 0 ||
-	    vg_mono_ns() - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * VG_NS_PER_MS)
+	    vg_clock_ns(CLOCK_MONOTONIC) - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * VG_NS_PER_MS)
 		return;
 	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
 }
@@ -569,7 +529,7 @@ static void vg_devmem_kick_for(bool wait, uint64_t wait_ms)
 	pthread_cond_broadcast(&vg_smp_cond);
 	if (wait) {
 		struct timespec ts;
-		vg_deadline(&ts, vg_mono_ns(), wait_ms);
+		vg_deadline(&ts, vg_clock_ns(CLOCK_MONOTONIC), wait_ms);
 		vg_smp_urgent++;
 		pthread_cond_broadcast(&vg_smp_cond);
 		while (vg_smp_seq < target && pthread_cond_timedwait(&vg_smp_cond, &vg_smp_lock, &ts) != ETIMEDOUT)

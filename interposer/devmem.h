@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interposer/init.h"
+#include "interposer/base.h"
 
 #define VG_POOLS_MAX 256
 #define VG_DEVMEM_MIN_GAP_MS 50         /* rounds woken by module loads: at most one per 50 ms */
@@ -59,10 +59,9 @@ struct vg_pool *vg_pool_current(int dev);
 void vg_pool_set_current(int dev, CUmemoryPool h);
 void vg_pool_forget(CUmemoryPool h);
 void vg_pool_refresh(CUmemoryPool h);
-/* An allocation that takes the pool's live bytes to `live` past its charge: charge the growth (CUDA_SUCCESS or
- * CUDA_ERROR_OUT_OF_MEMORY, said like any refusal). After the driver call, vg_pool_grown settles with the driver's
- * figure; false: the pool grew past the quota (the growth is charged anyway; the caller gives the memory back). */
-CUresult vg_pool_grow(struct vg_pool *p, int dev, uint64_t live, int hook);
+/* After the driver call of an allocation whose growth was charged first (charge.c's vg_pool_grow): settle with the
+ * driver's figure; false: the pool grew past the quota (the growth is charged anyway; the caller gives the memory
+ * back). */
 bool vg_pool_grown(struct vg_pool *p);
 
 /* Re-read the pools and graph memory of dev (cuMemGetInfo, reports, the sampler). */

@@ -14,7 +14,7 @@
  *   VG_CLOSED  the entry point gives the process memory (or starts CUDA): it returns CUDA_ERROR_NOT_PERMITTED
  *   VG_PASS    it gives nothing: straight to the driver
  *   VG_ROUTE   an entry-point lookup: the driver's answer, with our wrappers substituted
- * The hook's opening (charge.h, VG_OPEN) is generated from the policy; the charge text is docs/hooks.md. */
+ * The hook's opening (cuda/hook.h, VG_OPEN) is generated from the policy; the charge text is docs/hooks.md. */
 enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 #define VG_HOOKS(X) \
 	X(cuInit,                       PFN_cuInit_v2000, VG_CLOSED, "nothing; fails closed on invalid configuration (every later call fails with it)") \

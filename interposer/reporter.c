@@ -1,10 +1,9 @@
 /* When reports are written (VRAMGUARD_REPORT_ON): at exit (an atexit handler registered at the first CUDA use, so it
  * runs while the driver is still alive), on a signal, at a soft limit's crossing and at a denial. The last three
- * never write in the thread that
- * asks (a signal handler; an allocating thread, maybe inside a driver call): it sets a flag and writes one byte to
- * a pipe, and a thread started with every signal blocked builds and writes the report. Where they go: stderr,
- * nowhere, or a file created exclusively (never in a setuid program: the loader does not read VRAMGUARD_REPORT
- * there, see the options table). */
+ * never write in the thread that asks (a signal handler; an allocating thread, maybe inside a driver call): it asks
+ * (reporter_ask.c), and the reporter thread here, started with every signal blocked, builds the report
+ * (snapshot.c) and writes it. Where they go: stderr, nowhere, or a file created exclusively (never in a setuid
+ * program: the loader does not read VRAMGUARD_REPORT there, see the options table). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "interposer/init.h"
+#include "interposer/base.h"
 #include "interposer/reporter.h"
+#include "interposer/reporter_ask.h"
 #include "interposer/shared.h"
+#include "interposer/snapshot.h"
+#include "interposer/thread.h"
 #include "accounting/lockorder.h"
 #include "config/template.h"
 #include "report/log.h"
@@ -27,10 +29,7 @@
 static int vg_report_pid;                       /* the process that may report; a forked child never does */
 static _Atomic uint64_t vg_report_seq;
 static pthread_mutex_t vg_report_lock = PTHREAD_MUTEX_INITIALIZER;
-static int vg_pipe_rd = -1;
-static volatile int vg_pipe_wr = -1;            /* read by the signal handler */
-/* What the reporter thread is asked for: the byte in the pipe only wakes it. */
-static _Atomic int vg_want_signal, vg_want_soft, vg_want_threshold, vg_want_denial;
+static int vg_pipe_rd = -1;                     /* the reporter thread's end; reporter_ask.c writes to the other */
 
 /* The step of publishing a report that failed: its message names what went wrong. */
 enum vg_publish_step {
@@ -197,46 +196,14 @@ void vg_reporter_arm_exit(void)
 
 /* ---- the reporter thread: signals and soft limits ---- */
 
-static void vg_reporter_wake(void)
-{
-	int fd = vg_pipe_wr;
-	if (fd >= 0) {
-		char c = 1;
-		(void)!write(fd, &c, 1);        /* pipe full (a storm): the pending wake-up covers it */
-	}
-}
-
-static void vg_on_signal(int sig)
-{
-	(void)sig;
-	int saved = errno;
-	atomic_store_explicit(&vg_want_signal, 1, memory_order_relaxed);      /* lock-free: async-signal-safe */
-	vg_reporter_wake();
-	errno = saved;
-}
-
-bool vg_reporter_running(void)
-{
-	return vg_pipe_wr >= 0;
-}
-
-void vg_reporter_ask(enum vg_ask what)
-{
-	int saved = errno;
-	atomic_store_explicit(what == VG_ASK_DENIAL ? &vg_want_denial : what == VG_ASK_THRESHOLD ? &vg_want_threshold
-						       : &vg_want_soft, 1, memory_order_relaxed);
-	vg_reporter_wake();
-	errno = saved;
-}
-
 /* The reports asked for and not yet written, each kind once (the flags are set before their byte is written). */
 static void vg_reports_pending(void)
 {
-	if (atomic_exchange(&vg_want_denial, 0))
+	if (vg_reporter_asked(VG_ASK_DENIAL))
 		vg_report_now("denial");
-	if (atomic_exchange(&vg_want_soft, 0))
+	if (vg_reporter_asked(VG_ASK_SOFT_LIMIT))
 		vg_report_now("soft-limit");
-	if (atomic_exchange(&vg_want_threshold, 0))
+	if (vg_reporter_asked(VG_ASK_THRESHOLD))
 		vg_report_now("threshold");
 }
 
@@ -255,7 +222,7 @@ static void *vg_reporter_main(void *arg)
 		 * blocks), then look at the flags (set before their byte was written). */
 		while (read(vg_pipe_rd, buf, sizeof(buf)) > 0)
 			;
-		if (atomic_exchange(&vg_want_signal, 0))
+		if (vg_reporter_asked(VG_ASK_SIGNAL))
 			vg_report_now("signal");
 		vg_reports_pending();
 	}
@@ -295,17 +262,7 @@ static int vg_reporter_thread_start(const char *what)
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	(void)fcntl(p[1], F_SETFL, O_NONBLOCK);
 	vg_pipe_rd = p[0];
-	/* The reporter thread must never receive the application's signals. */
-	sigset_t all, prev;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &prev);
-	pthread_t th;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	int rc = pthread_create(&th, &attr, vg_reporter_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	int rc = vg_thread_start("vramguard", vg_reporter_main, NULL);
 	if (rc != 0) {
 		close(p[0]);
 		close(p[1]);
@@ -313,8 +270,7 @@ static int vg_reporter_thread_start(const char *what)
 		vg_log(VG_LOG_WARN, "%s are off: cannot start the reporter thread: %s", what, strerror(rc));
 		return -1;
 	}
-	pthread_setname_np(th, "vramguard");
-	vg_pipe_wr = p[1];
+	vg_reporter_listen(p[1]);
 	return 0;
 }
 
@@ -337,7 +293,7 @@ void vg_reporter_start(void)
 		return;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = vg_on_signal;
+	sa.sa_handler = vg_reporter_on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(vg_cfg.signal, &sa, NULL) != 0)
@@ -348,10 +304,7 @@ void vg_reporter_atfork_child(void)
 {
 	/* The child shares the parent's pipe and has no reporter thread: it must not wake the parent's, and it never
 	 * reports the parent's memory at exit (vg_report_pid stays the parent's). */
-	int wr = vg_pipe_wr;
-	vg_pipe_wr = -1;
-	if (wr >= 0)
-		close(wr);
+	vg_reporter_ask_atfork_child();
 	if (vg_pipe_rd >= 0)
 		close(vg_pipe_rd);
 	vg_pipe_rd = -1;

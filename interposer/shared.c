@@ -1,7 +1,7 @@
 /* The process's place in a region (accounting/region.h): the shared region VRAMGUARD_SHARED names, or else its own
  * control segment; neither in a setuid program (the loader ignores the variables that name them there and turns
- * VRAMGUARD_CONTROL off). Joined at init, left at exit; limit changes made with `vramguard limit set` are picked up
- * here on the next allocation or cuMemGetInfo and logged once. A join or a GPU registration that cannot take the
+ * VRAMGUARD_CONTROL off). Joined at init, left at exit (lifecycle.c); what the region says of the quota in force
+ * (`vramguard limit set`, its budget) is device.c's to pick up. A join or a GPU registration that cannot take the
  * region's lock in time (another member stopped inside it) is retried at the next allocation, which is refused until
  * then: the process runs, it is never left outside the budget. */
 #define _GNU_SOURCE
@@ -14,15 +14,12 @@
 #include "accounting/clock.h"
 #include "accounting/quota.h"
 #include "accounting/region.h"
-#include "interposer/globals.h"
-#include "interposer/init.h"
-#include "interposer/device.h"
-#include "interposer/devmem.h"
+#include "interposer/base.h"
 #include "interposer/shared.h"
 #include "report/log.h"
 
-static struct vg_region vg_self;
-static _Atomic int vg_self_ready;       /* 1 once joined (and never in a forked child) */
+struct vg_region vg_shared_self;
+_Atomic int vg_shared_self_ready;       /* 1 once joined (and never in a forked child) */
 /* Retried at the next allocation (or cuMemGetInfo): the join itself (VG_PENDING_JOIN) and the registration of the
  * CUDA ordinals in vg_unbound. Nonzero only on those paths; one load on every allocation. */
 #define VG_PENDING_JOIN 1
@@ -38,7 +35,14 @@ static char vg_self_cmd[VG_REGION_CMD_MAX];
  * container's budget, so this process's own quota follows the region's when `vramguard limit set --shared` changes
  * it. Cleared by a `limit set --pid` aimed at this process, which gives it a quota of its own. */
 static _Atomic bool vg_self_follow;
-static _Atomic uint32_t vg_rejoined_seen;
+/* How the quota follows the budget then (device.c's vg_device_follow, given to vg_shared_attach). */
+static int (*vg_follow_budget)(const char *budget);
+/* The GPUs this process uses, as vg_shared_bind was told at their first use: for a registration retried later. */
+static struct {
+	char uuid[VG_UUID_MAX];
+	uint64_t total;
+} vg_known[VG_MAX_DEVICES];
+static _Atomic uint64_t vg_known_mask;
 
 /* VRAMGUARD_SHARED as messages quote it: 'name', or an absolute path of up to 511 bytes cut short (vg_quote). */
 static char vg_self_label[VG_QUOTE_BUF];
@@ -48,22 +52,21 @@ const char *vg_shared_label(void)
 	return vg_self_label;
 }
 
-struct vg_region *vg_shared_region(void)
-{
-	return atomic_load_explicit(&vg_self_ready, memory_order_acquire) ? &vg_self : NULL;
-}
-
-static void vg_shared_leave_at_exit(void)
+void vg_shared_leave_at_exit(void)
 {
 	struct vg_region *r = vg_shared_region();
 	if (r && r->owner == getpid())
 		vg_region_leave(r);     /* and removes a control segment, or a region nobody is left in */
 }
 
-/* Destructors run after atexit handlers, and so after the driver's own teardown has freed our memory. */
-__attribute__((destructor)) static void vg_shared_fini(void)
+bool vg_shared_follows(void)
 {
-	vg_shared_leave_at_exit();
+	return atomic_load(&vg_self_follow);
+}
+
+void vg_shared_follow_stop(void)
+{
+	atomic_store(&vg_self_follow, false);
 }
 
 /* How this process makes the shared region VRAMGUARD_SHARED names, if it is the first. */
@@ -80,20 +83,20 @@ static void vg_bind_later(int dev)
 	atomic_fetch_or(&vg_pending, VG_PENDING_BIND);
 }
 
-/* Open (creating it if need be) and take a slot in vg_self. A file removed between our open and our join (its last
- * member left, `vramguard region rm`) is opened again, which makes a new one. On -ETIMEDOUT from the join the file
- * stays open (the join is retried later); on any other failure nothing stays open. */
+/* Open (creating it if need be) and take a slot in vg_shared_self. A file removed between our open and our join (its
+ * last member left, `vramguard region rm`) is opened again, which makes a new one. On -ETIMEDOUT from the join the
+ * file stays open (the join is retried later); on any other failure nothing stays open. */
 static int vg_open_join(const char *path, const struct vg_region_make *make, bool *created, char *err, size_t errlen)
 {
 	int rc = -ESTALE;
 	for (int attempt = 0; attempt < 16 && rc == -ESTALE; attempt++) {
-		rc = vg_region_open(&vg_self, path, VG_OPEN_JOIN, make->kind, make, created, err, errlen);
+		rc = vg_region_open(&vg_shared_self, path, VG_OPEN_JOIN, make->kind, make, created, err, errlen);
 		if (rc != 0)
 			return rc;
-		rc = vg_region_join(&vg_self, getpid(), vg_self_start, vg_self_cmd,
+		rc = vg_region_join(&vg_shared_self, getpid(), vg_self_start, vg_self_cmd,
 				    make->kind == VG_REGION_SHARED ? make->spec : NULL, err, errlen);
 		if (rc != 0 && rc != -ETIMEDOUT)
-			vg_region_close(&vg_self);
+			vg_region_close(&vg_shared_self);
 	}
 	return rc;
 }
@@ -104,24 +107,24 @@ static void vg_shared_joined(bool created)
 	const char *name = vg_shared_label();
 	/* Copies: another member may rewrite the budget at any time (region.h). */
 	char in_force[VG_REGION_SPEC_MAX], created_with[VG_REGION_SPEC_MAX];
-	vg_region_spec_copy(&vg_self, in_force, sizeof(in_force));
-	memcpy(created_with, vg_self.h->created_spec, sizeof(created_with));
+	vg_region_spec_copy(&vg_shared_self, in_force, sizeof(in_force));
+	memcpy(created_with, vg_shared_self.h->created_spec, sizeof(created_with));
 	created_with[sizeof(created_with) - 1] = '\0';
 	bool follow = vg_cfg.shared_spec_source && strcmp(vg_cfg.shared_spec_source, "NVIDIA_GPU_MEMORY_LIMITS") == 0 &&
 		      strcmp(created_with, vg_cfg.shared_spec) == 0;
 	char qp[VG_QUOTE_BUF];
-	vg_quote(vg_self.path, qp, sizeof(qp));
-	if (vg_self.fs_note[0])
-		vg_log(VG_LOG_WARN, "shared region %s (%s): %s", name, qp, vg_self.fs_note);
+	vg_quote(vg_shared_self.path, qp, sizeof(qp));
+	if (vg_shared_self.fs_note[0])
+		vg_log(VG_LOG_WARN, "shared region %s (%s): %s", name, qp, vg_shared_self.fs_note);
 	if (created)
 		vg_log(VG_LOG_INFO, "created shared region %s (%s), budget '%s', room for %u processes", name, qp,
-		       in_force[0] ? in_force : "none", vg_self.nslots);
-	else if (vg_self.started_over)
+		       in_force[0] ? in_force : "none", vg_shared_self.nslots);
+	else if (vg_shared_self.started_over)
 		vg_log(VG_LOG_INFO, "shared region %s (%s): every earlier member had exited; it starts over with this "
 		       "process's budget '%s'", name, qp, in_force[0] ? in_force : "none");
 	else if (strcmp(in_force, vg_cfg.shared_spec) != 0) {
-		int members = vg_region_members(&vg_self);
-		bool persistent = vg_self.h->flags & VG_REGION_PERSISTENT;
+		int members = vg_region_members(&vg_shared_self);
+		bool persistent = vg_shared_self.h->flags & VG_REGION_PERSISTENT;
 		char why[160];
 		if (strcmp(in_force, created_with) != 0)
 			snprintf(why, sizeof(why), "set by `vramguard limit set`; created with '%s'",
@@ -129,8 +132,8 @@ static void vg_shared_joined(bool created)
 		else if (persistent)
 			snprintf(why, sizeof(why), "set by `vramguard region create`");
 		else
-			snprintf(why, sizeof(why), "set by the process that created it, pid %d", (int)vg_self.h->creator_pid);
-		if (follow && in_force[0] && vg_device_apply_limit_spec(in_force, true) >= 0)
+			snprintf(why, sizeof(why), "set by the process that created it, pid %d", (int)vg_shared_self.h->creator_pid);
+		if (follow && in_force[0] && vg_follow_budget && vg_follow_budget(in_force) >= 0)
 			vg_log(VG_LOG_INFO, "shared region %s has the budget '%s' in force (%s); this process's quota "
 			       "follows it, as NVIDIA_GPU_MEMORY_LIMITS made the budget", name, in_force, why);
 		else
@@ -143,12 +146,13 @@ static void vg_shared_joined(bool created)
 			       vg_cfg.shared_spec[0] ? vg_cfg.shared_spec : "(unset)", name);
 	}
 	atomic_store(&vg_self_follow, follow);
-	vg_quota_region = &vg_self;
-	atomic_store_explicit(&vg_self_ready, 1, memory_order_release);
+	vg_quota_region = &vg_shared_self;
+	atomic_store_explicit(&vg_shared_self_ready, 1, memory_order_release);
 }
 
-int vg_shared_attach(void)
+int vg_shared_attach(int (*follow)(const char *budget))
 {
+	vg_follow_budget = follow;
 	char err[VG_ERR_MAX];
 	bool created = false;
 	if (vg_cfg.shared_path[0] || vg_cfg.control == VG_CONTROL_ON) {
@@ -198,7 +202,7 @@ int vg_shared_attach(void)
 	if (ns && (size_t)snprintf(path + pl, sizeof(path) - pl, ".%llu", (unsigned long long)ns) < sizeof(path) - pl)
 		rc = vg_open_join(path, &make, &created, err, sizeof(err));
 	if (rc == -ETIMEDOUT)
-		vg_region_close(&vg_self);
+		vg_region_close(&vg_shared_self);
 	if (rc != 0) {
 		/* Only the command's view of this process is lost: quotas hold as configured. */
 		vg_log(VG_LOG_WARN, "no control segment: %s; `vramguard top` and `vramguard limit set --pid` will not see "
@@ -207,17 +211,18 @@ int vg_shared_attach(void)
 		return 0;
 	}
 	char qp[VG_QUOTE_BUF];
-	if (vg_self.fs_note[0])
-		vg_log(VG_LOG_INFO, "control segment %s: %s", vg_quote(vg_self.path, qp, sizeof(qp)), vg_self.fs_note);
+	if (vg_shared_self.fs_note[0])
+		vg_log(VG_LOG_INFO, "control segment %s: %s", vg_quote(vg_shared_self.path, qp, sizeof(qp)), vg_shared_self.fs_note);
 	/* A control segment has no budget: the quota counts in it (vg_quota_place), so vg_quota_region stays NULL. */
-	atomic_store_explicit(&vg_self_ready, 1, memory_order_release);
+	atomic_store_explicit(&vg_shared_self_ready, 1, memory_order_release);
 	return 0;
 }
 
 /* Register CUDA ordinal dev with region r (for `top`, and so that allocations there are charged to the budget). */
-static void vg_bind_one(struct vg_region *r, int dev, const char *uuid, uint64_t total, uint64_t own_limit)
+static void vg_bind_one(struct vg_region *r, int dev, const char *uuid, uint64_t total)
 {
-	int idx = vg_region_bind(r, dev, uuid, total, own_limit);
+	/* The quota in force, as device.c last set it (its setter writes the slot once dev is registered). */
+	int idx = vg_region_bind(r, dev, uuid, total, atomic_load(&vg_quota[dev].limit));
 	_Atomic uint64_t *used, *peak;
 	if (idx >= 0 && vg_region_control_counters(r, dev, &used, &peak))
 		vg_quota_place(dev, used, peak);        /* one counter for the quota and for `vramguard top` */
@@ -243,24 +248,34 @@ static void vg_bind_one(struct vg_region *r, int dev, const char *uuid, uint64_t
 	}
 }
 
-void vg_shared_bind(int dev, const char *uuid, uint64_t total, uint64_t own_limit)
+void vg_shared_bind(int dev, const char *uuid, uint64_t total)
 {
+	if (dev < 0 || dev >= VG_MAX_DEVICES)
+		return;
+	snprintf(vg_known[dev].uuid, sizeof(vg_known[dev].uuid), "%s", uuid ? uuid : "");
+	vg_known[dev].total = total;
+	atomic_fetch_or(&vg_known_mask, 1ull << dev);
 	struct vg_region *r = vg_shared_region();
-	if (r) {
-		vg_bind_one(r, dev, uuid, total, own_limit);
-	} else if ((atomic_load(&vg_pending) & VG_PENDING_JOIN) && dev >= 0 && dev < VG_MAX_DEVICES) {
+	if (r)
+		vg_bind_one(r, dev, uuid, total);
+	else if (atomic_load(&vg_pending) & VG_PENDING_JOIN)
 		vg_bind_later(dev);     /* registered once the join succeeds */
-	}
 }
 
-/* Register the GPUs of mask that are in use (their limits resolved) with r. */
+void vg_shared_set_quota(int dev, uint64_t limit)
+{
+	struct vg_region *r = vg_shared_region();
+	if (r)
+		vg_region_set_quota(r, dev, limit);
+}
+
+/* Register the GPUs of mask that are in use (vg_shared_bind told us of them) with r. */
 static void vg_shared_bind_known(struct vg_region *r, uint64_t mask)
 {
-	for (int d = 0; d < VG_MAX_DEVICES; d++) {
-		const struct vg_device_info *di = (mask >> d & 1) ? vg_device_info_cached(d) : NULL;
-		if (di)
-			vg_bind_one(r, d, di->uuid[0] ? di->uuid : NULL, di->total, atomic_load(&di->limit));
-	}
+	mask &= atomic_load(&vg_known_mask);
+	for (int d = 0; d < VG_MAX_DEVICES; d++)
+		if (mask >> d & 1)
+			vg_bind_one(r, d, vg_known[d].uuid[0] ? vg_known[d].uuid : NULL, vg_known[d].total);
 }
 
 /* The slow side of vg_shared_ready: one thread retries the join and the registrations, each with the lock's usual
@@ -277,20 +292,17 @@ static int vg_shared_settle(int dev)
 		bool created = false;
 		uint32_t n = atomic_fetch_add(&vg_retries, 1) + 1;
 		/* The file stayed open after a timeout: join it, or open it again if it was removed meanwhile. */
-		rc = vg_self.h ? vg_region_join(&vg_self, getpid(), vg_self_start, vg_self_cmd, make.spec, err, sizeof(err))
-			       : -ESTALE;
+		rc = vg_shared_self.h ? vg_region_join(&vg_shared_self, getpid(), vg_self_start, vg_self_cmd, make.spec,
+						       err, sizeof(err))
+				      : -ESTALE;
 		if (rc == -ESTALE) {
-			vg_region_close(&vg_self);
+			vg_region_close(&vg_shared_self);
 			rc = vg_open_join(vg_cfg.shared_path, &make, &created, err, sizeof(err));
 		}
 		if (rc == 0) {
 			/* The GPUs in use are registered before the region is published: no allocation is charged to the
 			 * process alone in between. One resolved meanwhile gets its vg_unbound bit (vg_shared_bind). */
-			uint64_t all = 0;
-			for (int d = 0; d < VG_MAX_DEVICES; d++)
-				if (vg_device_info_cached(d))
-					all |= 1ull << d;
-			vg_shared_bind_known(&vg_self, all);
+			vg_shared_bind_known(&vg_shared_self, UINT64_MAX);
 			vg_log(VG_LOG_WARN, "shared region %s: joined after %u retr%s (its lock is free again); allocations "
 			       "are counted in its budget from now on", vg_shared_label(), n, n == 1 ? "y" : "ies");
 			vg_shared_joined(created);
@@ -310,7 +322,7 @@ static int vg_shared_settle(int dev)
 		 * is either taken here or leaves the flag set again. */
 		atomic_fetch_and(&vg_pending, ~VG_PENDING_BIND);
 		uint64_t mask = atomic_exchange(&vg_unbound, 0);
-		vg_shared_bind_known(&vg_self, mask);   /* those that time out again set their bit again */
+		vg_shared_bind_known(&vg_shared_self, mask);   /* those that time out again set their bit again */
 		if (dev >= 0 && dev < VG_MAX_DEVICES && (atomic_load(&vg_unbound) >> dev & 1))
 			rc = -ETIMEDOUT;
 	}
@@ -333,59 +345,24 @@ int vg_shared_ready(int dev)
 	return vg_shared_settle(dev);
 }
 
-/* Called on the allocation path and by cuMemGetInfo: cheap when nothing changed (two loads). */
-void vg_shared_poll(bool may_reclaim)
+void vg_shared_retry(void)
 {
-	if (VG_UNLIKELY(may_reclaim && (atomic_load_explicit(&vg_pending, memory_order_relaxed) &
-					(VG_PENDING_JOIN | VG_PENDING_BIND))))
-		vg_shared_settle(-1);   /* cuMemGetInfo retries a pending join too */
-	struct vg_region *r = vg_shared_region();
-	if (!r || (VG_LIKELY(!vg_region_poll(r)) && !may_reclaim &&
-		   VG_LIKELY(atomic_load_explicit(&r->rejoined, memory_order_relaxed) ==
-			     atomic_load_explicit(&vg_rejoined_seen, memory_order_relaxed))))
+	if (atomic_load_explicit(&vg_pending, memory_order_relaxed) & (VG_PENDING_JOIN | VG_PENDING_BIND))
+		vg_shared_settle(-1);
+}
+
+void vg_shared_reclaim(struct vg_region *r)
+{
+	if (r->kind != VG_REGION_SHARED)
 		return;
-	char spec[VG_REGION_SPEC_MAX];
-	if (VG_UNLIKELY(vg_region_pending_limit(r, spec, sizeof(spec)))) {
-		vg_device_apply_limit_spec(spec, false);
-		atomic_store(&vg_self_follow, false);
-	}
-	uint32_t rj = atomic_load(&r->rejoined), seen = atomic_load(&vg_rejoined_seen);
-	if (VG_UNLIKELY(rj != seen) && atomic_compare_exchange_strong(&vg_rejoined_seen, &seen, rj))
-		vg_log(VG_LOG_WARN, "shared region %s: this process was evicted from the region (`vramguard region evict "
-		       "--force`) and joined it again: the memory it held before is no longer counted in the budget",
-		       vg_shared_label());
-	if (VG_UNLIKELY(vg_region_limit_changed(r))) {
-		char line[400];
-		size_t off = 0;
-		line[0] = '\0';
-		for (int d = 0; d < VG_REGION_DEVS && off < sizeof(line) - 64; d++) {
-			if (!r->h->dev[d].uuid[0])
-				continue;
-			uint64_t lim = atomic_load(&r->h->dev[d].limit);
-			char a[32];
-			off += (size_t)snprintf(line + off, sizeof(line) - off, "%sGPU %d %s", off ? ", " : "",
-						r->h->dev[d].ordinal,
-						lim == VG_REGION_NONE ? "unlimited" : vg_format_bytes(lim, a, sizeof(a)));
-		}
-		char spec2[VG_REGION_SPEC_MAX];
-		vg_region_spec_copy(r, spec2, sizeof(spec2));
-		bool follows = atomic_load(&vg_self_follow) && spec2[0] && vg_device_apply_limit_spec(spec2, true) >= 0;
-		vg_log(VG_LOG_WARN, "shared region %s: budget changed to '%s' by `vramguard limit set`%s%s%s",
-		       vg_shared_label(), spec2, line[0] ? ": " : "", line,
-		       follows ? "; this process's quota follows it (NVIDIA_GPU_MEMORY_LIMITS made the budget)" : "");
-	}
-	if (may_reclaim && r->kind == VG_REGION_SHARED) {
-		/* At most once a second: reclaim the shares of processes that died without leaving. */
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-		uint64_t now = (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-		uint64_t last = atomic_load_explicit(&r->last_reclaim_ns, memory_order_relaxed);
-		if (now - last >= VG_NS_PER_SEC && atomic_compare_exchange_strong(&r->last_reclaim_ns, &last, now)) {
-			int n = vg_region_reclaim(r);
-			if (n > 0)
-				vg_log(VG_LOG_INFO, "shared region %s: reclaimed the share of %d exited process%s",
-				       vg_shared_label(), n, n == 1 ? "" : "es");
-		}
+	/* At most once a second: reclaim the shares of processes that died without leaving. */
+	uint64_t now = vg_clock_ns(CLOCK_MONOTONIC_COARSE);
+	uint64_t last = atomic_load_explicit(&r->last_reclaim_ns, memory_order_relaxed);
+	if (now - last >= VG_NS_PER_SEC && atomic_compare_exchange_strong(&r->last_reclaim_ns, &last, now)) {
+		int n = vg_region_reclaim(r);
+		if (n > 0)
+			vg_log(VG_LOG_INFO, "shared region %s: reclaimed the share of %d exited process%s",
+			       vg_shared_label(), n, n == 1 ? "" : "es");
 	}
 }
 
@@ -394,18 +371,16 @@ void vg_shared_note_report(void)
 	struct vg_region *r = vg_shared_region();
 	if (!r)
 		return;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	vg_region_note_report(r, (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec);
+	vg_region_note_report(r, vg_clock_ns(CLOCK_REALTIME));
 }
 
-void vg_shared_publish(int dev)
+void vg_shared_publish(int dev, uint64_t driver)
 {
 	struct vg_region *r = vg_shared_region();
 	struct vg_quota_stats st;
 	if (!r || !vg_quota_stats(dev, &st))
 		return;
-	vg_region_publish(r, dev, 1 + vg_cfg.count, st.allocated, vg_devmem_driver(dev), st.soft);
+	vg_region_publish(r, dev, 1 + vg_cfg.count, st.allocated, driver, st.soft);
 }
 
 void vg_shared_publish_counts(void)
@@ -433,10 +408,10 @@ void vg_shared_atfork_child(void)
 	atomic_store(&vg_pending, atomic_load(&vg_pending) & VG_PENDING_FAILED);
 	atomic_store(&vg_unbound, 0);
 	atomic_store(&vg_settling, 0);
-	if (atomic_exchange(&vg_self_ready, 0))
+	if (atomic_exchange(&vg_shared_self_ready, 0))
 		vg_quota_region = NULL;
 	/* Our copies of the parent's descriptor and mapping hold its liveness lock's open file description: drop them,
 	 * so that the lock dies with the parent (region.c). The quota counters placed in a control segment are
 	 * detached right after (vg_quota_reset_usage); nothing runs in between. */
-	vg_region_close(&vg_self);
+	vg_region_close(&vg_shared_self);
 }

@@ -9,10 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "interposer/charge.h"
+#include "interposer/base.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
-#include "interposer/reporter.h"
+#include "interposer/snapshot.h"
+#include "interposer/tables.h"
 #include "interposer/timeline.h"
 #include "accounting/clock.h"
 #include "accounting/quota.h"
@@ -237,15 +238,14 @@ static const char *vg_driver_state(void)
 	return rc == CUDA_SUCCESS ? "alive" : rc == CUDA_ERROR_DEINITIALIZED ? "deinitialized" : "unknown";
 }
 
-int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
+/* The report's heading: who, where, when, under which settings. */
+static void vg_snapshot_header(struct vg_report *r, const char *reason, uint64_t seq)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->reason, sizeof(r->reason), "%s", reason);
 	r->sequence = seq;
 	r->pid = (int)getpid();
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r->time_ns = (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
+	r->time_ns = vg_clock_ns(CLOCK_REALTIME);
 	vg_proc_cmdline(0, false, r->command, sizeof(r->command));
 	if (gethostname(r->hostname, sizeof(r->hostname) - 1) != 0)
 		r->hostname[0] = '\0';
@@ -257,9 +257,51 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		snprintf(r->json_hint, sizeof(r->json_hint),
 			 "VRAMGUARD_REPORT_FORMAT=json gives every call site and the largest allocations "
 			 "(docs/report-format.md)");
+}
 
-	/* Devices: every ordinal resolved or used, with its timeline (ending now) if it was used. */
-	int tl_failed = 0;
+/* One device's figures: the quota in force (also while the device's size could not be read and nothing is cached),
+ * its usage, the device counting parts, and its timeline ending at the report's time. 0, or -ENOMEM (no timeline). */
+static int vg_snapshot_device(struct vg_report_device *o, int d, const struct vg_quota_stats *q,
+			      const struct vg_device_info *di, uint64_t now_ns)
+{
+	o->ordinal = d;
+	if (di) {
+		snprintf(o->uuid, sizeof(o->uuid), "%s", di->uuid);
+		o->total_bytes = di->total;
+	}
+	o->quota_set = q->limit != VG_NO_LIMIT;
+	o->quota_bytes = o->quota_set ? q->limit : 0;
+	o->soft_set = q->soft != VG_NO_LIMIT;
+	o->soft_bytes = o->soft_set ? q->soft : 0;
+	if (o->soft_set && di && di->soft_source)
+		snprintf(o->soft_source, sizeof(o->soft_source), "%s", di->soft_source);
+	o->used_bytes = q->used;
+	o->peak_bytes = q->peak;
+	o->allocs = q->allocs;
+	o->frees = q->frees;
+	o->denied_count = q->denied_count;
+	o->denied_bytes = q->denied_bytes;
+	o->largest_bytes = q->largest;
+	o->allocated_bytes = q->allocated;
+	if (vg_count_device()) {
+		vg_devmem_pool_figures(d, &o->pool_reserved_bytes, &o->pool_live_bytes);
+		o->graph_bytes = vg_devmem_graph(d);
+		o->driver_bytes = vg_devmem_driver_seen(d);
+		uint64_t charged = vg_devmem_driver(d);
+		o->driver_headroom_bytes = charged > o->driver_bytes ? charged - o->driver_bytes : 0;
+		o->driver_measured = atomic_load(&vg_devmem[d].nvml_status) == 0;
+	}
+	if (di && atomic_load(&di->driver_limit) != VG_NO_LIMIT) {
+		o->driver_limit_set = 1;
+		o->driver_limit_bytes = atomic_load(&di->driver_limit);
+	}
+	return vg_timelines_report(d, now_ns, o);
+}
+
+/* Devices: every ordinal resolved or used, with its timeline (ending now) if it was used. 0, or -ENOMEM. */
+static int vg_snapshot_devices(struct vg_report *r)
+{
+	int failed = 0;
 	r->devices = calloc(VG_MAX_DEVICES, sizeof(*r->devices));
 	if (!r->devices)
 		return -ENOMEM;
@@ -269,51 +311,17 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 		const struct vg_device_info *di = vg_device_info_cached(d);
 		if (!di && q.allocs == 0 && q.used == 0 && q.denied_count == 0 && q.limit == VG_NO_LIMIT)
 			continue;
-		struct vg_report_device *o = &r->devices[r->ndevices++];
-		o->ordinal = d;
-		if (di) {
-			snprintf(o->uuid, sizeof(o->uuid), "%s", di->uuid);
-			o->total_bytes = di->total;
-		}
-		/* The limit in force (also while the device's size could not be read and nothing is cached). */
-		o->quota_set = q.limit != VG_NO_LIMIT;
-		o->quota_bytes = o->quota_set ? q.limit : 0;
-		o->soft_set = q.soft != VG_NO_LIMIT;
-		o->soft_bytes = o->soft_set ? q.soft : 0;
-		if (o->soft_set && di && di->soft_source)
-			snprintf(o->soft_source, sizeof(o->soft_source), "%s", di->soft_source);
-		o->used_bytes = q.used;
-		o->peak_bytes = q.peak;
-		o->allocs = q.allocs;
-		o->frees = q.frees;
-		o->denied_count = q.denied_count;
-		o->denied_bytes = q.denied_bytes;
-		o->largest_bytes = q.largest;
-		o->allocated_bytes = q.allocated;
-		if (vg_count_device()) {
-			vg_devmem_pool_figures(d, &o->pool_reserved_bytes, &o->pool_live_bytes);
-			o->graph_bytes = vg_devmem_graph(d);
-			o->driver_bytes = vg_devmem_driver_seen(d);
-			uint64_t charged = vg_devmem_driver(d);
-			o->driver_headroom_bytes = charged > o->driver_bytes ? charged - o->driver_bytes : 0;
-			o->driver_measured = atomic_load(&vg_devmem[d].nvml_status) == 0;
-		}
-		if (di && atomic_load(&di->driver_limit) != VG_NO_LIMIT) {
-			o->driver_limit_set = 1;
-			o->driver_limit_bytes = atomic_load(&di->driver_limit);
-		}
-		if (vg_timelines_report(d, r->time_ns, o) != 0)
-			tl_failed = 1;
+		if (vg_snapshot_device(&r->devices[r->ndevices++], d, &q, di, r->time_ns) != 0)
+			failed = 1;
 	}
+	return failed ? -ENOMEM : 0;
+}
 
-	/* Largest live allocations. */
+/* The largest live allocations, and each site's live count and bytes (in live[nlive], by site id). 0 or -ENOMEM. */
+static int vg_snapshot_allocs(struct vg_report *r, struct vg_site_live *live, uint32_t nlive)
+{
 	struct vg_alloc_list al = { 0 };
-	uint32_t nlive = vg_sites_count() + 1;
-	struct vg_site_live *live = calloc(nlive, sizeof(*live));
-	if (!live) {
-		al.failed = 1;
-		nlive = 0;
-	}
+	al.failed = !live;
 	al.sites = live;
 	al.nsites = nlive;
 	vg_table_foreach(&vg_ptrs, vg_collect_alloc, &al);
@@ -324,8 +332,12 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	r->allocs_live = al.live;
 	r->nallocs = al.n < VG_REPORT_MAX_ALLOCS ? al.n : VG_REPORT_MAX_ALLOCS;
 	r->allocs = al.v;
+	return al.failed ? -ENOMEM : 0;
+}
 
-	/* Streams. */
+/* Streams: created and destroyed, destroyed with work queued, and the live ones by creation site. 0 or -ENOMEM. */
+static int vg_snapshot_streams(struct vg_report *r)
+{
 	r->streams_created = atomic_load(&vg_streams_created);
 	r->streams_destroyed = atomic_load(&vg_streams_destroyed);
 	struct vg_event_scan ev = { 0 };
@@ -337,51 +349,77 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	if (vg_group_streams(&sl, r) != 0)
 		sl.failed = 1;
 	free(sl.v);
+	return ev.failed || sl.failed ? -ENOMEM : 0;
+}
 
-	/* Sites, symbolized now. */
+/* One call site as the report shows it, its frames symbolized with sym (NULL: addresses only). */
+static void vg_snapshot_site(struct vg_report_site *o, const struct vg_site *s, const struct vg_site_live *live,
+			     uint32_t nlive, struct vg_symbolizer *sym)
+{
+	o->id = s->id;
+	snprintf(o->api, sizeof(o->api), "%s", s->api < VG_HOOK_COUNT ? vg_hook_names[s->api] : "?");
+	if (s->id < nlive) {
+		o->live_count = live[s->id].count;
+		o->live_bytes = live[s->id].bytes;
+	}
+	o->total_allocs = atomic_load(&s->total_allocs);
+	o->total_bytes = atomic_load(&s->total_bytes);
+	uint32_t np = s->npy < VG_REPORT_MAX_PYFRAMES ? s->npy : VG_REPORT_MAX_PYFRAMES;
+	o->python = np ? calloc(np, sizeof(*o->python)) : NULL;
+	for (uint32_t f = 0; o->python && f < np; f++) {
+		snprintf(o->python[f].file, sizeof(o->python[f].file), "%s", s->py[f].file);
+		snprintf(o->python[f].function, sizeof(o->python[f].function), "%s", s->py[f].function);
+		o->python[f].line = s->py[f].line;
+		o->npython = f + 1;
+	}
+	uint32_t nf = s->nframes < VG_REPORT_MAX_FRAMES ? s->nframes : VG_REPORT_MAX_FRAMES;
+	o->frames = calloc(nf ? nf : 1, sizeof(*o->frames));
+	if (!o->frames)
+		return;
+	o->nframes = nf;
+	for (uint32_t f = 0; f < nf; f++) {
+		if (sym)
+			vg_symbolize(sym, (uint64_t)(uintptr_t)s->frames[f], &o->frames[f]);
+		else
+			o->frames[f].address = (uint64_t)(uintptr_t)s->frames[f];
+	}
+}
+
+/* Sites, symbolized now: those the report points at (vg_site_wanted), largest live bytes first. 0 or -ENOMEM. */
+static int vg_snapshot_sites(struct vg_report *r, const struct vg_site_live *live, uint32_t nlive)
+{
 	struct vg_site_list sites = { 0 };
 	vg_sites_foreach(vg_collect_site, &sites);
 	r->sites = calloc(sites.n ? sites.n : 1, sizeof(*r->sites));
 	struct vg_symbolizer *sym = vg_symbolizer_new();
 	for (size_t i = 0; r->sites && i < sites.n; i++) {
 		struct vg_site *s = sites.v[i];
-		if (!vg_site_wanted(s, r))
-			continue;
-		struct vg_report_site *o = &r->sites[r->nsites++];
-		o->id = s->id;
-		snprintf(o->api, sizeof(o->api), "%s", s->api < VG_HOOK_COUNT ? vg_hook_names[s->api] : "?");
-		if (s->id < nlive) {
-			o->live_count = live[s->id].count;
-			o->live_bytes = live[s->id].bytes;
-		}
-		o->total_allocs = atomic_load(&s->total_allocs);
-		o->total_bytes = atomic_load(&s->total_bytes);
-		uint32_t np = s->npy < VG_REPORT_MAX_PYFRAMES ? s->npy : VG_REPORT_MAX_PYFRAMES;
-		o->python = np ? calloc(np, sizeof(*o->python)) : NULL;
-		for (uint32_t f = 0; o->python && f < np; f++) {
-			snprintf(o->python[f].file, sizeof(o->python[f].file), "%s", s->py[f].file);
-			snprintf(o->python[f].function, sizeof(o->python[f].function), "%s", s->py[f].function);
-			o->python[f].line = s->py[f].line;
-			o->npython = f + 1;
-		}
-		uint32_t nf = s->nframes < VG_REPORT_MAX_FRAMES ? s->nframes : VG_REPORT_MAX_FRAMES;
-		o->frames = calloc(nf ? nf : 1, sizeof(*o->frames));
-		if (!o->frames)
-			continue;
-		o->nframes = nf;
-		for (uint32_t f = 0; f < nf; f++) {
-			if (sym)
-				vg_symbolize(sym, (uint64_t)(uintptr_t)s->frames[f], &o->frames[f]);
-			else
-				o->frames[f].address = (uint64_t)(uintptr_t)s->frames[f];
-		}
+		if (vg_site_wanted(s, r))
+			vg_snapshot_site(&r->sites[r->nsites++], s, live, nlive, sym);
 	}
 	if (sym)
 		vg_symbolizer_free(sym);
 	free(sites.v);
-	free(live);
 	if (r->nsites)
 		qsort(r->sites, r->nsites, sizeof(r->sites[0]), vg_cmp_site);
-	int mod_failed = vg_collect_modules(r) != 0;
-	return al.failed || sites.failed || ev.failed || sl.failed || tl_failed || mod_failed ? -ENOMEM : 0;
+	return sites.failed ? -ENOMEM : 0;
+}
+
+int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
+{
+	vg_snapshot_header(r, reason, seq);
+	int dev_rc = vg_snapshot_devices(r);
+	if (dev_rc != 0 && !r->devices)
+		return dev_rc;
+	uint32_t nlive = vg_sites_count() + 1;
+	struct vg_site_live *live = calloc(nlive, sizeof(*live));
+	if (!live)
+		nlive = 0;
+	int failed = dev_rc != 0;
+	failed |= vg_snapshot_allocs(r, live, nlive) != 0;
+	failed |= vg_snapshot_streams(r) != 0;
+	failed |= vg_snapshot_sites(r, live, nlive) != 0;
+	free(live);
+	failed |= vg_collect_modules(r) != 0;
+	return failed ? -ENOMEM : 0;
 }

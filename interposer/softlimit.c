@@ -1,14 +1,15 @@
 /* Soft limits and denials as report triggers: what happens when a device's usage crosses its soft limit (request or
  * VRAMGUARD_WARN_AT), or an allocation is refused. Nothing more is denied; one warning line at a crossing, and a
  * report asked of the reporter thread, because both are seen by an allocating thread that may be inside a driver
- * call (accounting/quota.c detects the crossing; interposer/reporter.c writes the report). */
+ * call (accounting/quota.c detects the crossing; interposer/reporter_ask.c asks, interposer/reporter.c writes). */
 #define _GNU_SOURCE
 #include <string.h>
 #include <time.h>
 
-#include "interposer/init.h"
+#include "interposer/base.h"
 #include "interposer/device.h"
-#include "interposer/reporter.h"
+#include "interposer/reporter_ask.h"
+#include "interposer/softlimit.h"
 #include "accounting/clock.h"
 #include "accounting/quota.h"
 #include "report/log.h"
@@ -23,9 +24,7 @@ static int64_t vg_report_interval_ns(void)
 
 static int64_t vg_coarse_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);     /* vDSO: no system call */
-	return (int64_t)ts.tv_sec * VG_NS_PER_SEC + ts.tv_nsec + 1;   /* never 0 */
+	return (int64_t)vg_clock_ns(CLOCK_MONOTONIC_COARSE) + 1;     /* never 0 */
 }
 
 static struct {

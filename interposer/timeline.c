@@ -25,20 +25,13 @@ static pthread_mutex_t vg_timeline_locks[VG_MAX_DEVICES] = {
 	[0 ... VG_MAX_DEVICES - 1] = PTHREAD_MUTEX_INITIALIZER,
 };
 
-static uint64_t vg_realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 void vg_timelines_sample(int dev)
 {
 	struct vg_quota_stats q;
 	if (!vg_quota_stats(dev, &q))
 		return;
 	const struct vg_device_info *di = vg_device_info_cached(dev);
-	uint64_t sig = vg_timeline_significant(q.limit, di ? di->total : 0), now = vg_realtime_ns();
+	uint64_t sig = vg_timeline_significant(q.limit, di ? di->total : 0), now = vg_clock_ns(CLOCK_REALTIME);
 	struct vg_timeline *t = &vg_timelines[dev];
 	vg_lock(&vg_timeline_locks[dev], VG_RANK_TIMELINE);
 	/* The timeline starts at the device's first charge or denial: nothing to draw before. */

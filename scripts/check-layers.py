@@ -72,6 +72,7 @@ ORDER = {
         "config/format",        # bounded appender, quoting, sizes as text
         "config/size",
         "config/limits",
+        "config/policy",        # one GPU's policy: quota, request, warning threshold, soft limit
         "config/template",      # VRAMGUARD_REPORT's template syntax
         "config/options",       # the options table
         "config/row",           # reading one row; the enum and integer loaders
@@ -100,16 +101,39 @@ ORDER = {
         "accounting/pyframes",
         "accounting/sites",
     ],
+    "interposer": [
+        "interposer/globals",   # the shared state's declarations and owners
+        "interposer/hooks",     # the hook list
+        "interposer/base",      # the real driver table, the configuration, the hook prologue's closing half
+        "interposer/thread",
+        "interposer/reporter_ask",  # asking for a report: async-signal-safe
+        "interposer/tables",
+        "interposer/shared",    # the process's region
+        "interposer/device",    # the quota in force
+        "interposer/timeline",
+        "interposer/softlimit",
+        "interposer/nvml/nvml", # NVML's real table and our own NVML access
+        "interposer/devmem",
+        "interposer/snapshot",
+        "interposer/reporter",
+        "interposer/charge",
+        "interposer/lifecycle", # start-up, fork, exit; vg_hook_enter
+        "interposer/cuda/hook", # the opening every CUDA hook has
+        "interposer/cuda/hook_array",
+        "interposer/cuda/hook_ctx",
+        "interposer/cuda/hook_mem",
+        "interposer/cuda/hook_stream",
+        "interposer/cuda/hook_pool",
+        "interposer/cuda/hook_vmm",
+        "interposer/cuda/procaddress",  # cuGetProcAddress and the CUDA hooks' routing table
+        "interposer/nvml/nvml_hooks",
+        "interposer/route",     # dlsym and dlclose
+        "interposer/dlsym",
+    ],
 }
 
-# Circles tolerated while issue 26's other parts land; each entry must match a circle exactly.
-# To be removed when issue 26's interposer/cli/report parts land.
-KNOWN_CIRCLES = [
-    {"interposer/charge", "interposer/devmem", "interposer/hook_array", "interposer/hook_ctx",
-     "interposer/hook_mem", "interposer/hook_pool", "interposer/hook_stream", "interposer/hook_vmm",
-     "interposer/init", "interposer/nvml", "interposer/nvml_hooks", "interposer/reporter", "interposer/route",
-     "interposer/shared", "interposer/snapshot", "interposer/softlimit", "interposer/timeline"},
-]
+# Circles tolerated for now, each exactly (none since issue 26: every folder's files point one way).
+KNOWN_CIRCLES = []
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 LAYOUT = re.compile(r"->h->|\.h->|->slot\[|\.slot\[")

@@ -1,6 +1,6 @@
 /* fakenvml.c - test double of libnvidia-ml.so.1 for vramguard's CPU tests; never installed.
  * See fakenvml.h for the build, the devices, the environment and the test helpers. Types are written here from
- * NVIDIA's documentation (nvml.h of NVML API 13), independently of interposer/nvml.h, so that a layout mistake on
+ * NVIDIA's documentation (nvml.h of NVML API 13), independently of interposer/nvml/nvml.h, so that a layout mistake on
  * either side shows up as a failing test rather than being shared. */
 #define _GNU_SOURCE
 #include <ctype.h>

@@ -59,7 +59,7 @@ extern "C" {
 #endif
 
 /* NVML's ABI as the tests see it (the double and the programs that read NVML, tests/integration/nvml_probe.c): its
- * own copy, not the library's (interposer/nvml.h), so that a layout mistake there cannot hide in both. A unit test
+ * own copy, not the library's (interposer/nvml/nvml.h), so that a layout mistake there cannot hide in both. A unit test
  * of the library's NVML code defines FAKENVML_NO_ABI and gets the library's. */
 #ifndef FAKENVML_NO_ABI
 typedef enum {

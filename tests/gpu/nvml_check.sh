@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/gpu/nvml_check.sh: NVML and nvidia-smi under the preload on a real GPU (docs/quota.md, "NVML and
-# nvidia-smi under the preload"), and our own NVML access for the sampler (interposer/nvml.c). Run from the repo
+# nvidia-smi under the preload"), and our own NVML access for the sampler (interposer/nvml/nvml.c). Run from the repo
 # root: bash tests/gpu/nvml_check.sh. VG_LIB (default build/libvramguard.so), PYTHON (python3 with torch; pynvml
 # checks are skipped if it has no pynvml), VG_NVML_SAMPLER (a built tests/gpu/nvml_sampler.c; else it is compiled
 # with cc). The checks' lines as tests/gpu/run.sh prints them (docs/TESTING.md); exit 1 on a failure.
@@ -82,7 +82,7 @@ HOLD=
 S=${VG_NVML_SAMPLER:-}
 if [ -z "$S" ]; then
 	S=$D/nvml_sampler
-	cc -std=gnu11 -O1 -I. -I/usr/local/cuda/include tests/gpu/nvml_sampler.c interposer/nvml.c -ldl -o "$S" 2>"$D/cc.e" ||
+	cc -std=gnu11 -O1 -I. -I/usr/local/cuda/include tests/gpu/nvml_sampler.c interposer/nvml/nvml.c -ldl -o "$S" 2>"$D/cc.e" ||
 		{ result FAIL nvml_sampler "compile failed: $(head -c 300 "$D/cc.e")"; S=; }
 fi
 if [ -n "$S" ]; then

@@ -1,6 +1,6 @@
-/* Our own NVML access (interposer/nvml.c) against the real driver: allocates MIB through the driver API on GPU 0,
+/* Our own NVML access (interposer/nvml/nvml.c) against the real driver: allocates MIB through the driver API on GPU 0,
  * then prints what vg_nvml_process_used and vg_nvml_driver_limits say, and holds the memory until stdin closes.
- * Build: cc -std=gnu11 -I. -I/usr/local/cuda/include tests/gpu/nvml_sampler.c interposer/nvml.c -ldl
+ * Build: cc -std=gnu11 -I. -I/usr/local/cuda/include tests/gpu/nvml_sampler.c interposer/nvml/nvml.c -ldl
  * Usage: nvml_sampler MIB   (prints "uuid U", "load OK WHY", "used RC BYTES", "limits RC HARD SOFT", "cgroup RC PATH",
  * then "ready") */
 #define _GNU_SOURCE
@@ -10,7 +10,7 @@
 
 #include <cuda.h>
 
-#include "interposer/nvml.h"
+#include "interposer/nvml/nvml.h"
 
 void *(*vg_resolve_real_dlsym(void))(void *, const char *)
 {

@@ -7,7 +7,7 @@ source tests/lib/section.sh
 
 echo "== exports and docs"
 want=$(sed -n '/^#define VG_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/hooks.h
-	sed -n '/^#define VG_NVML_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/nvml.h
+	sed -n '/^#define VG_NVML_HOOKS(X)/,/^$/s/^[[:space:]]*X(\([A-Za-z0-9_]*\),.*/\1/p' interposer/nvml/nvml.h
 	echo dlsym; echo dlclose; echo vg_instance_marker)
 got=$(nm -D --defined-only "$LIB" | awk '{print $3}')
 # ASan adds one ODR indicator (__odr_asan.NAME) per exported variable; not ours.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Section nvml: NVML under the preload (interposer/nvml_hooks.c): nvmlDeviceGetMemoryInfo[_v2] read every way a
+# Section nvml: NVML under the preload (interposer/nvml/nvml_hooks.c): nvmlDeviceGetMemoryInfo[_v2] read every way a
 # program reaches NVML (tests/integration/nvml_probe.c, built as nvml_link and nvml_smi) against the test double
 # (tests/fakecuda/fakenvml.h: 16 GiB devices, 32 MiB reserved, this process's usage as its only one). Other processes
 # are tests/integration/shared_alloc.c driven through shp_lib.sh. Everything in a private VRAMGUARD_SHM_DIR.

@@ -25,7 +25,7 @@ SLD=$RD/soft
 rm -rf "$SLD" && mkdir -p "$SLD/cross" "$SLD/threads" "$SLD/exit"
 SOFTWARN='^vramguard: warning: GPU 0 crossed its soft limit: 3\.25 GiB of 3\.00 GiB requested \(NVIDIA_GPU_MEMORY_REQUEST\); nothing is denied; '
 # The crossing is seen where memory is charged: the hot path calls vg_soft_limit_check after each charge.
-if grep -l 'vg_soft_limit_check(' interposer/*.c | grep -qv 'interposer/softlimit\.c'; then
+if grep -rl --include='*.c' 'vg_soft_limit_check(' interposer | grep -qv 'interposer/softlimit\.c'; then
 	prog "soft limit: NVIDIA_GPU_MEMORY_REQUEST=3072 crossed by allocations, hovering after (VRAMGUARD_SIGNAL=off)" \
 		$PRE NVIDIA_GPU_MEMORY_LIMIT=4096 NVIDIA_GPU_MEMORY_REQUEST=3072 VRAMGUARD_SIGNAL=off \
 		VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$SLD/cross/r-%r-%n.json" -- $SL cross "$SLD/cross"

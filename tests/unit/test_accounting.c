@@ -675,7 +675,7 @@ static void test_reset_child(void)
 	for (uint64_t k = 1; k <= 1000; k++)
 		CHECK(vg_table_insert(&t, rec(k, k)) == 0);
 	size_t slabs = vg_alloc_slabs();
-	vg_table_reset_child(&t);               /* as vg_wrappers_atfork_child does; no other table holds records */
+	vg_table_reset_child(&t);               /* as vg_tables_atfork_child does; no other table holds records */
 	vg_alloc_reset_child();
 	CHECK_EQ_U64(vg_table_count(&t), 0);
 	size_t n = slabs * VG_SLAB_RECS - 1;    /* every record there is (index 0 is never handed out) */

@@ -2,6 +2,7 @@
  * No CUDA; also a fixed-seed robustness loop over random strings. */
 #include "accounting/region.h"     /* its macros only: config and the region name the same files */
 #include "config/config.h"
+#include "config/policy.h"
 #include "report/path.h"
 #include "tests/unit/unit.h"
 
@@ -1417,6 +1418,81 @@ static void test_format_bytes(void)
 	CHECK(vg_format_bytes(4 * GiB, b, 0) == b);
 }
 
+/* A GPU's UUID as CUDA, NVML and nvidia-smi write it, whatever buffer it is given. */
+static void test_format_uuid(void)
+{
+	const char bytes[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, (char)0x88, (char)0x99, (char)0xaa,
+				 (char)0xbb, (char)0xcc, (char)0xdd, (char)0xee, (char)0xff };
+	char b[VG_UUID_MAX];
+
+	CHECK_STR(vg_format_uuid(bytes, b, sizeof(b)), "GPU-00112233-4455-6677-8899-aabbccddeeff");
+	CHECK_STR(vg_format_uuid(bytes, b, 9), "GPU-0011");
+	CHECK(vg_format_uuid(bytes, b, 0) == b);
+}
+
+/* One GPU's policy: the quota, the request and the warning threshold with their variables, and the soft limit they
+ * make (the lower of the two, a tie to the request; a percentage of VRAMGUARD_WARN_AT is of the quota). */
+static void test_device_policy(void)
+{
+	const char *uuid = "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee";
+	static const char *const both[] = { "NVIDIA_GPU_MEMORY_LIMITS", "8G,1:4G", "NVIDIA_GPU_MEMORY_REQUEST", "6G",
+					    "VRAMGUARD_WARN_AT", "50%", NULL };
+	static const char *const tie[] = { "NVIDIA_GPU_MEMORY_LIMIT", "8G", "NVIDIA_GPU_MEMORY_REQUESTS", "4G",
+					   "VRAMGUARD_WARN_AT", "4G", NULL };
+	static const char *const keyed[] = { "NVIDIA_GPU_MEMORY_LIMITS", "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee:2G",
+					     "CUDA_DEVICE_MEMORY_LIMIT", "1g", NULL };
+	struct vg_device_policy p;
+
+	CHECK(load(both) == 0 && C.valid);
+	vg_config_device_policy(&C, 0, NULL, 80 * GiB, &p);
+	CHECK_EQ_U64(p.limit, 8 * GiB);
+	CHECK_STR(p.limit_source, "NVIDIA_GPU_MEMORY_LIMITS");
+	CHECK_EQ_U64(p.request, 6 * GiB);
+	CHECK_STR(p.request_source, "NVIDIA_GPU_MEMORY_REQUEST");
+	CHECK_EQ_U64(p.warn, 4 * GiB);                  /* 50% of the quota, not of the card */
+	CHECK_STR(p.warn_source, "VRAMGUARD_WARN_AT");
+	CHECK_EQ_U64(p.soft, 4 * GiB);
+	CHECK_STR(p.soft_source, "VRAMGUARD_WARN_AT");
+	CHECK_STR(p.soft_reason, "threshold");
+	vg_config_device_policy(&C, 1, "", 80 * GiB, &p);       /* "": no UUID */
+	CHECK_EQ_U64(p.limit, 4 * GiB);
+	CHECK_EQ_U64(p.warn, 2 * GiB);
+	CHECK_EQ_U64(p.soft, 2 * GiB);
+
+	CHECK(load(tie) == 0 && C.valid);
+	vg_config_device_policy(&C, 3, uuid, 16 * GiB, &p);
+	CHECK_EQ_U64(p.soft, 4 * GiB);
+	CHECK_STR(p.soft_source, "NVIDIA_GPU_MEMORY_REQUESTS"); /* a tie keeps the request */
+	CHECK_STR(p.soft_reason, "soft-limit");
+
+	CHECK(load(keyed) == 0 && C.valid);
+	vg_config_device_policy(&C, 0, uuid, 16 * GiB, &p);
+	CHECK_EQ_U64(p.limit, 2 * GiB);
+	CHECK_EQ_U64(p.soft, UINT64_MAX);               /* neither a request nor a threshold */
+	CHECK(p.soft_source == NULL && p.request_source == NULL && p.warn_source == NULL);
+	CHECK_STR(p.soft_reason, "soft-limit");
+	vg_config_device_policy(&C, 0, NULL, 16 * GiB, &p);
+	CHECK_EQ_U64(p.limit, GiB);
+	CHECK_STR(p.limit_source, "CUDA_DEVICE_MEMORY_LIMIT");
+	CHECK(!vg_config_keys_ordinals(&C));
+
+	CHECK(load1("NVIDIA_GPU_MEMORY_LIMITS", "0:1G") == 0);
+	CHECK(vg_config_keys_ordinals(&C));
+	CHECK(load1("CUDA_DEVICE_MEMORY_LIMIT_2", "1g") == 0);
+	CHECK(vg_config_keys_ordinals(&C));
+	CHECK(load1("NVIDIA_GPU_MEMORY_LIMIT", "50%") == 0);
+	CHECK(!vg_config_keys_ordinals(&C));
+	vg_config_device_policy(&C, -1, NULL, 1, &p);    /* the library's unknown size: a percentage allows nothing */
+	CHECK_EQ_U64(p.limit, 0);
+	vg_config_device_policy(&C, -1, NULL, 0, &p);    /* a size of 0: a percentage means no limit */
+	CHECK_EQ_U64(p.limit, UINT64_MAX);
+
+	CHECK(load1("NVIDIA_GPU_MEMORY_LIMITS", "4XB") == -EINVAL);
+	vg_config_device_policy(&C, 0, NULL, 16 * GiB, &p);     /* invalid: no limit at all */
+	CHECK_EQ_U64(p.limit, UINT64_MAX);
+	CHECK_EQ_U64(p.soft, UINT64_MAX);
+}
+
 /* A check in a loop: its failure says which case. */
 #define CHECK_MSG(cond, ...)                                                                                          \
 	do {                                                                                                          \
@@ -1633,6 +1709,8 @@ int main(void)
 	test_load_secure();
 	test_options_table();
 	test_format_bytes();
+	test_format_uuid();
+	test_device_policy();
 	test_utf8();
 	test_random_strings();
 	test_report_random();

@@ -1,4 +1,4 @@
-/* Unit tests for interposer/nvml.c, our own NVML access for the sampler, against the test double of NVML
+/* Unit tests for interposer/nvml/nvml.c, our own NVML access for the sampler, against the test double of NVML
  * (tests/fakecuda/fakenvml.h) found through this binary's rpath. Built three times (the Makefile):
  *   test_nvml          the fake with R615's nvmlDeviceGetMemoryLimits_v1, and the fake libcuda for usage
  *   test_nvml_r580     the fake of a driver before R615 (no such function)
@@ -12,12 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "interposer/nvml.h"
+#include "interposer/nvml/nvml.h"
 #include "tests/unit/unit.h"
 
 #if !defined(TEST_NVML_MISSING)
 #include <cuda.h>
-#define FAKENVML_NO_ABI         /* the NVML types are interposer/nvml.h's here */
+#define FAKENVML_NO_ABI         /* the NVML types are interposer/nvml/nvml.h's here */
 #include "tests/fakecuda/fakenvml.h"
 /* The fake's test helpers, looked up once NVML is loaded (the binary does not link NVML: nothing may load it but
  * vg_nvml_load). */

@@ -1,7 +1,8 @@
 /* NVML under the preload: nvmlDeviceGetMemoryInfo[_v2] tell what cuMemGetInfo tells, so that a framework sizing
  * itself with NVML, and nvidia-smi in the container, see the quota rather than the card. Both routes land here: our
  * exports (a program linked against libnvidia-ml gets them first) and dlsym on a handle of NVML (how nvidia-smi and
- * ctypes reach it; route.c). The view is vg_view below.
+ * ctypes reach it; interposer/route.c). The view is vg_view below, from the library's one configuration and device
+ * policy (config/policy.h).
  *
  * Nothing here loads NVML: the wrappers run only because the application loaded it. A limit keyed by CUDA ordinal
  * ("0:4G") needs the ordinal of an NVML device; a process that has not used that GPU through CUDA (nvidia-smi) asks
@@ -14,52 +15,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "accounting/quota.h"
 #include "accounting/region.h"
-#include "interposer/init.h"
+#include "config/policy.h"
+#include "interposer/base.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
-#include "interposer/nvml.h"
-#include "interposer/route.h"
 #include "interposer/shared.h"
+#include "interposer/nvml/nvml.h"
 
 /* Each wrapper must have the exact type of its row. */
 #define VG_NVML_X_CHECK(name, ret, params)                                                                            \
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&name), vg_nvml_fn_##name), #name " does not match its row");
 
-/* ---- configuration, read on our own: NVML may be asked before (or without) any CUDA use ---- */
+/* ---- configuration: NVML may be asked before (or without) any CUDA use, so the view reads it itself (once per
+ * process, whoever asks first: base.c) ---- */
 
-static struct vg_config vg_view_cfg;
-static pthread_once_t vg_view_once = PTHREAD_ONCE_INIT;
-
-static const char *vg_view_getenv(const char *name)
-{
-	return getenv(name);
-}
-
-static void vg_view_load(void)
-{
-	/* The same variables and the same secure-mode rules as vg_init's copy; invalid: nothing is changed here (the
-	 * CUDA side fails closed and says why). */
-	vg_config_load(&vg_view_cfg, vg_view_getenv, getauxval(AT_SECURE) != 0);
-}
-
+/* The configuration, or NULL when it is invalid: then nothing is changed here (the CUDA side fails closed and says
+ * why). */
 static const struct vg_config *vg_view_config(void)
 {
-	pthread_once(&vg_view_once, vg_view_load);
-	return vg_view_cfg.valid ? &vg_view_cfg : NULL;
-}
-
-/* Does some limit list key a GPU by CUDA ordinal ("0:4G", CUDA_DEVICE_MEMORY_LIMIT_0)? */
-static bool vg_list_keys_ordinals(const struct vg_limits *l)
-{
-	for (int i = 0; i < l->n; i++)
-		if (l->e[i].ordinal >= 0)
-			return true;
-	return false;
+	const struct vg_config *cfg = vg_config_read();
+	return cfg->valid ? cfg : NULL;
 }
 
 static bool vg_view_needs_ordinal(const struct vg_config *cfg)
@@ -68,13 +47,7 @@ static bool vg_view_needs_ordinal(const struct vg_config *cfg)
 	int m = atomic_load(&memo);
 	if (m)
 		return m == 2;
-	bool need = vg_list_keys_ordinals(&cfg->limits) || vg_list_keys_ordinals(&cfg->hami);
-	if (!need && cfg->shared_spec[0]) {
-		struct vg_limits l;
-		char err[VG_ERR_MAX];
-		need = vg_parse_limits("shared", cfg->shared_spec, (uint64_t)1 << 20, &l, err, sizeof(err)) == 0 &&
-		       vg_list_keys_ordinals(&l);
-	}
+	bool need = vg_config_keys_ordinals(cfg);
 	atomic_store(&memo, need ? 2 : 1);
 	return need;
 }
@@ -92,14 +65,6 @@ static int vg_cached_ordinal(const char *uuid)
 	return -1;
 }
 
-/* As CUDA names it (init.c's form): GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
-static void vg_uuid_text(const CUuuid *u, char *out, size_t len)
-{
-	const unsigned char *b = (const unsigned char *)u->bytes;
-	snprintf(out, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-		 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-}
-
 static char vg_driver_uuids[VG_MAX_DEVICES][VG_UUID_MAX];
 static int vg_driver_count;
 static pthread_once_t vg_driver_once = PTHREAD_ONCE_INIT;
@@ -115,7 +80,7 @@ static void vg_driver_scan(void)
 	for (int d = 0; d < n; d++) {
 		CUuuid u;
 		if (vg_real.cuDeviceGetUuid_v2(&u, (CUdevice)d) == CUDA_SUCCESS)
-			vg_uuid_text(&u, vg_driver_uuids[d], sizeof(vg_driver_uuids[d]));
+			vg_format_uuid(u.bytes, vg_driver_uuids[d], sizeof(vg_driver_uuids[d]));
 	}
 	vg_driver_count = n;
 }
@@ -231,7 +196,9 @@ static bool vg_nvml_view(nvmlDevice_t device, uint64_t card_total, uint64_t *tot
 	} else {
 		if (vg_view_needs_ordinal(cfg))
 			ordinal = vg_driver_ordinal(uuid);
-		quota = vg_config_limit_for(cfg, ordinal, uuid, card_total, NULL);
+		struct vg_device_policy pol;
+		vg_config_device_policy(cfg, ordinal, uuid, card_total, &pol);
+		quota = pol.limit;
 	}
 	return vg_view(cfg, uuid, ordinal, cuda_dev, card_total, quota, total, used);
 }

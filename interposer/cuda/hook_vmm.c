@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "interposer/charge.h"
+#include "interposer/cuda/hook.h"
 
 /* ---- virtual memory management (cuMemCreate and friends) ----
  * Physical memory lives while the handle has references or is mapped anywhere; it is uncharged when both reach 0.

@@ -5,11 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "interposer/charge.h"
+#include "interposer/cuda/hook.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
-#include "interposer/shared.h"
-#include "accounting/region.h"
 
 /* ---- linear device memory ---- */
 
@@ -113,12 +111,12 @@ VG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
 		int dev = vg_current_device(NULL);
 		const struct vg_device_info *di = vg_device_info(dev);
 		if (di) {
-			vg_shared_poll(true);
+			vg_device_poll(true);
 			vg_devmem_settled(dev);         /* the context's memory measured once, before the first answer */
 			vg_devmem_refresh(dev);         /* pools may have given memory back at a synchronization */
 		}
 		uint64_t ravail = 0, rlim = 0;
-		bool shared = di && vg_shared_region() && vg_region_avail(vg_shared_region(), dev, &ravail, &rlim);
+		bool shared = di && vg_device_budget(dev, &ravail, &rlim);
 		uint64_t q = di ? atomic_load(&di->limit) : VG_NO_LIMIT;
 		if (di && (q != VG_NO_LIMIT || shared)) {
 			/* The tighter of the process's quota and the shared region's budget, and never more than the GPU. */
@@ -157,8 +155,7 @@ VG_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 		uint64_t ravail, rlim, lim = di ? atomic_load(&di->limit) : VG_NO_LIMIT;  /* `limit set` may change it */
 		if (lim < *bytes)
 			*bytes = (size_t)lim;
-		if (di && vg_shared_region() && vg_region_avail(vg_shared_region(), (int)dev, &ravail, &rlim) &&
-		    rlim < *bytes)
+		if (di && vg_device_budget((int)dev, &ravail, &rlim) && rlim < *bytes)
 			*bytes = (size_t)rlim;
 	}
 out:

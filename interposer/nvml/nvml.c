@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "accounting/lockorder.h"
-#include "interposer/nvml.h"
+#include "interposer/nvml/nvml.h"
 
 struct vg_nvml_real_table vg_nvml_real;
 

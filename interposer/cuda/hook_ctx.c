@@ -4,11 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "interposer/charge.h"
-#include "interposer/device.h"
+#include "interposer/cuda/hook.h"
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
-#include "interposer/shared.h"
 
 /* ---- init ---- */
 

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "interposer/charge.h"
+#include "interposer/cuda/hook.h"
+#include "interposer/tables.h"
 #include "accounting/sites.h"
 #include "report/log.h"
 #include "report/report.h"
@@ -69,29 +70,6 @@ VG_EXPORT CUresult CUDAAPI cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx
 out:
 	vg_hook_leave();
 	return rc;
-}
-
-/* Query a stream without blocking: 1 work queued, 0 idle, -1 capturing (never queried: that would invalidate the
- * capture), -2 unknown. The thread is switched to relaxed capture mode for the calls, so a query made while
- * another thread captures in global mode is not an "unsafe call" that breaks that capture. */
-int vg_stream_state(CUstream s)
-{
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	bool swapped = vg_real.cuThreadExchangeStreamCaptureMode &&
-		       vg_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
-	int state = -2;
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	if (vg_real.cuStreamIsCapturing && vg_real.cuStreamIsCapturing(s, &st) == CUDA_SUCCESS) {
-		if (st != CU_STREAM_CAPTURE_STATUS_NONE) {
-			state = -1;
-		} else if (vg_real.cuStreamQuery) {
-			CUresult q = vg_real.cuStreamQuery(s);
-			state = q == CUDA_ERROR_NOT_READY ? 1 : q == CUDA_SUCCESS ? 0 : -2;
-		}
-	}
-	if (swapped)
-		vg_real.cuThreadExchangeStreamCaptureMode(&mode);
-	return state;
 }
 
 /* "func+0x1c (libfoo.so)" for the first application frame of a site, for warnings. Symbolizing reads the

@@ -66,7 +66,7 @@ _Static_assert(sizeof(nvmlGetMemoryLimits_v1_t) == 32, "nvmlGetMemoryLimits_v1_t
 #define VG_NVML_UUID_MAX 96                     /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
 
 /* X(exact exported name, return type, parameters) -- wrapped: exported by us, and a dlsym on a handle of NVML that
- * lands on the real one gets ours (route.c). The export list test reads these rows. */
+ * lands on the real one gets ours (interposer/route.c). The export list test reads these rows. */
 #define VG_NVML_HOOKS(X) \
 	X(nvmlDeviceGetMemoryInfo,    nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t *memory)) \
 	X(nvmlDeviceGetMemoryInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_v2_t *memory))
@@ -114,7 +114,8 @@ struct vg_nvml_real_table {
 };
 extern struct vg_nvml_real_table vg_nvml_real;
 
-/* The real dlsym (route.c): a lookup on a handle never returns our wrappers. */
+/* The real dlsym (interposer/base.c; declared here too, so that nvml.c builds on its own for its tests): a lookup on a
+ * handle never returns our wrappers. */
 void *(*vg_resolve_real_dlsym(void))(void *, const char *);
 
 /* Fill vg_nvml_real from libnvidia-ml.so.1 if the process has loaded it (dlopen RTLD_NOLOAD: never loads it, and

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "interposer/charge.h"
+#include "interposer/cuda/hook.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
 
