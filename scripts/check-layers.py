@@ -200,11 +200,12 @@ def nm_all(args, objs):
 
 def call_edges(root, objs):
     """(caller source, symbol, defining source) for every symbol an object of objs needs and another defines."""
-    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(objs) for f in fs if f.endswith(".o"))
-
     def source(obj):
         src = os.path.relpath(obj, objs)[:-2]
-        return next((src + e for e in (".c", ".S") if os.path.exists(os.path.join(root, src + e))), src + ".c")
+        return next((src + e for e in (".c", ".S") if os.path.exists(os.path.join(root, src + e))), None)
+    # An object whose source is gone (a file moved or deleted since that build) is not the program any more.
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(objs) for f in fs
+                   if f.endswith(".o") and source(os.path.join(d, f)))
     defined, needs = {}, {}
     for obj, rest in nm_all(["--defined-only"], files):
         parts = rest.split()
@@ -379,7 +380,7 @@ def check(root, objs_dirs, order, known):
     bad += more
     nedges = sum(len(v) for v in g.edges.values())
     summary = (f"{len(files)} files, {len(g.files)} modules, {nedges} edges inside folders, no back edge, "
-               f"no circle but the {len(circles)} known")
+               + (f"no circle but the {len(circles)} known" if circles else "no circle"))
     return bad, summary
 
 
