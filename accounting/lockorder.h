@@ -13,11 +13,11 @@
 
 /* Lowest first. Keep in step with the table in docs/LOCKS.md and with vg_lock_names below. */
 #define VG_LOCK_RANKS(X)                                                                                               \
-	X(INIT, "vg_init_lock")                 /* interposer/init.c: process-level init */                        \
+	X(INIT, "vg_init_lock")                 /* interposer/lifecycle.c: process-level init */                   \
 	X(REPORT, "vg_report_lock")             /* interposer/reporter.c: one report at a time */                  \
 	X(SAMPLER, "vg_smp_lock")               /* interposer/devmem.c: the sampler thread's state */              \
-	X(NVML_LOAD, "vg_nvml_load_lock")       /* interposer/nvml.c: loading NVML ourselves */                    \
-	X(DEV, "vg_dev_lock")                   /* interposer/init.c: device limits */                             \
+	X(NVML_LOAD, "vg_nvml_load_lock")       /* interposer/nvml/nvml.c: loading NVML ourselves */               \
+	X(DEV, "vg_dev_lock")                   /* interposer/device.c: device limits */                           \
 	X(POOLS, "vg_pools_lock")               /* interposer/devmem.c: registering a pool */                      \
 	X(POOL, "vg_pool.lock")                 /* interposer/devmem.h: settling one pool's charge */              \
 	X(DEVMEM, "vg_devmem.lock")             /* interposer/devmem.h: a device's graph and driver parts */       \
@@ -25,8 +25,8 @@
 	X(TABLE, "table shard")                 /* accounting/table.c: one shard of an allocation table */         \
 	X(SITES, "site shard")                  /* accounting/sites.c: one shard of the call sites */              \
 	X(RECORDS, "vg_store_lock")             /* accounting/table.c: the record store */                         \
-	X(REAL, "vg_real_lock")                 /* interposer/init.c: publishing the real driver table */          \
-	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml.c: publishing the real NVML table */            \
+	X(REAL, "vg_real_lock")                 /* interposer/base.c: publishing the real driver table */          \
+	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml/nvml.c: publishing the real NVML table */       \
 	X(TIMELINE, "vg_timeline_locks")        /* interposer/timeline.c: one device's usage timeline */
 
 enum vg_lock_rank {

@@ -326,7 +326,7 @@ int vg_region_slot_life(const struct vg_region *r, int slot);
 /* vg_region_slot_life != VG_LIFE_DEAD (the process may still hold its memory). */
 bool vg_region_slot_alive(const struct vg_region *r, int slot);
 
-/* ---- reading without joining: what NVML is told under the preload (interposer/nvml_hooks.c) ---- */
+/* ---- reading without joining: what NVML is told under the preload (interposer/nvml/nvml_hooks.c) ---- */
 
 /* A GPU's figures in region r, read without the lock (a snapshot: a region opened VG_OPEN_READ will do): *used, the
  * usage charged against its budget, and *limit, the budget (VG_REGION_NONE: none). A GPU no member has registered

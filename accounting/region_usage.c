@@ -1,4 +1,4 @@
-/* Regions read without joining, never locked: what NVML is told under the preload (interposer/nvml_hooks.c),
+/* Regions read without joining, never locked: what NVML is told under the preload (interposer/nvml/nvml_hooks.c),
  * from the region files of a directory. */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "config/config.h"
+#include "config/policy.h"
 
 typedef int nvml_ret;
 typedef struct nvml_dev *nvml_dev;
@@ -154,25 +155,23 @@ static void check_nvml_open(struct check_nvml *nv)
 /* ---- the device policy: what the library would apply to device d (quota, request, warn-at) ---- */
 static void check_policy(const struct vg_config *cfg, int d, const char *uuid, size_t tot)
 {
-	const char *src = NULL;
-	uint64_t q = vg_config_limit_for(cfg, d, uuid[0] ? uuid : NULL, tot, &src);
-	if (q == UINT64_MAX)
+	struct vg_device_policy p;
+	vg_config_device_policy(cfg, d, uuid, tot, &p);         /* the library's own rule, config/policy.c */
+	if (p.limit == UINT64_MAX)
 		printf(", quota: unlimited");
 	else
-		print_bytes(", quota ", q), printf(" (%s)", src ? src : "?");
-	uint64_t r = vg_config_request_for(cfg, d, uuid[0] ? uuid : NULL, tot, &src);
-	if (r == UINT64_MAX)
+		print_bytes(", quota ", p.limit), printf(" (%s)", p.limit_source ? p.limit_source : "?");
+	if (p.request == UINT64_MAX)
 		printf(", request: none");
 	else
-		print_bytes(", request ", r), printf(" (%s)%s", src ? src : "?",
-						     q != UINT64_MAX && r >= q ? ": not below the quota, never "
-						     "triggers" : "");
-	/* VRAMGUARD_WARN_AT: the device's soft limit is the lower of it and the request */
-	uint64_t w = vg_config_warn_for(cfg, d, uuid[0] ? uuid : NULL, q, tot, &src);
-	if (w != UINT64_MAX)
-		print_bytes(", warn at ", w), printf(" (%s)%s", src ? src : "?",
-						     r != UINT64_MAX && r <= w ? ": the request is lower and "
-						     "applies" : "");
+		print_bytes(", request ", p.request), printf(" (%s)%s", p.request_source ? p.request_source : "?",
+							     p.limit != UINT64_MAX && p.request >= p.limit ?
+							     ": not below the quota, never triggers" : "");
+	/* VRAMGUARD_WARN_AT: the device's soft limit is the lower of it and the request (p.soft) */
+	if (p.warn != UINT64_MAX)
+		print_bytes(", warn at ", p.warn), printf(" (%s)%s", p.warn_source ? p.warn_source : "?",
+							  p.request != UINT64_MAX && p.soft == p.request ?
+							  ": the request is lower and applies" : "");
 	putchar('\n');
 }
 
@@ -180,12 +179,8 @@ static void check_policy(const struct vg_config *cfg, int d, const char *uuid, s
 static void check_uuid(CUresult (*uuidf)(CUuuid *, CUdevice), int d, char *uuid, size_t len)
 {
 	CUuuid u;
-	if (uuidf && uuidf(&u, d) == CUDA_SUCCESS) {
-		const unsigned char *b = (const unsigned char *)u.bytes;
-		snprintf(uuid, len,
-			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-			 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-	}
+	if (uuidf && uuidf(&u, d) == CUDA_SUCCESS)
+		vg_format_uuid(u.bytes, uuid, len);
 }
 
 /* Each visible device, with its memory and the policy (cuInit and device queries create no context). */

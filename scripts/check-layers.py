@@ -130,6 +130,29 @@ ORDER = {
         "interposer/route",     # dlsym and dlclose
         "interposer/dlsym",
     ],
+    "cli": [
+        "cli/start",            # the command's start-up on glibc before 2.34
+        "cli/metrics_table",    # the metrics table
+        "cli/view_schema",      # the JSON views' schema rows
+        "cli/table",
+        "cli/autoscale_payload",
+        "cli/diff_compare",
+        "cli/http_req",
+        "cli/lines_dw",
+        "cli/commands",         # the command table and each command's flags
+        "cli/diff",
+        "cli/diff_html",
+        "cli/cli",              # shared helpers: usage, help, errors returned through vg_cli_fail
+        "cli/scan",             # regions as the commands show them
+        "cli/cdi", "cli/check", "cli/dump", "cli/http", "cli/lines", "cli/report_view", "cli/run",
+        "cli/limit_find", "cli/metrics", "cli/report_cmd", "cli/top_snap", "cli/view_json",
+        "cli/exporter", "cli/limit_set", "cli/limit_show", "cli/region", "cli/top_json", "cli/top_text",
+        "cli/autoscale_target", "cli/limit", "cli/top",
+        "cli/autoscale_shrink",
+        "cli/autoscale_act",
+        "cli/autoscale",
+        "cli/vramguard",        # main: dispatch from the command table
+    ],
 }
 
 # Circles tolerated for now, each exactly (none since issue 26: every folder's files point one way).
@@ -356,6 +379,7 @@ def module_rules(g, order, known):
                        " (delete it, or make it the circle there is)")
     for top, mods in sorted(order.items()):
         rank = {m: i for i, m in enumerate(mods)}
+        bad.extend(f"ORDER['{top}'] lists {m} twice" for m in sorted(rank) if mods.count(m) > 1)
         have = sorted(m for m in g.files if folder(m) == top)
         for m in have:
             if m not in rank:
