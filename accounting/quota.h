@@ -39,13 +39,13 @@ struct vg_quota_stats {
 	uint64_t soft;                  /* the soft limit, VG_NO_LIMIT when none */
 };
 
-extern struct vg_counters vg_quota[VG_MAX_DEVICES];
+extern struct vg_counters vg_quota[VG_MAX_DEVICES] __attribute__((visibility("hidden")));
 
 /* The shared region whose budget this process charges besides its own counters, or NULL. Set once by the
  * interposer after joining; NULL again in a forked child. (A control segment is not set here: it has no budget,
  * and the quota's own counters are placed in it, see vg_quota_place.) */
 struct vg_region;
-extern struct vg_region *_Atomic vg_quota_region;
+extern struct vg_region *_Atomic vg_quota_region __attribute__((visibility("hidden")));
 
 static inline int vg_quota_tracked(int dev)
 {

@@ -20,8 +20,8 @@ static struct vg_limits vg_live_limits;
 static bool vg_live_limits_set;
 
 /* Device limits, resolved on first use of each device. */
-static struct vg_device_info vg_dev[VG_MAX_DEVICES];
-static _Atomic int vg_dev_ready[VG_MAX_DEVICES];
+struct vg_device_info vg_dev[VG_MAX_DEVICES];
+_Atomic int vg_dev_ready[VG_MAX_DEVICES];
 static pthread_mutex_t vg_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define VG_SOURCE_DRIVER "the driver's container limit (NVML)"
@@ -125,11 +125,11 @@ static void vg_device_publish(int dev, struct vg_device_info *info)
 		       di->soft_source);
 }
 
-const struct vg_device_info *vg_device_info(int dev)
+const struct vg_device_info *vg_device_info_resolve(int dev)
 {
 	if (dev < 0 || dev >= VG_MAX_DEVICES)
 		return NULL;
-	if (VG_LIKELY(atomic_load_explicit(&vg_dev_ready[dev], memory_order_acquire)))
+	if (atomic_load_explicit(&vg_dev_ready[dev], memory_order_acquire))
 		return &vg_dev[dev];
 	/* Driver calls outside any lock; the result is the same whichever thread wins. */
 	size_t total = 0;

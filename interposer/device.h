@@ -27,7 +27,17 @@ struct vg_device_info {
 	char uuid[VG_UUID_MAX];
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */
-const struct vg_device_info *vg_device_info(int dev);
+const struct vg_device_info *vg_device_info_resolve(int dev);
+/* device.c's table, read inline on every allocation: resolved devices are read-only once vg_dev_ready says so. */
+extern struct vg_device_info vg_dev[VG_MAX_DEVICES] __attribute__((visibility("hidden")));
+extern _Atomic int vg_dev_ready[VG_MAX_DEVICES] __attribute__((visibility("hidden")));
+static inline const struct vg_device_info *vg_device_info(int dev)
+{
+	if (__builtin_expect((unsigned)dev < VG_MAX_DEVICES &&
+			     atomic_load_explicit(&vg_dev_ready[dev], memory_order_acquire), 1))
+		return &vg_dev[dev];
+	return vg_device_info_resolve(dev);     /* the first use of dev, or an ordinal we do not track */
+}
 /* The same, but only if already resolved: never calls the driver (reports). */
 const struct vg_device_info *vg_device_info_cached(int dev);
 

@@ -13,7 +13,7 @@
 
 /* base.c: loaded once (vg_config_read: by vg_init, or first by the NVML view) and never written after; every file
  * reads it once vg_init returned ACTIVE or BADCONFIG, the NVML view once vg_config_read returned. */
-extern struct vg_config vg_cfg;
+extern struct vg_config vg_cfg __attribute__((visibility("hidden")));  /* hidden: one load less per use */
 
 /* Declared with their types elsewhere:
  *   vg_real, vg_hook_names, vg_hook_charges (hooks.h), vg_hook_depth (base.h): base.c; vg_real is filled once by

@@ -112,7 +112,7 @@ struct vg_real_table {
 #undef VG_X_FIELD
 };
 
-extern struct vg_real_table vg_real;
+extern struct vg_real_table vg_real __attribute__((visibility("hidden")));  /* hidden: no GOT load in a hook */
 extern const char *const vg_hook_names[VG_HOOK_COUNT];
 extern const char *const vg_hook_charges[VG_HOOK_COUNT];
 

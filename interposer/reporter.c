@@ -184,8 +184,13 @@ void vg_reporter_arm_exit(void)
 {
 	if (VG_LIKELY(atomic_load_explicit(&vg_exit_armed, memory_order_relaxed) >= 2))
 		return;
-	if (vg_cfg.report_dest == VG_REPORT_OFF || vg_report_pid != (int)getpid() ||
-	    !(vg_cfg.report_on & (VG_REPORT_ON_EXIT | VG_REPORT_ON_DENIAL | VG_REPORT_ON_THRESHOLD)))
+	if (vg_cfg.report_dest == VG_REPORT_OFF ||
+	    !(vg_cfg.report_on & (VG_REPORT_ON_EXIT | VG_REPORT_ON_DENIAL | VG_REPORT_ON_THRESHOLD))) {
+		/* Nothing to arm, ever (the configuration is read once): the fast test above from now on. */
+		atomic_store_explicit(&vg_exit_armed, 2, memory_order_relaxed);
+		return;
+	}
+	if (vg_report_pid != (int)getpid())
 		return;
 	vg_lock(&vg_report_lock, VG_RANK_REPORT);
 	int armed = atomic_load(&vg_exit_armed);
