@@ -127,7 +127,7 @@ static int vg_region_create(const char *path, const struct vg_region_make *m, ch
 	/* The temporary file is made in the region's directory (link(2) does not cross file systems): "." for a
 	 * relative name without one. */
 	snprintf(tmp, sizeof(tmp), "%.*s/.vramguard.tmp.%d.%llx", (int)dirlen, slash ? path : ".", (int)getpid(),
-		 (unsigned long long)vg_now_ns(CLOCK_MONOTONIC));
+		 (unsigned long long)vg_clock_ns(CLOCK_MONOTONIC));
 	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0666);
 	if (fd < 0) {
 		int e = errno;
@@ -169,7 +169,7 @@ static int vg_region_create(const char *path, const struct vg_region_make *m, ch
 	h->ndevs = VG_REGION_DEVS;
 	h->file_size = size;
 	h->flags = m->kind == VG_REGION_SHARED ? m->flags & VG_REGION_PERSISTENT : 0;
-	h->created_ns = vg_now_ns(CLOCK_REALTIME);
+	h->created_ns = vg_clock_ns(CLOCK_REALTIME);
 	h->creator_pid = (int32_t)getpid();
 	h->creator_uid = (uint32_t)geteuid();
 	vg_copy_str(h->name, sizeof(h->name), m->name);

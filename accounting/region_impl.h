@@ -43,12 +43,6 @@ static inline void vg_err(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static inline uint64_t vg_now_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * VG_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static inline size_t vg_region_size(uint32_t nslots)
 {

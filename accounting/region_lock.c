@@ -45,7 +45,7 @@ static void vg_apply_debt(struct vg_region *r)
 
 static uint64_t vg_mono_ns(void)
 {
-	return vg_now_ns(CLOCK_MONOTONIC);
+	return vg_clock_ns(CLOCK_MONOTONIC);
 }
 
 /* After a lock timeout, releases stop waiting for a while (they are kept as debt and applied by the next lock):

@@ -110,7 +110,7 @@ int vg_claim_locked(struct vg_region *r, pid_t pid, uint64_t start, const char *
 	s->start = start;
 	s->pidns = vg_proc_pidns();
 	s->uid = (uint32_t)geteuid();
-	s->joined_ns = vg_now_ns(CLOCK_REALTIME);
+	s->joined_ns = vg_clock_ns(CLOCK_REALTIME);
 	s->live_lock = lk == 0;
 	vg_copy_str(s->cmd, sizeof(s->cmd), cmd);
 	uint32_t bound = 0;
@@ -161,7 +161,7 @@ static void vg_start_over_locked(struct vg_region *r, const char *spec)
 		vg_copy_str(h->created_spec, sizeof(h->created_spec), spec);
 		vg_copy_str(h->spec, sizeof(h->spec), spec);
 	}
-	h->created_ns = vg_now_ns(CLOCK_REALTIME);
+	h->created_ns = vg_clock_ns(CLOCK_REALTIME);
 	h->creator_pid = (int32_t)getpid();
 	h->creator_uid = (uint32_t)geteuid();
 	r->started_over = true;
@@ -259,7 +259,7 @@ int vg_region_clean(struct vg_region *r, uint64_t min_age_ns, bool *removed)
 	int n = 0;
 	if (!atomic_load(&r->h->removed)) {
 		n = vg_reclaim_locked(r);
-		uint64_t age = vg_now_ns(CLOCK_REALTIME) - r->h->created_ns;
+		uint64_t age = vg_clock_ns(CLOCK_REALTIME) - r->h->created_ns;
 		if (!(r->h->flags & VG_REGION_PERSISTENT) && vg_members_locked(r) == 0 &&
 		    (atomic_load(&r->h->joins) > 0 || age >= min_age_ns)) {
 			vg_remove_locked(r);
