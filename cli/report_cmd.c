@@ -106,12 +106,10 @@ int vg_cli_report(int argc, char **argv)
 		vg_lines_check_report(file, &r);
 	r.json_hint[0] = '\0';
 	rc = vg_view_report(&r, file, fmt, out);
-	if (rc < 0)             /* said why: the lines' summary is not worth a line after it */
-		return 1;
-	if (lo.on)
+	if (rc >= 0 && lo.on)   /* rc < 0: said why; the lines' summary is not worth a line after it */
 		vg_lines_end();
 	vg_report_free(&r);
-	return rc;
+	return rc < 0 ? 1 : rc;
 }
 
 struct diff_args {
@@ -160,6 +158,35 @@ static int diff_parse(int argc, char **argv, struct diff_args *a)
 	return -1;
 }
 
+/* diff's work once both reports are read: the usage check that needs them read first (as before: an unreadable
+ * file is said before a misplaced -o), the rendering and the exit status. The caller frees the reports. */
+static int diff_run(const struct diff_args *d, struct vg_report *a, struct vg_report *b, const char *oname,
+		    const char *nname)
+{
+	note_revision(oname, a);
+	note_revision(nname, b);
+	if (d->out && !d->html)
+		return vg_cli_usage(vg_cli_usage_of("diff"), "diff: -o goes with --html (the text goes to stdout)");
+	if (d->lo.on && vg_lines_begin(d->lo.dirs, d->lo.ndirs, d->lo.timeout) == 0) {
+		vg_lines_check_report(oname, a);
+		vg_lines_check_report(nname, b);
+	}
+	struct vg_strbuf out = { 0 };
+	if ((d->html ? vg_report_diff_html(a, b, oname, nname, &out) : vg_report_diff_text(a, b, &d->o, &out)) != 0 ||
+	    out.failed) {
+		vg_strbuf_free(&out);
+		return vg_cli_fail(1, "out of memory");
+	}
+	int wrc = vg_view_write(&out, d->html ? d->out : NULL);
+	vg_strbuf_free(&out);
+	if (wrc < 0)
+		return 1;       /* said why; the lines' summary is not worth a line after it */
+	fflush(stdout);
+	if (d->lo.on)
+		vg_lines_end();
+	return d->exit_code && vg_report_diff_grew(a, b) == 1 ? 1 : wrc;
+}
+
 int vg_cli_diff(int argc, char **argv)
 {
 	struct diff_args d;
@@ -172,29 +199,12 @@ int vg_cli_diff(int argc, char **argv)
 	char err[512];
 	if (vg_report_read_file(oname, &a, err, sizeof(err)) != 0)
 		return read_failed(oname, err);
-	if (vg_report_read_file(nname, &b, err, sizeof(err)) != 0)
+	if (vg_report_read_file(nname, &b, err, sizeof(err)) != 0) {
+		vg_report_free(&a);
 		return read_failed(nname, err);
-	note_revision(oname, &a);
-	note_revision(nname, &b);
-	if (d.out && !d.html)
-		return vg_cli_usage(vg_cli_usage_of("diff"), "diff: -o goes with --html (the text goes to stdout)");
-	if (d.lo.on && vg_lines_begin(d.lo.dirs, d.lo.ndirs, d.lo.timeout) == 0) {
-		vg_lines_check_report(oname, &a);
-		vg_lines_check_report(nname, &b);
 	}
-	struct vg_strbuf out = { 0 };
-	if ((d.html ? vg_report_diff_html(&a, &b, oname, nname, &out) : vg_report_diff_text(&a, &b, &d.o, &out)) != 0 ||
-	    out.failed)
-		return vg_cli_fail(1, "out of memory");
-	int wrc = vg_view_write(&out, d.html ? d.out : NULL);
-	if (wrc < 0)
-		return 1;
-	fflush(stdout);
-	if (d.lo.on)
-		vg_lines_end();
-	int grew = vg_report_diff_grew(&a, &b) == 1;
-	vg_strbuf_free(&out);
+	rc = diff_run(&d, &a, &b, oname, nname);
 	vg_report_free(&a);
 	vg_report_free(&b);
-	return d.exit_code && grew ? 1 : wrc;
+	return rc;
 }
