@@ -17,23 +17,8 @@ if [ "$(sort <<<"$want")" = "$(sort <<<"$got")" ]; then
 else
 	bad "exports differ from the hook list" "$(diff <(sort <<<"$want") <(sort <<<"$got") | head -5)"
 fi
-# Both run on glibc 2.17 and later although built here (config/glibc_compat.h, cli/start.c; run on glibc 2.31 by
-# tests/containers/sections/30-glibc.sh): no symbol version newer than GLIBC_2.17, else the loader refuses them.
-glibc_at_most() { # WHAT FILE
-	local vs newest over
-	# "VERSION SYMBOL" for every dynamic symbol with a GLIBC_ version, referenced or defined
-	vs=$(objdump -T "$2" | awk 'match($0, /GLIBC_[0-9.]+/) { print substr($0, RSTART, RLENGTH), $NF }')
-	newest=$(cut -d' ' -f1 <<<"$vs" | sort -uV | tail -n 1)
-	over=$(while read -r v sym; do
-		[ "$(printf '%s\nGLIBC_2.17\n' "$v" | sort -V | tail -n 1)" = GLIBC_2.17 ] || echo "$sym@$v"
-	done <<<"$vs")
-	if [ -n "$vs" ] && [ -z "$over" ]; then
-		ok "$1: GLIBC_2.17 at most, $(wc -l <<<"$vs") symbols (newest $newest)"
-	else
-		bad "$1 needs a glibc newer than 2.17: it will not start on glibc 2.28 / 2.31 images" \
-			"${over:-no GLIBC_ symbol versions found in $2}"
-	fi
-}
+# Both run on glibc 2.17 and later although built here (tests/lib/elf.sh).
+source tests/lib/elf.sh
 glibc_at_most library "$LIB"
 glibc_at_most command "$VG"
 if diff -q <("$B/gen-env-doc") docs/env.md >/dev/null; then ok "docs/env.md matches the options table"; else
