@@ -331,6 +331,29 @@ fuzz:
 fuzz-srcs-%:
 	@echo $(FUZZ_SRCS_$*)
 
+# ---- the Python wheel (python/; docs/install.md): `make wheel` builds $(WHEEL), the package vramguard with the
+# library and the command as package data (vramguard/_bin/, where the command finds the library next to itself)
+# and the console script `vramguard`. Built from a staging copy with Debian's setuptools and wheel under Debian's
+# own python3 (not whatever python3 comes first on PATH), no network; tests/sections/wheel.sh checks the tag (glibc
+# symbol versions, NEEDED entries) and installs it into a fresh virtual environment.
+VG_VERSION := $(shell sed -n 's/^\#define VG_VERSION "\([^"]*\)".*/\1/p' config/config.h)
+WHEEL := $(BUILD)/vramguard-$(VG_VERSION)-py3-none-manylinux2014_x86_64.whl
+WHEEL_PYTHON ?= /usr/bin/python3
+WHEEL_SRC := $(BUILD)/wheel/src
+$(WHEEL): $(LIB) $(CLI) python/setup.py $(wildcard python/vramguard/*.py)
+	@$(WHEEL_PYTHON) -c 'import setuptools, wheel' 2>/dev/null || { echo "error: $(WHEEL_PYTHON) has no setuptools \
+or wheel: install Debian's python3-setuptools and python3-wheel (bash scripts/setup.sh)" >&2; exit 1; }
+	rm -rf $(BUILD)/wheel && mkdir -p $(WHEEL_SRC)/vramguard/_bin
+	cp python/setup.py $(WHEEL_SRC)/ && cp python/vramguard/*.py $(WHEEL_SRC)/vramguard/
+	install -m 0755 $(CLI) $(LIB) $(WHEEL_SRC)/vramguard/_bin/
+	cd $(WHEEL_SRC) && VRAMGUARD_VERSION=$(VG_VERSION) $(WHEEL_PYTHON) setup.py -q bdist_wheel -d $(abspath $(BUILD))/wheel \
+		>../setup.log 2>&1 || { cat ../setup.log >&2; exit 1; }
+	mv $(BUILD)/wheel/$(notdir $@) $@
+wheel: $(WHEEL)
+.PHONY: wheel
+# make test builds it for that section (not in a sanitizer's build: the section skips there).
+TEST_BINS += $(if $(strip $(VG_SAN)),,$(WHEEL))
+
 # dev-check: every C file of the library, the command and the tests compiled with the developer warnings as
 # errors, -fsyntax-only (no code generated: a fraction of a build's time on 2 cores), each file again only when it
 # or a header it includes changed. `make test` runs it; .ci/run also builds everything with DEVELOPER=1 once, which

@@ -8,6 +8,11 @@ for p in gcc make libc6-dev binutils uthash-dev libdw-dev yamllint python3-yaml 
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 command -v python3 >/dev/null 2>&1 || need+=(python3)     # the tests read JSON reports with it
+# make wheel builds the Python wheel with Debian's python3, setuptools and wheel (no network); tests/sections/wheel.sh
+# installs it with pip into a fresh virtual environment.
+for p in python3-setuptools python3-wheel python3-venv python3-pip; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
 # chromium (headless) renders the HTML reports in make test (tests/sections/views.sh), with a font.
 if [ "${#need[@]}" -gt 0 ]; then
 	SUDO=""
