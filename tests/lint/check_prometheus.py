@@ -6,6 +6,8 @@ status 1 if any check failed.
   promtool    `promtool check config prometheus.yml` (a promtool built without Kubernetes service discovery, as
               Debian's is, checks the file without the kubernetes_sd_configs jobs and says so), `check rules
               rules.yml`, `test rules rules_test.yml`
+  relabel     the static job's relabelling gives each of INSTANCES' addresses its instance (a host name without port
+              and domain, an IPv4 or [IPv6] address whole); tests/sections/exporter.sh has Prometheus apply it
   rules       every expression names only the exporter's metrics (CONTRACT below), Prometheus's `up` or a
               recording rule of the file, with label matchers that metric has; every alert has a severity
               (critical, warning, info), summary and description that use label values, and a runbook naming
@@ -170,11 +172,39 @@ def check_scrape_config(r, cfg):
         if "kubernetes_sd_configs" in j:
             r.check(any(x.get("source_labels") == ["__meta_kubernetes_pod_node_name"] for x in to_instance),
                     f"{w}: instance is the pod's node (__meta_kubernetes_pod_node_name)")
+        if "static_configs" in j and len(to_instance) == 1:
+            check_instance_relabel(r, w, to_instance[0])
         clash = [x.get("target_label") for x in relabel
                  if x.get("target_label") in ("pod", "container", "pid", "region", "gpu", "command")]
         r.check(not clash, f"{w}: adds no target label the exporter's metrics carry",
                 f"{clash} would rename the metrics' own to exported_*")
     return [j.get("job_name") for j in jobs]
+
+
+# A target's address -> the instance the static job's relabelling must give it: a host name loses its port and
+# domain (the node's name, what alertmanager.yml routes on); an IPv4 or a bracketed IPv6 address stays whole.
+INSTANCES = [("gpu-node-1.example.internal:9847", "gpu-node-1"), ("gpu-node-1:9847", "gpu-node-1"),
+             ("gpu-node-1", "gpu-node-1"), ("127.0.0.1:9847", "127.0.0.1"), ("10.20.30.40:9847", "10.20.30.40"),
+             ("10.20.30.40", "10.20.30.40"), ("[::1]:9847", "[::1]"), ("[fd00::2]", "[fd00::2]")]
+
+
+def relabel_replace(rule, labels):
+    """Prometheus's `replace` action on one rule: the regex anchored at both ends, $1 or ${1} in the replacement;
+    the target is left as it was when the regex does not match. Python's re and Go's RE2 agree on these regexes
+    (leftmost-first alternation, no look-around); tests/sections/exporter.sh runs the same rule in Prometheus."""
+    value = (rule.get("separator", ";")).join(labels.get(x, "") for x in rule.get("source_labels") or [])
+    m = re.fullmatch(rule.get("regex", "(.*)"), value)
+    if m is None:
+        return labels.get(rule["target_label"], "")
+    return re.sub(r"\$\{?(\d+)\}?", lambda g: m.group(int(g.group(1))) or "", rule.get("replacement", "$1"))
+
+
+def check_instance_relabel(r, w, rule):
+    # A target left without instance gets its address (port included) from Prometheus.
+    got = {a: relabel_replace(rule, {"__address__": a}) or a for a, _ in INSTANCES}
+    wrong = [f"{a} -> instance={got[a]!r} (want {want!r})" for a, want in INSTANCES if got[a] != want]
+    r.check(not wrong, f"{w}: instance keeps host names (without port and domain), IPv4 and [IPv6] addresses whole",
+            "; ".join(wrong))
 
 
 def check_rules(r, rules, tests, jobs):
