@@ -15,7 +15,9 @@ status 1 if any check failed.
               alert has a unit test where it fires and one where it does not
   alertmanager `amtool check-config alertmanager.yml` (skipped, with a line, when amtool is missing); its webhook
               receivers for vramguard autoscale send resolved alerts and read the bearer token from a file
-              (http_config.authorization.credentials_file), never inline
+              (http_config.authorization.credentials_file), never inline; their routes' repeat_interval (the
+              pace of raises while an alert fires) is docs/autoscale.md's, and the examples' --cooldown lies between
+              group_interval and repeat_interval
   dashboard   grafana-dashboard.json is JSON with a datasource variable and instance, region and pid variables;
               every panel and query uses the templated datasource; every query names only CONTRACT metrics, with
               label matchers that metric has; panel ids unique; grid positions within 24 columns, not overlapping
@@ -275,6 +277,43 @@ def check_alertmanager(r, cfg):
                 "a token written in the config is read by whoever reads the config")
 
 
+
+def seconds(text):
+    """Alertmanager's and the receiver's durations as used in the examples: 30s, 5m, 1h, or a bare number of seconds."""
+    m = re.fullmatch(r"(\d+)([smh]?)", str(text).strip())
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)] if m else None
+
+
+def check_cadence(r, cfg):
+    """How often a still-firing alert raises a limit: Alertmanager posts it again every repeat_interval of its route
+    (each post is a raise); the receiver's cool-down only refuses posts that come sooner. The examples' cool-down
+    (docs/autoscale.md's command and config file, the Kubernetes ConfigMap) lies between the autoscale routes'
+    group_interval (the pace of a flapping alert's posts) and their repeat_interval (the pace of raises), which
+    docs/autoscale.md's route shares with alertmanager.yml; and the doc says that repeat_interval sets the pace."""
+    with open(os.path.join(REPO, "docs", "autoscale.md"), encoding="utf-8") as f:
+        doc = f.read()
+    with open(os.path.join(REPO, "examples", "kubernetes", "autoscale.yaml"), encoding="utf-8") as f:
+        k8s = f.read()
+    routes = [ro for ro in ((cfg or {}).get("route") or {}).get("routes") or [] if "autoscale" in str(ro.get("receiver"))]
+    repeat = {seconds(ro.get("repeat_interval")) for ro in routes}
+    group = {seconds(ro.get("group_interval")) for ro in routes}
+    doc_repeat = {seconds(x) for x in re.findall(r"^ +repeat_interval: (\S+)", doc, re.M)}
+    doc_group = {seconds(x) for x in re.findall(r"^ +group_interval: (\S+)", doc, re.M)}
+    cool = {seconds(x) for x in re.findall(r"--cooldown (\d+[smh]?)\b", doc) +
+            re.findall(r"^ *cooldown = (\S+)", doc + k8s, re.M)}
+    r.check(len(repeat) == 1 and len(group) == 1 and None not in repeat | group,
+            "alertmanager.yml: the autoscale routes share one repeat_interval and one group_interval",
+            f"repeat_interval {repeat}, group_interval {group}")
+    r.check(doc_repeat == repeat and doc_group == group, "docs/autoscale.md's route has alertmanager.yml's "
+            "repeat_interval and group_interval", f"doc {doc_repeat} {doc_group}, alertmanager.yml {repeat} {group}")
+    r.check(bool(cool) and None not in cool and all(max(group) <= c < min(repeat) for c in cool),
+            "the examples' cool-down: at least group_interval, shorter than repeat_interval (no repeat refused)",
+            f"cool-down {sorted(cool)} s; group_interval {group}, repeat_interval {repeat}")
+    row = [ln for ln in doc.splitlines() if ln.startswith("| `--cooldown")]
+    r.check(len(row) == 1 and "repeat_interval" in row[0], "docs/autoscale.md's --cooldown row says that "
+            "Alertmanager's repeat_interval, not the cool-down, sets how often a firing alert is raised again")
+
+
 # ---- the Grafana dashboard ----
 
 DS_VARS = ("${datasource}", "$datasource")
@@ -365,7 +404,9 @@ def check_dir(r, d, with_promtool):
     tests = load_yaml(r, os.path.join(d, "rules_test.yml"), "rules_test.yml")
     check_rules(r, rules, tests, jobs)
     check_amtool(r, d)
-    check_alertmanager(r, load_yaml(r, os.path.join(d, "alertmanager.yml"), "alertmanager.yml"))
+    am = load_yaml(r, os.path.join(d, "alertmanager.yml"), "alertmanager.yml")
+    check_alertmanager(r, am)
+    check_cadence(r, am)
     check_dashboard(r, os.path.join(d, "grafana-dashboard.json"))
 
 
