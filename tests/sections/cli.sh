@@ -21,7 +21,7 @@ hnames=$($VG --help | help_columns | awk '{ print $2 }' | paste -sd, - | sed 's/
 	[ "$hnames" = "$($VG help frobnicate 2>&1 | sed -n 's/.*(expected one of \(.*\))$/\1/p')" ] &&
 	ok "--help: every command's summary starts in column $((hcols + 1))" ||
 	bad "--help: the summaries are not in one column" "columns $(echo $hcols); commands $hnames"
-hbad= hall=
+hbad='' hall=''
 for hc in run report diff dump check top limit exporter autoscale region cdi help; do
 	hcols=$($VG help "$hc" | help_columns | cut -f1 | sort -u)
 	[ "$(printf '%s\n' "$hcols" | grep -c .)" -le 1 ] || hbad="$hbad$hc: columns $(echo $hcols); "
