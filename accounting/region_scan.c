@@ -68,6 +68,20 @@ uint64_t vg_dev_limit(const struct vg_region *r, int d)
 
 /* ---- slots ---- */
 
+/* The parts within the whole: alloc[] and driver[] are the member's figures of its sampler's last round, used[] is
+ * live, so a free since that round left alloc[] above what is in use (top showed 896 MiB allocated of 736 MiB in
+ * use). The driver's part changes only at rounds and what was freed was allocations: they give way first. Memory
+ * allocated since the round is in used[] only until the next one (docs/metrics.md, "Published by the process"). */
+static void vg_slot_parts_within(struct vg_slot_view *v)
+{
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		if (v->driver[d] > v->used[d])
+			v->driver[d] = v->used[d];
+		if (v->alloc[d] > v->used[d] - v->driver[d])
+			v->alloc[d] = v->used[d] - v->driver[d];
+	}
+}
+
 bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 {
 	struct vg_region_hdr *h = r->h;
@@ -107,6 +121,7 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 		if (atomic_load(&h->generation) == gen && atomic_load(&s->state) == VG_SLOT_ACTIVE)
 			break;
 	}
+	vg_slot_parts_within(v);
 	/* region.h's judgement, for the process we copied (the slot may hold another one by now). */
 	v->life = s->pid == v->pid && s->start == v->start ? vg_region_slot_life(r, (int)i) : VG_LIFE_DEAD;
 	v->alive = v->life != VG_LIFE_DEAD;

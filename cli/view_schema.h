@@ -180,7 +180,9 @@
 	  "quota's counter, which includes its threads' small-allocation credit (up to 2 MiB a thread not yet handed " \
 	  "out: docs/quota.md, \"Atomicity\")") \
 	X(allocated_bytes, U64, p->alloc[d], "the part of `used_bytes` that is allocations (the process publishes it " \
-	  "each `VRAMGUARD_DEVICE_POLL` period; 0 until it has)") \
+	  "each `VRAMGUARD_DEVICE_POLL` period; 0 until it has). `used_bytes` is live: what was allocated since the " \
+	  "last period is in `used_bytes` only; what was freed since lowers this too, so that it and `driver_bytes` " \
+	  "never add up to more than `used_bytes`") \
 	X(driver_bytes, U64, p->driver[d], "the part that is the driver's own memory for the process (context, " \
 	  "modules, ...); 0 if not measured") \
 	X(count, NSTR, p->count_mode == 1 ? "device" : p->count_mode == 2 ? "allocations" : NULL, "what its quota " \

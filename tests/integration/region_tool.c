@@ -19,7 +19,8 @@
  *                                                (as a newer command with a syntax this library does not know would)
  *
  * DEVICE is dev=ORDINAL followed by uuid=GPU-... total=SIZE quota=SIZE|none used=SIZE peak=SIZE (sizes as 1G, 512M,
- * 4096B). OPTION: denied=N (allocations refused), report=SECONDS (last report that long ago), hold=1 (leave
+ * 4096B), and alloc=SIZE driver=SIZE: the figures a sampler round published (VRAMGUARD_COUNT=device), which may be
+ * older than used= (a round before a free: alloc above used). OPTION: denied=N (allocations refused), report=SECONDS (last report that long ago), hold=1 (leave
  * requests pending, as a process that makes no allocation, until SIGUSR1). Prints "ready PID" once it holds its
  * memory, and "applied SPEC" each time it applies a limit from `vramguard limit set --pid`: it takes the request
  * with vg_region_pending_limit (which marks it applied in the slot) and sets its quota per device, as the
@@ -45,6 +46,8 @@ struct dev {
 	int ord;
 	char uuid[VG_REGION_UUID_MAX];
 	uint64_t total, quota, used, peak;
+	uint64_t alloc, driver;
+	bool published;
 };
 
 static volatile sig_atomic_t stop, hold;
@@ -136,6 +139,9 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 			dev[ndev].used = size_arg(v);
 		} else if (!strcmp(k, "peak")) {
 			dev[ndev].peak = size_arg(v);
+		} else if (!strcmp(k, "alloc") || !strcmp(k, "driver")) {
+			*(!strcmp(k, "alloc") ? &dev[ndev].alloc : &dev[ndev].driver) = size_arg(v);
+			dev[ndev].published = true;
 		} else {
 			return die("unknown key '%s'", k);
 		}
@@ -156,6 +162,8 @@ static int run_member(struct vg_region *r, bool control, int argc, char **argv)
 			return die("reserve: over the region's budget");
 		if (peak > d->used)
 			vg_region_release(r, d->ord, peak - d->used);
+		if (d->published)
+			vg_region_publish(r, d->ord, 1 + VG_COUNT_DEVICE, d->alloc, d->driver, VG_REGION_NONE);
 	}
 	for (uint64_t i = 0; i < denied; i++)
 		vg_region_note_denied(r);

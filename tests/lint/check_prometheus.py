@@ -6,6 +6,8 @@ status 1 if any check failed.
   promtool    `promtool check config prometheus.yml` (a promtool built without Kubernetes service discovery, as
               Debian's is, checks the file without the kubernetes_sd_configs jobs and says so), `check rules
               rules.yml`, `test rules rules_test.yml`
+  relabel     the static job's relabelling gives each of INSTANCES' addresses its instance (a host name without port
+              and domain, an IPv4 or [IPv6] address whole); tests/sections/exporter.sh has Prometheus apply it
   rules       every expression names only the exporter's metrics (CONTRACT below), Prometheus's `up` or a
               recording rule of the file, with label matchers that metric has; every alert has a severity
               (critical, warning, info), summary and description that use label values, and a runbook naming
@@ -13,7 +15,9 @@ status 1 if any check failed.
               alert has a unit test where it fires and one where it does not
   alertmanager `amtool check-config alertmanager.yml` (skipped, with a line, when amtool is missing); its webhook
               receivers for vramguard autoscale send resolved alerts and read the bearer token from a file
-              (http_config.authorization.credentials_file), never inline
+              (http_config.authorization.credentials_file), never inline; their routes' repeat_interval (the
+              pace of raises while an alert fires) is docs/autoscale.md's, and the examples' --cooldown lies between
+              group_interval and repeat_interval
   dashboard   grafana-dashboard.json is JSON with a datasource variable and instance, region and pid variables;
               every panel and query uses the templated datasource; every query names only CONTRACT metrics, with
               label matchers that metric has; panel ids unique; grid positions within 24 columns, not overlapping
@@ -170,11 +174,39 @@ def check_scrape_config(r, cfg):
         if "kubernetes_sd_configs" in j:
             r.check(any(x.get("source_labels") == ["__meta_kubernetes_pod_node_name"] for x in to_instance),
                     f"{w}: instance is the pod's node (__meta_kubernetes_pod_node_name)")
+        if "static_configs" in j and len(to_instance) == 1:
+            check_instance_relabel(r, w, to_instance[0])
         clash = [x.get("target_label") for x in relabel
                  if x.get("target_label") in ("pod", "container", "pid", "region", "gpu", "command")]
         r.check(not clash, f"{w}: adds no target label the exporter's metrics carry",
                 f"{clash} would rename the metrics' own to exported_*")
     return [j.get("job_name") for j in jobs]
+
+
+# A target's address -> the instance the static job's relabelling must give it: a host name loses its port and
+# domain (the node's name, what alertmanager.yml routes on); an IPv4 or a bracketed IPv6 address stays whole.
+INSTANCES = [("gpu-node-1.example.internal:9847", "gpu-node-1"), ("gpu-node-1:9847", "gpu-node-1"),
+             ("gpu-node-1", "gpu-node-1"), ("127.0.0.1:9847", "127.0.0.1"), ("10.20.30.40:9847", "10.20.30.40"),
+             ("10.20.30.40", "10.20.30.40"), ("[::1]:9847", "[::1]"), ("[fd00::2]", "[fd00::2]")]
+
+
+def relabel_replace(rule, labels):
+    """Prometheus's `replace` action on one rule: the regex anchored at both ends, $1 or ${1} in the replacement;
+    the target is left as it was when the regex does not match. Python's re and Go's RE2 agree on these regexes
+    (leftmost-first alternation, no look-around); tests/sections/exporter.sh runs the same rule in Prometheus."""
+    value = (rule.get("separator", ";")).join(labels.get(x, "") for x in rule.get("source_labels") or [])
+    m = re.fullmatch(rule.get("regex", "(.*)"), value)
+    if m is None:
+        return labels.get(rule["target_label"], "")
+    return re.sub(r"\$\{?(\d+)\}?", lambda g: m.group(int(g.group(1))) or "", rule.get("replacement", "$1"))
+
+
+def check_instance_relabel(r, w, rule):
+    # A target left without instance gets its address (port included) from Prometheus.
+    got = {a: relabel_replace(rule, {"__address__": a}) or a for a, _ in INSTANCES}
+    wrong = [f"{a} -> instance={got[a]!r} (want {want!r})" for a, want in INSTANCES if got[a] != want]
+    r.check(not wrong, f"{w}: instance keeps host names (without port and domain), IPv4 and [IPv6] addresses whole",
+            "; ".join(wrong))
 
 
 def check_rules(r, rules, tests, jobs):
@@ -243,6 +275,43 @@ def check_alertmanager(r, cfg):
         r.check(isinstance(auth.get("credentials_file"), str) and "credentials" not in auth,
                 f"{rel} {name}: the bearer token from http_config.authorization.credentials_file",
                 "a token written in the config is read by whoever reads the config")
+
+
+
+def seconds(text):
+    """Alertmanager's and the receiver's durations as used in the examples: 30s, 5m, 1h, or a bare number of seconds."""
+    m = re.fullmatch(r"(\d+)([smh]?)", str(text).strip())
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)] if m else None
+
+
+def check_cadence(r, cfg):
+    """How often a still-firing alert raises a limit: Alertmanager posts it again every repeat_interval of its route
+    (each post is a raise); the receiver's cool-down only refuses posts that come sooner. The examples' cool-down
+    (docs/autoscale.md's command and config file, the Kubernetes ConfigMap) lies between the autoscale routes'
+    group_interval (the pace of a flapping alert's posts) and their repeat_interval (the pace of raises), which
+    docs/autoscale.md's route shares with alertmanager.yml; and the doc says that repeat_interval sets the pace."""
+    with open(os.path.join(REPO, "docs", "autoscale.md"), encoding="utf-8") as f:
+        doc = f.read()
+    with open(os.path.join(REPO, "examples", "kubernetes", "autoscale.yaml"), encoding="utf-8") as f:
+        k8s = f.read()
+    routes = [ro for ro in ((cfg or {}).get("route") or {}).get("routes") or [] if "autoscale" in str(ro.get("receiver"))]
+    repeat = {seconds(ro.get("repeat_interval")) for ro in routes}
+    group = {seconds(ro.get("group_interval")) for ro in routes}
+    doc_repeat = {seconds(x) for x in re.findall(r"^ +repeat_interval: (\S+)", doc, re.M)}
+    doc_group = {seconds(x) for x in re.findall(r"^ +group_interval: (\S+)", doc, re.M)}
+    cool = {seconds(x) for x in re.findall(r"--cooldown (\d+[smh]?)\b", doc) +
+            re.findall(r"^ *cooldown = (\S+)", doc + k8s, re.M)}
+    r.check(len(repeat) == 1 and len(group) == 1 and None not in repeat | group,
+            "alertmanager.yml: the autoscale routes share one repeat_interval and one group_interval",
+            f"repeat_interval {repeat}, group_interval {group}")
+    r.check(doc_repeat == repeat and doc_group == group, "docs/autoscale.md's route has alertmanager.yml's "
+            "repeat_interval and group_interval", f"doc {doc_repeat} {doc_group}, alertmanager.yml {repeat} {group}")
+    r.check(bool(cool) and None not in cool and all(max(group) <= c < min(repeat) for c in cool),
+            "the examples' cool-down: at least group_interval, shorter than repeat_interval (no repeat refused)",
+            f"cool-down {sorted(cool)} s; group_interval {group}, repeat_interval {repeat}")
+    row = [ln for ln in doc.splitlines() if ln.startswith("| `--cooldown")]
+    r.check(len(row) == 1 and "repeat_interval" in row[0], "docs/autoscale.md's --cooldown row says that "
+            "Alertmanager's repeat_interval, not the cool-down, sets how often a firing alert is raised again")
 
 
 # ---- the Grafana dashboard ----
@@ -335,7 +404,9 @@ def check_dir(r, d, with_promtool):
     tests = load_yaml(r, os.path.join(d, "rules_test.yml"), "rules_test.yml")
     check_rules(r, rules, tests, jobs)
     check_amtool(r, d)
-    check_alertmanager(r, load_yaml(r, os.path.join(d, "alertmanager.yml"), "alertmanager.yml"))
+    am = load_yaml(r, os.path.join(d, "alertmanager.yml"), "alertmanager.yml")
+    check_alertmanager(r, am)
+    check_cadence(r, am)
     check_dashboard(r, os.path.join(d, "grafana-dashboard.json"))
 
 

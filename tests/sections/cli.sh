@@ -6,6 +6,30 @@ source tests/lib/section.sh
 echo "== the vramguard command"
 cli "--version" 0 '^vramguard [0-9]+\.[0-9]+\.[0-9]+$' -- $VG --version
 cli "--help lists every command" 0 '^  dump +ask a running job for a report' -- $VG --help
+# The columns of help: the summaries of --help's list start in one column (the list was once hand-aligned, and cdi's
+# line was one column out), and so do the flags' descriptions and their continuation lines in every 'help COMMAND'.
+help_columns() { # reads help text: "COLUMN<TAB>LINE" for each summary (the command list), flag description or its
+	awk '/^usage: vramguard COMMAND / { list = 1 } /^$/ { blank++ } list && blank == 1 && /^  [a-z]+  +[^ ]/ { match($0, /^  [a-z]+  +/); print RLENGTH "\t" $0 }
+		!/^ / { flag = 0 }
+		flag && /^      +[^ -]/ { match($0, /^ +/); print RLENGTH "\t" $0 }
+		/^  (-[a-zA-Z0-9], |    )--[^ ]+/ { flag = 1; match($0, /^  (-[a-zA-Z0-9], |    )--[^ ]+( [^ ]+)*  +/)
+			if (RSTART) print RLENGTH "\t" $0 } # a long flag: its description begins on the next line'
+}
+hcols=$($VG --help | help_columns | cut -f1 | sort -u)
+hnames=$($VG --help | help_columns | awk '{ print $2 }' | paste -sd, - | sed 's/,/, /g')
+[ "$(printf '%s\n' "$hcols" | wc -l)" = 1 ] && [ -n "$hcols" ] &&
+	[ "$hnames" = "$($VG help frobnicate 2>&1 | sed -n 's/.*(expected one of \(.*\))$/\1/p')" ] &&
+	ok "--help: every command's summary starts in column $((hcols + 1))" ||
+	bad "--help: the summaries are not in one column" "columns $(echo $hcols); commands $hnames"
+hbad='' hall=''
+for hc in run report diff dump check top limit exporter autoscale region cdi help; do
+	hcols=$($VG help "$hc" | help_columns | cut -f1 | sort -u)
+	[ "$(printf '%s\n' "$hcols" | grep -c .)" -le 1 ] || hbad="$hbad$hc: columns $(echo $hcols); "
+	hall="$hall $hcols"
+done
+[ -z "$hbad" ] && [ "$(printf '%s\n' $hall | sort -u | wc -l)" = 1 ] &&
+	ok "help COMMAND: every flag's description starts in column $(($(printf '%s\n' $hall | sort -u) + 1)), continuations too" ||
+	bad "help COMMAND: descriptions out of column" "$hbad all:$(printf ' %s' $hall)"
 cli "help run documents the options" 0 '--limit SPEC' -- $VG help run
 cli "an unknown command is a usage error" 2 '' -- $VG frobnicate
 cli "run: the quota holds in the job" 0 '^ok [0-9]+ - ' $FAKEENV -- $VG run --limit 4096 -- $D quota

@@ -336,11 +336,20 @@ else
 	xserve "$XPD/e.err" --dir "$XPD"
 	xport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	xtarget=${XURL#http://}
+	# The static job's relabelling is examples/prometheus/prometheus.yml's, so the instance label the alerts print
+	# is the one a real Prometheus gives the target 127.0.0.1:PORT (check_prometheus.py checks more addresses).
+	XPY=python3
+	python3 -c 'import yaml' 2>/dev/null || XPY=/usr/bin/python3
+	xrelabel=$($XPY -c 'import json, sys, yaml
+jobs = yaml.safe_load(open(sys.argv[1]))["scrape_configs"]
+print(json.dumps([j for j in jobs if j["job_name"] == "vramguard"][0]["relabel_configs"]))' \
+		examples/prometheus/prometheus.yml 2>>"$LOG") || bad "exporter: the relabelling of examples/prometheus/prometheus.yml"
 	cat >"$XPD/prometheus.yml" <<YML
 global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }
 scrape_configs:
   - job_name: vramguard
     static_configs: [ { targets: ['${xtarget%/metrics}'] } ]
+    relabel_configs: ${xrelabel:-[]}
 YML
 	prometheus --config.file="$XPD/prometheus.yml" --storage.tsdb.path="$XPD/data" \
 		--web.listen-address="127.0.0.1:$xport" >"$XPD/prom.log" 2>&1 &
@@ -366,6 +375,9 @@ YML
 		xuntil 'sum(vramguard_process_used_bytes{region="team"})' $((64 << 20)) &&
 		ok "prometheus: scraped the job's 64 MiB in use and the region's 0 denials" ||
 		bad "prometheus: first scrape" "$(tail -5 "$XPD/prom.log"; xq 'vramguard_up')"
+	xuntil 'count(vramguard_up{job="vramguard", instance="127.0.0.1"})' 1 &&
+		ok "prometheus: examples/prometheus's relabelling gives the target 127.0.0.1:PORT instance=\"127.0.0.1\"" ||
+		bad "prometheus: the instance label of 127.0.0.1:PORT" "$(xq 'count by (instance) (vramguard_up)')"
 	"${XJ[@]}" "$T/waiter" "$XPD/stop" cuda 60 >"$XPD/w2.out" 2>>"$LOG" &
 	XPIDS+=($!)
 	wait_for "$XPD/w2.out" ready || bad "exporter: the second job did not get ready"

@@ -58,6 +58,29 @@ if grep -Eq "^$PA +region_tool join +GPU-aaaaaaaa \\(0\\) +1\\.00 GiB +- +2\\.00
 if grep -Eq '^GPU +MEMORY +IN USE +PROCESSES +BUDGETS$' <<<"$CO" &&
 	grep -Eq '^GPU-aaaaaaaa \(0\) +16\.00 GiB +4\.00 GiB +2 +job 4\.00 GiB of 8\.00 GiB$' <<<"$CO"; then
 	ok "  totals per GPU with the region's budget"; else bad "  the totals" "$CO"; fi
+# ALLOCATED and the driver's part are the member's sampler's figures of its last round (each VRAMGUARD_DEVICE_POLL),
+# IN USE is live: a round published 896 MiB allocated and 64 MiB of the driver's, then 224 MiB were freed. The parts
+# must not exceed the whole in top's table, its JSON or the exporter (the table once showed 896 MiB allocated of 736
+# MiB in use): the allocations give way (672 MiB), the driver's part stays.
+mkdir "$RSD/stale"
+"$RTOOL" create "$RSD/stale/vramguard.st" st "" >/dev/null
+member "$RSD/st.out" join "$RSD/stale/vramguard.st" dev=0 uuid=$UA total=16G used=736M alloc=896M driver=64M
+PST=$MEMBER
+SENV=(VRAMGUARD_SHM_DIR="$RSD/stale" VRAMGUARD_SHARED=)
+cli "top: a round published 896 + 64 MiB, 736 MiB in use since" 0 '' "${SENV[@]}" -- $VG top --once
+grep -Eq "^$PST +region_tool join +GPU-aaaaaaaa \\(0\\) +736\\.00 MiB +672\\.00 MiB +" <<<"$CO" &&
+	ok "  ALLOCATED is not above IN USE less the driver's part (672 of 736 MiB)" || bad "  ALLOCATED above IN USE" "$CO"
+cli "top --json: the same" 0 '' "${SENV[@]}" -- $VG top --once --json
+[ "$(python3 -c 'import json, sys; d = json.loads(sys.argv[1])["processes"][0]["devices"][0]
+print(d["used_bytes"], d["allocated_bytes"], d["driver_bytes"])' "$CO" 2>&1)" = "$((736 << 20)) $((672 << 20)) $((64 << 20))" ] &&
+	ok "  allocated_bytes + driver_bytes = used_bytes: the parts within the whole" || bad "  top --json" "$CO"
+cli "exporter --once: the same" 0 '' "${SENV[@]}" -- $VG exporter --once --dir "$RSD/stale"
+[ "$(grep -E '^vramguard_process_(used|allocated|driver)_bytes\{' <<<"$CO" | sed 's/.* //' | paste -sd' ')" = \
+	"$((736 << 20)) $((672 << 20)) $((64 << 20))" ] && ok "  vramguard_process_allocated_bytes + driver_bytes = used_bytes" ||
+	bad "  the exporter's figures" "$(grep -E '^vramguard_process_(used|allocated|driver)_bytes' <<<"$CO")"
+reap $PST
+rm -rf "$RSD/stale"
+
 # A region outside the directory: seen when named (VRAMGUARD_SHARED in top's environment, or --shared).
 mkdir "$RSD/elsewhere"
 "$RTOOL" create "$RSD/elsewhere/team" team 2G >/dev/null
