@@ -210,12 +210,14 @@ $(BUILD)/gen-env-doc: scripts/gen-env-doc.c $(call tobj,$(CONFIG_SRCS))
 $(BUILD)/gen-man: scripts/gen-man.c $(call tobj,$(CONFIG_SRCS))
 	@mkdir -p $(BUILD)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
-$(BUILD)/gen-report-doc: scripts/gen-report-doc.c scripts/doc_tables.c $(call tobj,report/schema.c)
+# One source per compiler run: the dependency file (-MMD) then names every header the generator includes (two .c files
+# in one run left only the last one's, and a changed schema header did not rebuild gen-report-doc).
+$(BUILD)/gen-report-doc: scripts/gen-report-doc.c $(call tobj,scripts/doc_tables.c report/schema.c)
 	@mkdir -p $(BUILD)
-	$(TEST_CC) -I. -o $@ $(filter %.c %.o,$^)
-$(BUILD)/gen-metrics-doc: scripts/gen-metrics-doc.c scripts/doc_tables.c | $(BUILD)/.deps-ok
+	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
+$(BUILD)/gen-metrics-doc: scripts/gen-metrics-doc.c $(call tobj,scripts/doc_tables.c) | $(BUILD)/.deps-ok
 	@mkdir -p $(BUILD)
-	$(TEST_CC) -I. -o $@ $(filter %.c,$^)
+	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
 # docs/metrics.md's tables and the contract docs/metrics.json, from cli/metrics_table.h (section docs checks both).
 metrics-doc: $(BUILD)/gen-metrics-doc
 	$(BUILD)/gen-metrics-doc -i docs/metrics.md
