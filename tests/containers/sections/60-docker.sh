@@ -10,7 +10,8 @@
 # the image's command and library, which must all be the build stage's /src (a host-built object names the host's
 # checkout). The running container: `docker kill --signal=USR1` and `docker exec ... vramguard dump 1` write
 # reports, and `vramguard limit set --pid` on the host (not `docker update`, which knows no GPU memory) raises the
-# quota of the job inside. Uses run.sh's ok, bad, skip, LOG, T, B, VG and lib.sh.
+# quota of the job inside. `docker compose config` validates examples/compose.yaml where the Compose plugin is
+# installed (a skip, with the reason, where not). Uses run.sh's ok, bad, skip, LOG, T, B, VG and lib.sh.
 # shellcheck disable=SC2154 # out and rc are set by dk_run
 
 dk_bin=/usr/bin/docker  # Debian's client; /usr/local/bin/docker may be a newer one without buildx
@@ -153,6 +154,22 @@ dk_live() {
 	else bad "docker live: the job exits 0" "status $rc"; fi
 }
 
+# dk_sizes IMAGE PRELOAD-IMAGE BASE: what each example adds to its base agrees, within 0.3 MB, with docs/containers.md's
+# image sizes table ("the base + N MB" in the rows of examples/docker/Dockerfile and ld.so.preload/Dockerfile).
+dk_sizes() {
+	local base want got f img
+	base=$(dk image inspect -f '{{.Size}}' "$3" 2>>"$LOG")
+	for f in Dockerfile ld.so.preload/Dockerfile; do
+		img=$1
+		[ "$f" = Dockerfile ] || img=$2
+		want=$(sed -n "s/^| \`examples\/docker\/${f//\//\\/}\` |.*the base + \([0-9.]*\) MB.*/\1/p" docs/containers.md)
+		got=$(dk image inspect -f '{{.Size}}' "$img" 2>>"$LOG" | awk -v b="$base" '{ printf "%.1f", ($1 - b) / 1e6 }')
+		if [ -n "$want" ] && [ -n "$base" ] && awk -v w="$want" -v g="$got" 'BEGIN { d = w - g; exit !(d <= 0.3 && d >= -0.3) }'; then
+			ok "docker: examples/docker/$f adds $got MB to its base (docs/containers.md: $want MB)"
+		else bad "docker: examples/docker/$f adds what docs/containers.md says" "measured ${got:-?} MB, the table ${want:-(no row)}"; fi
+	done
+}
+
 dk_section() {
 	local started=$SECONDS rel=bookworm i bk
 	if [ ! -x "$dk_bin" ] || ! command -v dockerd >/dev/null; then
@@ -196,13 +213,20 @@ dk_section() {
 			examples/docker/ld.so.preload/Dockerfile "$bk" "VRAMGUARD_IMAGE=$vg" "APP_IMAGE=localhost/vramguard-base:$rel" &&
 			dk_quota "docker, $how, ld.so.preload" "$pre"
 		sizes+="$how: $(dk image inspect -f '{{.Size}}' "$vg" "$pre" 2>/dev/null |
-			awk '{ printf "%s%.1f MB", NR > 1 ? ", " : "", $1 / 1e6 }'); "
+			awk '{ printf "%s%.1f MB", (NR > 1 ? ", " : ""), $1 / 1e6 }'); "
 	done
+	dk_sizes "vg-docker/vramguard:bk0" "vg-docker/preload:bk0" "localhost/vramguard-base:$rel"
 	dk image inspect "vg-docker/vramguard:bk1" >/dev/null 2>&1 && dk_live "vg-docker/vramguard:bk1"
+	# examples/compose.yaml: the Compose plugin validates it (gpus, CDI devices) where one is installed
+	if dk compose version >>"$LOG" 2>&1; then
+		if dk compose -f examples/compose.yaml config -q >"$dk_dir/compose.out" 2>&1; then
+			ok "docker compose config accepts examples/compose.yaml (gpus, CDI devices, the mounted library)"
+		else bad "docker compose config accepts examples/compose.yaml" "$(cat "$dk_dir/compose.out")"; fi
+	else skip "docker compose config examples/compose.yaml" "no Compose plugin for $dk_bin (Debian 12 packages none)"; fi
 	echo "# docker image sizes (vramguard, ld.so.preload): ${sizes}base $(dk image inspect -f '{{.Size}}' \
 		"localhost/vramguard-base:$rel" | awk '{ printf "%.1f MB", $1 / 1e6 }')"
 	dk_stop
 	echo "# docker: $((SECONDS - started)) s"
 }
 dk_section
-unset -f dk dk_run dk_start dk_stop dk_build dk_compiled_inside dk_quota dk_live dk_section
+unset -f dk dk_run dk_start dk_stop dk_build dk_compiled_inside dk_quota dk_live dk_sizes dk_section
