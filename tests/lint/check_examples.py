@@ -21,7 +21,9 @@ pulled or applied). One line per check, "ok - ..." or "not ok - ...", and exit s
                a Secret with `install -o UID -m 0400` (UID the receiver's; a Secret's own files belong to root); not
                root (runAsNonRoot, or runAsUser other than 0); with allow-remote, a NetworkPolicy of the same file
                whose podSelector matches the pod and whose ingress rule for the receiver's port names its peers
-  Compose      docker-compose.yml: services with an image, the quota in environment, an nvidia GPU reservation,
+  Compose      docker-compose.yml, compose.yaml: services with an image, one quota (in environment, or a
+               vramguard.dev/quota=SIZE CDI device), a GPU (an nvidia reservation, gpus, or a nvidia.com/gpu CDI
+               device), a library in LD_PRELOAD mounted,
                named volumes declared, report files on a volume
   Dockerfiles  every Dockerfile (Dockerfile, Dockerfile.*, *.Dockerfile, not *.dockerignore): known instructions
                after joining continuation lines and dropping comments; every stage `FROM image AS name`; ARGs
@@ -544,6 +546,12 @@ def compose_env(env):
     return out
 
 
+def cdi_size_problem(name):
+    """What is wrong with a vramguard.dev/quota device name, or None: `vramguard cdi` names a device after its
+    SPEC with ',' as '_' and '%' as 'pct'."""
+    return limit_problem(name.replace("_", ",").replace("pct", "%"))
+
+
 def check_compose(r, path, root):
     rel = os.path.relpath(path, root)
     try:
@@ -561,14 +569,21 @@ def check_compose(r, path, root):
         s = s or {}
         r.check(isinstance(s.get("image"), str) or "build" in s, f"{w}: has an image or a build")
         env = compose_env(s.get("environment"))
+        cdi = [str(d) for d in s.get("devices") or [] if "/" in str(d).split("=", 1)[0] and "=" in str(d)]
+        quota_devs = [d.split("=", 1)[1] for d in cdi if d.startswith("vramguard.dev/quota=")]
         limit = env.get("NVIDIA_GPU_MEMORY_LIMITS")
-        if r.check(limit is not None, f"{w}: environment sets NVIDIA_GPU_MEMORY_LIMITS"):
-            why = limit_problem(limit)
-            r.check(why is None, f"{w}: quota '{limit}' is well-formed", why or "")
+        if r.check((limit is not None) != (len(quota_devs) == 1),
+                   f"{w}: one quota: NVIDIA_GPU_MEMORY_LIMITS in environment or one vramguard.dev/quota=SIZE device"):
+            why = limit_problem(limit) if limit is not None else cdi_size_problem(quota_devs[0])
+            r.check(why is None, f"{w}: quota '{limit or quota_devs[0]}' is well-formed", why or "")
         devices = (((s.get("deploy") or {}).get("resources") or {}).get("reservations") or {}).get("devices") or []
-        nv = [d for d in devices if isinstance(d, dict) and d.get("driver") == "nvidia"]
-        r.check(len(nv) > 0 and all("gpu" in (d.get("capabilities") or []) for d in nv),
-                f"{w}: reserves a GPU (deploy.resources.reservations.devices, driver nvidia, capabilities [gpu])")
+        gpus = s.get("gpus")
+        nv = [d for d in devices + (gpus if isinstance(gpus, list) else []) if isinstance(d, dict)
+              and d.get("driver") == "nvidia"]
+        r.check((len(nv) > 0 and all("gpu" in (d.get("capabilities") or []) for d in nv)) or gpus == "all"
+                or any(d.startswith("nvidia.com/gpu=") for d in cdi),
+                f"{w}: asks for a GPU (deploy.resources.reservations.devices or gpus: driver nvidia, capabilities "
+                "[gpu]; gpus: all; or a CDI device nvidia.com/gpu=...)")
         for d in nv:
             r.check(not ("count" in d and "device_ids" in d), f"{w}: GPU reservation has count or device_ids, not both")
         mounts = []
@@ -584,6 +599,10 @@ def check_compose(r, path, root):
                 r.check(src in declared, f"{w}: volume {src} is declared under top-level volumes")
             r.check(str(dst).startswith("/"), f"{w}: volume target {dst} is absolute")
             mounts.append(str(dst))
+        preload = env.get("LD_PRELOAD")
+        if preload:
+            r.check(all(lib in mounts for lib in preload.replace(":", " ").split()),
+                    f"{w}: the library in LD_PRELOAD ({preload}) is mounted into the container", f"mounts: {mounts}")
         report = env.get("VRAMGUARD_REPORT")
         if report and report.startswith("/"):
             r.check(under(os.path.dirname(report), mounts), f"{w}: report file {report} is on a volume")
@@ -1016,8 +1035,21 @@ services:
   b:
     image: example/job:1
     command: python3 train.py
-""", ["quota '4 G' is well-formed", "service b: environment sets NVIDIA_GPU_MEMORY_LIMITS",
-      "volume reports is declared", "service b: reserves a GPU", "command is a list"]),
+""", ["quota '4 G' is well-formed", "service b: one quota",
+      "volume reports is declared", "service b: asks for a GPU", "command is a list"]),
+    ("a compose file with two quotas, a bad CDI size and a preload not mounted", "examples/compose.yaml", """\
+services:
+  a:
+    image: example/job:1
+    gpus: all
+    devices: [vramguard.dev/quota=4G]
+    environment:
+      NVIDIA_GPU_MEMORY_LIMITS: "4G"
+      LD_PRELOAD: /opt/vramguard/libvramguard.so
+  b:
+    image: example/job:1
+    devices: [nvidia.com/gpu=0, vramguard.dev/quota=4XB]
+""", ["service a: one quota", "service a: the library in LD_PRELOAD", "service b: quota '4XB' is well-formed"]),
     ("a Dockerfile with every mistake the parser knows", "examples/docker/Dockerfile", """\
 ARG CUDA_VERSION=13.0.0
 ARG UNUSED=1
