@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The container suite (`make test-containers`, run by .ci/run): vramguard in real containers (podman + runc, as
-# root, no registry), against the test double of libcuda.so.1 where the NVIDIA container toolkit would mount the
+# root, no registry; Debian's Docker engine on a daemon of its own in 60-docker.sh), against the test double of libcuda.so.1 where the NVIDIA container toolkit would mount the
 # driver. Same output protocol as tests/run.sh (docs/TESTING.md); the whole suite is one skip, with the reason,
 # where no container runtime can run. Sections, in order: the sections/*.sh files (one per part of the issue:
-# images, CDI, older glibc, Kubernetes Pod specs). Log: $BUILD/tests/containers.log.
+# images, CDI, older glibc, the wheel on it, Kubernetes Pod specs, the exporter, Docker). Log: $BUILD/tests/containers.log.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
