@@ -117,6 +117,14 @@ install: $(LIB) $(CLI)
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libvramguard.so
 	install -m 0644 docs/vramguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/vramguard.1
 
+# `make deb`: $(BUILD)/vramguard_VERSION-1_amd64.deb (dpkg-deb; scripts/deb.sh says what goes where), then lintian on
+# it where lintian is installed (clean but for the overrides in scripts/deb/lintian-overrides, each with its reason).
+deb: $(LIB) $(CLI)
+	@deb=$$(bash scripts/deb.sh $(BUILD)) && echo "== $$deb: $$(stat -c %s $$deb) bytes" && \
+	if command -v lintian >/dev/null; then lintian --fail-on warning,error -i $$deb && echo "== lintian: clean"; \
+	else echo "== lintian not installed (bash scripts/setup.sh installs it): not checked"; fi
+.PHONY: deb
+
 # ---- tests ----
 TB := $(BUILD)/tests
 TEST_CFLAGS := -std=gnu11 $(VG_WARN) -O1 -g -pthread

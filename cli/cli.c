@@ -408,11 +408,13 @@ int vg_cli_dir(const char *opt, char *out, size_t len, char *err, size_t errlen)
 }
 
 /* bin/vramguard -> bin/../lib/libvramguard.so (installed), or build/vramguard -> build/libvramguard.so: found
- * relative to the command itself, so a relocated install works. */
+ * relative to the command itself, so a relocated install works. The Debian package's place (`make deb`) is the
+ * multiarch one, /usr/lib/x86_64-linux-gnu/vramguard/. */
 int vg_cli_find_library(char *out, size_t len)
 {
 	static const char *const rel[] = { "libvramguard.so", "../lib/libvramguard.so",
-					   "../lib/vramguard/libvramguard.so", "../lib64/libvramguard.so" };
+					   "../lib/vramguard/libvramguard.so", "../lib64/libvramguard.so",
+					   "../lib/x86_64-linux-gnu/vramguard/libvramguard.so" };
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
