@@ -81,7 +81,7 @@ deb_section() {
 	fi
 	echo "$made" >>"$LOG"
 	deb_name=$(basename "$deb")
-	deb_ctr=i27-deb-$$
+	deb_ctr=vg-deb-$$
 	podman rm -f "$deb_ctr" >/dev/null 2>&1
 	if ! podman run -d --rm --name "$deb_ctr" --network=none --pull=never -v "$PWD/$deb:/pkg/$deb_name:ro" \
 		-v "$PWD/$T/libcuda.so.1:/usr/lib/x86_64-linux-gnu/libcuda.so.1:ro" \
