@@ -472,6 +472,17 @@ void vg_devmem_kick(bool wait)
 	vg_devmem_kick_for(wait, (uint64_t)VG_DEVMEM_WAIT_S * VG_MS_PER_SEC);
 }
 
+/* Before dev's first measurement (what its context holds is not charged yet): wait for it, once per device, and say
+ * true. False once it has arrived, or where it never can (no NVML, the process not listed: nvml_status). */
+static bool vg_devmem_first_awaited(struct vg_devmem *dm)
+{
+	if (atomic_load(&dm->nvml_status) != -EAGAIN || atomic_load(&dm->driver_first))
+		return false;
+	if (!atomic_exchange(&dm->first_waited, 1))
+		vg_devmem_kick(true);
+	return true;
+}
+
 void vg_devmem_fresh(int dev, uint64_t bytes)
 {
 	if (!vg_count_device() || !vg_quota_tracked(dev) || atomic_load_explicit(&vg_smp_state, memory_order_relaxed) != 1)
@@ -483,14 +494,9 @@ void vg_devmem_fresh(int dev, uint64_t bytes)
 	if (VG_LIKELY(used + bytes + VG_DEVMEM_UNMEASURED <= limit))
 		return;
 	struct vg_devmem *dm = &vg_devmem[dev];
-	int st = atomic_load(&dm->nvml_status);
-	if (st == -EAGAIN && !atomic_load(&dm->driver_first)) {
-		/* Not measured yet: what the context holds is not charged. Wait once for the first measurement. */
-		if (!atomic_exchange(&dm->first_waited, 1))
-			vg_devmem_kick(true);
+	if (vg_devmem_first_awaited(dm))
 		return;
-	}
-	if (used + bytes + VG_DEVMEM_SLACK <= limit || st != 0 ||
+	if (used + bytes + VG_DEVMEM_SLACK <= limit || atomic_load(&dm->nvml_status) != 0 ||
 	    vg_clock_ns(CLOCK_MONOTONIC) - atomic_load(&dm->measured_ns) < (uint64_t)VG_DEVMEM_FRESH_MS * VG_NS_PER_MS)
 		return;
 	vg_devmem_kick_for(true, VG_DEVMEM_FRESH_WAIT_MS);
@@ -507,11 +513,8 @@ void vg_devmem_settled(int dev)
 	if (!vg_count_device() || dev < 0 || dev >= VG_MAX_DEVICES ||
 	    atomic_load_explicit(&vg_smp_state, memory_order_relaxed) != 1)
 		return;
-	struct vg_devmem *dm = &vg_devmem[dev];
-	if (atomic_load(&dm->nvml_status) == -EAGAIN && !atomic_load(&dm->driver_first) &&
-	    atomic_load_explicit(&vg_quota[dev].limit, memory_order_relaxed) != VG_NO_LIMIT &&
-	    !atomic_exchange(&dm->first_waited, 1))
-		vg_devmem_kick(true);
+	if (atomic_load_explicit(&vg_quota[dev].limit, memory_order_relaxed) != VG_NO_LIMIT)
+		(void)vg_devmem_first_awaited(&vg_devmem[dev]);
 }
 
 /* Under VRAMGUARD_COUNT=allocations a kick only starts the sampler (for the timelines): nothing new to measure. */

@@ -153,9 +153,8 @@ VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 /* ---- context and module creation: the driver's own memory grows; measure it ---- */
 
 /* After a context was made: the driver's memory for it is measured soon (vg_devmem_context says who waits). */
-static void vg_ctx_created(CUresult rc, CUdevice dev)
+static void vg_ctx_created(CUresult rc)
 {
-	(void)dev;
 	if (rc != CUDA_SUCCESS)
 		return;
 	vg_devmem_context(vg_cfg.shared_path[0] != '\0');     /* VRAMGUARD_SHARED: a member of a shared region */
@@ -165,7 +164,7 @@ VG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice de
 {
 	VG_OPEN(cuDevicePrimaryCtxRetain, pctx, dev);
 	rc = VG_REAL_CALL(cuDevicePrimaryCtxRetain, pctx, dev);
-	vg_ctx_created(rc, dev);
+	vg_ctx_created(rc);
 out:
 	vg_hook_leave();
 	return rc;
@@ -175,7 +174,7 @@ VG_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, C
 {
 	VG_OPEN(cuCtxCreate_v2, pctx, flags, dev);
 	rc = VG_REAL_CALL(cuCtxCreate_v2, pctx, flags, dev);
-	vg_ctx_created(rc, dev);
+	vg_ctx_created(rc);
 out:
 	vg_hook_leave();
 	return rc;
@@ -186,7 +185,7 @@ VG_EXPORT CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *
 {
 	VG_OPEN(cuCtxCreate_v3, pctx, params, n, flags, dev);
 	rc = VG_REAL_CALL(cuCtxCreate_v3, pctx, params, n, flags, dev);
-	vg_ctx_created(rc, dev);
+	vg_ctx_created(rc);
 out:
 	vg_hook_leave();
 	return rc;
@@ -196,7 +195,7 @@ VG_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *pa
 {
 	VG_OPEN(cuCtxCreate_v4, pctx, params, flags, dev);
 	rc = VG_REAL_CALL(cuCtxCreate_v4, pctx, params, flags, dev);
-	vg_ctx_created(rc, dev);
+	vg_ctx_created(rc);
 out:
 	vg_hook_leave();
 	return rc;
