@@ -31,7 +31,22 @@ static __thread struct vg_stream_memo {
 	unsigned gen;
 } vg_stream_memo __attribute__((tls_model("initial-exec")));
 
-static int vg_stream_lookup(CUstream s, CUcontext *ctx);
+/* What the driver says of s: its context, and its device (by the stream, else by the context). */
+static int vg_stream_lookup(CUstream s, CUcontext *ctx)
+{
+	CUcontext c = NULL;
+	CUdevice d;
+	if (!vg_real.cuStreamGetCtx || vg_real.cuStreamGetCtx(s, &c) != CUDA_SUCCESS)
+		c = NULL;
+	*ctx = c;
+	if (vg_real.cuStreamGetDevice && vg_real.cuStreamGetDevice(s, &d) == CUDA_SUCCESS)
+		return (int)d;
+	if (c && vg_real.cuCtxGetDevice_v2 && vg_real.cuCtxGetDevice_v2(&d, c) == CUDA_SUCCESS)
+		return (int)d;
+	CUcontext cur = NULL;
+	int cd = vg_current_device(&cur);
+	return c == cur ? cd : -1;
+}
 
 static int vg_stream_device(CUstream s, CUcontext *ctx)
 {
@@ -47,22 +62,6 @@ static int vg_stream_device(CUstream s, CUcontext *ctx)
 	if (dev >= 0)
 		*m = (struct vg_stream_memo){ s, *ctx, dev, gen };
 	return dev;
-}
-
-static int vg_stream_lookup(CUstream s, CUcontext *ctx)
-{
-	CUcontext c = NULL;
-	CUdevice d;
-	if (!vg_real.cuStreamGetCtx || vg_real.cuStreamGetCtx(s, &c) != CUDA_SUCCESS)
-		c = NULL;
-	*ctx = c;
-	if (vg_real.cuStreamGetDevice && vg_real.cuStreamGetDevice(s, &d) == CUDA_SUCCESS)
-		return (int)d;
-	if (c && vg_real.cuCtxGetDevice_v2 && vg_real.cuCtxGetDevice_v2(&d, c) == CUDA_SUCCESS)
-		return (int)d;
-	CUcontext cur = NULL;
-	int cd = vg_current_device(&cur);
-	return c == cur ? cd : -1;
 }
 
 static CUresult vg_async_real(int hook, CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
