@@ -409,9 +409,10 @@ test: $(if $(T),,dev-check shellcheck) $(LIB) $(TEST_BINS)
 	@bash tests/run.sh $(subst $(comma), ,$(T))
 
 # vramguard in real containers (tests/containers/run.sh): podman + runc as root, and Debian's Docker engine on a
-# daemon of its own, base images bootstrapped from the Debian mirror; one skip, with the reason, where no container runtime can run. .ci/run runs it.
+# daemon of its own, base images bootstrapped from the Debian mirror; one skip, with the reason, where no container
+# runtime can run. .ci/run runs it whole; T=deb,docker runs those sections alone.
 test-containers: $(LIB) $(TEST_BINS)
-	@bash tests/containers/run.sh
+	@bash tests/containers/run.sh $(subst $(comma), ,$(T))
 
 demo:
 	@bash scripts/demo.sh

@@ -41,6 +41,10 @@ else bad "docs/metrics.md is stale: run make metrics-doc" "$(diff "$W/metrics.md
 if "$B/gen-metrics-doc" --json >"$W/metrics.json" && cmp -s "$W/metrics.json" docs/metrics.json; then
 	ok "docs/metrics.json matches the metrics table ($(grep -c '"name"' docs/metrics.json) metrics)"
 else bad "docs/metrics.json is stale: run make metrics-doc" "$(diff "$W/metrics.json" docs/metrics.json | head -5)"; fi
+# docs/install.md: every command it shows is one a test runs, its artifacts' names, Depends and sizes current.
+prog "docs/install.md: its commands are the tests' own, its artifacts current" -- python3 tests/lint/check_install_doc.py
+prog "docs/install.md's checker fails on broken copies of the page (--self-test)" -- \
+	python3 tests/lint/check_install_doc.py --self-test
 if "$B/gen-man" <docs/vramguard.1 | diff -q - docs/vramguard.1 >/dev/null; then
 	ok "docs/vramguard.1 matches the options table and the command table (SYNOPSIS, options, ENVIRONMENT)"
 else

@@ -6,6 +6,7 @@
 # Needs: make (the library, the command, the wheel: make test builds it), make test-bins (the double, quota_demo).
 source tests/lib/section.sh
 source tests/lib/elf.sh
+source tests/lib/docsize.sh
 
 if [ -n "$SAN" ]; then
 	skip "the wheel" "it ships the release build; a $SAN build needs its sanitizer's runtime, outside manylinux2014"
@@ -21,6 +22,7 @@ if [ ! -f "$WHL" ]; then
 	exit
 fi
 ok "make wheel: $(basename "$WHL"), $(stat -c %s "$WHL") bytes"
+doc_size_about "the wheel" "$(stat -c %s "$WHL")" 'manylinux2014_x86_64\.whl`, about'
 
 echo "== the wheel's contents and tag"
 X=$W/unpacked

@@ -20,7 +20,7 @@ deb_checks() {
 	local lib=/usr/lib/x86_64-linux-gnu/vramguard/libvramguard.so drv=/usr/lib/x86_64-linux-gnu/libcuda.so.1
 	local list
 
-	deb_exec "apt-get install -y --no-install-recommends /pkg/$deb_name && dpkg-query -W -f '\${Status}' vramguard"
+	deb_exec "cd /pkg && apt install -y ./$deb_name && dpkg-query -W -f '\${Status}' vramguard"
 	if [ "$deb_rc" = 0 ] && grep -q 'install ok installed$' <<<"$deb_out"; then
 		ok "deb: apt install ./$deb_name in a clean bookworm, without network"
 	else
@@ -48,7 +48,7 @@ deb_checks() {
 	fi
 
 	# After the purge: no file of the list, no directory of vramguard's own, no trace in dpkg's database.
-	deb_exec "apt-get purge -y vramguard"
+	deb_exec "apt purge -y vramguard"
 	local purge_rc=$deb_rc purge_out=$deb_out
 	deb_exec "for p in $(grep -v '^/\.$' <<<"$list" | tr '\n' ' '); do
 		if [ -d \"\$p\" ] && [ ! -L \"\$p\" ]; then case \$p in *vramguard*) echo \"left: \$p\";; esac
@@ -80,6 +80,7 @@ deb_section() {
 		return
 	fi
 	echo "$made" >>"$LOG"
+	doc_size_about "the .deb" "$(stat -c %s "$deb")" '_amd64\.deb`, about'
 	deb_name=$(basename "$deb")
 	deb_ctr=vg-deb-$$
 	podman rm -f "$deb_ctr" >/dev/null 2>&1
@@ -94,4 +95,6 @@ deb_section() {
 	echo "# deb: $((SECONDS - t)) s"
 }
 
+# shellcheck source=tests/lib/docsize.sh
+source tests/lib/docsize.sh
 deb_section
