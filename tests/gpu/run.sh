@@ -18,6 +18,8 @@
 #               receiver raises a PyTorch job's quota from 2 to 4 GiB on Alertmanager's payload, no restart; and
 #               the whole loop with Prometheus and Alertmanager when VG_PROM_TAR, default
 #               .gpu-cache/prom/prom.tar.xz, holds their binaries: see the file's header).
+#               VG_ONLY=install: only library_loads and tests/gpu/install.sh (the .deb and the wheel of
+#               docs/install.md installed, used under PyTorch with a quota, and removed; VG_DEB, VG_WHL).
 #               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
@@ -969,6 +971,9 @@ phys_wanted() { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = physical ]; }
 . "$HERE/pysites.sh"
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = python ]; } && pysites_checks
 phys_wanted && phys_fill_checks
+# shellcheck source=tests/gpu/install.sh
+. "$HERE/install.sh"
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = install ]; } && install_checks
 
 # accounting_*: vramguard's books (tests/gpu/accounting.cu, driver API) with VRAMGUARD_DRIVER_HEADROOM=0, so that
 # nothing hides a wrong charge to the driver. threadchurn: 10 000 short-lived threads allocate and free; usage comes
