@@ -9,14 +9,15 @@
 #
 # Usage: bash bench/hami_build.sh [TARBALL [BUILD-DIR]]
 #   TARBALL    default .gpu-cache/hami/hami-core.tar.gz
-#   BUILD-DIR  where the tree is unpacked and built (default /tmp/vramguard-hami-build; emptied first)
+#   BUILD-DIR  where the tree is unpacked and built (default build-hami: ignored by git; emptied first); the
+#              commit it was built from is written to BUILD-DIR/COMMIT
 #   CUDA_HOME  the toolkit (default /usr/local/cuda): cuda.h, nvml.h, nvcc (its test/ folder needs FindCUDA)
 # Prints the build's log to stderr and, last on stdout, the absolute path of libvgpu.so. Exit status 1, with one
 # line saying what is missing, when it cannot build (no cmake, no CUDA headers, no libcuda/libnvidia-ml to link).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TARBALL=${1:-.gpu-cache/hami/hami-core.tar.gz}
-DIR=${2:-/tmp/vramguard-hami-build}
+DIR=${2:-build-hami}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDA_HOME
 
@@ -63,6 +64,7 @@ done
 # gcc reads LIBRARY_PATH for -l; HAMi-core's cmake links with a bare -lcuda -lnvidia-ml.
 [ -n "$extra" ] && export LIBRARY_PATH=$extra${LIBRARY_PATH:+:$LIBRARY_PATH}
 
+case $DIR in "" | / | . | .. | "$HOME") die "refusing to empty build folder '$DIR'" ;; esac
 rm -rf "$DIR" && mkdir -p "$DIR" || die "cannot create $DIR"
 tar -xzf "$TARBALL" -C "$DIR" || die "cannot unpack $TARBALL"
 src=$(find "$DIR" -mindepth 1 -maxdepth 2 -name build.sh -printf '%h\n' | head -n 1)
@@ -86,4 +88,5 @@ fi
 [ -f "$lib" ] || die "libvgpu.so was not built (exit $rc; the log above says why)"
 nm -D --defined-only "$lib" 2>/dev/null | grep -q ' cuLaunchKernel$' ||
 	die "$lib does not export cuLaunchKernel: not a HAMi-core hook library"
-echo "$lib"
+cp "$(dirname "$TARBALL")/COMMIT" "$DIR/COMMIT" 2>/dev/null || echo unknown >"$DIR/COMMIT"
+echo "$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")"
