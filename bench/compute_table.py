@@ -1,4 +1,4 @@
-"""compute_table.py RAW.jsonl: the markdown table of bench/run_compute.sh from its raw lines (standard library only).
+"""compute_table.py [--verdicts] RAW.jsonl: the markdown table of bench/run_compute.sh from its raw lines (stdlib only).
 
 Each line is one process of one row: compute_share.py's JSON, whose "label" run_compute.sh set to
 "system=S;row=R;slot=I;cap=C" (C: a percentage, or "-" for no cap), or a line with "error" for a process that gave
@@ -6,7 +6,8 @@ no figure. The baseline of a workload is the mean iterations/s of its rows "base
 same loop alone, uncapped, no preload, at the start and at the end of its rows); achieved share = a process's
 iterations/s / that baseline; error = achieved - target in percentage points; verdict: every process of the row
 within +-5 points (the issue's target), else MISS. Rows without a target (uncapped) show the shares and their sum.
-Prints the table on stdout.
+Prints the table on stdout; with --verdicts, one line per row that has a target instead:
+"PASS|FAIL|NODATA WORKLOAD SYSTEM ROW: ..." (tests/gpu/compute.sh turns them into checks).
 """
 import json
 import sys
@@ -44,31 +45,65 @@ def baselines(recs):
     return base
 
 
-def fmt_row(w, system, row, procs, base):
+def evaluate(procs, base):
+    """The figures of one row: a dict with shares, targets, errors (pp), verdict and its text; None without data."""
     procs = sorted(procs, key=lambda r: int(r.get("slot", 0)))
     errors = [r for r in procs if "ips" not in r]
     if errors or base is None:
         why = "; ".join(dict.fromkeys(r.get("error", "no figure") for r in errors)) or "no baseline for this workload"
-        return f"| {w} | {system} | {row} | | | | no data: {why} | | |"
+        return {"procs": procs, "verdict": "NODATA", "text": f"no data: {why}"}
     caps = [r.get("cap", "-") for r in procs]
-    shares = [r["ips"] / base for r in procs]
-    share_s = " / ".join(f"{s:.2f}" for s in shares)
+    ev = {"procs": procs, "shares": [r["ips"] / base for r in procs], "targets": None, "errs": None}
     if all(c != "-" for c in caps):
-        targets = [float(c) / 100 for c in caps]
-        errs = [100 * (s - t) for s, t in zip(shares, targets)]
-        target_s = " / ".join(f"{t:.2f}" for t in targets)
-        err_s = " / ".join(f"{e:+.1f}" for e in errs)
-        verdict = "within ±5" if all(abs(e) <= TOLERANCE_PP for e in errs) else "MISS"
+        ev["targets"] = [float(c) / 100 for c in caps]
+        ev["errs"] = [100 * (s - t) for s, t in zip(ev["shares"], ev["targets"])]
+        ok = all(abs(e) <= TOLERANCE_PP for e in ev["errs"])
+        ev["verdict"], ev["text"] = ("PASS", "within ±5") if ok else ("FAIL", "MISS")
     else:
-        target_s = "(none)"
-        err_s = ""
-        verdict = f"sum {sum(shares):.2f}" if len(shares) > 1 else ""
+        ev["verdict"] = "INFO"
+        ev["text"] = f"sum {sum(ev['shares']):.2f}" if len(procs) > 1 else ""
     late = max(r.get("late_s", 0) for r in procs)
     if late > 0.5:
-        verdict += f" (a process began {late:.1f} s late: intervals differ)"
-    util = " / ".join("-" if r.get("nvml_sm_util") is None else f"{r['nvml_sm_util']:.0f}" for r in procs)
-    ips = " / ".join(f"{r['ips']:.1f}" for r in procs)
-    return f"| {w} | {system} | {row} | {target_s} | {share_s} | {err_s} | {verdict} | {util} | {ips} |"
+        ev["text"] += f" (a process began {late:.1f} s late: intervals differ)"
+    return ev
+
+
+def joined(values, form):
+    return " / ".join(form.format(v) for v in values)
+
+
+def fmt_row(w, system, row, procs, base):
+    ev = evaluate(procs, base)
+    if ev["verdict"] == "NODATA":
+        return f"| {w} | {system} | {row} | | | | {ev['text']} | | |"
+    target_s = joined(ev["targets"], "{:.2f}") if ev["targets"] else "(none)"
+    err_s = joined(ev["errs"], "{:+.1f}") if ev["errs"] else ""
+    util = " / ".join("-" if r.get("nvml_sm_util") is None else f"{r['nvml_sm_util']:.0f}" for r in ev["procs"])
+    return (f"| {w} | {system} | {row} | {target_s} | {joined(ev['shares'], '{:.2f}')} | {err_s} | {ev['text']} | "
+            f"{util} | {joined((r['ips'] for r in ev['procs']), '{:.1f}')} |")
+
+
+def verdicts(recs):
+    """One line per row with a target: "PASS|FAIL|NODATA WORKLOAD SYSTEM ROW: shares against targets"."""
+    base = baselines(recs)
+    lines = []
+    for (w, system, row), procs in groups(recs).items():
+        ev = evaluate(procs, base.get(w, (None,))[0])
+        if ev["verdict"] == "INFO":
+            continue
+        what = ev["text"] if ev["verdict"] == "NODATA" else (
+            f"share {joined(ev['shares'], '{:.3f}')} for target {joined(ev['targets'], '{:.2f}')} "
+            f"(error {joined(ev['errs'], '{:+.1f}')} points, tolerance ±{TOLERANCE_PP:.0f}; baseline "
+            f"{base[w][0]:.1f} it/s){'' if ev['text'] in ('within ±5', 'MISS') else ' ' + ev['text']}")
+        lines.append(f"{ev['verdict']} {w} {system} {row}: {what}")
+    return "\n".join(lines)
+
+
+def groups(recs):
+    out = {}
+    for r in recs:
+        out.setdefault((r["workload"], r.get("system", "?"), r.get("row", "?")), []).append(r)
+    return out
 
 
 def table(recs):
@@ -81,19 +116,18 @@ def table(recs):
                      f"start and end differ by {spread:.1f} %)")
     lines += ["", "| workload | system | row | target | achieved share | error (pp) | verdict | NVML smUtil % | "
               "iterations/s |", "|---|---|---|---|---|---|---|---|---|"]
-    groups = {}
-    for r in recs:
-        groups.setdefault((r["workload"], r.get("system", "?"), r.get("row", "?")), []).append(r)
-    for (w, system, row), procs in groups.items():
+    for (w, system, row), procs in groups(recs).items():
         lines.append(fmt_row(w, system, row, procs, base.get(w, (None,))[0]))
     return "\n".join(lines)
 
 
 def main(argv):
-    if len(argv) != 1:
+    check = argv[:1] == ["--verdicts"]
+    if len(argv) != 1 + check:
         print(__doc__.splitlines()[0], file=sys.stderr)
         return 2
-    print(table(load(argv[0])))
+    recs = load(argv[-1])
+    print(verdicts(recs) if check else table(recs))
     return 0
 
 

@@ -22,7 +22,8 @@
 #   VG_LIB     vramguard's library (default $PWD/build/libvramguard.so)
 #   HAMI_LIB   HAMi-core's libvgpu.so; default: built by bench/hami_build.sh from .gpu-cache/hami/hami-core.tar.gz
 #   VG_COMPUTE_SYSTEMS    which systems (default "vramguard hami"); one whose library is missing is skipped, said so
-#   VG_COMPUTE_WORKLOADS  default "matmul mlp";  VG_COMPUTE_CAPS default "10 30 50 70 90"
+#   VG_COMPUTE_WORKLOADS  default "matmul mlp" (also: graph, the matmul loop replayed as a CUDA graph)
+#   VG_COMPUTE_CAPS       default "10 30 50 70 90"
 #   VG_COMPUTE_PAIRS      default "30+70 50+50 10+90"
 #   VG_COMPUTE_SECONDS    measured interval of each process (default 4); VG_COMPUTE_WARMUP (default 2)
 #   VG_COMPUTE_DEADLINE   seconds (from the start, the build included) after which no further row starts (default
@@ -59,8 +60,16 @@ W=$(mktemp -d /tmp/vramguard-compute.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 SECONDS=0
 
-for n in MEAS WARM DEADLINE HARD STAGGER; do
-	[[ ${!n} =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "run_compute: error: invalid ${n} '${!n}' (a number of seconds)" >&2; exit 2; }
+bad_value() { echo "run_compute: error: invalid $1 '${!1}' ($2)" >&2; exit 2; }
+for n in VG_COMPUTE_SECONDS VG_COMPUTE_WARMUP HAMI_STAGGER; do
+	[[ ${!n:-1} =~ ^[0-9]+([.][0-9]+)?$ ]] || bad_value $n "seconds, e.g. 4 or 2.5"
+done
+[[ $MEAS =~ ^0*([.]0*)?$ ]] && bad_value VG_COMPUTE_SECONDS "more than 0 seconds"
+for n in VG_COMPUTE_DEADLINE VG_COMPUTE_HARD; do
+	[[ ${!n:-1} =~ ^[0-9]+$ ]] || bad_value $n "whole seconds"
+done
+for w in $WORKLOADS; do
+	case $w in matmul | mlp | graph) ;; *) echo "run_compute: error: unknown workload '$w' (matmul, mlp, graph)" >&2; exit 2 ;; esac
 done
 # Inherited settings would change what is measured: each process gets its own.
 unset LD_PRELOAD NVIDIA_GPU_MEMORY_LIMITS CUDA_DEVICE_MEMORY_LIMIT CUDA_DEVICE_SM_LIMIT GPU_CORE_UTILIZATION_POLICY \
