@@ -11,9 +11,10 @@
 #              CUDA_DEVICE_MEMORY_LIMIT=64g CUDA_DEVICE_MEMORY_SHARED_CACHE=<a new file per process>
 # HAMi-core keeps its limits in the shared-region file of CUDA_DEVICE_MEMORY_SHARED_CACHE, written by the first
 # process that opens it: each process gets a fresh file of its own, as each container has in Kubernetes (one file
-# for two processes would give both the first one's cap). /tmp/vgpulock/ (its node-wide lock) is created.
+# for two processes would give both the first one's cap). /tmp/vgpulock/ is created, as its README asks.
 # Processes of a row start HAMI_STAGGER (2 s) apart, so that HAMi-core's host-PID detection (a diff of NVML's process
-# list around its context creation) sees one new process at a time, and measure the same interval (--start-at).
+# list around its context creation, serialised only within one region file) sees one new process at a time, and
+# measure the same interval (--start-at).
 #
 # Usage: bash bench/run_compute.sh [--dry-run]
 #   --dry-run  no GPU, no torch: every process is simulated (a JSON line with ips = baseline x cap), which checks
