@@ -14,14 +14,16 @@ after a synchronize. Prints one JSON line:
    "start", "end" (epoch seconds), "late_s" (how far past --start-at the measurement began; 0 when on time),
    "setup_s" (process start to the end of the warm-up), "nvml_sm_util" (mean smUtil of this pid's NVML process
    samples taken during the interval, or null), "nvml_samples", "device", "torch"}
-"GPU time used" comes from NVML's per-process samples, read once at the end (no thread, nothing on the loop): the
-driver's own estimate, coarse (a percentage per sample period), printed as information beside the throughput.
+"GPU time used" comes from NVML's per-process samples, read once at the end by a child process without the preload
+(no thread, nothing on the loop): the driver's own estimate, coarse (a percentage per sample period), printed as
+information beside the throughput.
 Exit status 3 with a "skip: REASON" line when torch or a CUDA device is missing; 2 on bad arguments.
 """
 import argparse
 import ctypes
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -103,8 +105,21 @@ class ProcSample(ctypes.Structure):  # nvmlProcessUtilizationSample_t
 
 
 def nvml_sm_util(index, since_us):
-    """Mean smUtil of this pid's samples newer than since_us (NVML's CPU timestamps, µs), and their count.
-    NVML's index is taken to be CUDA's (the benchmark runs with CUDA_VISIBLE_DEVICES unset or one device)."""
+    """Mean smUtil of this pid's samples newer than since_us (NVML's CPU timestamps, µs), and their count, read by
+    a child process without the preload: an interposer that wraps NVML (HAMi-core does) cannot change the reading,
+    nor lose the result line by crashing in it. NVML's index is taken to be CUDA's."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    try:
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--nvml-of", str(os.getpid()),
+                              str(since_us), str(index)], env=env, capture_output=True, text=True, timeout=30)
+        util, n = json.loads(out.stdout.strip().splitlines()[-1])
+        return util, n
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None, 0
+
+
+def nvml_read(pid, since_us, index):
+    """The child's part of nvml_sm_util: [mean smUtil or null, number of samples] of PID on one line."""
     try:
         nv = ctypes.CDLL("libnvidia-ml.so.1")
         if nv.nvmlInit_v2() != 0:
@@ -117,13 +132,16 @@ def nvml_sm_util(index, since_us):
         rc = nv.nvmlDeviceGetProcessUtilization(dev, buf, ctypes.byref(n), ctypes.c_ulonglong(since_us))
         if rc != 0:
             return None, 0
-        mine = [buf[i].smUtil for i in range(n.value) if buf[i].pid == os.getpid()]
+        mine = [buf[i].smUtil for i in range(n.value) if buf[i].pid == pid]
         return (sum(mine) / len(mine) if mine else None), len(mine)
     except (OSError, AttributeError):
         return None, 0
 
 
 def main(argv):
+    if argv[:1] == ["--nvml-of"] and len(argv) == 4:
+        print(json.dumps(nvml_read(int(argv[1]), int(argv[2]), int(argv[3]))))
+        return 0
     a = parse_args(argv)
     try:
         import torch
