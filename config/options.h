@@ -127,7 +127,7 @@
 	  vg_load_driver_headroom, VG_NO_RANGE, VG_NO_FLAG)                                                           \
 	X("VRAMGUARD_COMPUTE_LIMIT",                                                                                  \
 	  "the compute share: `50%` of the GPU's time, per device `0:30%,1:70%`, by UUID `GPU-…:40%`, a default "    \
-	  "plus exceptions `50%,1:20%`",                                                                              \
+	  "plus exceptions `50%,1:20%` (docs/compute.md)",                                                            \
 	  "shares", "unlimited",                                                                                      \
 	  "`N%` (N a whole number from 1 to 100), `unlimited`, or a list `[KEY:]VALUE,...` with KEY as in"           \
 	  " NVIDIA_GPU_MEMORY_LIMITS",                                                                                \
