@@ -1,5 +1,6 @@
-/* Per-device limit lists ("0:4G,1:2G", "8G,GPU-...:unlimited") and the resolution of one device's limit from the
- * parsed configuration: keyed entry, bare default, then the lower-precedence variables. */
+/* Per-device limit lists ("0:4G,1:2G", "8G,GPU-...:unlimited"; compute.c's "0:30%,1:70%" too) and the resolution
+ * of one device's limit or compute share from the parsed configuration: keyed entry, bare default, then the
+ * lower-precedence variables. */
 #include "config/internal.h"
 
 #include <errno.h>
