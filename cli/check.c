@@ -1,6 +1,6 @@
 /* `vramguard check`: what the library would do on this machine: the configuration from the environment, the
- * library `run` would load, libcuda.so.1 and NVML, and each visible device with its memory and quota. Creates no
- * CUDA context. */
+ * library `run` would load, libcuda.so.1 and NVML, and each visible device with its memory, quota and compute
+ * share. Creates no CUDA context. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -86,10 +86,11 @@ static int check_config(struct vg_config *cfg)
 	for (size_t i = 0; i < vg_options_count; i++) {
 		const struct vg_option *o = &vg_options[i];
 		if (strchr(o->name, '<')) {
-			/* CUDA_DEVICE_MEMORY_LIMIT_<i>: list the ones that are set */
+			/* CUDA_DEVICE_MEMORY_LIMIT_<i>, CUDA_DEVICE_SM_LIMIT_<i>: list the ones that are set */
+			int prefix = (int)(strchr(o->name, '<') - o->name);
 			for (int d = 0; d < VG_MAX_DEVICES; d++) {
 				char name[64];
-				snprintf(name, sizeof(name), "CUDA_DEVICE_MEMORY_LIMIT_%d", d);
+				snprintf(name, sizeof(name), "%.*s%d", prefix, o->name, d);
 				if (getenv(name))
 					printf("  %-28s %s\n", name, getenv(name));
 			}
@@ -152,7 +153,7 @@ static void check_nvml_open(struct check_nvml *nv)
 	}
 }
 
-/* ---- the device policy: what the library would apply to device d (quota, request, warn-at) ---- */
+/* ---- the device policy: what the library would apply to device d (quota, request, warn-at; compute share) ---- */
 static void check_policy(const struct vg_config *cfg, int d, const char *uuid, size_t tot)
 {
 	struct vg_device_policy p;
@@ -173,6 +174,15 @@ static void check_policy(const struct vg_config *cfg, int d, const char *uuid, s
 							  p.request != UINT64_MAX && p.soft == p.request ?
 							  ": the request is lower and applies" : "");
 	putchar('\n');
+	/* the compute share, on a line of its own (the quota's line stays as it was) */
+	if (p.compute_pct)
+		printf("         compute %u%% of the GPU's time (%s)%s\n", p.compute_pct,
+		       p.compute_source ? p.compute_source : "?",
+		       p.compute_pct == 100 ? ": measured, never delayed" : "");
+	else if (p.compute_source)
+		printf("         compute: no limit (%s)\n", p.compute_source);
+	else
+		printf("         compute: no limit\n");
 }
 
 /* ---- the device's UUID, as NVML and the configuration spell it ---- */

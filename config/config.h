@@ -91,6 +91,9 @@ struct vg_config {
 	struct vg_limits requests;      /* NVIDIA_GPU_MEMORY_REQUESTS: soft limits per device */
 	struct vg_limit request_one;    /* NVIDIA_GPU_MEMORY_REQUEST: one soft limit for every device (below the list) */
 	struct vg_limits warn_at;       /* VRAMGUARD_WARN_AT: soft limits per device; a percentage is of the quota */
+	struct vg_limits compute;       /* VRAMGUARD_COMPUTE_LIMIT: percentages (ppm, whole percents) or unlimited */
+	struct vg_limits sm;            /* CUDA_DEVICE_SM_LIMIT (its default) and CUDA_DEVICE_SM_LIMIT_<i> (ordinal
+					 * entries), HAMi-core's names: lower precedence; 0 and 100 read as unlimited */
 	unsigned report_on;             /* VRAMGUARD_REPORT_ON: VG_REPORT_ON_* bits */
 	unsigned report_interval_s;     /* VRAMGUARD_REPORT_INTERVAL: 1..VG_REPORT_INTERVAL_MAX seconds */
 	enum vg_count count;            /* VRAMGUARD_COUNT */
@@ -171,6 +174,18 @@ uint64_t vg_config_request_for(const struct vg_config *cfg, int ordinal, const c
  * lower of this and vg_config_request_for as the device's one soft limit. */
 uint64_t vg_config_warn_for(const struct vg_config *cfg, int ordinal, const char *uuid, uint64_t quota, uint64_t total,
 			    const char **source);
+
+/* Parse a compute share list ("50%", "0:30%,1:70%", "GPU-...:40%", "50%,1:20%", "unlimited") as
+ * VRAMGUARD_COMPUTE_LIMIT takes it: the keys of vg_parse_limits, each value a whole percentage from 1% to 100%
+ * (kind VG_LIMIT_PERCENT, ppm a multiple of 10000) or "unlimited". Errors as vg_parse_limits. */
+int vg_parse_compute(const char *var, const char *value, struct vg_limits *out, char *err, size_t errlen);
+
+/* The compute share of one device, in whole percents of the GPU's time: 1..100, or 0 for no limit. Precedence:
+ * VRAMGUARD_COMPUTE_LIMIT keyed entry (a UUID key beats an ordinal key), its bare default, then
+ * CUDA_DEVICE_SM_LIMIT_<ordinal>, then CUDA_DEVICE_SM_LIMIT. *source (if not NULL) as vg_config_limit_for's: the
+ * variable that decided (also for an explicit "unlimited", or HAMi-core's 0 / 100), else NULL. An invalid cfg
+ * gives 0. */
+unsigned vg_config_compute_for(const struct vg_config *cfg, int ordinal, const char *uuid, const char **source);
 
 /* The limit one parsed list gives a device (keyed entry, else its bare default): bytes or UINT64_MAX for unlimited.
  * *said (if not NULL) is 0 when the list says nothing about the device (the result is then UINT64_MAX). */

@@ -125,6 +125,18 @@ uint64_t vg_mul_ppm(uint64_t x, uint64_t ppm);
 int vg_parse_limit_value(const char *s, size_t n, uint64_t default_unit, struct vg_limit *l, char *err,
 			 size_t errlen);
 
+/* One value of a list: s[0..n) into *l (its source left to the caller), or -EINVAL with the reason in err. */
+typedef int (*vg_value_fn)(const char *s, size_t n, uint64_t unit, struct vg_limit *l, char *err, size_t errlen);
+/* What a list's values are: their parser, its unit argument, and the reason for "0:" with nothing after it. */
+struct vg_list_kind {
+	vg_value_fn parse;
+	uint64_t unit;
+	const char *missing;            /* "missing size after the key" */
+};
+/* limits.c: the list parser (keys, one default, duplicates, errors that quote the item) with values of kind k. */
+int vg_parse_list(const char *var, const char *value, const struct vg_list_kind *k, int allow_keys,
+		  const char *examples, struct vg_limits *out, char *err, size_t errlen);
+
 /* limits.c: the list parser behind vg_parse_limits. allow_keys = 0 for a variable that takes one value
  * (CUDA_DEVICE_MEMORY_LIMIT_<i>, NVIDIA_GPU_MEMORY_LIMIT); examples go into the message. */
 int vg_parse_limits_ex(const char *var, const char *value, uint64_t default_unit, int allow_keys,
@@ -155,6 +167,14 @@ int vg_load_shm_dir(struct vg_config *cfg, const struct vg_option *opt, vg_geten
 int vg_load_shared(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 int vg_load_shared_limits(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 int vg_load_shared_mode(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
+
+/* compute.c: the compute share rows (VRAMGUARD_COMPUTE_LIMIT, CUDA_DEVICE_SM_LIMIT, CUDA_DEVICE_SM_LIMIT_<i>), and
+ * the names CUDA_DEVICE_SM_LIMIT_0..63, stable (a share's source points at one of them). */
+#define VG_COMPUTE_EXAMPLES "50%, 0:30%,1:70%, GPU-<uuid>:40%, unlimited"
+extern const char *const vg_sm_names[VG_MAX_DEVICES];
+int vg_load_compute(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
+int vg_load_sm(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
+int vg_load_sm_indexed(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get);
 
 /* note.c: cfg->note, from the parsed limits and the variables' text. */
 void vg_config_note(struct vg_config *cfg, vg_getenv_fn get);

@@ -1,5 +1,6 @@
-/* Per-device limit lists ("0:4G,1:2G", "8G,GPU-...:unlimited") and the resolution of one device's limit from the
- * parsed configuration: keyed entry, bare default, then the lower-precedence variables. */
+/* Per-device limit lists ("0:4G,1:2G", "8G,GPU-...:unlimited"; compute.c's "0:30%,1:70%" too) and the resolution
+ * of one device's limit or compute share from the parsed configuration: keyed entry, bare default, then the
+ * lower-precedence variables. */
 #include "config/internal.h"
 
 #include <errno.h>
@@ -111,9 +112,10 @@ static const char *vg_parse_key(const char *k, size_t n, struct vg_limit_entry *
 	return NULL;
 }
 
-/* The shared list parser. allow_keys = 0 for a variable that takes one value (CUDA_DEVICE_MEMORY_LIMIT_<i>). */
-int vg_parse_limits_ex(const char *var, const char *value, uint64_t default_unit, int allow_keys,
-		       const char *examples, struct vg_limits *out, char *err, size_t errlen)
+/* The shared list parser: keys, defaults and duplicates here, each value by k->parse. allow_keys = 0 for a
+ * variable that takes one value (CUDA_DEVICE_MEMORY_LIMIT_<i>). */
+int vg_parse_list(const char *var, const char *value, const struct vg_list_kind *k, int allow_keys,
+		  const char *examples, struct vg_limits *out, char *err, size_t errlen)
 {
 	char why[VG_ERR_MAX];
 	const char *p, *end;
@@ -165,14 +167,13 @@ int vg_parse_limits_ex(const char *var, const char *value, uint64_t default_unit
 			if (reason)
 				return vg_limits_fail(var, item, n, reason, examples, out, err, errlen);
 			if (vn == 0)
-				return vg_limits_fail(var, item, n, "missing size after the key", examples, out, err,
-						      errlen);
+				return vg_limits_fail(var, item, n, k->missing, examples, out, err, errlen);
 		} else {
 			key = NULL;
 			val = item;
 			vn = n;
 		}
-		if (vg_parse_limit_value(val, vn, default_unit, &e.limit, why, sizeof(why)))
+		if (k->parse(val, vn, k->unit, &e.limit, why, sizeof(why)))
 			return vg_limits_fail(var, item, n, why, examples, out, err, errlen);
 		e.limit.source = var;
 
@@ -202,6 +203,14 @@ int vg_parse_limits_ex(const char *var, const char *value, uint64_t default_unit
 		p = comma + 1;
 	}
 	return 0;
+}
+
+int vg_parse_limits_ex(const char *var, const char *value, uint64_t default_unit, int allow_keys,
+		       const char *examples, struct vg_limits *out, char *err, size_t errlen)
+{
+	const struct vg_list_kind sizes = { vg_parse_limit_value, default_unit, "missing size after the key" };
+
+	return vg_parse_list(var, value, &sizes, allow_keys, examples, out, err, errlen);
 }
 
 int vg_parse_limits(const char *var, const char *value, uint64_t default_unit, struct vg_limits *out, char *err,
@@ -315,4 +324,26 @@ uint64_t vg_config_warn_for(const struct vg_config *cfg, int ordinal, const char
 	if (!cfg || !cfg->valid)
 		return UINT64_MAX;
 	return vg_limits_for(&cfg->warn_at, ordinal, uuid, quota != UINT64_MAX ? quota : total, source, NULL);
+}
+
+unsigned vg_config_compute_for(const struct vg_config *cfg, int ordinal, const char *uuid, const char **source)
+{
+	const struct vg_limit *l;
+
+	if (source)
+		*source = NULL;
+	if (!cfg || !cfg->valid)
+		return 0;
+	l = vg_limits_find(&cfg->compute, ordinal, uuid);
+	if (!l && cfg->compute.dflt.kind != VG_LIMIT_UNSET)
+		l = &cfg->compute.dflt;
+	if (!l)
+		l = vg_limits_find(&cfg->sm, ordinal, NULL); /* CUDA_DEVICE_SM_LIMIT_<i>: ordinals only */
+	if (!l && cfg->sm.dflt.kind != VG_LIMIT_UNSET)
+		l = &cfg->sm.dflt;
+	if (!l)
+		return 0;
+	if (source)
+		*source = l->source;
+	return l->kind == VG_LIMIT_PERCENT ? l->ppm / 10000u : 0; /* VG_LIMIT_UNLIMITED: said, no limit */
 }

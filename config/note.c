@@ -1,8 +1,10 @@
-/* vg_config.note: variables of one precedence chain set to values that disagree, and which of them are ignored.
+/* vg_config.note: variables of one precedence chain (the quota's, the request's, the compute share's) set to values
+ * that disagree, and which of them are ignored.
  * The note is worked out once, at load, from the parsed values (config prints nothing; the library logs it). A
  * layer is one variable's values; each CUDA_DEVICE_MEMORY_LIMIT_<i> is a layer of its own (they share cfg->hami
- * with CUDA_DEVICE_MEMORY_LIMIT, told apart by each value's source). A lower layer is ignored where a higher one
- * gives a device it names, or a device its default covers, another value. Devices are not known here, so an
+ * with CUDA_DEVICE_MEMORY_LIMIT, told apart by each value's source; CUDA_DEVICE_SM_LIMIT[_<i>] share cfg->sm
+ * alike). A lower layer is ignored where a higher one gives a device it names, or a device its default covers,
+ * another value. Devices are not known here, so an
  * ordinal and a UUID key never meet; a percentage and a size always differ. */
 #include "config/internal.h"
 
@@ -112,9 +114,9 @@ static void vg_note_chain(struct vg_buf *b, const struct vg_layer *y, int n, vg_
 
 void vg_config_note(struct vg_config *cfg, vg_getenv_fn get)
 {
-	struct vg_layer limits[3 + VG_MAX_DEVICES], requests[2];
+	struct vg_layer limits[3 + VG_MAX_DEVICES], requests[2], compute[2 + VG_MAX_DEVICES];
 	struct vg_buf b;
-	int n = 0, clauses = 0;
+	int n = 0, nc = 0, clauses = 0;
 
 	limits[n++] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_LIMITS", &cfg->limits, NULL };
 	limits[n++] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_LIMIT", NULL, &cfg->limit_one };
@@ -123,7 +125,12 @@ void vg_config_note(struct vg_config *cfg, vg_getenv_fn get)
 	limits[n++] = (struct vg_layer){ "CUDA_DEVICE_MEMORY_LIMIT", &cfg->hami, NULL };
 	requests[0] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_REQUESTS", &cfg->requests, NULL };
 	requests[1] = (struct vg_layer){ "NVIDIA_GPU_MEMORY_REQUEST", NULL, &cfg->request_one };
+	compute[nc++] = (struct vg_layer){ "VRAMGUARD_COMPUTE_LIMIT", &cfg->compute, NULL };
+	for (int i = 0; i < VG_MAX_DEVICES; i++)
+		compute[nc++] = (struct vg_layer){ vg_sm_names[i], &cfg->sm, NULL };
+	compute[nc++] = (struct vg_layer){ "CUDA_DEVICE_SM_LIMIT", &cfg->sm, NULL };
 	vg_buf_init(&b, cfg->note, sizeof(cfg->note));
 	vg_note_chain(&b, limits, n, get, &clauses);
 	vg_note_chain(&b, requests, 2, get, &clauses);
+	vg_note_chain(&b, compute, nc, get, &clauses);
 }

@@ -125,6 +125,31 @@
 	  " advance, so that what the driver takes later (kernels loaded at their first launch, which no call"        \
 	  " shows) stays inside the quota; once it grows past that, what is measured is charged", VG_READ,            \
 	  vg_load_driver_headroom, VG_NO_RANGE, VG_NO_FLAG)                                                           \
+	X("VRAMGUARD_COMPUTE_LIMIT",                                                                                  \
+	  "the compute share: `50%` of the GPU's time, per device `0:30%,1:70%`, by UUID `GPU-…:40%`, a default "    \
+	  "plus exceptions `50%,1:20%` (docs/compute.md)",                                                            \
+	  "shares", "unlimited",                                                                                      \
+	  "`N%` (N a whole number from 1 to 100), `unlimited`, or a list `[KEY:]VALUE,...` with KEY as in"           \
+	  " NVIDIA_GPU_MEMORY_LIMITS",                                                                                \
+	  "Per-process share of each GPU's time (100% measures and never delays); a value without a key applies to"  \
+	  " every device. Beats CUDA_DEVICE_SM_LIMIT_<i>, then CUDA_DEVICE_SM_LIMIT (set to values that disagree:"    \
+	  " one info line names the one ignored)",                                                                    \
+	  VG_READ, vg_load_compute, VG_NO_RANGE,                                                                      \
+	  VG_FLAG("compute", 'c', "SPEC", "50%, 0:30%,1:70%, GPU-<uuid>:40%, unlimited"))                            \
+	X("CUDA_DEVICE_SM_LIMIT",                                                                                     \
+	  "HAMi-core's name for the compute share of every device (`50`), with lower precedence",                     \
+	  "percent", "unlimited",                                                                                     \
+	  "an integer from 0 to 100, no `%`; 0 and 100 mean no limit (as in HAMi-core)",                             \
+	  "HAMi-core compatible compute share for every device; used where VRAMGUARD_COMPUTE_LIMIT and"               \
+	  " CUDA_DEVICE_SM_LIMIT_<i> say nothing. Stricter than HAMi-core, which reads hex, octal (a leading 0), a"   \
+	  " sign, a suffix such as `%` and values above 100 as some share or none: each is an error here",            \
+	  VG_READ, vg_load_sm, VG_NO_RANGE, VG_NO_FLAG)                                                               \
+	X("CUDA_DEVICE_SM_LIMIT_<i>",                                                                                 \
+	  "HAMi-core's name for device i's compute share, with lower precedence",                                     \
+	  "percent", "unlimited",                                                                                     \
+	  "as CUDA_DEVICE_SM_LIMIT, but 0 means unset (CUDA_DEVICE_SM_LIMIT applies, as in HAMi-core); i = 0..63",   \
+	  "HAMi-core compatible compute share for device ordinal i; beats CUDA_DEVICE_SM_LIMIT, loses to"             \
+	  " VRAMGUARD_COMPUTE_LIMIT", VG_READ, vg_load_sm_indexed, VG_NO_RANGE, VG_NO_FLAG)                          \
 	X("VRAMGUARD_LOG",                                                                                            \
 	  "what vramguard writes to stderr: `off`, `error`, `warn`, `info`, `debug`",                                 \
 	  "enum", "warn", VG_LOG_VALUES, "Which messages vramguard writes to stderr",                                 \

@@ -1,5 +1,5 @@
 /* One GPU's policy (policy.h): the quota, the request, the warning threshold and the soft limit the last two make,
- * from the precedence rules of limits.c. */
+ * and the compute share, from the precedence rules of limits.c. */
 #include "config/policy.h"
 
 #include <string.h>
@@ -21,6 +21,7 @@ void vg_config_device_policy(const struct vg_config *cfg, int ordinal, const cha
 		out->soft_source = out->warn_source;
 		out->soft_reason = "threshold";
 	}
+	out->compute_pct = vg_config_compute_for(cfg, ordinal, uuid, &out->compute_source);
 }
 
 static bool vg_list_keys_ordinals(const struct vg_limits *l)

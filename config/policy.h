@@ -1,5 +1,5 @@
-/* One GPU's policy from the configuration: its quota, its request and warning threshold, and the one soft limit they
- * make. Written once here (config/policy.c) and used by everyone who needs it: the library when it first uses a
+/* One GPU's policy from the configuration: its quota, its request and warning threshold, the one soft limit they
+ * make, and its compute share. Written once here (config/policy.c) and used by everyone who needs it: the library when it first uses a
  * device (interposer/device.c), the NVML view for a GPU the process has not used through CUDA
  * (interposer/nvml/nvml_hooks.c), and `vramguard check`. Pure: a configuration and what the driver says of the
  * device go in, the policy comes out; no state of the library is read. */
@@ -26,6 +26,10 @@ struct vg_device_policy {
 	uint64_t soft;
 	const char *soft_source;
 	const char *soft_reason;
+	/* The compute share (vg_config_compute_for's precedence): whole percents of the GPU's time, 1..100 (100:
+	 * measured, never delayed), or 0 for no limit; its source the variable that decided, or NULL. */
+	unsigned compute_pct;
+	const char *compute_source;
 };
 
 /* The policy of the GPU with CUDA ordinal `ordinal` (-1 unknown) and UUID `uuid` (NULL or "": unknown), whose total

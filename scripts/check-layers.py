@@ -76,6 +76,7 @@ ORDER = {
         "config/template",      # VRAMGUARD_REPORT's template syntax
         "config/options",       # the options table
         "config/row",           # reading one row; the enum and integer loaders
+        "config/compute",       # the compute share's rows: VRAMGUARD_COMPUTE_LIMIT, CUDA_DEVICE_SM_LIMIT[_<i>]
         "config/note",
         "config/load_files",
         "config/load",          # vg_config_load: every row's loader

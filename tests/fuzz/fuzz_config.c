@@ -6,7 +6,8 @@
  *   2  vg_config_load: the rest is records separated by NUL bytes, each a variable selector byte and the value; a
  *      later record for the same variable wins. A selector below 0x80 picks one of the first 13 of vg_fuzz_vars
  *      (% 13, 'A' = 0); from 0x80 on, one of those added later (0x80 = NVIDIA_GPU_MEMORY_LIMIT, ...), so the
- *      seeds written before keep their meaning.
+ *      seeds written before keep their meaning (0x80 + 5, 6, 7: VRAMGUARD_COMPUTE_LIMIT, CUDA_DEVICE_SM_LIMIT,
+ *      CUDA_DEVICE_SM_LIMIT_1).
  * Properties: errors are one line, name the variable and quote the token; accepted values are in range; a parsed
  * list printed back canonically parses to the same list; the loader agrees with the parsers and fails closed. */
 #include "config/config.h"
@@ -211,7 +212,7 @@ static const char *const vg_fuzz_vars[] = {
 	"VRAMGUARD_REPORT_FORMAT", "VRAMGUARD_STREAM_CHECK",
 	/* selected by 0x80 + i */
 	"NVIDIA_GPU_MEMORY_LIMIT", "NVIDIA_GPU_MEMORY_REQUESTS", "NVIDIA_GPU_MEMORY_REQUEST", "VRAMGUARD_COUNT",
-	"VRAMGUARD_DEVICE_POLL",
+	"VRAMGUARD_DEVICE_POLL", "VRAMGUARD_COMPUTE_LIMIT", "CUDA_DEVICE_SM_LIMIT", "CUDA_DEVICE_SM_LIMIT_1",
 };
 #define NVARS (sizeof(vg_fuzz_vars) / sizeof(vg_fuzz_vars[0]))
 #define NVARS_FIRST 13
@@ -228,6 +229,7 @@ static const char *fake_getenv(const char *name)
 		if (strcmp(name, vg_fuzz_vars[i]) == 0)
 			return env_value[i];
 	if (strncmp(name, "CUDA_DEVICE_MEMORY_LIMIT_", 25) != 0 && strncmp(name, "VRAMGUARD_", 10) != 0 &&
+	    strncmp(name, "CUDA_DEVICE_SM_LIMIT_", 21) != 0 && strcmp(name, "CUDA_DEVICE_SM_LIMIT") != 0 &&
 	    strcmp(name, "NVIDIA_GPU_MEMORY_LIMITS") != 0 && strcmp(name, "NVIDIA_GPU_MEMORY_LIMIT") != 0 &&
 	    strcmp(name, "NVIDIA_GPU_MEMORY_REQUESTS") != 0 && strcmp(name, "NVIDIA_GPU_MEMORY_REQUEST") != 0)
 		env_unknown_name = 1;
@@ -275,6 +277,21 @@ static void check_config(const struct vg_config *cfg)
 	check_line(cfg->note, sizeof(cfg->note));
 	for (i = 0; i < cfg->hami.n; i++) /* CUDA_DEVICE_MEMORY_LIMIT's keys and the _<i> variables together */
 		VG_FUZZ_CHECK(cfg->hami.e[i].limit.kind != VG_LIMIT_UNSET);
+	if (cfg->compute.n || cfg->compute.dflt.kind != VG_LIMIT_UNSET)
+		check_limits(&cfg->compute, "VRAMGUARD_COMPUTE_LIMIT");
+	for (i = 0; i < cfg->compute.n; i++) /* whole percentages */
+		VG_FUZZ_CHECK(cfg->compute.e[i].limit.ppm % 10000 == 0);
+	VG_FUZZ_CHECK(cfg->compute.dflt.ppm % 10000 == 0 && cfg->sm.dflt.ppm % 10000 == 0);
+	for (i = 0; i < cfg->sm.n; i++) /* CUDA_DEVICE_SM_LIMIT_<i>: one entry per ordinal, never HAMi-core's 0 */
+		VG_FUZZ_CHECK(cfg->sm.e[i].ordinal == 1 && cfg->sm.e[i].limit.kind != VG_LIMIT_UNSET &&
+			      strcmp(cfg->sm.e[i].limit.source, "CUDA_DEVICE_SM_LIMIT_1") == 0);
+	for (ord = -1; ord <= VG_MAX_DEVICES; ord++) { /* a share is 0 (none) or 1..100, and says where it came from */
+		const char *src = (const char *)1;
+		unsigned pct = vg_config_compute_for(cfg, ord, cfg->compute.n ? cfg->compute.e[0].uuid : NULL, &src);
+		VG_FUZZ_CHECK(pct <= 100 && (pct == 0 || src != NULL));
+		VG_FUZZ_CHECK(src == NULL || strcmp(src, "VRAMGUARD_COMPUTE_LIMIT") == 0 ||
+			      strncmp(src, "CUDA_DEVICE_SM_LIMIT", 20) == 0);
+	}
 	/* Resolving never fails; a percentage never exceeds the device; a limit always says where it came from. */
 	for (ord = -1; ord <= VG_MAX_DEVICES; ord += (ord < 8 ? 1 : 55)) {
 		for (t = 0; t < sizeof(totals) / sizeof(totals[0]); t++) {
@@ -335,6 +352,8 @@ static void fuzz_env(const uint8_t *data, size_t size)
 		VG_FUZZ_CHECK(vg_parse_limits("NVIDIA_GPU_MEMORY_LIMITS", env_value[0], MiB, ls, err, sizeof(err)) == 0);
 		VG_FUZZ_CHECK(limits_eq(ls, &cfg->limits));
 		VG_FUZZ_CHECK(vg_parse_limits("CUDA_DEVICE_MEMORY_LIMIT", env_value[1], 1, ls, err, sizeof(err)) == 0);
+		VG_FUZZ_CHECK(vg_parse_compute("VRAMGUARD_COMPUTE_LIMIT", env_value[NVARS - 3], ls, err, sizeof(err)) == 0);
+		VG_FUZZ_CHECK(limits_eq(ls, &cfg->compute));
 		free(ls);
 	} else {
 		/* Fails closed: one message naming a variable, every setting at its default, no limit. */
@@ -343,6 +362,8 @@ static void fuzz_env(const uint8_t *data, size_t size)
 		VG_FUZZ_CHECK(cfg->hami.n == 0 && cfg->hami.dflt.kind == VG_LIMIT_UNSET);
 		VG_FUZZ_CHECK(cfg->requests.n == 0 && cfg->requests.dflt.kind == VG_LIMIT_UNSET);
 		VG_FUZZ_CHECK(cfg->limit_one.kind == VG_LIMIT_UNSET && cfg->request_one.kind == VG_LIMIT_UNSET);
+		VG_FUZZ_CHECK(cfg->compute.n == 0 && cfg->compute.dflt.kind == VG_LIMIT_UNSET);
+		VG_FUZZ_CHECK(cfg->sm.n == 0 && cfg->sm.dflt.kind == VG_LIMIT_UNSET);
 		VG_FUZZ_CHECK(cfg->note[0] == '\0' && cfg->count == VG_COUNT_DEVICE);
 		VG_FUZZ_CHECK(cfg->backtrace_depth == VG_BACKTRACE_DEFAULT && cfg->signal == SIGUSR1);
 		VG_FUZZ_CHECK(cfg->report_dest == VG_REPORT_STDERR && cfg->report_path[0] == '\0');

@@ -1338,6 +1338,12 @@ static void test_options_table(void)
 			CHECK_CONTAINS(o->doc, "beats NVIDIA_GPU_MEMORY_REQUEST");
 		if (strcmp(o->name, "NVIDIA_GPU_MEMORY_REQUEST") == 0)
 			CHECK_CONTAINS(o->doc, "used where NVIDIA_GPU_MEMORY_REQUESTS says nothing");
+		if (strcmp(o->name, "VRAMGUARD_COMPUTE_LIMIT") == 0)
+			CHECK_CONTAINS(o->doc, "Beats CUDA_DEVICE_SM_LIMIT_<i>, then CUDA_DEVICE_SM_LIMIT");
+		if (strcmp(o->name, "CUDA_DEVICE_SM_LIMIT_<i>") == 0)
+			CHECK_CONTAINS(o->doc, "beats CUDA_DEVICE_SM_LIMIT, loses to VRAMGUARD_COMPUTE_LIMIT");
+		if (strcmp(o->name, "CUDA_DEVICE_SM_LIMIT") == 0)
+			CHECK_CONTAINS(o->doc, "used where VRAMGUARD_COMPUTE_LIMIT and CUDA_DEVICE_SM_LIMIT_<i> say nothing");
 	}
 	/* `vramguard run`'s flags come from the table: each names its variable once, long and short flags unique. */
 	{
@@ -1347,6 +1353,7 @@ static void test_options_table(void)
 			{ "signal", "s", "VRAMGUARD_SIGNAL" },        { "log", "", "VRAMGUARD_LOG" },
 			{ "stream-check", "", "VRAMGUARD_STREAM_CHECK" }, { "shared", "", "VRAMGUARD_SHARED" },
 			{ "shared-limit", "", "VRAMGUARD_SHARED_LIMITS" }, { "python", "", "VRAMGUARD_PYTHON" },
+			{ "compute", "c", "VRAMGUARD_COMPUTE_LIMIT" },
 		};
 		size_t nflags = 0;
 		for (j = 0; j < vg_options_count; j++) {
@@ -1432,6 +1439,136 @@ static void test_format_uuid(void)
 
 /* One GPU's policy: the quota, the request and the warning threshold with their variables, and the soft limit they
  * make (the lower of the two, a tie to the request; a percentage of VRAMGUARD_WARN_AT is of the quota). */
+/* ---- the compute share: VRAMGUARD_COMPUTE_LIMIT, CUDA_DEVICE_SM_LIMIT[_<i>] ---- */
+
+static struct vg_limits CL;
+
+/* value is rejected with exactly the message want (want NULL: any message). */
+static int compute_bad(const char *value, const char *want)
+{
+	if (vg_parse_compute("VRAMGUARD_COMPUTE_LIMIT", value, &CL, err, sizeof(err)) != -EINVAL) {
+		fprintf(stderr, "compute '%s' accepted\n", value);
+		return 0;
+	}
+	if (want && strcmp(err, want) != 0) {
+		fprintf(stderr, "compute '%s': error\n  '%s', want\n  '%s'\n", value, err, want);
+		return 0;
+	}
+	return !strchr(err, '\n') && strlen(err) < VG_ERR_MAX;
+}
+
+#define VG_CX " (expected e.g. 50%, 0:30%,1:70%, GPU-<uuid>:40%, unlimited)"
+#define VG_CE "vramguard: error: invalid VRAMGUARD_COMPUTE_LIMIT "
+
+static void test_compute_parse(void)
+{
+	char big[300];
+
+	CHECK(vg_parse_compute("VRAMGUARD_COMPUTE_LIMIT", "50%", &CL, err, sizeof(err)) == 0);
+	CHECK(CL.dflt.kind == VG_LIMIT_PERCENT && CL.dflt.ppm == 500000 && CL.n == 0);
+	CHECK_STR(CL.dflt.source, "VRAMGUARD_COMPUTE_LIMIT");
+	CHECK(vg_parse_compute("X", "1%", &CL, err, sizeof(err)) == 0 && CL.dflt.ppm == 10000);
+	CHECK(vg_parse_compute("X", "100%", &CL, err, sizeof(err)) == 0 && CL.dflt.ppm == 1000000);
+	CHECK(vg_parse_compute("X", " 0:30% , 1=70% ", &CL, err, sizeof(err)) == 0);
+	CHECK(CL.dflt.kind == VG_LIMIT_UNSET && CL.n == 2);
+	CHECK(CL.e[0].ordinal == 0 && CL.e[0].limit.ppm == 300000 && CL.e[1].ordinal == 1 && CL.e[1].limit.ppm == 700000);
+	CHECK(vg_parse_compute("X", "GPU-AAAAAAAA-bbbb-cccc-dddd-eeeeeeeeeeee:40%,50%,2:unlimited", &CL, err,
+			       sizeof(err)) == 0);
+	CHECK(CL.n == 2 && CL.e[0].ordinal == -1 && CL.e[0].limit.ppm == 400000 && CL.dflt.ppm == 500000);
+	CHECK(CL.e[1].ordinal == 2 && CL.e[1].limit.kind == VG_LIMIT_UNLIMITED);
+	CHECK(vg_parse_compute("X", "UNLIMITED", &CL, err, sizeof(err)) == 0 && CL.dflt.kind == VG_LIMIT_UNLIMITED);
+	CHECK(vg_parse_compute("X", " ", &CL, err, sizeof(err)) == 0 && CL.dflt.kind == VG_LIMIT_UNSET && CL.n == 0);
+
+	CHECK(compute_bad("0%", VG_CE "'0%': 0% would never let a kernel run (no limit: unlimited)" VG_CX));
+	CHECK(compute_bad("101%", VG_CE "'101%': percentage above 100%" VG_CX));
+	CHECK(compute_bad("50", VG_CE "'50': missing '%' (a share is a whole percentage of the GPU's time)" VG_CX));
+	CHECK(compute_bad("50.5%", VG_CE "'50.5%': not a whole percentage" VG_CX));
+	CHECK(compute_bad("5O%", VG_CE "'5O%': not a percentage" VG_CX));
+	CHECK(compute_bad("%", VG_CE "'%': not a percentage" VG_CX));
+	CHECK(compute_bad("5 0%", VG_CE "'5 0%': spaces are not allowed" VG_CX));
+	CHECK(compute_bad("-5%", VG_CE "'-5%': not a percentage" VG_CX));
+	CHECK(compute_bad("50%,,1:20%", VG_CE "'50%,,1:20%': empty item in list" VG_CX));
+	CHECK(compute_bad("50%,", VG_CE "'50%,': empty item in list" VG_CX));
+	CHECK(compute_bad("0:30%,0:40%", VG_CE "'0:40%': duplicate device key" VG_CX));
+	CHECK(compute_bad("50%,60%", VG_CE "'60%': more than one default (a value without a device key)" VG_CX));
+	CHECK(compute_bad("1:", VG_CE "'1:': missing percentage after the key" VG_CX));
+	CHECK(compute_bad("64:50%", VG_CE "'64:50%': device ordinal out of range (0..63)" VG_CX));
+	CHECK(compute_bad("4G", VG_CE "'4G': missing '%' (a share is a whole percentage of the GPU's time)" VG_CX));
+	CHECK(compute_bad("5\xff%", NULL));             /* not UTF-8: not a digit either */
+	CHECK_CONTAINS(err, "not a percentage");
+	CHECK(compute_bad("99999999999999999999999%", VG_CE "'99999999999999999999999%': percentage above 100%" VG_CX));
+	memset(big, '1', sizeof(big) - 2);              /* a long value: one short line all the same */
+	big[sizeof(big) - 2] = '%';
+	big[sizeof(big) - 1] = '\0';
+	CHECK(compute_bad(big, NULL) && strlen(err) < 250);
+	CHECK(CL.n == 0 && CL.dflt.kind == VG_LIMIT_UNSET); /* nothing half-parsed */
+}
+
+static void test_compute_load(void)
+{
+	const char *uuid = "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", *src = "x";
+	static const char *const chain[] = { "VRAMGUARD_COMPUTE_LIMIT", "0:30%", "CUDA_DEVICE_SM_LIMIT_1", "60",
+					     "CUDA_DEVICE_SM_LIMIT_0", "20", "CUDA_DEVICE_SM_LIMIT", "40", NULL };
+	static const char *const hami[] = { "CUDA_DEVICE_SM_LIMIT", "40", "CUDA_DEVICE_SM_LIMIT_1", "0",
+					    "CUDA_DEVICE_SM_LIMIT_2", "100", "CUDA_DEVICE_SM_LIMIT_3", " 25 ", NULL };
+	static const char *const keyed[] = { "VRAMGUARD_COMPUTE_LIMIT",
+					     "50%,1:20%,GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee:40%", NULL };
+	static const char *const same[] = { "VRAMGUARD_COMPUTE_LIMIT", "50%", "CUDA_DEVICE_SM_LIMIT", "50", NULL };
+	static const char *const full[] = { "VRAMGUARD_COMPUTE_LIMIT", "50%", "CUDA_DEVICE_SM_LIMIT", "30", NULL };
+	static const char *const nolimit[] = { "CUDA_DEVICE_SM_LIMIT", "0", NULL };
+
+	CHECK(load1("VRAMGUARD_LOG", "warn") == 0 && vg_config_compute_for(&C, 0, uuid, &src) == 0 && src == NULL);
+
+	CHECK(load(chain) == 0 && C.valid);
+	CHECK(vg_config_compute_for(&C, 0, NULL, &src) == 30);
+	CHECK_STR(src, "VRAMGUARD_COMPUTE_LIMIT");
+	CHECK(vg_config_compute_for(&C, 1, NULL, &src) == 60);
+	CHECK_STR(src, "CUDA_DEVICE_SM_LIMIT_1");
+	CHECK(vg_config_compute_for(&C, 5, uuid, &src) == 40);
+	CHECK_STR(src, "CUDA_DEVICE_SM_LIMIT");
+	CHECK(vg_config_compute_for(&C, -1, uuid, &src) == 40); /* ordinal unknown: the default only */
+	CHECK_STR(C.note, "CUDA_DEVICE_SM_LIMIT_0 '20' is ignored for the devices VRAMGUARD_COMPUTE_LIMIT '0:30%' "
+			  "names (it takes precedence); CUDA_DEVICE_SM_LIMIT '40' is ignored for the devices "
+			  "VRAMGUARD_COMPUTE_LIMIT '0:30%' names (it takes precedence)");
+
+	CHECK(load(hami) == 0 && C.valid);
+	CHECK(vg_config_compute_for(&C, 0, NULL, &src) == 40);
+	CHECK(vg_config_compute_for(&C, 1, NULL, &src) == 40);  /* _1=0: not set, as in HAMi-core */
+	CHECK_STR(src, "CUDA_DEVICE_SM_LIMIT");
+	CHECK(vg_config_compute_for(&C, 2, NULL, &src) == 0);   /* 100: no limit, said */
+	CHECK_STR(src, "CUDA_DEVICE_SM_LIMIT_2");
+	CHECK(vg_config_compute_for(&C, 3, NULL, &src) == 25);
+	CHECK(C.sm.n == 2);
+
+	CHECK(load(keyed) == 0 && C.valid);
+	CHECK(vg_config_compute_for(&C, 1, uuid, &src) == 40);  /* a UUID key beats an ordinal key */
+	CHECK(vg_config_compute_for(&C, 1, NULL, &src) == 20);
+	CHECK(vg_config_compute_for(&C, 7, "GPU-00000000-0000-0000-0000-000000000007", &src) == 50);
+	CHECK_STR(C.note, "");
+
+	CHECK(load(same) == 0 && C.valid);               /* the same share twice: no note */
+	CHECK_STR(C.note, "");
+	CHECK(load(full) == 0 && C.valid);
+	CHECK_STR(C.note, "CUDA_DEVICE_SM_LIMIT '30' is ignored (VRAMGUARD_COMPUTE_LIMIT '50%' takes precedence)");
+	CHECK(load(nolimit) == 0 && vg_config_compute_for(&C, 0, NULL, &src) == 0);
+	CHECK_STR(src, "CUDA_DEVICE_SM_LIMIT");
+	CHECK(load1("VRAMGUARD_COMPUTE_LIMIT", "100%") == 0 && vg_config_compute_for(&C, 0, NULL, &src) == 100);
+
+	/* HAMi-core's text that reads as some share there is an error here, fail closed, one line */
+	CHECK(load1("CUDA_DEVICE_SM_LIMIT", "062") == -EINVAL && !C.valid);
+	CHECK_STR(C.error, "vramguard: error: invalid CUDA_DEVICE_SM_LIMIT '062': a leading 0 (HAMi-core reads the "
+			   "number as octal); expected an integer from 0 to 100");
+	CHECK(vg_config_compute_for(&C, 0, NULL, &src) == 0 && src == NULL);
+	for (const char *const *v = (const char *const[]){ "0x32", "50%", "-5", "150", "101", "5O", "50.0", NULL }; *v;
+	     v++) {
+		CHECK(load1("CUDA_DEVICE_SM_LIMIT_7", *v) == -EINVAL && !C.valid);
+		CHECK(strncmp(C.error, "vramguard: error: invalid CUDA_DEVICE_SM_LIMIT_7 '", 50) == 0);
+		CHECK_CONTAINS(C.error, "': expected an integer from 0 to 100 (0 and 100: no limit, as in HAMi-core)");
+	}
+	CHECK(load1("VRAMGUARD_COMPUTE_LIMIT", "50") == -EINVAL && !C.valid && C.compute.dflt.kind == VG_LIMIT_UNSET);
+	CHECK_STR(C.note, "");
+}
+
 static void test_device_policy(void)
 {
 	const char *uuid = "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee";
@@ -1454,6 +1591,7 @@ static void test_device_policy(void)
 	CHECK_EQ_U64(p.soft, 4 * GiB);
 	CHECK_STR(p.soft_source, "VRAMGUARD_WARN_AT");
 	CHECK_STR(p.soft_reason, "threshold");
+	CHECK(p.compute_pct == 0 && p.compute_source == NULL); /* no share set */
 	vg_config_device_policy(&C, 1, "", 80 * GiB, &p);       /* "": no UUID */
 	CHECK_EQ_U64(p.limit, 4 * GiB);
 	CHECK_EQ_U64(p.warn, 2 * GiB);
@@ -1491,6 +1629,18 @@ static void test_device_policy(void)
 	vg_config_device_policy(&C, 0, NULL, 16 * GiB, &p);     /* invalid: no limit at all */
 	CHECK_EQ_U64(p.limit, UINT64_MAX);
 	CHECK_EQ_U64(p.soft, UINT64_MAX);
+	CHECK(p.compute_pct == 0 && p.compute_source == NULL);
+
+	/* the compute share: the policy's two fields, keyed as the quota is (UUID, then ordinal, then default) */
+	CHECK(load1("VRAMGUARD_COMPUTE_LIMIT", "50%,1:20%,GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee:100%") == 0);
+	vg_config_device_policy(&C, 1, NULL, 16 * GiB, &p);
+	CHECK(p.compute_pct == 20);
+	CHECK_STR(p.compute_source, "VRAMGUARD_COMPUTE_LIMIT");
+	vg_config_device_policy(&C, 1, uuid, 16 * GiB, &p);
+	CHECK(p.compute_pct == 100);
+	vg_config_device_policy(&C, 0, "", 16 * GiB, &p);
+	CHECK(p.compute_pct == 50 && p.limit == UINT64_MAX);
+	CHECK(!vg_config_keys_ordinals(&C));            /* a quota's question: the share's keys do not count */
 }
 
 /* A check in a loop: its failure says which case. */
@@ -1710,6 +1860,8 @@ int main(void)
 	test_options_table();
 	test_format_bytes();
 	test_format_uuid();
+	test_compute_parse();
+	test_compute_load();
 	test_device_policy();
 	test_utf8();
 	test_random_strings();
