@@ -27,7 +27,8 @@
 	X(RECORDS, "vg_store_lock")             /* accounting/table.c: the record store */                         \
 	X(REAL, "vg_real_lock")                 /* interposer/base.c: publishing the real driver table */          \
 	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml/nvml.c: publishing the real NVML table */       \
-	X(TIMELINE, "vg_timeline_locks")        /* interposer/timeline.c: one device's usage timeline */
+	X(TIMELINE, "vg_timeline_locks")        /* interposer/timeline.c: one device's usage timeline */          \
+	X(COMPUTE, "vg_cs_lock")                /* interposer/compute.c: the compute share's streams and buckets */
 
 enum vg_lock_rank {
 	VG_RANK_NONE,
@@ -46,7 +47,7 @@ enum vg_lock_rank {
  * that includes this header emits the definition in a COMDAT group, and the linker keeps one (a weak definition
  * would keep every file's storage, and the library's static TLS must stay small enough for dlopen; a common symbol
  * would do, but only gcc makes a thread-local one). */
-#define VG_LOCK_SLOTS 16                /* a literal for the assembler: at least VG_RANK_COUNT */
+#define VG_LOCK_SLOTS 24                /* a literal for the assembler: at least VG_RANK_COUNT */
 _Static_assert(VG_RANK_COUNT <= VG_LOCK_SLOTS, "raise VG_LOCK_SLOTS");
 #define VG_LOCK_STR_(x) #x
 #define VG_LOCK_STR(x) VG_LOCK_STR_(x)

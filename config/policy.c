@@ -45,3 +45,18 @@ bool vg_config_keys_ordinals(const struct vg_config *cfg)
 	       vg_parse_limits("shared", cfg->shared_spec, (uint64_t)1 << 20, &l, err, sizeof(err)) == 0 &&
 	       vg_list_keys_ordinals(&l);
 }
+
+static bool vg_list_has_percent(const struct vg_limits *l)
+{
+	if (l->dflt.kind == VG_LIMIT_PERCENT)
+		return true;
+	for (int i = 0; i < l->n; i++)
+		if (l->e[i].limit.kind == VG_LIMIT_PERCENT)
+			return true;
+	return false;
+}
+
+bool vg_config_compute_any(const struct vg_config *cfg)
+{
+	return cfg && cfg->valid && (vg_list_has_percent(&cfg->compute) || vg_list_has_percent(&cfg->sm));
+}

@@ -44,4 +44,7 @@ void vg_config_device_policy(const struct vg_config *cfg, int ordinal, const cha
  * ordinal from the driver. */
 bool vg_config_keys_ordinals(const struct vg_config *cfg);
 
+/* Does the configuration set a compute limit for some GPU (VRAMGUARD_COMPUTE_LIMIT, CUDA_DEVICE_SM_LIMIT[_<i>])? */
+bool vg_config_compute_any(const struct vg_config *cfg);
+
 #endif

@@ -11,6 +11,7 @@
 #include "accounting/quota.h"
 
 struct vg_real_table vg_real;
+_Atomic bool vg_capture_begun;
 struct vg_config vg_cfg;
 
 const char *const vg_hook_names[VG_HOOK_COUNT] = {

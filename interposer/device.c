@@ -87,6 +87,8 @@ static void vg_device_resolve(int dev, size_t total, struct vg_device_info *info
 	info->soft = pol.soft;
 	info->soft_source = pol.soft_source;
 	info->soft_reason = pol.soft_reason;
+	info->compute_pm = pol.compute_pct * 10;
+	info->compute_source = pol.compute_pct ? pol.compute_source : NULL;
 }
 
 /* Under vg_dev_lock: the first thread to get here publishes the device, with the limit `vramguard limit set` sent

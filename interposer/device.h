@@ -24,6 +24,8 @@ struct vg_device_info {
 					 * VG_NO_LIMIT when none; set once */
 	const char *soft_source;        /* variable it came from, or NULL */
 	const char *soft_reason;        /* its reports' reason: "threshold" (VRAMGUARD_WARN_AT) or "soft-limit" */
+	uint32_t compute_pm;            /* the compute share, per mille of the GPU's time (0: none); set once */
+	const char *compute_source;     /* variable it came from, or NULL */
 	char uuid[VG_UUID_MAX];
 };
 /* Returns NULL for an ordinal vramguard does not track (negative or >= VG_MAX_DEVICES). */

@@ -38,9 +38,11 @@ extern struct vg_table vg_streams;      /* live streams, with their creation sit
 extern struct vg_table vg_stream_events;/* streams destroyed with work queued, by (create, destroy) site */
 /* tables.c; counted up by cuda/hook_stream.c, read by snapshot.c (and the last by shared.c, for the region slot). */
 extern _Atomic uint64_t vg_streams_created, vg_streams_destroyed, vg_streams_destroyed_pending;
-/* cuda/hook_stream.c: bumped by every stream creation (a cached handle may now name another stream), and set when
- * the first stream capture begins; read by cuda/hook_pool.c. */
+/* cuda/hook_stream.c: bumped by every stream creation (a cached handle may now name another stream); read by
+ * cuda/hook_pool.c. */
 extern _Atomic unsigned vg_stream_gen;
+/* base.c: set by cuda/hook_stream.c when the first stream capture begins; read by cuda/hook_pool.c and compute.c
+ * (before it, no stream can be capturing: nothing asks). */
 extern _Atomic bool vg_capture_begun;
 
 #endif

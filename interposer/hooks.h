@@ -74,7 +74,19 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuStreamBeginCapture_v2,      PFN_cuStreamBeginCapture_v10010, VG_PASS, "as cuStreamBeginCapture") \
 	X(cuStreamBeginCapture_v2_ptsz, PFN_cuStreamBeginCapture_v10010_ptsz, VG_PASS, "as cuStreamBeginCapture") \
 	X(cuStreamBeginCaptureToGraph,  PFN_cuStreamBeginCaptureToGraph_v12030, VG_PASS, "as cuStreamBeginCapture") \
-	X(cuStreamBeginCaptureToGraph_ptsz, PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, VG_PASS, "as cuStreamBeginCapture")
+	X(cuStreamBeginCaptureToGraph_ptsz, PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, VG_PASS, "as cuStreamBeginCapture") \
+	X(cuLaunchKernel,               PFN_cuLaunchKernel_v4000, VG_PASS, "nothing; with a compute limit, waits while the process is ahead of its share of the GPU's time (docs/compute.md), and measures the stream's activity") \
+	X(cuLaunchKernel_ptsz,          PFN_cuLaunchKernel_v7000_ptsz, VG_PASS, "as cuLaunchKernel") \
+	X(cuLaunchKernelEx,             PFN_cuLaunchKernelEx_v11060, VG_PASS, "as cuLaunchKernel") \
+	X(cuLaunchKernelEx_ptsz,        PFN_cuLaunchKernelEx_v11060_ptsz, VG_PASS, "as cuLaunchKernel") \
+	X(cuLaunchCooperativeKernel,    PFN_cuLaunchCooperativeKernel_v9000, VG_PASS, "as cuLaunchKernel") \
+	X(cuLaunchCooperativeKernel_ptsz, PFN_cuLaunchCooperativeKernel_v9000_ptsz, VG_PASS, "as cuLaunchKernel") \
+	X(cuGraphLaunch,                PFN_cuGraphLaunch_v10000, VG_PASS, "as cuLaunchKernel, for the whole graph") \
+	X(cuGraphLaunch_ptsz,           PFN_cuGraphLaunch_v10000_ptsz, VG_PASS, "as cuGraphLaunch") \
+	X(cuCtxSynchronize,             PFN_cuCtxSynchronize_v2000, VG_PASS, "nothing; with a compute limit, the context's streams are idle once it returns") \
+	X(cuCtxSynchronize_v2,          PFN_cuCtxSynchronize_v13000, VG_PASS, "as cuCtxSynchronize") \
+	X(cuStreamSynchronize,          PFN_cuStreamSynchronize_v2000, VG_PASS, "nothing; with a compute limit, the stream is idle once it returns") \
+	X(cuStreamSynchronize_ptsz,     PFN_cuStreamSynchronize_v7000_ptsz, VG_PASS, "as cuStreamSynchronize")
 
 /* X(exact name, PFN typedef) -- called by us, never wrapped. Missing ones (older drivers) stay NULL. */
 #define VG_REALS(X) \
@@ -90,11 +102,16 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuDevicePrimaryCtxGetState,   PFN_cuDevicePrimaryCtxGetState_v7000) \
 	X(cuDriverGetVersion,           PFN_cuDriverGetVersion_v2020) \
 	X(cuStreamQuery,                PFN_cuStreamQuery_v2000) \
-	X(cuStreamSynchronize,          PFN_cuStreamSynchronize_v2000) \
 	X(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10010) \
 	X(cuDeviceGetMemPool,           PFN_cuDeviceGetMemPool_v11020) \
 	X(cuMemPoolGetAttribute,        PFN_cuMemPoolGetAttribute_v11020) \
-	X(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040)
+	X(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040) \
+	X(cuCtxSetCurrent,              PFN_cuCtxSetCurrent_v4000) \
+	X(cuEventCreate,                PFN_cuEventCreate_v2000) \
+	X(cuEventRecord,                PFN_cuEventRecord_v2000) \
+	X(cuEventRecord_ptsz,           PFN_cuEventRecord_v7000_ptsz) \
+	X(cuEventQuery,                 PFN_cuEventQuery_v2000) \
+	X(cuFuncGetName,                PFN_cuFuncGetName_v12030)
 
 /* Hook ids, for reports and messages: VG_HOOK_cuMemAlloc_v2, ... */
 enum vg_hook_id {

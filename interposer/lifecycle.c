@@ -10,6 +10,7 @@
 
 #include "interposer/lifecycle.h"
 #include "interposer/charge.h"
+#include "interposer/compute.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
 #include "interposer/reporter.h"
@@ -17,6 +18,7 @@
 #include "interposer/tables.h"
 #include "interposer/timeline.h"
 #include "accounting/lockorder.h"
+#include "config/policy.h"
 #include "accounting/quota.h"
 #include "accounting/sites.h"
 #include "report/log.h"
@@ -108,6 +110,7 @@ static enum vg_mode vg_start(uintptr_t lo, uintptr_t hi)
 		mode = vg_shared_attach(vg_device_follow) == 0 ? VG_MODE_ACTIVE : VG_MODE_BADCONFIG;
 		vg_sites_configure(vg_cfg.backtrace_depth, vg_cfg.python == VG_CONTROL_ON, vg_py_info, lo, hi);
 		vg_reporter_start();
+		vg_compute_start(vg_config_compute_any(&vg_cfg));
 	}
 	static int atfork_done;     /* survives fork: handlers are inherited */
 	if (!atfork_done) {
@@ -183,6 +186,7 @@ static void vg_atfork_child(void)
 	vg_timelines_atfork_child();
 	vg_tables_atfork_child();
 	vg_charge_atfork_child();
+	vg_compute_atfork_child();
 	vg_reporter_atfork_child();
 	vg_quota_reset_usage();         /* first: it detaches the counters placed in the control segment... */
 	vg_shared_atfork_child();       /* ...which this unmaps */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "interposer/base.h"
+#include "interposer/compute.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
 #include "interposer/snapshot.h"
@@ -294,6 +295,18 @@ static int vg_snapshot_device(struct vg_report_device *o, int d, const struct vg
 	if (di && atomic_load(&di->driver_limit) != VG_NO_LIMIT) {
 		o->driver_limit_set = 1;
 		o->driver_limit_bytes = atomic_load(&di->driver_limit);
+	}
+	struct vg_compute_figures cf;
+	if (vg_compute_figures(d, &cf)) {
+		o->compute_set = cf.share_pm != 0;
+		o->compute_limit_pm = cf.share_pm;
+		if (cf.share_pm && cf.source)
+			snprintf(o->compute_source, sizeof(o->compute_source), "%s", cf.source);
+		o->gpu_time_ns = cf.used_ns;
+		o->compute_recent_pm = cf.recent_pm;
+		o->compute_recent_s = cf.recent_s;
+		o->compute_waits = cf.waits;
+		o->compute_waited_ns = cf.waited_ns;
 	}
 	return vg_timelines_report(d, now_ns, o);
 }

@@ -16,7 +16,7 @@
 #define VG_REPORT_SCHEMA "vramguard.report/1"
 /* The revision of the schema this release writes (docs/report-format.md, *Versioning*): keys added within the major
  * version. A report without "schema_revision" is revision 1. */
-#define VG_REPORT_REVISION 3
+#define VG_REPORT_REVISION 4
 #define VG_REPORT_MAX_FRAMES 64
 #define VG_REPORT_MAX_PYFRAMES 64
 
@@ -78,6 +78,13 @@ struct vg_report_device {
 	int driver_measured;            /* NVML measured it (else driver_bytes is 0) */
 	int driver_limit_set;           /* the driver enforces a container limit here (R615+) */
 	uint64_t driver_limit_bytes;
+	/* The compute share (docs/compute.md; revision 4). */
+	int compute_set;                /* a compute limit applies (JSON compute_limit_permille = null otherwise) */
+	uint64_t compute_limit_pm;
+	char compute_source[64];
+	uint64_t gpu_time_ns;           /* measured only where some GPU of the process has a compute limit */
+	uint64_t compute_recent_pm, compute_recent_s;
+	uint64_t compute_waits, compute_waited_ns;
 	/* The usage timeline (revision 2): absent (timeline_set 0) in older reports and for unused devices. */
 	int timeline_set;
 	uint64_t timeline_period_ms;    /* a point at least this often (and on change at most a tenth as often) */

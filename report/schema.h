@@ -111,6 +111,22 @@
 	X(driver_measured, BOOL, driver_measured, _, OPT, "`true` when NVML measured `driver_bytes` (else it is 0)") \
 	X(driver_limit_bytes, NU64, driver_limit_bytes, driver_limit_set, OPT, "the driver's own limit for the " \
 	  "container (R615 and later; docs/quota.md, *The driver's own limits*); `null` when it sets none") \
+	X(compute_limit_permille, NU64, compute_limit_pm, compute_set, OPT, "the compute share in force, per mille " \
+	  "of the GPU's time (`VRAMGUARD_COMPUTE_LIMIT`, `CUDA_DEVICE_SM_LIMIT`; docs/compute.md); `null` when there " \
+	  "is none. Added in revision 4, as are the keys below up to `compute_waited_ns`: older reports lack them; " \
+	  "read `null` and 0") \
+	X(compute_limit_source, NSTR, compute_source, compute_set, OPT, "the variable or command that set it; " \
+	  "`null` when there is none") \
+	X(gpu_time_ns, U64, gpu_time_ns, _, OPT, "the GPU's time the process used on the device, as the compute " \
+	  "share measures it (docs/compute.md, *Measuring*); measured only in a process with a compute limit on " \
+	  "some GPU, else 0") \
+	X(compute_recent_permille, U64, compute_recent_pm, _, OPT, "the share of the GPU's time used over the last " \
+	  "`compute_recent_seconds` (at most the last minute), per mille") \
+	X(compute_recent_seconds, U64, compute_recent_s, _, OPT, "the span of `compute_recent_permille`, seconds; 0: " \
+	  "not measured") \
+	X(compute_waits, U64, compute_waits, _, OPT, "launches that waited because the process was ahead of its " \
+	  "share") \
+	X(compute_waited_ns, U64, compute_waited_ns, _, OPT, "the time they waited, summed") \
 	X(timeline, NOBJECT, timeline_set, timeline, OPT, "the device's usage over the whole run, in at most " \
 	  "${VG_TIMELINE_POINTS + 1} points (below, and *The usage timeline*). Added in revision 2: older reports lack it")
 

@@ -89,6 +89,26 @@ void vg_report_pyframe_text(struct vg_strbuf *out, const struct vg_report_pyfram
 	vg_strbuf_add(out, "\n", 1);
 }
 
+/* "compute share 30% (VRAMGUARD_COMPUTE_LIMIT): used 29.8% over the last 59 s, 12.40 s of GPU time; 210 launches
+ * waited 8.70 s" */
+static void vg_text_compute(struct vg_strbuf *out, const struct vg_report_device *d)
+{
+	if (d->compute_set)
+		vg_strbuf_printf(out, "       compute share %" PRIu64 ".%" PRIu64 "%% (%s):", d->compute_limit_pm / 10,
+				 d->compute_limit_pm % 10, d->compute_source[0] ? d->compute_source : "?");
+	else
+		vg_strbuf_str(out, "       compute share none:");
+	if (d->compute_recent_s)
+		vg_strbuf_printf(out, " used %" PRIu64 ".%" PRIu64 "%% over the last %" PRIu64 " s,",
+				 d->compute_recent_pm / 10, d->compute_recent_pm % 10, d->compute_recent_s);
+	vg_strbuf_printf(out, " %" PRIu64 ".%02" PRIu64 " s of GPU time", d->gpu_time_ns / 1000000000,
+			 d->gpu_time_ns / 10000000 % 100);
+	if (d->compute_waits)
+		vg_strbuf_printf(out, "; %" PRIu64 " launches waited %" PRIu64 ".%02" PRIu64 " s", d->compute_waits,
+				 d->compute_waited_ns / 1000000000, d->compute_waited_ns / 10000000 % 100);
+	vg_strbuf_str(out, "\n");
+}
+
 /* Device counting: what `used` is made of, so that a user sees where the memory went. */
 static void vg_text_device_parts(const struct vg_report *r, const struct vg_report_device *d, struct vg_strbuf *out)
 {
@@ -108,6 +128,8 @@ static void vg_text_device_parts(const struct vg_report *r, const struct vg_repo
 	if (d->driver_limit_set)
 		vg_strbuf_printf(out, "       the driver's own container limit: %s\n",
 				 vg_format_bytes(d->driver_limit_bytes, dl, sizeof(dl)));
+	if (d->compute_set || d->gpu_time_ns)
+		vg_text_compute(out, d);
 }
 
 /* "20 s", "500 ms", "4 min", "2 h" */

@@ -98,6 +98,8 @@ ORDER = {
         "accounting/quota",
         "accounting/table",
         "accounting/timeline",
+        "accounting/throttle",  # the compute share's arithmetic
+        "accounting/gpu_share", # the compute share's per-GPU activity file
         "accounting/unwind",
         "accounting/pyframes",
         "accounting/sites",
@@ -115,6 +117,7 @@ ORDER = {
         "interposer/softlimit",
         "interposer/nvml/nvml", # NVML's real table and our own NVML access
         "interposer/devmem",
+        "interposer/compute",   # the compute share: streams' activity, launches held
         "interposer/snapshot",
         "interposer/reporter",
         "interposer/charge",
@@ -126,6 +129,7 @@ ORDER = {
         "interposer/cuda/hook_stream",
         "interposer/cuda/hook_pool",
         "interposer/cuda/hook_vmm",
+        "interposer/cuda/hook_launch",
         "interposer/cuda/procaddress",  # cuGetProcAddress and the CUDA hooks' routing table
         "interposer/nvml/nvml_hooks",
         "interposer/route",     # dlsym and dlclose

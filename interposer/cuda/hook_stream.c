@@ -19,7 +19,6 @@ static bool vg_special_stream(CUstream s)
 }
 
 _Atomic unsigned vg_stream_gen = 1;
-_Atomic bool vg_capture_begun;
 
 static void vg_stream_created(CUresult rc, CUstream *ph, int hook)
 {

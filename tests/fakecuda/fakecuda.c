@@ -55,7 +55,11 @@
 	X(cuStreamBeginCaptureToGraph) X(cuStreamBeginCaptureToGraph_ptsz)                                          \
 	X(cuStreamGetCtx) X(cuStreamGetCtx_ptsz) X(cuStreamGetCtx_v2) X(cuStreamGetCtx_v2_ptsz)                     \
 	X(cuStreamGetDevice) X(cuStreamGetDevice_ptsz) X(cuGraphDestroy) X(cuThreadExchangeStreamCaptureMode)       \
-	X(cuGetProcAddress) X(cuGetProcAddress_v2)
+	X(cuGetProcAddress) X(cuGetProcAddress_v2)                                                                  \
+	X(cuLaunchKernel) X(cuLaunchKernel_ptsz) X(cuLaunchKernelEx) X(cuLaunchKernelEx_ptsz)                       \
+	X(cuLaunchCooperativeKernel) X(cuLaunchCooperativeKernel_ptsz) X(cuGraphLaunch) X(cuGraphLaunch_ptsz)       \
+	X(cuEventCreate) X(cuEventRecord) X(cuEventRecord_ptsz) X(cuEventQuery) X(cuEventDestroy_v2)                \
+	X(cuFuncGetName)
 
 enum {
 #define X(n) FC_##n,
@@ -1318,8 +1322,159 @@ static CUresult ctx_sync(CUcontext ctx)
 	UNLOCK();
 	return r;
 }
-CUresult CUDAAPI cuCtxSynchronize(void) { ENTER(cuCtxSynchronize); return ctx_sync(NULL); }
-CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) { ENTER(cuCtxSynchronize_v2); return ctx_sync(ctx); }
+static void gpu_wait(CUcontext ctx);
+CUresult CUDAAPI cuCtxSynchronize(void) { ENTER(cuCtxSynchronize); gpu_wait(NULL); return ctx_sync(NULL); }
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) { ENTER(cuCtxSynchronize_v2); gpu_wait(ctx); return ctx_sync(ctx); }
+
+
+/* ================================================================== kernels and events (a simulated GPU clock)
+ * A launch is a kernel that keeps its device busy for gridDimX microseconds (a graph: FAKECUDA_GRAPH_US, default
+ * 100), one after another on the device whatever the stream; an event completes when the device's clock passes
+ * the point it was recorded at; a synchronization sleeps until the device is idle. A CUfunction the tests pass is
+ * a pointer to its name (cuFuncGetName returns it). A launch on a capturing stream is captured: it runs nothing. */
+static uint64_t g_gpu_until[MAXDEV];            /* CLOCK_MONOTONIC ns when the device's queued kernels end */
+static _Atomic unsigned long long g_launches;
+
+struct fake_event { int dev; int recorded; uint64_t done_at; };
+
+static uint64_t gpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static CUresult gpu_launch(CUstream h, unsigned long long us)
+{
+	LOCK();
+	struct CUctx_st *c;
+	struct CUstream_st *st;
+	CUresult r = resolve_stream(h, &c, &st);
+	if (r == CUDA_SUCCESS && !(st && st->capturing)) {
+		uint64_t now = gpu_now(), start = g_gpu_until[c->dev] > now ? g_gpu_until[c->dev] : now;
+		g_gpu_until[c->dev] = start + us * 1000ull;
+		atomic_fetch_add(&g_launches, 1);
+	}
+	UNLOCK();
+	return r;
+}
+
+static void gpu_wait(CUcontext ctx)
+{
+	LOCK();
+	struct CUctx_st *c = NULL;
+	CUresult r = ctx ? ((c = find_ctx(ctx)) && c->alive ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT) : cur_live_ctx(&c);
+	uint64_t until = r == CUDA_SUCCESS ? g_gpu_until[c->dev] : 0;
+	UNLOCK();
+	for (uint64_t now = gpu_now(); now < until; now = gpu_now()) {
+		struct timespec ts = { (time_t)((until - now) / 1000000000ull), (long)((until - now) % 1000000000ull) };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static unsigned long long graph_us(void)
+{
+	const char *e = getenv("FAKECUDA_GRAPH_US");
+	return e && *e ? strtoull(e, NULL, 10) : 100;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+				unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void **params, void **extra)
+{
+	ENTER(cuLaunchKernel);
+	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params; (void)extra;
+	return gpu_launch(s, gx);
+}
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+				     unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm, CUstream s,
+				     void **params, void **extra)
+{
+	ENTER(cuLaunchKernel_ptsz);
+	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params; (void)extra;
+	return gpu_launch(s, gx);
+}
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
+{
+	ENTER(cuLaunchKernelEx);
+	(void)f; (void)params; (void)extra;
+	return config ? gpu_launch(config->hStream, config->gridDimX) : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
+{
+	ENTER(cuLaunchKernelEx_ptsz);
+	(void)f; (void)params; (void)extra;
+	return config ? gpu_launch(config->hStream, config->gridDimX) : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+					   unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
+					   CUstream s, void **params)
+{
+	ENTER(cuLaunchCooperativeKernel);
+	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params;
+	return gpu_launch(s, gx);
+}
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+						unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
+						CUstream s, void **params)
+{
+	ENTER(cuLaunchCooperativeKernel_ptsz);
+	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params;
+	return gpu_launch(s, gx);
+}
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec g, CUstream s) { ENTER(cuGraphLaunch); (void)g; return gpu_launch(s, graph_us()); }
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec g, CUstream s) { ENTER(cuGraphLaunch_ptsz); (void)g; return gpu_launch(s, graph_us()); }
+
+CUresult CUDAAPI cuEventCreate(CUevent *ev, unsigned int flags)
+{
+	ENTER(cuEventCreate);
+	(void)flags;
+	if (!ev) return CUDA_ERROR_INVALID_VALUE;
+	LOCK();
+	struct CUctx_st *c;
+	CUresult r = cur_live_ctx(&c);
+	struct fake_event *e = r == CUDA_SUCCESS ? calloc(1, sizeof(*e)) : NULL;
+	if (r == CUDA_SUCCESS && !e) r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (e) e->dev = c->dev;
+	UNLOCK();
+	*ev = (CUevent)e;
+	return r;
+}
+static CUresult event_record(CUevent ev, CUstream h)
+{
+	struct fake_event *e = (struct fake_event *)ev;
+	if (!e) return CUDA_ERROR_INVALID_HANDLE;
+	LOCK();
+	struct CUctx_st *c;
+	struct CUstream_st *st;
+	CUresult r = resolve_stream(h, &c, &st);
+	if (r == CUDA_SUCCESS && c->dev != e->dev) r = CUDA_ERROR_INVALID_CONTEXT;
+	if (r == CUDA_SUCCESS) {
+		e->recorded = 1;
+		e->done_at = g_gpu_until[e->dev];
+	}
+	UNLOCK();
+	return r;
+}
+CUresult CUDAAPI cuEventRecord(CUevent ev, CUstream s) { ENTER(cuEventRecord); return event_record(ev, s); }
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent ev, CUstream s) { ENTER(cuEventRecord_ptsz); return event_record(ev, s); }
+CUresult CUDAAPI cuEventQuery(CUevent ev)
+{
+	ENTER(cuEventQuery);
+	struct fake_event *e = (struct fake_event *)ev;
+	if (!e) return CUDA_ERROR_INVALID_HANDLE;
+	return !e->recorded || gpu_now() >= e->done_at ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+CUresult CUDAAPI cuEventDestroy_v2(CUevent ev) { ENTER(cuEventDestroy_v2); free(ev); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction f)
+{
+	ENTER(cuFuncGetName);
+	if (!name || !f) return CUDA_ERROR_INVALID_VALUE;
+	*name = (const char *)f;
+	return CUDA_SUCCESS;
+}
+
+/* Kernels launched (not captured), for the tests. */
+FC_EXPORT unsigned long long fakecuda_launches(void) { return atomic_load(&g_launches); }
 
 /* ================================================================== classic allocations */
 static CUresult mem_alloc(unsigned long long *out, unsigned long long size, int kind, struct vaspace *low)
@@ -2262,8 +2417,8 @@ static CUresult stream_sync(CUstream h)
 	UNLOCK();
 	return r;
 }
-CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) { ENTER(cuStreamSynchronize); return stream_sync(hStream); }
-CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) { ENTER(cuStreamSynchronize_ptsz); return stream_sync(hStream); }
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) { ENTER(cuStreamSynchronize); gpu_wait(NULL); return stream_sync(hStream); }
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) { ENTER(cuStreamSynchronize_ptsz); gpu_wait(NULL); return stream_sync(hStream); }
 
 static CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *st)
 {
@@ -2451,6 +2606,12 @@ static const struct gpa_row g_gpa[] = {
 	R(cuStreamGetCtx, 12050, cuStreamGetCtx_v2), P(cuStreamGetCtx, 12050, cuStreamGetCtx_v2_ptsz),
 	R1(cuStreamGetDevice, 12080), P(cuStreamGetDevice, 12080, cuStreamGetDevice_ptsz),
 	R1(cuGraphDestroy, 10000),
+	R1(cuLaunchKernel, 4000), P(cuLaunchKernel, 7000, cuLaunchKernel_ptsz),
+	R1(cuLaunchKernelEx, 11060), P(cuLaunchKernelEx, 11060, cuLaunchKernelEx_ptsz),
+	R1(cuLaunchCooperativeKernel, 9000), P(cuLaunchCooperativeKernel, 9000, cuLaunchCooperativeKernel_ptsz),
+	R1(cuGraphLaunch, 10000), P(cuGraphLaunch, 10000, cuGraphLaunch_ptsz),
+	R1(cuEventCreate, 2000), R1(cuEventRecord, 2000), P(cuEventRecord, 7000, cuEventRecord_ptsz),
+	R1(cuEventQuery, 2000), R(cuEventDestroy, 4000, cuEventDestroy_v2), R1(cuFuncGetName, 12030),
 
 	R(cuGetProcAddress, 11030, cuGetProcAddress), R(cuGetProcAddress, 12000, cuGetProcAddress_v2),
 };

@@ -94,6 +94,8 @@ long fakecuda_calls(const char *exact_name);
 /* Mark a stream (created with cuStreamCreate*) busy: cuStreamQuery -> CUDA_ERROR_NOT_READY until a
  * cuStreamSynchronize / cuCtxSynchronize. Returns 0, or -1 for an unknown stream handle. */
 int fakecuda_stream_set_pending(CUstream s, int pending);
+/* Kernels (and graphs) launched and run, not captured (the simulated GPU: fakecuda.c). */
+unsigned long long fakecuda_launches(void);
 /* 1 if someone called cuStreamQuery on this stream while it was capturing (sticky), 0 if not, -1 unknown stream. */
 int fakecuda_capture_invalidated(CUstream s);
 /* Process-wide count of cuStreamQuery calls on capturing streams (survives cuStreamDestroy). */

@@ -689,6 +689,58 @@ static void sc_capture(void)
 	streams_destroyed++;
 }
 
+/* The compute share's hooks (the campaign runs with VRAMGUARD_COMPUTE_LIMIT=100%: every launch measured, none
+ * held): kernels of 100 us and graph launches through the exact ABI name, then the synchronizations; each call's
+ * result is the driver's (success or the injected code), and an allocation between them balances as always. */
+static CUresult launch_via(void *fn, CUstream s)
+{
+	CUfunction f = (CUfunction)(void *)"fault_kernel";
+	if (strstr(H, "Graph"))
+		return ((CUresult(*)(CUgraphExec, CUstream))fn)((CUgraphExec)(void *)"graph", s);
+	if (strstr(H, "KernelEx")) {
+		CUlaunchConfig cfg = { .gridDimX = 100, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1, .blockDimY = 1,
+				       .blockDimZ = 1, .hStream = s };
+		return ((CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))fn)(&cfg, f, NULL, NULL);
+	}
+	if (strstr(H, "Cooperative"))
+		return ((CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+				     CUstream, void **))fn)(f, 100, 1, 1, 1, 1, 1, 0, s, NULL);
+	return ((CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			     CUstream, void **, void **))fn)(f, 100, 1, 1, 1, 1, 1, 0, s, NULL, NULL);
+}
+
+static CUresult sync_via(void *fn, CUstream s)
+{
+	if (is("cuCtxSynchronize"))
+		return ((CUresult(*)(void))fn)();
+	if (is("cuCtxSynchronize_v2"))
+		return ((CUresult(*)(CUcontext))fn)(prim);
+	return ((CUresult(*)(CUstream))fn)(s);
+}
+
+static void sc_launch(void)
+{
+	CUstream s;
+	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	streams_ok++;
+	void *fn = dlsym(RTLD_DEFAULT, H);
+	IT_CHECK(fn != NULL, "dlsym finds %s", H);
+	int sync = strstr(H, "Synchronize") != NULL;
+	for (int i = 0; fn && i < 3; i++) {
+		CUresult rc = sync ? cuLaunchKernel((CUfunction)(void *)"k", 100, 1, 1, 1, 1, 1, 0, s, NULL, NULL)
+				   : launch_via(fn, s);
+		rc_ok(sync ? "cuLaunchKernel" : H, rc, "launch");
+		if (sync)
+			rc_ok(H, sync_via(fn, s), "synchronize");
+		alloc_kind(K_MEM, 1);
+		balance("a launch and an allocation: the allocation charged");
+	}
+	rc_ok("cuStreamSynchronize", cuStreamSynchronize(s), "the last synchronization");
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+	streams_destroyed++;
+	free_all();
+}
+
 static void run_one(void)
 {
 	if (strstr(H, "Alloc") && strncmp(H, "cuMemFree", 9) != 0 && !is("cuMemRetainAllocationHandle")) {
@@ -731,6 +783,7 @@ static void run_one(void)
 		 is("cuMemPoolSetAttribute") || is("cuDeviceSetMemPool")) sc_pools();
 	else if (is("cuDeviceGraphMemTrim")) sc_graph_trim();
 	else if (!strncmp(H, "cuStreamBeginCapture", 20)) sc_capture();
+	else if (!strncmp(H, "cuLaunch", 8) || !strncmp(H, "cuGraphLaunch", 13) || strstr(H, "Synchronize")) sc_launch();
 	else if (is("cuDevicePrimaryCtxRetain") || !strncmp(H, "cuCtxCreate_v", 13)) sc_ctx_create();
 	else if (!strncmp(H, "cuModuleLoad", 12) || !strncmp(H, "cuLibraryLoad", 13)) sc_modules();
 	else if (is("cuStreamDestroy") || is("cuStreamDestroy_v2")) {

@@ -67,6 +67,9 @@ import sys
 import traceback
 
 REPORT_SCHEMA = "vramguard.report/1"
+# The revision this tree writes: report/report.h's VG_REPORT_REVISION.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "report", "report.h")) as _h:
+    REVISION = int(re.search(r"^#define VG_REPORT_REVISION (\d+)", _h.read(), re.M).group(1))
 TOP_SCHEMA = "vramguard.top/1"
 LIMITS_SCHEMA = "vramguard.limits/1"
 # The report's top-level keys (docs/report-format.md).
@@ -397,7 +400,7 @@ def timeline_of(c, r, name):
     """Device 0's timeline points after the checks every timeline must pass, or [] (failed) when it has none."""
     d = dev0(r)
     tl = d.get("timeline")
-    c.check(r.get("schema_revision") == 3, f"{name}: schema_revision 3 ({r.get('schema_revision')})")
+    c.check(r.get("schema_revision") == REVISION, f"{name}: schema_revision {REVISION} ({r.get('schema_revision')})")
     if not c.check(isinstance(tl, dict), f"{name}: device 0 has a timeline"):
         return []
     pts = tl["points"]

@@ -22,9 +22,10 @@ figures() { # REGEX
 
 echo "== reliability: fault injection on every hook (FAKECUDA_FAIL=HOOK:N[+]=CODE, N=1,2,3, once and from then on)"
 # The balance these runs check is the allocations' (the double counts stream-ordered allocations by their size):
-# VRAMGUARD_COUNT=allocations. Device counting has its own checks (tests/integration/physical.c).
+# VRAMGUARD_COUNT=allocations. Device counting has its own checks (tests/integration/physical.c). A compute share of
+# 100 % makes every launch and synchronization go through the compute share's path (measured, never held).
 prog "fault campaign: each run balanced after every step (cuMemGetInfo_v2 = quota - driver's bytes)" $PRE \
-	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 -- $T/faults campaign "$RL/faults"
+	VRAMGUARD_COUNT=allocations NVIDIA_GPU_MEMORY_LIMITS=1024 VRAMGUARD_COMPUTE_LIMIT=100% -- $T/faults campaign "$RL/faults"
 figures '^(not )?ok [0-9]+ - campaign: '
 prog "  the exit reports agree with the double (used, sites, live, allocs/frees, streams)" -- $CHK faults "$RL/faults"
 out=$(env LD_LIBRARY_PATH="$PWD/$T" NVIDIA_GPU_MEMORY_LIMITS=1024 FAKECUDA_AUTOCTX=0 FAKECUDA_FAIL=cuMemAlloc_v2:2 \

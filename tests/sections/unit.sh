@@ -16,6 +16,8 @@ unit test_symbolize
 unit test_json_read
 unit test_diff
 unit test_timeline
+unit test_throttle
+unit test_gpu_share
 unit test_unwind
 unit test_lockorder
 for t in config json path diff http webhook; do

@@ -256,7 +256,7 @@ static void test_errors_syntax(void)
 	EXPECT_ERR(doc, 0, "line 1, column 1: empty document (expected a vramguard report, a JSON object)");
 	EXPECT_ERR(doc, 1, "line 1, column 2: unexpected end of input");
 	EXPECT_ERR(doc, 127, "line 7, column 16: unexpected end of input");                /* inside "time" */
-	EXPECT_ERR(doc, len / 2, "line 49, column 83: unexpected end of input");
+	EXPECT_ERR(doc, len / 2, "line 47, column 82: unexpected end of input");
 	EXPECT_ERR(doc, len - 2, "line 112, column 1: unexpected end of input");            /* the last '}' */
 	{               /* without its final newline the document is whole */
 		struct vg_report r;
@@ -393,7 +393,7 @@ static void test_errors_fields(void)
 			"devices[0].timeline.compactions: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"period_ms\": 40000, ", "", "missing required key 'devices[0].timeline.period_ms'");
 	EXPECT_EDIT_ERR(doc, "\"points\": [", "\"points\": 7, \"x\": [", "devices[0].timeline.points: expected an array");
-	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 3", "\"schema_revision\": \"3\"",
+	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 4", "\"schema_revision\": \"3\"",
 			"schema_revision: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"soft_limit_bytes\": 3221225472", "\"soft_limit_bytes\": \"3G\"",
 			"devices[0].soft_limit_bytes: expected an unsigned integer or null");
@@ -752,7 +752,7 @@ static void test_revisions(void)
 	char *doc = golden("report.json", &len), *a, *b;
 
 	if (parse_ok(doc, len, &r) == 0) {
-		CHECK_EQ_U64(r.schema_revision, 3);
+		CHECK_EQ_U64(r.schema_revision, 4);
 		CHECK(r.devices[0].timeline_set && r.devices[0].ntimeline_points == 16);
 		CHECK_EQ_U64(r.devices[0].timeline_period_ms, 40000);
 		CHECK_EQ_U64(r.devices[0].timeline_points[9].peak_bytes, 3758096384u);
@@ -761,7 +761,7 @@ static void test_revisions(void)
 		CHECK(0);
 	}
 	vg_report_free(&r);
-	a = replace(doc, "\"schema_revision\": 3", "\"schema_revision\": 99");
+	a = replace(doc, "\"schema_revision\": 4", "\"schema_revision\": 99");
 	b = replace(a, "\"period_ms\": 40000", "\"resolution\": {\"x\": [1, 2]}, \"period_ms\": 40000");
 	if (parse_ok(b, strlen(b), &r) == 0) {
 		CHECK_EQ_U64(r.schema_revision, 99);
@@ -772,7 +772,7 @@ static void test_revisions(void)
 	vg_report_free(&r);
 	free(a);
 	free(b);
-	a = replace(doc, "  \"schema_revision\": 3,\n", "");
+	a = replace(doc, "  \"schema_revision\": 4,\n", "");
 	b = replace(a, "\"timeline\": {\"period_ms\"", "\"zz_timeline\": {\"period_ms\"");
 	if (parse_ok(b, strlen(b), &r) == 0) {
 		CHECK_EQ_U64(r.schema_revision, 0);

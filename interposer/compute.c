@@ -1,0 +1,504 @@
+/* The compute share (compute.h): the streams' activity, measured with one event of ours per stream, charged to each
+ * GPU's bucket (accounting/throttle.h), and launches held while a bucket is in debt. Everything here runs only once
+ * vg_compute_on is set; all of its state is under vg_cs_lock (rank COMPUTE: nothing of ours is taken inside it). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accounting/clock.h"
+#include "accounting/gpu_share.h"
+#include "accounting/lockorder.h"
+#include "accounting/throttle.h"
+#include "interposer/compute.h"
+#include "interposer/device.h"
+#include "interposer/globals.h"
+#include "interposer/thread.h"
+#include "report/log.h"
+
+_Atomic bool vg_compute_on;
+
+/* One GPU: its bucket and how many of its streams have work. */
+struct vg_cdev {
+	struct vg_throttle t;
+	unsigned active;                /* streams with work outstanding */
+	uint64_t idle_since;            /* when the last stream went idle (0: never busy yet) */
+	bool held;                      /* a launch waited since then (or was waiting then) */
+	unsigned waiters;               /* launches waiting now */
+	uint64_t waits, waited_ns;      /* launches that waited, and how long in all */
+	unsigned n;                     /* vramguard processes with work on the GPU, us included (gpu_share.h) */
+	struct vg_gpu_share gs;         /* our slot in the GPU's activity file (fd -1: none) */
+	bool known;                     /* its limit was read from the configuration */
+	const char *source;
+};
+
+/* One stream we measure: (context, handle) names it; a _ptsz launch on the thread's own stream gets a key of its
+ * own per thread (that stream is the thread's). */
+struct vg_cstream {
+	CUcontext ctx;
+	CUstream s;
+	uint64_t thread;                /* pthread_self() for a thread's own stream, else 0 */
+	CUevent ev;
+	int dev;
+	bool used;
+	bool busy;                      /* launched work not yet seen finished */
+	bool pending;                   /* ev recorded and not yet seen complete */
+	bool after;                     /* launches after ev's last recording */
+	bool own;                       /* the thread's own stream: only its thread can record ev */
+	uint64_t rec_ns;                /* when ev was last recorded */
+	uint64_t launch_ns;             /* when the last launch on the stream was made */
+	uint64_t gen;                   /* vg_cs_gen at the last launch */
+};
+
+static pthread_mutex_t vg_cs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t vg_cs_wake = PTHREAD_COND_INITIALIZER;
+static struct vg_cdev vg_cdevs[VG_MAX_DEVICES];
+static struct vg_cstream vg_cstreams[VG_COMPUTE_STREAMS];
+static uint64_t vg_cs_gen;              /* launches measured, ever: a synchronization's ticket */
+static unsigned vg_cs_busy;             /* streams busy, all GPUs */
+static bool vg_cs_thread_started;
+
+static uint64_t vg_cs_now(void)
+{
+	return vg_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* The charge's rate for a GPU now: while any stream of ours has work there, 1000 per mille shared evenly among the
+ * vramguard processes with work there at the same time; else 0. */
+static uint32_t vg_cs_weight(const struct vg_cdev *d)
+{
+	return d->active ? 1000 / (d->n ? d->n : 1) : 0;
+}
+
+/* Our slot says whether we have work on the GPU, and the count of those that do is read again. Under vg_cs_lock;
+ * the bucket brought up to now first, under the old weight. */
+static void vg_cs_recount(struct vg_cdev *d, uint64_t now)
+{
+	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+	vg_gpu_share_set(&d->gs, d->active > 0);
+	d->n = d->active ? vg_gpu_share_count(&d->gs) : 1;
+	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+}
+
+/* The GPU dev's limit, from the configuration, the first time it is used (outside vg_cs_lock: it may resolve the
+ * device, which takes device.c's lock). */
+static void vg_cs_know(int dev)
+{
+	if ((unsigned)dev >= VG_MAX_DEVICES || vg_cdevs[dev].known)
+		return;
+	const struct vg_device_info *di = vg_device_info(dev);
+	uint32_t pm = di ? di->compute_pm : 0;
+	const char *src = di ? di->compute_source : NULL;
+	struct vg_gpu_share gs = { .fd = -1, .slot = -1 };
+	char why[600];
+	if (di && di->uuid[0] && vg_gpu_share_join(&gs, vg_cfg.shm_dir, di->uuid, why, sizeof(why)) != 0)
+		vg_log(VG_LOG_INFO, "GPU %d: the compute share cannot see other vramguard processes on it (%s): each "
+		       "is charged as if alone", dev, why);
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	struct vg_cdev *d = &vg_cdevs[dev];
+	if (!d->known) {
+		vg_throttle_init(&d->t, pm, vg_cs_now());
+		d->source = src;
+		d->gs = gs;
+		d->n = 1;
+		d->known = true;
+		gs.fd = -1;
+	}
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	vg_gpu_share_leave(&gs);        /* another thread was first */
+}
+
+/* The stream's state, made on first use (under vg_cs_lock; the calling thread's current context is ctx). NULL when
+ * the table is full or the event cannot be made. */
+static struct vg_cstream *vg_cs_stream(CUcontext ctx, CUstream s, bool own, int dev)
+{
+	uint64_t thread = own ? (uint64_t)pthread_self() : 0;
+	uint64_t h = ((uint64_t)(uintptr_t)ctx * 31 + (uint64_t)(uintptr_t)s + thread * 17) * 0x9e3779b97f4a7c15ull;
+	struct vg_cstream *free_slot = NULL;
+	unsigned start = (unsigned)((h >> 40) % VG_COMPUTE_STREAMS);
+	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
+		struct vg_cstream *c = &vg_cstreams[(start + i) % VG_COMPUTE_STREAMS];
+		if (c->used && c->ctx == ctx && c->s == s && c->thread == thread)
+			return c;
+		if (!c->used && !free_slot)
+			free_slot = c;
+	}
+	if (!free_slot || !vg_real.cuEventCreate ||
+	    vg_real.cuEventCreate(&free_slot->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return NULL;
+	free_slot->ctx = ctx;
+	free_slot->s = s;
+	free_slot->thread = thread;
+	free_slot->own = own;
+	free_slot->dev = dev;
+	free_slot->used = true;
+	free_slot->busy = free_slot->pending = free_slot->after = false;
+	return free_slot;
+}
+
+/* Stream c has finished its work (seen at now): it no longer counts as active. Under vg_cs_lock. */
+static void vg_cs_idle(struct vg_cstream *c, uint64_t now)
+{
+	if (!c->busy)
+		return;
+	struct vg_cdev *d = &vg_cdevs[c->dev];
+	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+	c->busy = c->pending = c->after = false;
+	vg_cs_busy--;
+	if (--d->active == 0) {
+		d->idle_since = now;
+		d->held = d->waiters > 0;
+		vg_cs_recount(d, now);
+	}
+}
+
+/* A stream whose context is gone: forget it (its event went with the context). Under vg_cs_lock. */
+static void vg_cs_drop(struct vg_cstream *c, uint64_t now)
+{
+	vg_cs_idle(c, now);
+	c->used = false;
+}
+
+/* Look at every busy stream's event (dev: only that GPU's; -1 all). Under vg_cs_lock; the thread is in relaxed
+ * capture mode, so that a query is no unsafe call for a capture elsewhere. Returns the streams still busy. */
+static unsigned vg_cs_poll(int dev, bool may_record)
+{
+	uint64_t now = vg_cs_now();
+	unsigned busy = 0;
+	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
+		struct vg_cstream *c = &vg_cstreams[i];
+		if (!c->used || !c->busy || (dev >= 0 && c->dev != dev))
+			continue;
+		CUresult q = c->pending ? vg_real.cuEventQuery(c->ev) : CUDA_SUCCESS;
+		if (q == CUDA_ERROR_NOT_READY) {
+			busy++;
+			continue;
+		}
+		if (q != CUDA_SUCCESS) {
+			vg_cs_drop(c, now);
+			continue;
+		}
+		if (!c->after) {
+			vg_cs_idle(c, now);
+			continue;
+		}
+		/* Launches came after the event. The launching thread records it again at its next launch (no
+		 * recording of ours on a stream another thread launches on, which would contend with it in the
+		 * driver); only a stream with no launch for VG_COMPUTE_GAP_NS gets its event recorded here, behind
+		 * its last launches (a thread's own stream is recorded at each of its launches instead). */
+		c->pending = false;
+		if (!may_record || c->own || now - c->launch_ns < VG_COMPUTE_GAP_NS ||
+		    vg_real.cuCtxSetCurrent(c->ctx) != CUDA_SUCCESS || vg_real.cuEventRecord(c->ev, c->s) != CUDA_SUCCESS) {
+			busy++;
+			continue;
+		}
+		c->pending = true;
+		c->after = false;
+		c->rec_ns = now;
+		busy++;
+	}
+	return busy;
+}
+
+/* The polling thread: looks at busy streams every VG_COMPUTE_POLL_NS, sleeps while none is busy (waking each
+ * second to bring the buckets' per-second figures up to date). */
+static void *vg_cs_main(void *arg)
+{
+	(void)arg;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (vg_real.cuThreadExchangeStreamCaptureMode)
+		vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+	uint64_t checked = 0;
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	for (;;) {
+		unsigned busy = vg_cs_busy ? vg_cs_poll(-1, true) : 0;
+		uint64_t now = vg_cs_now();
+		bool check = now - checked >= VG_NS_PER_SEC;
+		for (int i = 0; i < VG_MAX_DEVICES; i++) {
+			struct vg_cdev *d = &vg_cdevs[i];
+			if (!d->known)
+				continue;
+			if (check)
+				vg_gpu_share_check(&d->gs);
+			if (d->active)
+				vg_cs_recount(d, now);  /* others start and stop: our rate follows */
+			else
+				vg_throttle_advance(&d->t, now, 0);
+		}
+		if (check)
+			checked = now;
+		struct timespec ts;
+		if (busy) {
+			vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+			ts.tv_sec = 0;
+			ts.tv_nsec = VG_COMPUTE_POLL_NS;
+			nanosleep(&ts, NULL);
+			vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&vg_cs_wake, &vg_cs_lock, &ts);
+	}
+	return NULL;
+}
+
+static pthread_condattr_t vg_cs_condattr;
+
+void vg_compute_start(bool any_limit)
+{
+	pthread_condattr_init(&vg_cs_condattr);
+	pthread_condattr_setclock(&vg_cs_condattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&vg_cs_wake, &vg_cs_condattr);
+	if (any_limit)
+		atomic_store(&vg_compute_on, true);
+}
+
+/* The stream a launch goes to, as (context, handle, own): NULL context when there is none current. */
+static CUcontext vg_cs_context(void)
+{
+	CUcontext ctx = NULL;
+	if (!vg_real.cuCtxGetCurrent || vg_real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+		return NULL;
+	return ctx;
+}
+
+static bool vg_cs_own_stream(CUstream s, bool ptsz)
+{
+	return s == CU_STREAM_PER_THREAD || (ptsz && s == NULL);
+}
+
+/* Is f a kernel of NCCL's (its name starts with "nccl")? Those never wait. Asked of the driver once per function. */
+static bool vg_cs_is_nccl(CUfunction f)
+{
+	enum { N = 128 };
+	static CUfunction seen[N];
+	static bool nccl[N];
+	if (!f)
+		return false;
+	unsigned i = (unsigned)(((uintptr_t)f >> 4) % N);
+	if (seen[i] == f)
+		return nccl[i];
+	const char *name = NULL;
+	bool is = vg_real.cuFuncGetName && vg_real.cuFuncGetName(&name, f) == CUDA_SUCCESS && name &&
+		  strncmp(name, "nccl", 4) == 0;
+	seen[i] = f;
+	nccl[i] = is;
+	return is;
+}
+
+/* Wait, outside the lock, while dev's bucket is in debt, and then until it holds VG_COMPUTE_RESUME_NS again: a loop
+ * that waited would otherwise wait again a launch later, each time leaving the GPU idle while its queue refills.
+ * The waiting thread looks at the GPU's streams itself too, so that the wait ends even where the polling thread
+ * could not start. */
+static void vg_cs_hold(const struct vg_launch *l)
+{
+	int dev = l->dev;
+	struct vg_cdev *d = &vg_cdevs[dev];
+	vg_throttle_advance(&d->t, vg_cs_now(), vg_cs_weight(d));
+	if (vg_throttle_wait_ns(&d->t) <= 0)
+		return;
+	/* The stream this thread launches on may have launches after its event: record the event behind them now,
+	 * so that the wait sees the stream go idle when it does (else it would count as busy, and be charged, until
+	 * the polling thread records it a VG_COMPUTE_GAP_NS later). */
+	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, vg_cs_own_stream(l->s, l->ptsz), dev);
+	if (c && c->busy && c->after) {
+		CUresult r = l->ptsz ? vg_real.cuEventRecord_ptsz(c->ev, l->s) : vg_real.cuEventRecord(c->ev, l->s);
+		if (r == CUDA_SUCCESS) {
+			c->pending = true;
+			c->after = false;
+			c->rec_ns = vg_cs_now();
+		}
+	}
+	d->waiters++;
+	d->held = true;
+	d->waits++;
+	uint64_t began = vg_cs_now();
+	for (;;) {
+		/* The GPU's streams first: the time they still run is charged, the rest of the wait is not. */
+		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+		bool swapped = vg_real.cuThreadExchangeStreamCaptureMode &&
+			       vg_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+		vg_cs_poll(dev, false);
+		if (swapped)
+			vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+		vg_throttle_advance(&d->t, vg_cs_now(), vg_cs_weight(d));
+		if (!d->t.share_pm || d->t.balance_ns >= VG_COMPUTE_RESUME_NS)
+			break;  /* paid back (or the limit was lifted meanwhile) */
+		int64_t w = (VG_COMPUTE_RESUME_NS - d->t.balance_ns) * 1000 / d->t.share_pm + 1;
+		int64_t most = d->active ? VG_COMPUTE_POLL_NS : 2 * VG_NS_PER_MS;   /* look again soon while busy */
+		vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+		struct timespec ts = { 0, w > most ? most : w };
+		nanosleep(&ts, NULL);
+		vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	}
+	d->waiters--;
+	d->waited_ns += vg_cs_now() - began;
+}
+
+/* Is stream s capturing a graph (asked only once some capture began in the process)? Its launches then run only
+ * when the graph is launched. In relaxed capture mode, so that the question is no unsafe call for a capture
+ * elsewhere. */
+static bool vg_cs_capturing(CUstream s, bool ptsz)
+{
+	if (!atomic_load_explicit(&vg_capture_begun, memory_order_relaxed))
+		return false;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	bool swapped = vg_real.cuThreadExchangeStreamCaptureMode &&
+		       vg_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUresult r = ptsz && vg_real.cuStreamIsCapturing_ptsz ? vg_real.cuStreamIsCapturing_ptsz(s, &st)
+	           : vg_real.cuStreamIsCapturing ? vg_real.cuStreamIsCapturing(s, &st) : CUDA_ERROR_NOT_FOUND;
+	if (swapped)
+		vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+	return r != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+bool vg_compute_gate(struct vg_launch *l, CUstream s, CUfunction f, bool ptsz)
+{
+	if (vg_cs_capturing(s, ptsz))
+		return false;
+	CUcontext ctx = vg_cs_context();
+	CUdevice dev;
+	if (!ctx || !vg_real.cuCtxGetDevice || vg_real.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    (unsigned)dev >= VG_MAX_DEVICES)
+		return false;
+	l->s = s;
+	l->ctx = ctx;
+	l->dev = dev;
+	l->ptsz = ptsz;
+	vg_cs_know(dev);
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	if (!vg_cs_thread_started) {
+		vg_cs_thread_started = true;
+		if (vg_thread_start("vramguard-gpu", vg_cs_main, NULL) != 0)
+			vg_log(VG_LOG_WARN, "cannot start the compute share's thread: a stream's idle time is seen only "
+			       "when it synchronizes or a launch waits");
+	}
+	if (vg_cdevs[dev].t.share_pm && !vg_cs_is_nccl(f))
+		vg_cs_hold(l);
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	return true;
+}
+
+void vg_compute_launched(const struct vg_launch *l, CUresult rc)
+{
+	if (rc != CUDA_SUCCESS)
+		return;
+	bool own = vg_cs_own_stream(l->s, l->ptsz);
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	uint64_t now = vg_cs_now();
+	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, own, l->dev);
+	if (c) {
+		struct vg_cdev *d = &vg_cdevs[l->dev];
+		c->gen = ++vg_cs_gen;
+		c->launch_ns = now;
+		if (!c->busy) {
+			vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+			/* The GPU idle for less than VG_COMPUTE_GAP_NS, and not because a launch waited: the process's
+			 * own pause between two launches (a step's Python, a synchronization's return), counted as
+			 * its time on the GPU. */
+			if (d->active == 0 && d->idle_since && !d->held && now - d->idle_since < VG_COMPUTE_GAP_NS)
+				vg_throttle_charge(&d->t, now - d->idle_since);
+			c->busy = true;
+			if (d->active++ == 0)
+				vg_cs_recount(d, now);
+			if (vg_cs_busy++ == 0)
+				pthread_cond_signal(&vg_cs_wake);
+		}
+		if (own || !c->pending || now - c->rec_ns >= VG_COMPUTE_PROBE_NS) {
+			CUresult r = l->ptsz ? vg_real.cuEventRecord_ptsz(c->ev, l->s) : vg_real.cuEventRecord(c->ev, l->s);
+			c->pending = r == CUDA_SUCCESS;
+			c->after = r != CUDA_SUCCESS;
+			c->rec_ns = now;
+		} else {
+			c->after = true;
+		}
+	}
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+}
+
+uint64_t vg_compute_sync_ticket(void)
+{
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	uint64_t t = vg_cs_gen;
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	return t;
+}
+
+void vg_compute_synced(CUcontext ctx, CUstream s, bool ptsz, bool whole, uint64_t ticket, CUresult rc)
+{
+	if (rc != CUDA_SUCCESS)
+		return;
+	if (!ctx)
+		ctx = vg_cs_context();
+	if (!ctx)
+		return;
+	uint64_t thread = vg_cs_own_stream(s, ptsz) ? (uint64_t)pthread_self() : 0;
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	uint64_t now = vg_cs_now();
+	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
+		struct vg_cstream *c = &vg_cstreams[i];
+		if (!c->used || !c->busy || c->ctx != ctx || c->gen > ticket)
+			continue;
+		/* A whole-context synchronization waits for the legacy stream's and every blocking stream's work; a
+		 * stream's, for that stream's (the legacy stream also for the blocking streams before it: not used). */
+		if (whole || (c->s == s && c->thread == thread))
+			vg_cs_idle(c, now);
+	}
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+}
+
+bool vg_compute_figures(int dev, struct vg_compute_figures *out)
+{
+	memset(out, 0, sizeof(*out));
+	if ((unsigned)dev >= VG_MAX_DEVICES)
+		return false;
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	struct vg_cdev *d = &vg_cdevs[dev];
+	bool known = d->known;
+	if (known) {
+		uint64_t now = vg_cs_now();
+		vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+		out->share_pm = d->t.share_pm;
+		out->used_ns = d->t.used_ns;
+		out->recent_pm = vg_throttle_recent_pm(&d->t, now, VG_THROTTLE_MINUTE - 1, &out->recent_s);
+		out->source = d->source;
+		out->waits = d->waits;
+		out->waited_ns = d->waited_ns;
+	}
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	return known;
+}
+
+void vg_compute_set_live(int dev, uint32_t pm, const char *source)
+{
+	if ((unsigned)dev >= VG_MAX_DEVICES)
+		return;
+	vg_cs_know(dev);
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	vg_throttle_set_share(&vg_cdevs[dev].t, pm, vg_cs_now());
+	vg_cdevs[dev].source = source;
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	if (pm)
+		atomic_store(&vg_compute_on, true);
+}
+
+void vg_compute_atfork_child(void)
+{
+	/* The parent's streams, events and polling thread are not the child's, and its slots in the GPUs' activity
+	 * files are the parent's to keep (their locks belong to descriptions the child shares): close our copies
+	 * without writing, and start over. A thread of the parent may have held the lock at fork(). */
+	for (int i = 0; i < VG_MAX_DEVICES; i++)
+		if (vg_cdevs[i].known && vg_cdevs[i].gs.fd >= 0)
+			close(vg_cdevs[i].gs.fd);
+	memset(vg_cdevs, 0, sizeof(vg_cdevs));
+	memset(vg_cstreams, 0, sizeof(vg_cstreams));
+	vg_cs_gen = 0;
+	vg_cs_busy = 0;
+	vg_cs_thread_started = false;
+	pthread_mutex_init(&vg_cs_lock, NULL);
+	pthread_cond_init(&vg_cs_wake, &vg_cs_condattr);
+}

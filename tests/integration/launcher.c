@@ -1,0 +1,141 @@
+/* The compute share under the preload, against the test double's simulated GPU (a kernel keeps the device busy for
+ * gridDimX microseconds; tests/fakecuda/fakecuda.c). Prints what it launched and how long it took, on a
+ * "figures:" line; tests/sections/compute.sh judges that and the exit report.
+ *   launcher kernels US N EVERY [NAME [CPU]]  N kernels of US us each (named NAME: a CUfunction of the double is its
+ *                                       name; "-" the default), a cuCtxSynchronize after every EVERY, and CPU us of
+ *                                       the CPU's own work before each launch (a Python loop's, for a launch-bound
+ *                                       step)
+ *   launcher ex US N EVERY              the same through cuLaunchKernelEx, on a stream of its own synchronized with
+ *                                       cuStreamSynchronize
+ *   launcher graph N EVERY              N cuGraphLaunch (FAKECUDA_GRAPH_US each), synchronized every EVERY
+ *   launcher capture US N               N kernels launched while a stream captures: nothing runs, nothing waits
+ *   launcher fork US N                  a child forked after the first launches launches too, then both exit */
+#define _GNU_SOURCE
+#include <sys/wait.h>
+
+#include "tests/integration/itest.h"
+
+static CUcontext it_ctx(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	IT_RC(cuInit(0), CUDA_SUCCESS);
+	IT_RC(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+	IT_RC(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+	IT_RC(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+	return ctx;
+}
+
+static void figures(unsigned long long gpu_us, double t0)
+{
+	double wall = it_now_s() - t0;
+	printf("figures: gpu_us %llu wall_us %.0f share %.3f\n", gpu_us, wall * 1e6, gpu_us / (wall * 1e6));
+}
+
+/* Busy for us microseconds on the CPU. */
+static void cpu_work(unsigned us)
+{
+	double until = it_now_s() + us * 1e-6;
+	while (us && it_now_s() < until)
+		;
+}
+
+static int kernels(unsigned us, unsigned n, unsigned every, const char *name, int ex, unsigned cpu_us)
+{
+	it_ctx();
+	CUstream s = NULL;
+	if (ex)
+		IT_RC(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+	CUfunction f = (CUfunction)(void *)(name && strcmp(name, "-") != 0 ? name : "vg_test_kernel");
+	CUlaunchConfig cfg = { .gridDimX = us, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 1, .blockDimY = 1,
+			       .blockDimZ = 1, .hStream = s };
+	double t0 = it_now_s();
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++) {
+		cpu_work(cpu_us);
+		CUresult r = ex ? cuLaunchKernelEx(&cfg, f, NULL, NULL)
+				: cuLaunchKernel(f, us, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+		bad += r != CUDA_SUCCESS;
+		if ((i + 1) % every == 0)
+			bad += (ex ? cuStreamSynchronize(s) : cuCtxSynchronize()) != CUDA_SUCCESS;
+	}
+	bad += cuCtxSynchronize() != CUDA_SUCCESS;
+	IT_CHECK(bad == 0, "%u launches of %u us and their synchronizations succeeded", n, us);
+	figures((unsigned long long)us * n, t0);
+	return it_failed;
+}
+
+static int graphs(unsigned n, unsigned every)
+{
+	it_ctx();
+	const char *e = getenv("FAKECUDA_GRAPH_US");
+	unsigned long long us = e ? strtoull(e, NULL, 10) : 100;
+	double t0 = it_now_s();
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++) {
+		bad += cuGraphLaunch((CUgraphExec)(void *)"graph", NULL) != CUDA_SUCCESS;
+		if ((i + 1) % every == 0)
+			bad += cuCtxSynchronize() != CUDA_SUCCESS;
+	}
+	bad += cuCtxSynchronize() != CUDA_SUCCESS;
+	IT_CHECK(bad == 0, "%u graph launches succeeded", n);
+	figures(us * n, t0);
+	return it_failed;
+}
+
+static int capture(unsigned us, unsigned n)
+{
+	it_ctx();
+	CUstream s;
+	CUgraph g = NULL;
+	IT_RC(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+	IT_RC(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	double t0 = it_now_s();
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++)
+		bad += cuLaunchKernel((CUfunction)(void *)"captured", us, 1, 1, 1, 1, 1, 0, s, NULL, NULL) != CUDA_SUCCESS;
+	IT_CHECK(bad == 0, "%u launches into a capture succeeded", n);
+	IT_RC(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+	figures(0, t0);
+	return it_failed;
+}
+
+static int forked(unsigned us, unsigned n)
+{
+	it_ctx();
+	for (unsigned i = 0; i < n; i++)
+		cuLaunchKernel((CUfunction)(void *)"parent", us, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* The double serves a forked child (the real driver would not): its launches must not touch the
+		 * parent's state or hang. */
+		for (unsigned i = 0; i < n; i++)
+			cuLaunchKernel((CUfunction)(void *)"child", us, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+		cuCtxSynchronize();
+		_exit(0);
+	}
+	int st = 0;
+	IT_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		 "a forked child launches and exits (status %d)", st);
+	IT_RC(cuCtxSynchronize(), CUDA_SUCCESS);
+	return it_failed;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unsigned a = argc > 2 ? (unsigned)atoi(argv[2]) : 100, b = argc > 3 ? (unsigned)atoi(argv[3]) : 10;
+	unsigned c = argc > 4 ? (unsigned)atoi(argv[4]) : 10;
+	if (argc > 1 && strcmp(argv[1], "kernels") == 0)
+		return kernels(a, b, c ? c : 1, argc > 5 ? argv[5] : NULL, 0, argc > 6 ? (unsigned)atoi(argv[6]) : 0);
+	if (argc > 1 && strcmp(argv[1], "ex") == 0)
+		return kernels(a, b, c ? c : 1, NULL, 1, 0);
+	if (argc > 1 && strcmp(argv[1], "graph") == 0)
+		return graphs(a, b ? b : 1);
+	if (argc > 1 && strcmp(argv[1], "capture") == 0)
+		return capture(a, b);
+	if (argc > 1 && strcmp(argv[1], "fork") == 0)
+		return forked(a, b);
+	fprintf(stderr, "usage: launcher kernels|ex|graph|capture|fork ...\n");
+	return 2;
+}

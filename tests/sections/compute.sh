@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Section compute: the compute share (docs/compute.md) against the test double's simulated GPU, where a kernel keeps
+# the device busy for gridDimX microseconds (tests/integration/launcher.c). What is judged does not depend on the
+# machine's speed: a lower bound on how long capped work takes (a slower machine only takes longer), which launches
+# wait and which never do (the report's counters), what is charged against what ran, and that nothing hangs. The
+# bucket's arithmetic has its own unit test on a simulated clock (tests/unit/test_throttle.c). Needs: make test-bins
+# (launcher).
+source tests/lib/section.sh
+
+LN=$T/launcher
+CD=$RD/compute
+rm -rf "$CD" && mkdir -p "$CD"
+
+# crun TAG LIMIT ARGS...: the launcher under the preload with VRAMGUARD_COMPUTE_LIMIT=LIMIT ("" none) and a JSON exit
+# report in $CD/TAG.json; its figures in $FIG (gpu_us, wall_us), its output checked like prog's.
+crun() {
+	local tag=$1 limit=$2
+	shift 2
+	prog "$tag: launcher $* (VRAMGUARD_COMPUTE_LIMIT=${limit:-unset})" $PRE ${limit:+VRAMGUARD_COMPUTE_LIMIT=$limit} \
+		FAKECUDA_GRAPH_US=20000 VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/$tag.json" -- "$LN" "$@"
+	FIG=$(grep -h '^figures:' "$LOG" | tail -n 1)
+}
+
+# judge NAME TAG PYTHON-EXPRESSION: the expression over d (GPU 0 of TAG's report), gpu_us and wall_us (figures).
+judge() {
+	local name=$1 tag=$2 expr=$3 out
+	out=$(python3 - "$CD/$tag.json" "$FIG" "$expr" 2>&1 <<'PY'
+import json, re, sys
+path, fig, expr = sys.argv[1:4]
+r = json.load(open(path))
+# A GPU the process never measured nor used is not listed: nothing measured, nothing waited.
+d = next((x for x in r["devices"] if x["ordinal"] == 0), None) or {"compute_limit_permille": None,
+     "compute_limit_source": None, "gpu_time_ns": 0, "compute_waits": 0, "compute_waited_ns": 0, "absent": True}
+m = dict(re.findall(r"(\w+) ([0-9.]+)", fig))
+gpu_us, wall_us = float(m.get("gpu_us", "nan")), float(m.get("wall_us", "nan"))
+ok = eval(expr)
+keys = ("compute_limit_permille", "compute_limit_source", "gpu_time_ns", "compute_waits", "compute_waited_ns")
+print(("" if ok else "FAIL ") + ("GPU 0 not in the report; " if "absent" in d else "") +
+      ", ".join(f"{k} {d.get(k)}" for k in keys) + f"; gpu_us {gpu_us:.0f}, wall_us {wall_us:.0f}")
+PY
+)
+	if [ -n "$out" ] && [ "${out#FAIL}" = "$out" ]; then ok "$name"; echo "# $out"
+	else bad "$name" "$expr: $out"; fi
+}
+
+echo "== no compute limit: the launch hooks pass straight through, nothing is measured"
+crun none "" kernels 2000 100 10
+judge "  no limit in the report, no GPU time measured, no launch waited" none \
+	'd["compute_limit_permille"] is None and d["compute_limit_source"] is None and d["gpu_time_ns"] == 0 and d["compute_waits"] == 0'
+
+echo "== a 25 % share: 200 ms of kernels (2 ms each, synchronized every 10) take at least 640 ms"
+# The share's bound: (work - the bucket's 20 ms of savings - the 20 ms queued before the debt shows) / 25 %.
+crun k25 25% kernels 2000 100 10
+judge "  at least (200 - 40) ms / 0.25 of wall time; the limit and its variable in the report" k25 \
+	'wall_us >= 640000 and d["compute_limit_permille"] == 250 and d["compute_limit_source"] == "VRAMGUARD_COMPUTE_LIMIT"'
+judge "  launches waited, and at least the kernels' 200 ms was charged" k25 \
+	'd["compute_waits"] > 0 and d["gpu_time_ns"] >= gpu_us * 1000'
+crun ex25 25% ex 2000 100 10
+judge "  cuLaunchKernelEx on a stream of its own, cuStreamSynchronize: held the same" ex25 \
+	'wall_us >= 640000 and d["compute_waits"] > 0 and d["gpu_time_ns"] >= gpu_us * 1000'
+crun graph25 25% graph 10 2
+judge "  cuGraphLaunch (10 graphs of 20 ms, synchronized every 2: 40 ms queued): at least (200 - 60) ms / 0.25" graph25 \
+	'wall_us >= 560000 and d["compute_waits"] > 0 and d["gpu_time_ns"] >= gpu_us * 1000'
+
+echo "== what never waits"
+crun k100 100% kernels 2000 100 10
+judge "  a 100 % share measures (at least the kernels' time) and never holds a launch" k100 \
+	'd["compute_limit_permille"] == 1000 and d["compute_waits"] == 0 and d["gpu_time_ns"] >= gpu_us * 1000'
+crun nccl 10% kernels 2000 100 10 ncclDevKernel_AllReduce_Sum_f32_RING_LL
+judge "  NCCL's kernels at a 10 % share: none waits (a rank held back would hold its peers), their time counts" nccl \
+	'd["compute_waits"] == 0 and d["gpu_time_ns"] >= gpu_us * 1000'
+crun capture 10% capture 10000 100
+judge "  100 launches of 10 ms into a stream capture at 10 %: nothing runs, nothing waits, nothing is charged" capture \
+	'd["compute_waits"] == 0 and d["gpu_time_ns"] == 0'
+
+echo "== a launch-bound loop (5 us kernels, 20 us of CPU work before each launch) at 50 %"
+# While a launch waits, the stream it was launched on must be seen idle as soon as it is (its event is recorded
+# behind its last launches when the wait begins): the time charged is then at most what the loop ran, plus one
+# polling period of lateness per wait. Before that was fixed, each wait was charged about 1 ms more (the polling
+# thread's VG_COMPUTE_GAP_NS before it records the event itself): 0.75 s charged for 0.52 s run in this loop.
+crun bound50 50% kernels 5 20000 40 - 20
+judge "  charged no more than the loop ran (wall - waited) + 0.5 ms a wait" bound50 \
+	'd["compute_waits"] > 0 and d["gpu_time_ns"] <= wall_us * 1000 - d["compute_waited_ns"] + d["compute_waits"] * 500000'
+
+echo "== fork, bad values"
+crun fork 25% fork 1000 20
+cli "  an invalid VRAMGUARD_COMPUTE_LIMIT fails closed, as an invalid quota does" 1 '' \
+	$FAKEENV $PRE VRAMGUARD_COMPUTE_LIMIT=0% -- "$LN" kernels 10 1 1
+expect_err "  one line names the variable and the value" "^vramguard: error: invalid VRAMGUARD_COMPUTE_LIMIT '0%'"
+
+done_testing
