@@ -23,6 +23,8 @@ _Atomic bool vg_compute_on;
 /* One GPU: its bucket and how many of its streams have work. */
 struct vg_cdev {
 	struct vg_throttle t;
+	_Atomic uint32_t holds;         /* t.share_pm when a launch may have to wait (1..999), else 0: read without
+					 * the lock by vg_compute_gate */
 	unsigned active;                /* streams with work outstanding */
 	uint64_t idle_since;            /* when the last stream went idle (0: never busy yet) */
 	bool held;                      /* a launch waited since then (or was waiting then) */
@@ -30,7 +32,7 @@ struct vg_cdev {
 	uint64_t waits, waited_ns;      /* launches that waited, and how long in all */
 	unsigned n;                     /* vramguard processes with work on the GPU, us included (gpu_share.h) */
 	struct vg_gpu_share gs;         /* our slot in the GPU's activity file (fd -1: none) */
-	bool known;                     /* its limit was read from the configuration */
+	_Atomic bool known;             /* its limit was read from the configuration (read without the lock) */
 	const char *source;
 };
 
@@ -100,6 +102,7 @@ static void vg_cs_know(int dev)
 	struct vg_cdev *d = &vg_cdevs[dev];
 	if (!d->known) {
 		vg_throttle_init(&d->t, pm, vg_cs_now());
+		atomic_store(&d->holds, pm < 1000 ? pm : 0);
 		d->source = src;
 		d->gs = gs;
 		d->n = 1;
@@ -360,23 +363,19 @@ bool vg_compute_gate(struct vg_launch *l, CUstream s, CUfunction f, bool ptsz)
 {
 	if (vg_cs_capturing(s, ptsz))
 		return false;
-	CUcontext ctx = vg_cs_context();
-	CUdevice dev;
-	if (!ctx || !vg_real.cuCtxGetDevice || vg_real.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-	    (unsigned)dev >= VG_MAX_DEVICES)
+	CUcontext ctx;
+	int dev = vg_current_device(&ctx);     /* the thread's cached (context, device) */
+	if (!ctx || (unsigned)dev >= VG_MAX_DEVICES)
 		return false;
 	l->s = s;
 	l->ctx = ctx;
 	l->dev = dev;
 	l->ptsz = ptsz;
 	vg_cs_know(dev);
+	/* No lock where no wait can be due: no share, or 100 % (measured only). */
+	if (!atomic_load_explicit(&vg_cdevs[dev].holds, memory_order_relaxed))
+		return true;
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
-	if (!vg_cs_thread_started) {
-		vg_cs_thread_started = true;
-		if (vg_thread_start("vramguard-gpu", vg_cs_main, NULL) != 0)
-			vg_log(VG_LOG_WARN, "cannot start the compute share's thread: a stream's idle time is seen only "
-			       "when it synchronizes or a launch waits");
-	}
 	if (vg_cdevs[dev].t.share_pm && !vg_cs_is_nccl(f))
 		vg_cs_hold(l);
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
@@ -389,6 +388,12 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 		return;
 	bool own = vg_cs_own_stream(l->s, l->ptsz);
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	if (!vg_cs_thread_started) {
+		vg_cs_thread_started = true;
+		if (vg_thread_start("vramguard-gpu", vg_cs_main, NULL) != 0)
+			vg_log(VG_LOG_WARN, "cannot start the compute share's thread: a stream's idle time is seen only "
+			       "when it synchronizes or a launch waits");
+	}
 	uint64_t now = vg_cs_now();
 	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, own, l->dev);
 	if (c) {
@@ -480,6 +485,7 @@ void vg_compute_set_live(int dev, uint32_t pm, const char *source)
 	vg_cs_know(dev);
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
 	vg_throttle_set_share(&vg_cdevs[dev].t, pm, vg_cs_now());
+	atomic_store(&vg_cdevs[dev].holds, pm < 1000 ? pm : 0);
 	vg_cdevs[dev].source = source;
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 	if (pm)
