@@ -1,4 +1,4 @@
-/* Who else is running on a GPU right now: one small file per GPU (VRAMGUARD_SHM_DIR/vramguard.gpu.UUID), in which
+/* Who else is running on a GPU right now: one small file per GPU (VRAMGUARD_SHM_DIR/vramguard-gpu.UUID), in which
  * each vramguard process with a compute limit holds a slot and says whether it has work on that GPU. The compute
  * share (interposer/compute.h) charges a process 1/n of the time during which n such processes have work at once,
  * as the GPU's time slicer gives each context an even share: without it, two capped processes would each be charged
@@ -18,7 +18,7 @@
 
 #define VG_GPU_SHARE_SLOTS 64
 #define VG_GPU_SHARE_SIZE (64 + VG_GPU_SHARE_SLOTS * 8)
-#define VG_GPU_SHARE_PREFIX "vramguard.gpu."
+#define VG_GPU_SHARE_PREFIX "vramguard-gpu."   /* not "vramguard.": no region file (VG_REGION_PREFIX), which `top` and the exporter read */
 
 struct vg_gpu_share {
 	int fd;                 /* -1: not joined (no file, or no slot) */

@@ -37,8 +37,8 @@
 #include <sys/types.h>
 
 #define VG_REGION_MAGIC 0x3147524d41525647ull   /* "GVRAMRG1" little-endian: bytes "GVRAMRG1" */
-#define VG_REGION_VERSION 4             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures;
-					 * 4: soft limits and process counters */
+#define VG_REGION_VERSION 5             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures;
+					 * 4: soft limits and process counters; 5: the compute share */
 #define VG_REGION_DEVS 16               /* physical GPUs per region */
 #define VG_REGION_SLOTS_DEFAULT 1024    /* processes per shared region unless its creator asks otherwise */
 #define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 19 MiB file) */
@@ -117,6 +117,13 @@ struct vg_region_slot {
 	_Atomic uint64_t denied_bytes;  /* bytes asked for by the refused ones */
 	_Atomic uint64_t live_allocs;   /* allocations not freed yet (the allocation tables' records) */
 	_Atomic uint64_t streams_pending;       /* streams destroyed with work still queued, ever */
+	/* The compute share (docs/compute.md), per region device: published each second by the member's compute
+	 * thread, once it has launched on the device with a compute limit set somewhere in the process. */
+	_Atomic uint32_t compute_pm[VG_REGION_DEVS];            /* the share in force, per mille; 0: none */
+	_Atomic uint32_t compute_recent_pm[VG_REGION_DEVS];     /* the share used over the last minute, per mille */
+	_Atomic uint64_t gpu_time_ns[VG_REGION_DEVS];           /* GPU time used, ever */
+	_Atomic uint32_t compute_published;                     /* 1 once the figures above were written */
+	uint32_t pad3;
 };
 
 struct vg_region_hdr {
@@ -261,6 +268,9 @@ struct vg_region_counts {
 	uint64_t allocs, denied_bytes, live_allocs, streams_pending;
 };
 void vg_region_publish_counts(struct vg_region *r, const struct vg_region_counts *c);
+/* Our slot's compute share figures for dev (vg_region_slot.compute_pm ... gpu_time_ns); a no-op before joining or
+ * for an unbound dev. */
+void vg_region_publish_compute(struct vg_region *r, int dev, uint32_t pm, uint32_t recent_pm, uint64_t gpu_ns);
 
 /* Shared regions: charge bytes on dev against the region budget, with our slot's share. 0, or -ENOSPC (nothing
  * charged; *used and *limit say what the region had) after reclaiming dead slots once, or -ETIMEDOUT (lock).

@@ -88,6 +88,19 @@ void vg_region_publish_counts(struct vg_region *r, const struct vg_region_counts
 	atomic_store_explicit(&s->streams_pending, c->streams_pending, memory_order_relaxed);
 }
 
+void vg_region_publish_compute(struct vg_region *r, int dev, uint32_t pm, uint32_t recent_pm, uint64_t gpu_ns)
+{
+	int slot = r ? vg_my_slot(r) : -1;
+	if (!r || !r->h || slot < 0 || dev < 0 || dev >= VG_MAX_DEVICES || r->devmap[dev] < 0)
+		return;
+	struct vg_region_slot *s = &r->h->slot[slot];
+	int i = r->devmap[dev];
+	atomic_store_explicit(&s->compute_pm[i], pm, memory_order_relaxed);
+	atomic_store_explicit(&s->compute_recent_pm[i], recent_pm, memory_order_relaxed);
+	atomic_store_explicit(&s->gpu_time_ns[i], gpu_ns, memory_order_relaxed);
+	atomic_store_explicit(&s->compute_published, 1, memory_order_release);
+}
+
 void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver, uint64_t soft)
 {
 	int slot = r ? vg_my_slot(r) : -1;

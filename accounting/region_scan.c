@@ -107,6 +107,12 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 			v->driver[d] = atomic_load(&s->driver[d]);
 			v->soft[d] = atomic_load(&s->soft[d]);
 		}
+		v->compute_published = atomic_load_explicit(&s->compute_published, memory_order_acquire) == 1;
+		for (int d = 0; d < VG_REGION_DEVS; d++) {
+			v->compute_pm[d] = atomic_load(&s->compute_pm[d]);
+			v->compute_recent_pm[d] = atomic_load(&s->compute_recent_pm[d]);
+			v->gpu_time_ns[d] = atomic_load(&s->gpu_time_ns[d]);
+		}
 		v->allocs = atomic_load(&s->allocs);
 		v->denied_bytes = atomic_load(&s->denied_bytes);
 		v->live_allocs = atomic_load(&s->live_allocs);

@@ -59,6 +59,10 @@ struct vg_slot_view {
 	uint32_t limit_seq;             /* how many `limit set --pid` requests it got */
 	bool pending;                   /* the last one is not applied yet (its applied_seq lags limit_seq) */
 	char limit_spec[VG_REGION_SPEC_MAX];    /* the last one; "" = none */
+	/* The compute share (meaningful when compute_published): per mille, and nanoseconds of GPU time. */
+	bool compute_published;
+	uint32_t compute_pm[VG_REGION_DEVS], compute_recent_pm[VG_REGION_DEVS];
+	uint64_t gpu_time_ns[VG_REGION_DEVS];
 };
 
 /* Copy slot i; false if it is free. */

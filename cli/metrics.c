@@ -116,10 +116,33 @@ static void mx_sample(struct vg_strbuf *b, const struct mx_family *f, const char
 		mx_label(b, first, mx_label_names[l], v[l]);
 		first = false;
 	}
-	vg_strbuf_printf(b, "} %llu\n", (unsigned long long)val);
+	size_t n = strlen(f->name);
+	unsigned long long x = val;
+	if (n > 6 && !strcmp(f->name + n - 6, "_ratio"))        /* per mille (metrics_table.h) */
+		vg_strbuf_printf(b, "} %llu.%03llu\n", x / 1000, x % 1000);
+	else if (n > 14 && !strcmp(f->name + n - 14, "_seconds_total"))  /* nanoseconds */
+		vg_strbuf_printf(b, "} %llu.%09llu\n", x / 1000000000, x % 1000000000);
+	else
+		vg_strbuf_printf(b, "} %llu\n", x);
 }
 
 /* ---- the values of the processes' and regions' families: mx_<id> of each row ---- */
+
+static bool mx_process_compute_limit_ratio(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+					   const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.compute_pm[d];
+	return p->v.compute_published && *val != 0;
+}
+
+static bool mx_process_gpu_time_seconds_total(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+					      const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.gpu_time_ns[d];
+	return p->v.compute_published && (*val != 0 || p->v.compute_pm[d] != 0);
+}
 
 static bool mx_process_used_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
 				  const struct vg_dev_view *dv, uint64_t *val)

@@ -17,6 +17,8 @@
  *   help    the # HELP text as served: plain text, one line, no backslash
  *   doc     what the metric means in docs/metrics.md: Markdown, one line, no '|'; a number the code sets as
  *           "${NAME}", NAME the constant (scripts/gen-metrics-doc.c fills it in), as report/schema.h's doc texts
+ * A value is an integer as mx_<id> gives it: bytes and counts as they are; for an id ending in _ratio per mille,
+ * for an id ending in _seconds_total nanoseconds (the exposition prints them as a fraction and as seconds).
  * Rows are written in the exposition's order. */
 #ifndef VG_CLI_METRICS_TABLE_H
 #define VG_CLI_METRICS_TABLE_H
@@ -41,6 +43,14 @@
 	X(process_soft_limit_bytes, GAUGE, PROC_GPU, \
 	  "The process's soft limit on the GPU (NVIDIA_GPU_MEMORY_REQUEST, VRAMGUARD_WARN_AT; absent: none).", \
 	  "the soft limit (`NVIDIA_GPU_MEMORY_REQUEST`, `VRAMGUARD_WARN_AT`); absent when none, or not published yet") \
+	X(process_compute_limit_ratio, GAUGE, PROC_GPU, \
+	  "The process's compute share of the GPU, a fraction of its time (VRAMGUARD_COMPUTE_LIMIT; absent: none).", \
+	  "its compute share of the GPU, a fraction of the GPU's time (`VRAMGUARD_COMPUTE_LIMIT`, " \
+	  "`CUDA_DEVICE_SM_LIMIT`; docs/compute.md); **absent** when it has none, or has not launched there yet") \
+	X(process_gpu_time_seconds_total, COUNTER, PROC_GPU, \
+	  "GPU time the process used on the GPU, as its compute share measures it (published each second).", \
+	  "the GPU's time it used, as the compute share measures it (docs/compute.md, *Measuring*); measured only in " \
+	  "a process with a compute limit on some GPU; absent before its first launch there") \
 	X(process_denials_total, COUNTER, PROC, \
 	  "Allocations refused to the process (its quota or its region's budget).", \
 	  "allocations refused to the process (its quota or its region's budget)") \

@@ -25,13 +25,43 @@ static void top_age(uint64_t now_ns, uint64_t then_ns, char *buf, size_t len)
 		snprintf(buf, len, "%llud ago", (unsigned long long)(s / 86400));
 }
 
+/* Does some process show compute share figures (docs/compute.md)? Then the table gets a COMPUTE column. */
+static bool top_any_compute(const struct vg_top_snap *sn)
+{
+	for (size_t i = 0; i < sn->scan.n; i++) {
+		const struct vg_scan_region *sr = &sn->scan.v[i];
+		for (uint32_t k = 0; k < sr->r.nslots; k++) {
+			struct vg_slot_view v;
+			if (vg_slot_read(&sr->r, k, &v) && v.compute_published)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* "30% (used 29.8%)", "none (used 12.0%)", or "-" before the process published anything for the GPU. */
+static void top_compute(const struct vg_slot_view *v, int d, char *buf, size_t len)
+{
+	if (!v->compute_published || (!v->compute_pm[d] && !v->gpu_time_ns[d])) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	char lim[16];
+	if (v->compute_pm[d])
+		snprintf(lim, sizeof(lim), "%u%%", v->compute_pm[d] / 10);
+	else
+		snprintf(lim, sizeof(lim), "none");
+	snprintf(buf, len, "%s (used %u.%u%%)", lim, v->compute_recent_pm[d] / 10, v->compute_recent_pm[d] % 10);
+}
+
 /* One row per process and GPU it uses (one with "-" for a process that uses none yet). */
 static void top_text_processes(const struct vg_top_snap *sn, const struct vg_top_opts *o, struct vg_strbuf *out)
 {
 	static const char *const head[] = { "PID", "COMMAND", "GPU", "IN USE", "ALLOCATED", "PEAK", "QUOTA", "DENIED",
-					    "LAST REPORT", "REGION" };
+					    "LAST REPORT", "REGION", "COMPUTE" };
+	bool compute = top_any_compute(sn);
 	struct vg_tab t;
-	vg_tab_init(&t, 10, "lllrrrrrll");
+	vg_tab_init(&t, compute ? 11 : 10, "lllrrrrrlll");
 	vg_tab_row(&t, head);
 	int rows = 0;
 	for (size_t i = 0; i < sn->scan.n; i++) {
@@ -41,7 +71,7 @@ static void top_text_processes(const struct vg_top_snap *sn, const struct vg_top
 			if (!vg_slot_read(&sr->r, k, &v))
 				continue;
 			char pid[16], cmd[VG_REGION_CMD_MAX + 16], gpu[64], used[32], alloc[32], peak[32], quota[32],
-				denied[24], age[32];
+				denied[24], age[32], share[48];
 			snprintf(pid, sizeof(pid), "%d", (int)v.pid);
 			snprintf(cmd, sizeof(cmd), "%s%.32s%s", vg_life_tag(v.life), v.cmd,
 				 strlen(v.cmd) > 32 ? "..." : "");
@@ -55,17 +85,18 @@ static void top_text_processes(const struct vg_top_snap *sn, const struct vg_top
 				struct vg_dev_view dv;
 				vg_dev_read(&sr->r, d, &dv);
 				vg_dev_label(&dv, gpu, sizeof(gpu));
+				top_compute(&v, d, share, sizeof(share));
 				/* Device counting: IN USE is what the GPU holds for it, ALLOCATED what it asked for. */
 				const char *row[] = { pid, cmd, gpu, vg_format_bytes(v.used[d], used, sizeof(used)),
 						      v.count_mode == 0 ? "-" : vg_format_bytes(v.alloc[d], alloc, sizeof(alloc)),
 						      vg_format_bytes(v.peak[d], peak, sizeof(peak)),
 						      vg_cli_size(vg_top_effective(sr, &v, d), quota, sizeof(quota)),
-						      denied, age, sr->label };
+						      denied, age, sr->label, share };
 				vg_tab_row(&t, row);
 				rows++;
 			}
 			if (!any) {
-				const char *row[] = { pid, cmd, "-", "-", "-", "-", "-", denied, age, sr->label };
+				const char *row[] = { pid, cmd, "-", "-", "-", "-", "-", denied, age, sr->label, "-" };
 				vg_tab_row(&t, row);
 				rows++;
 			}

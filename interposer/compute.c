@@ -15,6 +15,7 @@
 #include "interposer/compute.h"
 #include "interposer/device.h"
 #include "interposer/globals.h"
+#include "interposer/shared.h"
 #include "interposer/thread.h"
 #include "report/log.h"
 
@@ -179,6 +180,7 @@ static unsigned vg_cs_poll(int dev, bool may_record)
 			busy++;
 			continue;
 		}
+		now = vg_cs_now();      /* after the answer: the work may have ended just before it, not before the loop */
 		if (q != CUDA_SUCCESS) {
 			vg_cs_drop(c, now);
 			continue;
@@ -207,6 +209,27 @@ static unsigned vg_cs_poll(int dev, bool may_record)
 
 /* The polling thread: looks at busy streams every VG_COMPUTE_POLL_NS, sleeps while none is busy (waking each
  * second to bring the buckets' per-second figures up to date). */
+/* Each second: every known GPU's figures into our region slot (`top`, the exporter), written with the lock released
+ * (the region's memory only; no lock of ours is needed for it). */
+static void vg_cs_publish(uint64_t now)
+{
+	struct { uint32_t pm, recent; uint64_t used; bool known; } f[VG_MAX_DEVICES];
+	for (int i = 0; i < VG_MAX_DEVICES; i++) {
+		struct vg_cdev *d = &vg_cdevs[i];
+		f[i].known = d->known;
+		if (!f[i].known)
+			continue;
+		f[i].pm = d->t.share_pm;
+		f[i].recent = vg_throttle_recent_pm(&d->t, now, VG_THROTTLE_MINUTE - 1, NULL);
+		f[i].used = d->t.used_ns;
+	}
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	for (int i = 0; i < VG_MAX_DEVICES; i++)
+		if (f[i].known)
+			vg_shared_publish_compute(i, f[i].pm, f[i].recent, f[i].used);
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+}
+
 static void *vg_cs_main(void *arg)
 {
 	(void)arg;
@@ -230,8 +253,10 @@ static void *vg_cs_main(void *arg)
 			else
 				vg_throttle_advance(&d->t, now, 0);
 		}
-		if (check)
+		if (check) {
 			checked = now;
+			vg_cs_publish(now);
+		}
 		struct timespec ts;
 		if (busy) {
 			vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
@@ -372,13 +397,18 @@ bool vg_compute_gate(struct vg_launch *l, CUstream s, CUfunction f, bool ptsz)
 	l->dev = dev;
 	l->ptsz = ptsz;
 	vg_cs_know(dev);
+	l->t0 = 0;
 	/* No lock where no wait can be due: no share, or 100 % (measured only). */
-	if (!atomic_load_explicit(&vg_cdevs[dev].holds, memory_order_relaxed))
-		return true;
-	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
-	if (vg_cdevs[dev].t.share_pm && !vg_cs_is_nccl(f))
-		vg_cs_hold(l);
-	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	if (atomic_load_explicit(&vg_cdevs[dev].holds, memory_order_relaxed)) {
+		vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+		if (vg_cdevs[dev].t.share_pm && !vg_cs_is_nccl(f))
+			vg_cs_hold(l);
+		vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	}
+	/* The kernel may start before the driver's call returns, and the polling thread may find the GPU idle before
+	 * vg_compute_launched registers it: a busy period that begins with this launch is counted from here (after
+	 * any wait), not from vg_compute_launched's time. */
+	l->t0 = vg_cs_now();
 	return true;
 }
 
@@ -401,15 +431,25 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 		c->gen = ++vg_cs_gen;
 		c->launch_ns = now;
 		if (!c->busy) {
-			vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+			uint64_t start = d->active == 0 && l->t0 && l->t0 < now ? l->t0 : now;
+			vg_throttle_advance(&d->t, start, vg_cs_weight(d));
+			/* Brought past start meanwhile (the polling thread, a report) while idle: that part was busy. */
+			if (d->active == 0 && start < d->t.last_ns)
+				vg_throttle_charge(&d->t, d->t.last_ns - start);
 			/* The GPU idle for less than VG_COMPUTE_GAP_NS, and not because a launch waited: the process's
 			 * own pause between two launches (a step's Python, a synchronization's return), counted as
 			 * its time on the GPU. */
-			if (d->active == 0 && d->idle_since && !d->held && now - d->idle_since < VG_COMPUTE_GAP_NS)
-				vg_throttle_charge(&d->t, now - d->idle_since);
+			if (d->active == 0 && d->idle_since && !d->held && start > d->idle_since &&
+			    start - d->idle_since < VG_COMPUTE_GAP_NS)
+				vg_throttle_charge(&d->t, start - d->idle_since);
 			c->busy = true;
-			if (d->active++ == 0)
-				vg_cs_recount(d, now);
+			if (d->active++ == 0) {
+				vg_gpu_share_set(&d->gs, true);
+				d->n = vg_gpu_share_count(&d->gs);
+			}
+			/* From start on at the active rate: the weight is set at start, then [start, now] charged. */
+			vg_throttle_advance(&d->t, start, vg_cs_weight(d));
+			vg_throttle_advance(&d->t, now, vg_cs_weight(d));
 			if (vg_cs_busy++ == 0)
 				pthread_cond_signal(&vg_cs_wake);
 		}

@@ -41,6 +41,7 @@ struct vg_launch {
 	CUcontext ctx;
 	int dev;
 	bool ptsz;              /* the _ptsz entry point: stream 0 is the thread's own */
+	uint64_t t0;            /* just before the driver's call */
 };
 
 /* Before a launch on stream s of kernel f (NULL for a graph): waits while the GPU's bucket is in debt, and fills

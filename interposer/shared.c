@@ -383,6 +383,13 @@ void vg_shared_publish(int dev, uint64_t driver)
 	vg_region_publish(r, dev, 1 + vg_cfg.count, st.allocated, driver, st.soft);
 }
 
+void vg_shared_publish_compute(int dev, uint32_t pm, uint32_t recent_pm, uint64_t gpu_ns)
+{
+	struct vg_region *r = vg_shared_region();
+	if (r)
+		vg_region_publish_compute(r, dev, pm, recent_pm, gpu_ns);
+}
+
 void vg_shared_publish_counts(void)
 {
 	struct vg_region *r = vg_shared_region();

@@ -54,6 +54,9 @@ void vg_shared_publish(int dev, uint64_t driver);
 /* Write the process's counters over all its GPUs (allocations made, bytes refused, live allocations, streams
  * destroyed with work queued) into its slot. The sampler thread calls it every round, before vg_shared_publish. */
 void vg_shared_publish_counts(void);
+/* The compute share's figures of dev (per mille, the last minute's per mille, GPU time) into our slot: `top` and the
+ * exporter read them. compute.c's thread calls it each second, holding no lock. */
+void vg_shared_publish_compute(int dev, uint32_t pm, uint32_t recent_pm, uint64_t gpu_ns);
 /* Leave the region at exit (lifecycle.c's destructor); a forked child never does. */
 void vg_shared_leave_at_exit(void);
 void vg_shared_atfork_child(void);
