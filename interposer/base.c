@@ -126,6 +126,19 @@ int vg_current_device(CUcontext *ctx)
 	return (int)d;
 }
 
+bool vg_capture_relax(CUstreamCaptureMode *saved)
+{
+	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return vg_real.cuThreadExchangeStreamCaptureMode &&
+	       vg_real.cuThreadExchangeStreamCaptureMode(saved) == CUDA_SUCCESS;
+}
+
+void vg_capture_restore(bool swapped, CUstreamCaptureMode *saved)
+{
+	if (swapped)
+		vg_real.cuThreadExchangeStreamCaptureMode(saved);
+}
+
 /* ---- the configuration ---- */
 
 static pthread_once_t vg_cfg_once = PTHREAD_ONCE_INIT;

@@ -50,6 +50,12 @@ extern __thread int vg_hook_depth __attribute__((tls_model("initial-exec")));
 /* The device of the current context (and the context itself), or -1 if there is none: what an allocation hook
  * charges. Cached per thread. */
 int vg_current_device(CUcontext *ctx);
+
+/* The calling thread in relaxed stream-capture mode for a few driver calls of ours (a query made while another
+ * thread captures in global mode is then no "unsafe call" that breaks that capture): vg_capture_relax saves the
+ * thread's mode in *saved and says whether it swapped; vg_capture_restore(swapped, saved) puts it back. */
+bool vg_capture_relax(CUstreamCaptureMode *saved);
+void vg_capture_restore(bool swapped, CUstreamCaptureMode *saved);
 /* A context may have died: forget every thread's cached context -> device pair. */
 void vg_ctx_cache_invalidate(void);
 

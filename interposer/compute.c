@@ -233,9 +233,8 @@ static void vg_cs_publish(uint64_t now)
 static void *vg_cs_main(void *arg)
 {
 	(void)arg;
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	if (vg_real.cuThreadExchangeStreamCaptureMode)
-		vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+	CUstreamCaptureMode mode;
+	vg_capture_relax(&mode);                /* for the thread's life */
 	uint64_t checked = 0;
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
 	for (;;) {
@@ -346,12 +345,10 @@ static void vg_cs_hold(const struct vg_launch *l)
 	uint64_t began = vg_cs_now();
 	for (;;) {
 		/* The GPU's streams first: the time they still run is charged, the rest of the wait is not. */
-		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-		bool swapped = vg_real.cuThreadExchangeStreamCaptureMode &&
-			       vg_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+		CUstreamCaptureMode mode;
+		bool swapped = vg_capture_relax(&mode);
 		vg_cs_poll(dev, false);
-		if (swapped)
-			vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+		vg_capture_restore(swapped, &mode);
 		vg_throttle_advance(&d->t, vg_cs_now(), vg_cs_weight(d));
 		if (!d->t.share_pm || d->t.balance_ns >= VG_COMPUTE_RESUME_NS)
 			break;  /* paid back (or the limit was lifted meanwhile) */
@@ -373,14 +370,12 @@ static bool vg_cs_capturing(CUstream s, bool ptsz)
 {
 	if (!atomic_load_explicit(&vg_capture_begun, memory_order_relaxed))
 		return false;
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	bool swapped = vg_real.cuThreadExchangeStreamCaptureMode &&
-		       vg_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+	CUstreamCaptureMode mode;
+	bool swapped = vg_capture_relax(&mode);
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	CUresult r = ptsz && vg_real.cuStreamIsCapturing_ptsz ? vg_real.cuStreamIsCapturing_ptsz(s, &st)
 	           : vg_real.cuStreamIsCapturing ? vg_real.cuStreamIsCapturing(s, &st) : CUDA_ERROR_NOT_FOUND;
-	if (swapped)
-		vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+	vg_capture_restore(swapped, &mode);
 	return r != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 

@@ -58,9 +58,8 @@ void vg_tables_atfork_child(void)
  * global mode is not an "unsafe call" that breaks that capture. */
 int vg_stream_state(CUstream s)
 {
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	bool swapped = vg_real.cuThreadExchangeStreamCaptureMode &&
-		       vg_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+	CUstreamCaptureMode mode;
+	bool swapped = vg_capture_relax(&mode);
 	int state = -2;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	if (vg_real.cuStreamIsCapturing && vg_real.cuStreamIsCapturing(s, &st) == CUDA_SUCCESS) {
@@ -71,7 +70,6 @@ int vg_stream_state(CUstream s)
 			state = q == CUDA_ERROR_NOT_READY ? 1 : q == CUDA_SUCCESS ? 0 : -2;
 		}
 	}
-	if (swapped)
-		vg_real.cuThreadExchangeStreamCaptureMode(&mode);
+	vg_capture_restore(swapped, &mode);
 	return state;
 }
