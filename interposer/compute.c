@@ -75,14 +75,25 @@ static uint32_t vg_cs_weight(const struct vg_cdev *d)
 	return d->active ? 1000 / (d->n ? d->n : 1) : 0;
 }
 
-/* Our slot says whether we have work on the GPU, and the count of those that do is read again. Under vg_cs_lock;
- * the bucket brought up to now first, under the old weight. */
-static void vg_cs_recount(struct vg_cdev *d, uint64_t now)
+/* Our slot says whether we have work on the GPU, and the count of those that do is read again; the new weight
+ * applies from `from` on (the bucket brought up to it under the old one), and the bucket is brought up to now.
+ * Under vg_cs_lock. */
+static void vg_cs_recount(struct vg_cdev *d, uint64_t from, uint64_t now)
 {
-	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+	vg_throttle_advance(&d->t, from, vg_cs_weight(d));
 	vg_gpu_share_set(&d->gs, d->active > 0);
 	d->n = d->active ? vg_gpu_share_count(&d->gs) : 1;
+	vg_throttle_advance(&d->t, from, vg_cs_weight(d));
 	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+}
+
+/* Record c's event on stream s behind its launches so far (ptsz: through the _ptsz entry point), at now. */
+static void vg_cs_record(struct vg_cstream *c, CUstream s, bool ptsz, uint64_t now)
+{
+	CUresult r = ptsz ? vg_real.cuEventRecord_ptsz(c->ev, s) : vg_real.cuEventRecord(c->ev, s);
+	c->pending = r == CUDA_SUCCESS;
+	c->after = r != CUDA_SUCCESS;
+	c->rec_ns = now;
 }
 
 /* The GPU dev's limit, from the configuration, the first time it is used (outside vg_cs_lock: it may resolve the
@@ -154,7 +165,7 @@ static void vg_cs_idle(struct vg_cstream *c, uint64_t now)
 	if (--d->active == 0) {
 		d->idle_since = now;
 		d->held = d->waiters > 0;
-		vg_cs_recount(d, now);
+		vg_cs_recount(d, now, now);
 	}
 }
 
@@ -169,7 +180,6 @@ static void vg_cs_drop(struct vg_cstream *c, uint64_t now)
  * capture mode, so that a query is no unsafe call for a capture elsewhere. Returns the streams still busy. */
 static unsigned vg_cs_poll(int dev, bool may_record)
 {
-	uint64_t now = vg_cs_now();
 	unsigned busy = 0;
 	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
 		struct vg_cstream *c = &vg_cstreams[i];
@@ -180,7 +190,7 @@ static unsigned vg_cs_poll(int dev, bool may_record)
 			busy++;
 			continue;
 		}
-		now = vg_cs_now();      /* after the answer: the work may have ended just before it, not before the loop */
+		uint64_t now = vg_cs_now();     /* after the answer: the work may have ended just before it */
 		if (q != CUDA_SUCCESS) {
 			vg_cs_drop(c, now);
 			continue;
@@ -207,8 +217,6 @@ static unsigned vg_cs_poll(int dev, bool may_record)
 	return busy;
 }
 
-/* The polling thread: looks at busy streams every VG_COMPUTE_POLL_NS, sleeps while none is busy (waking each
- * second to bring the buckets' per-second figures up to date). */
 /* Each second: every known GPU's figures into our region slot (`top`, the exporter), written with the lock released
  * (the region's memory only; no lock of ours is needed for it). */
 static void vg_cs_publish(uint64_t now)
@@ -230,6 +238,8 @@ static void vg_cs_publish(uint64_t now)
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
 }
 
+/* The polling thread: looks at busy streams every VG_COMPUTE_POLL_NS, sleeps while none is busy (waking each
+ * second to bring the buckets' per-second figures up to date and publish them). */
 static void *vg_cs_main(void *arg)
 {
 	(void)arg;
@@ -248,7 +258,7 @@ static void *vg_cs_main(void *arg)
 			if (check)
 				vg_gpu_share_check(&d->gs);
 			if (d->active)
-				vg_cs_recount(d, now);  /* others start and stop: our rate follows */
+				vg_cs_recount(d, now, now);     /* others start and stop: our rate follows */
 			else
 				vg_throttle_advance(&d->t, now, 0);
 		}
@@ -281,15 +291,6 @@ void vg_compute_start(bool any_limit)
 	pthread_cond_init(&vg_cs_wake, &vg_cs_condattr);
 	if (any_limit)
 		atomic_store(&vg_compute_on, true);
-}
-
-/* The stream a launch goes to, as (context, handle, own): NULL context when there is none current. */
-static CUcontext vg_cs_context(void)
-{
-	CUcontext ctx = NULL;
-	if (!vg_real.cuCtxGetCurrent || vg_real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
-		return NULL;
-	return ctx;
 }
 
 static bool vg_cs_own_stream(CUstream s, bool ptsz)
@@ -331,14 +332,8 @@ static void vg_cs_hold(const struct vg_launch *l)
 	 * so that the wait sees the stream go idle when it does (else it would count as busy, and be charged, until
 	 * the polling thread records it a VG_COMPUTE_GAP_NS later). */
 	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, vg_cs_own_stream(l->s, l->ptsz), dev);
-	if (c && c->busy && c->after) {
-		CUresult r = l->ptsz ? vg_real.cuEventRecord_ptsz(c->ev, l->s) : vg_real.cuEventRecord(c->ev, l->s);
-		if (r == CUDA_SUCCESS) {
-			c->pending = true;
-			c->after = false;
-			c->rec_ns = vg_cs_now();
-		}
-	}
+	if (c && c->busy && c->after)
+		vg_cs_record(c, l->s, l->ptsz, vg_cs_now());
 	d->waiters++;
 	d->held = true;
 	d->waits++;
@@ -392,7 +387,6 @@ bool vg_compute_gate(struct vg_launch *l, CUstream s, CUfunction f, bool ptsz)
 	l->dev = dev;
 	l->ptsz = ptsz;
 	vg_cs_know(dev);
-	l->t0 = 0;
 	/* No lock where no wait can be due: no share, or 100 % (measured only). */
 	if (atomic_load_explicit(&vg_cdevs[dev].holds, memory_order_relaxed)) {
 		vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
@@ -426,7 +420,7 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 		c->gen = ++vg_cs_gen;
 		c->launch_ns = now;
 		if (!c->busy) {
-			uint64_t start = d->active == 0 && l->t0 && l->t0 < now ? l->t0 : now;
+			uint64_t start = d->active == 0 && l->t0 < now ? l->t0 : now;
 			vg_throttle_advance(&d->t, start, vg_cs_weight(d));
 			/* Brought past start meanwhile (the polling thread, a report) while idle: that part was busy. */
 			if (d->active == 0 && start < d->t.last_ns)
@@ -438,24 +432,15 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 			    start - d->idle_since < VG_COMPUTE_GAP_NS)
 				vg_throttle_charge(&d->t, start - d->idle_since);
 			c->busy = true;
-			if (d->active++ == 0) {
-				vg_gpu_share_set(&d->gs, true);
-				d->n = vg_gpu_share_count(&d->gs);
-			}
-			/* From start on at the active rate: the weight is set at start, then [start, now] charged. */
-			vg_throttle_advance(&d->t, start, vg_cs_weight(d));
-			vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+			if (d->active++ == 0)
+				vg_cs_recount(d, start, now);   /* busy from start on: [start, now] charged */
 			if (vg_cs_busy++ == 0)
 				pthread_cond_signal(&vg_cs_wake);
 		}
-		if (own || !c->pending || now - c->rec_ns >= VG_COMPUTE_PROBE_NS) {
-			CUresult r = l->ptsz ? vg_real.cuEventRecord_ptsz(c->ev, l->s) : vg_real.cuEventRecord(c->ev, l->s);
-			c->pending = r == CUDA_SUCCESS;
-			c->after = r != CUDA_SUCCESS;
-			c->rec_ns = now;
-		} else {
+		if (own || !c->pending || now - c->rec_ns >= VG_COMPUTE_PROBE_NS)
+			vg_cs_record(c, l->s, l->ptsz, now);
+		else
 			c->after = true;
-		}
 	}
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 }
@@ -473,7 +458,7 @@ void vg_compute_synced(CUcontext ctx, CUstream s, bool ptsz, bool whole, uint64_
 	if (rc != CUDA_SUCCESS)
 		return;
 	if (!ctx)
-		ctx = vg_cs_context();
+		vg_current_device(&ctx);
 	if (!ctx)
 		return;
 	uint64_t thread = vg_cs_own_stream(s, ptsz) ? (uint64_t)pthread_self() : 0;
@@ -511,20 +496,6 @@ bool vg_compute_figures(int dev, struct vg_compute_figures *out)
 	}
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 	return known;
-}
-
-void vg_compute_set_live(int dev, uint32_t pm, const char *source)
-{
-	if ((unsigned)dev >= VG_MAX_DEVICES)
-		return;
-	vg_cs_know(dev);
-	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
-	vg_throttle_set_share(&vg_cdevs[dev].t, pm, vg_cs_now());
-	atomic_store(&vg_cdevs[dev].holds, pm < 1000 ? pm : 0);
-	vg_cdevs[dev].source = source;
-	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
-	if (pm)
-		atomic_store(&vg_compute_on, true);
 }
 
 void vg_compute_atfork_child(void)

@@ -71,9 +71,6 @@ struct vg_compute_figures {
 };
 bool vg_compute_figures(int dev, struct vg_compute_figures *out);
 
-/* A limit set while running (`vramguard limit set --compute`): pm per mille for GPU dev, 0 for none. */
-void vg_compute_set_live(int dev, uint32_t pm, const char *source);
-
 /* In a forked child: the parent's state forgotten, our copies of its descriptors closed. */
 void vg_compute_atfork_child(void);
 
