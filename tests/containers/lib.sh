@@ -96,5 +96,21 @@ ctr_run() {
 	printf '== podman run %s\n%s\n(rc %s)\n' "$*" "$out" "$rc" >>"$LOG"
 }
 
+# ctr_build_run NAME BUILD-LOG CMD...: an image build (podman's or Docker's) run from the repository root, its
+# output in BUILD-LOG and the suite's log; ok NAME with its time, or bad with the log's end (and status 1).
+ctr_build_run() {
+	local name=$1 blog=$2 t=$SECONDS
+	shift 2
+	echo "== $*" >>"$LOG"
+	if "$@" >"$blog" 2>&1; then
+		cat "$blog" >>"$LOG"
+		ok "$name ($((SECONDS - t)) s)"
+	else
+		cat "$blog" >>"$LOG"
+		bad "$name" "$(tail -5 "$blog")"
+		return 1
+	fi
+}
+
 # ctr_size IMAGE: its size as podman reports it (for the notes).
 ctr_size() { podman image inspect --format '{{.Size}}' "$1" 2>/dev/null | awk '{ printf "%.1f MB", $1 / 1e6 }'; }

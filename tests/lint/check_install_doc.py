@@ -50,7 +50,7 @@ RUNS = [
     ("make wheel", "Makefile", r'^wheel: '),
     # Docker
     ("docker build -f examples/docker/Dockerfile -t vramguard .", "tests/containers/sections/60-docker.sh",
-     r'dk build --network=host "\$\{args\[@\]\}" -f "\$file" -t "\$tag" \.'),
+     r'"\$dk_bin" build --network=host "\$\{args\[@\]\}" -f "\$file" -t "\$tag" \.'),
     ("docker run --gpus all -e NVIDIA_GPU_MEMORY_LIMITS=4G vramguard python3 train.py",
      "tests/containers/sections/60-docker.sh", r'dk_run .*-e NVIDIA_GPU_MEMORY_LIMITS=2G'),
     ("docker kill --signal=USR1 CONTAINER", "tests/containers/sections/60-docker.sh",

@@ -22,19 +22,11 @@ img_badlimit="vramguard: error: invalid NVIDIA_GPU_MEMORY_LIMITS '4XB': unknown 
 
 # img_build NAME IMAGE DOCKERFILE [BUILD-ARG...]: podman build from the repository root; ok or bad with the log's end.
 img_build() {
-	local name=$1 img=$2 file=$3 t=$SECONDS
+	local name=$1 img=$2 file=$3
 	shift 3
 	local args=() a
 	for a in "$@"; do args+=(--build-arg "$a"); done
-	echo "== podman build -f $file ${args[*]} -t $img ." >>"$LOG"
-	if podman build --network=host "${args[@]}" -f "$file" -t "$img" . >"$img_dir/build.log" 2>&1; then
-		cat "$img_dir/build.log" >>"$LOG"
-		ok "$name ($((SECONDS - t)) s)"
-	else
-		cat "$img_dir/build.log" >>"$LOG"
-		bad "$name" "$(tail -5 "$img_dir/build.log")"
-		return 1
-	fi
+	ctr_build_run "$name" "$img_dir/build.log" podman build --network=host "${args[@]}" -f "$file" -t "$img" .
 }
 
 # img_quota NAME IMAGE: quota_demo under a 2 GiB quota of the 16 GiB double, its exit report as JSON in

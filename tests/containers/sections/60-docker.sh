@@ -63,18 +63,11 @@ dk_stop() {
 # dk_build NAME TAG DOCKERFILE BUILDKIT [BUILD-ARG...]: docker build from the repository root with
 # DOCKER_BUILDKIT=BUILDKIT (1 BuildKit, 0 the legacy builder); ok or bad with the log's end.
 dk_build() {
-	local name=$1 tag=$2 file=$3 bk=$4 t=$SECONDS a args=()
+	local name=$1 tag=$2 file=$3 bk=$4 a args=()
 	shift 4
 	for a in "$@"; do args+=(--build-arg "$a"); done
-	echo "== DOCKER_BUILDKIT=$bk docker build --network=host -f $file ${args[*]} -t $tag ." >>"$LOG"
-	if DOCKER_BUILDKIT=$bk dk build --network=host "${args[@]}" -f "$file" -t "$tag" . >"$dk_dir/build.log" 2>&1; then
-		cat "$dk_dir/build.log" >>"$LOG"
-		ok "$name ($((SECONDS - t)) s)"
-	else
-		cat "$dk_dir/build.log" >>"$LOG"
-		bad "$name" "$(tail -5 "$dk_dir/build.log")"
-		return 1
-	fi
+	ctr_build_run "$name" "$dk_dir/build.log" env DOCKER_BUILDKIT="$bk" DOCKER_HOST="unix://$dk_dir/docker.sock" \
+		"$dk_bin" build --network=host "${args[@]}" -f "$file" -t "$tag" .
 }
 
 # dk_compiled_inside NAME IMAGE: every compile unit of the image's command and library was compiled in /src.
