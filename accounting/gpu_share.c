@@ -68,7 +68,7 @@ int vg_gpu_share_join(struct vg_gpu_share *g, const char *dir, const char *uuid,
 	g->fd = -1;
 	g->slot = -1;
 	g->active = false;
-	g->live = 0;
+	g->live = g->dead = 0;
 	char path[512];
 	int r = vg_gs_path(path, sizeof(path), dir, uuid);
 	if (r == 0 && (r = vg_gs_open(path)) >= 0) {
@@ -104,16 +104,30 @@ void vg_gpu_share_set(struct vg_gpu_share *g, bool active)
 		g->active = active;
 }
 
-unsigned vg_gpu_share_count(const struct vg_gpu_share *g)
+/* Is slot i's lock held by another description now? */
+static bool vg_gs_held(const struct vg_gpu_share *g, int i)
+{
+	struct flock fl;
+	/* Another description's lock shows as F_WRLCK; a free byte, or our own lock, as F_UNLCK. */
+	return vg_gs_lock(g->fd, F_OFD_GETLK, i, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+unsigned vg_gpu_share_count(struct vg_gpu_share *g)
 {
 	if (g->fd < 0)
 		return 1;
 	uint32_t s[VG_GPU_SHARE_SLOTS * 2];
 	ssize_t n = pread(g->fd, s, sizeof(s), VG_GPU_SHARE_HDR);
 	unsigned count = 0;
-	for (int i = 0; i < VG_GPU_SHARE_SLOTS && (i + 1) * 8 <= n; i++)
-		if (i != g->slot && s[2 * i] == 1 && (g->live >> i & 1))
+	for (int i = 0; i < VG_GPU_SHARE_SLOTS && (i + 1) * 8 <= n; i++) {
+		uint64_t bit = (uint64_t)1 << i;
+		if (i == g->slot || s[2 * i] != 1)
+			continue;
+		if (!((g->live | g->dead) & bit))      /* new since the last check: look now, once */
+			*(vg_gs_held(g, i) ? &g->live : &g->dead) |= bit;
+		if (g->live & bit)
 			count++;
+	}
 	return count + 1;
 }
 
@@ -122,15 +136,11 @@ void vg_gpu_share_check(struct vg_gpu_share *g)
 	if (g->fd < 0)
 		return;
 	uint64_t live = 0;
-	for (int i = 0; i < VG_GPU_SHARE_SLOTS; i++) {
-		struct flock fl;
-		if (i == g->slot)
-			continue;
-		/* Another description's lock shows as F_WRLCK; a free byte, or our own lock, as F_UNLCK. */
-		if (vg_gs_lock(g->fd, F_OFD_GETLK, i, &fl) == 0 && fl.l_type != F_UNLCK)
+	for (int i = 0; i < VG_GPU_SHARE_SLOTS; i++)
+		if (i != g->slot && vg_gs_held(g, i))
 			live |= (uint64_t)1 << i;
-	}
 	g->live = live;
+	g->dead = 0;
 }
 
 void vg_gpu_share_leave(struct vg_gpu_share *g)

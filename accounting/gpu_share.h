@@ -24,7 +24,9 @@ struct vg_gpu_share {
 	int fd;                 /* -1: not joined (no file, or no slot) */
 	int slot;
 	bool active;            /* what our slot says */
-	uint64_t live;          /* bit i: slot i's lock was held at the last vg_gpu_share_check */
+	uint64_t live;          /* bit i: slot i's lock was held at the last vg_gpu_share_check, or when its
+				 * "active" was first seen since */
+	uint64_t dead;          /* bit i: slot i said "active" with no lock held when last looked at */
 };
 
 /* Join the file of GPU uuid in dir (made if missing, mode 0666): 0, or -errno (why: one line in why). */
@@ -34,8 +36,9 @@ int vg_gpu_share_join(struct vg_gpu_share *g, const char *dir, const char *uuid,
 void vg_gpu_share_set(struct vg_gpu_share *g, bool active);
 
 /* How many processes have work on the GPU now, us included when we do (at least 1): slots that say so and whose
- * lock was held at the last check. */
-unsigned vg_gpu_share_count(const struct vg_gpu_share *g);
+ * lock was held at the last check. A slot that says so for the first time since then has its lock looked at now
+ * (one system call, once a check at most), so that a process that starts is counted by the others at once. */
+unsigned vg_gpu_share_count(struct vg_gpu_share *g);
 
 /* Which slots' locks are held now (F_OFD_GETLK on each): for vg_gpu_share_count. A system call per slot: once a
  * second is enough (a process that dies stops counting after that long at most). */

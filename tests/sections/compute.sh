@@ -108,6 +108,60 @@ topout=$($VG top --once 2>/dev/null)
 if ! grep -q 'COMPUTE' <<<"$topout"; then ok "  top without a capped process: no COMPUTE column (the table as before)"
 else bad "  top without a capped process has no COMPUTE column" "$topout"; fi
 
+echo "== two users on one GPU: they meet in its activity file (VRAMGUARD_SHM_DIR/vramguard-gpu.UUID)"
+# Containers of different users share a GPU: each process must count the other while both have work, or both are
+# charged for each other's time and fall below their shares. Observable from outside: a process measured at 100 %
+# (never held) running alone is charged at least its kernels' time; two running at once, each charged half while
+# both are busy (docs/compute.md), are each charged well under it. Run as root and as nobody, in both orders of who
+# makes the file (protected_regular forbids O_CREAT on another user's file in a sticky directory, root included: the
+# second process must open it without). The programs are copied where nobody can read them.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	UD=$(mktemp -d /tmp/vg-compute-users.XXXXXX)
+	chmod 755 "$UD"
+	cp "$LN" "$T/libcuda.so.1" "$LIB" "$UD/" && chmod 755 "$UD"/*
+	mkdir -m 1777 "$UD/shm" "$UD/rep"
+	NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	# urun TAG AS...: the copied launcher, 300 kernels of 2 ms at 100 %; its report and output in $UD/rep/TAG.json, .out
+	urun() {
+		local tag=$1
+		shift
+		(cd "$UD" && "$@" env LD_LIBRARY_PATH="$UD" LD_PRELOAD="$SP$UD/libvramguard.so" VRAMGUARD_SHM_DIR="$UD/shm" \
+			VRAMGUARD_COMPUTE_LIMIT=100% VRAMGUARD_REPORT_FORMAT=json VRAMGUARD_REPORT="$UD/rep/$tag.json" \
+			./launcher kernels 2000 300 10 >"$UD/rep/$tag.out" 2>&1)
+	}
+	# ucheck NAME TAG MAX-RATIO MIN-RATIO: gpu_time_ns / the kernels' time of TAG within [MIN, MAX]
+	ucheck() {
+		local r
+		r=$(python3 -c '
+import json, re, sys
+d = next(x for x in json.load(open(sys.argv[1]))["devices"] if x["ordinal"] == 0)
+us = float(re.search(r"gpu_us ([0-9.]+)", open(sys.argv[2]).read()).group(1))
+print("%.3f" % (d["gpu_time_ns"] / (us * 1000)))' "$UD/rep/$2.json" "$UD/rep/$2.out" 2>&1)
+		if python3 -c 'import sys; r = float(sys.argv[1]); sys.exit(not (float(sys.argv[3]) <= r <= float(sys.argv[2])))' \
+			"$r" "$3" "$4" 2>/dev/null; then ok "$1 (charged $r of its kernels' time; bounds $4..$3)"
+		else bad "$1" "charged $r of its kernels' time, expected $4..$3; $(tail -c 300 "$UD/$2.out")"; fi
+	}
+	urun alone
+	ucheck "  alone: charged at least its kernels' time" alone 100 1
+	for first in root nobody; do
+		rm -f "$UD"/shm/vramguard-gpu.*
+		if [ $first = root ]; then urun "r-$first" & P1=$!; sleep 0.05; urun "n-$first" "${NOBODY[@]}" & P2=$!
+		else urun "n-$first" "${NOBODY[@]}" & P1=$!; sleep 0.05; urun "r-$first" & P2=$!; fi
+		wait "$P1" "$P2"
+		f=$(ls "$UD"/shm/vramguard-gpu.* 2>/dev/null | head -n 1)
+		owner=$([ $first = root ] && echo root || echo nobody)
+		if [ -n "$f" ] && [ "$(stat -c '%a %U' "$f")" = "666 $owner" ]; then
+			ok "  $first first: the activity file is $owner's, mode 666 (every user's processes meet there)"
+		else bad "  $first first: the activity file is $owner's, mode 666" "$(ls -l "$UD"/shm)"; fi
+		# Both run 600 ms of kernels at once, started 50 ms apart: each is charged half of most of it.
+		ucheck "  $first first: root's process counted nobody's" "r-$first" 0.75 0.4
+		ucheck "  $first first: nobody's process counted root's" "n-$first" 0.75 0.4
+	done
+	rm -rf "$UD"
+else
+	skip "two users on one GPU's activity file" "needs root and setpriv"
+fi
+
 echo "== fork, bad values"
 crun fork 25% fork 1000 20
 cli "  an invalid VRAMGUARD_COMPUTE_LIMIT fails closed, as an invalid quota does" 1 '' \

@@ -23,6 +23,7 @@ static void test_two(void)
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0666);     /* every user's processes meet there */
 	CHECK(vg_gpu_share_count(&b) == 1);
 	vg_gpu_share_set(&a, true);
+	CHECK(vg_gpu_share_count(&b) == 2);     /* at once, without waiting for b's next check (once a second) */
 	vg_gpu_share_check(&b);
 	CHECK(vg_gpu_share_count(&b) == 2);
 	vg_gpu_share_set(&a, false);
