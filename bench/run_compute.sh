@@ -19,7 +19,8 @@
 # Usage: bash bench/run_compute.sh [--dry-run]
 #   --dry-run  no GPU, no torch: every process is simulated (a JSON line with ips = baseline x cap), which checks
 #              the plan, the bookkeeping and the table; prints the plan and the estimate first
-#   OUT        where compute-table.md, compute-raw.jsonl and compute-log.txt go (default /tmp/vramguard-compute)
+#   OUT        where compute-table.md, compute-raw.jsonl, compute-log.txt and compute-clocks.csv (nvidia-smi's SM clock
+#              and power every 250 ms, GPU 0) go (default /tmp/vramguard-compute)
 #   VG_LIB     vramguard's library (default $PWD/build/libvramguard.so)
 #   HAMI_LIB   HAMi-core's libvgpu.so; default: built by bench/hami_build.sh from .gpu-cache/hami/hami-core.tar.gz
 #   VG_COMPUTE_SYSTEMS    which systems (default "vramguard hami"); one whose library is missing is skipped, said so
@@ -57,6 +58,7 @@ SETUP_GUESS=7 # seconds from a process's start to the end of its warm-up, until 
 RAW=$OUT/compute-raw.jsonl
 LOG=$OUT/compute-log.txt
 TABLE=$OUT/compute-table.md
+CLOCKS=$OUT/compute-clocks.csv
 W=$(mktemp -d /tmp/vramguard-compute.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 SECONDS=0
@@ -255,6 +257,14 @@ main() {
 	echo "estimate: about $(estimate) s of rows (${MEAS} s intervals, ~${SETUP_GUESS} s set-up per process) after" \
 		"${SECONDS} s of build; no row starts after ${DEADLINE} s (those left are listed as not run)"
 	for w in $WORKLOADS; do n_left=$((n_left + 1)); done
+	# The GPU's SM clock and power every 250 ms, for the table's clock column: a GPU busy only part of the time
+	# boosts higher than one busy all the time, and does more per second of GPU time.
+	local smi=""
+	if [ "$DRY" = 0 ] && command -v nvidia-smi >/dev/null; then
+		nvidia-smi -i 0 --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader,nounits -lms 250 \
+			>"$CLOCKS" 2>/dev/null &
+		smi=$!
+	fi
 	for w in $WORKLOADS; do
 		left=$((DEADLINE - SECONDS))
 		wend=$((SECONDS + left / n_left))
@@ -269,10 +279,11 @@ main() {
 			run_row "$w" "$row" "$sys" "$caps"
 		done < <(plan_rows)
 	done
+	[ -n "$smi" ] && kill "$smi" 2>/dev/null
 	{
 		header
 		echo
-		python3 bench/compute_table.py "$RAW" 2>&1
+		python3 bench/compute_table.py ${smi:+--clocks "$CLOCKS"} "$RAW" 2>&1
 		echo
 		# Without its host PID, HAMi-core never calls its rate limiter (cuLaunchKernel tests pidfound): say so.
 		n=$(grep -c 'SET_TASK_PID FAILED' "$LOG")

@@ -7,6 +7,8 @@
 #   2. PyTorch training step time, a small MLP and a small CNN: ratio (target: indistinguishable from 1.00)
 #   3. JAX jitted MLP training step time: ratio (same target)
 #   4. start-up, exec to the return of the first allocation, runtime and driver API (target: <= 5 ms added)
+#   5. the compute share's cost: GPT-2 small and the MLP step, without / with the preload / with a 100 % compute
+#      limit (issue 28: <= 1.005 and <= 1.01)
 # Every comparison runs whole processes, alternating without / with (ABBA ABBA ...), so that drift of the GPU,
 # the driver and the machine reaches both sides alike; each process gives one figure (its median round or step),
 # and a row shows the median of those per-process figures on each side, their range (min..max), and the paired
@@ -21,8 +23,8 @@
 #   QUICK=1        smoke run: few processes and pairs (figures only indicative)
 #   VG_BENCH_DEADLINE  seconds after which no further process is started (default 330); rows show what ran
 #   VG_BENCH_PAIR_PROCS, VG_BENCH_SWEEP_REPS, VG_BENCH_START_RUNS, VG_BENCH_FW_PROCS, VG_BENCH_IL_PROCS,
-#   VG_BENCH_IL_BLOCKS  override the counts
-#   VG_BENCH_SECTIONS  which sections run (default: interleaved pairs torch_steps jax_steps startup)
+#   VG_BENCH_IL_BLOCKS, VG_BENCH_CS_PROCS  override the counts
+#   VG_BENCH_SECTIONS  which sections run (default: interleaved pairs torch_steps jax_steps startup compute_steps)
 #   VG_BENCH_CPU   CPU the pair programs are pinned to (default 2 where there are 4 or more; none: not pinned)
 #   VG_BENCH_FAKE=DIR  check the script without a GPU: the driver-API programs are linked against the test double
 #                  DIR/libcuda.so.1 (make test BUILD=...: DIR=$BUILD/tests); cudart builds are skipped
@@ -44,16 +46,17 @@ SECONDS=0
 
 if [ "${QUICK:-0}" = 1 ]; then
 	PAIR_PROCS=2 PAIRS=50 ROUNDS=3 SWEEP_REPS=1 START_RUNS=3 FW_PROCS=1 FW_WARMUP=10 FW_STEPS=50 IL_PROCS=1
-	IL_BLOCKS=50
+	IL_BLOCKS=50 CS_PROCS=1 CS_WARMUP=5 CS_STEPS=10
 else
 	PAIR_PROCS=10 PAIRS=200 ROUNDS=9 SWEEP_REPS=3 START_RUNS=30 FW_PROCS=4 FW_WARMUP=30 FW_STEPS=300 IL_PROCS=4
-	IL_BLOCKS=1000
+	IL_BLOCKS=1000 CS_PROCS=4 CS_WARMUP=15 CS_STEPS=60
 fi
 IL_PAIRS=10
 # Any count may be set from the environment (VG_BENCH_PAIR_PROCS=6 ...), e.g. to fit a device-time budget.
 PAIR_PROCS=${VG_BENCH_PAIR_PROCS:-$PAIR_PROCS} SWEEP_REPS=${VG_BENCH_SWEEP_REPS:-$SWEEP_REPS}
 START_RUNS=${VG_BENCH_START_RUNS:-$START_RUNS} FW_PROCS=${VG_BENCH_FW_PROCS:-$FW_PROCS}
 IL_PROCS=${VG_BENCH_IL_PROCS:-$IL_PROCS} IL_BLOCKS=${VG_BENCH_IL_BLOCKS:-$IL_BLOCKS}
+CS_PROCS=${VG_BENCH_CS_PROCS:-$CS_PROCS}
 SIZES=4K,1M,64M
 # The pair programs are pinned to one CPU: in a test on the H200 VM (16 vCPUs), 12 unpinned processes gave 54-79 us
 # per pair and 12 pinned ones 55-65. Slow spells of the whole machine remain (the paired columns deal with those).
@@ -75,6 +78,8 @@ BASE=()
 # shellcheck disable=SC2034  # NO, VG and BT* are read through side()'s name reference
 NO=(${BASE[@]+"${BASE[@]}"})
 VG=(${BASE[@]+"${BASE[@]}"} LD_PRELOAD="$VG_LIB" NVIDIA_GPU_MEMORY_LIMITS=64G VRAMGUARD_REPORT=off)
+# shellcheck disable=SC2034  # read through side()'s name reference
+CAP=("${VG[@]}" VRAMGUARD_COMPUTE_LIMIT=100%)
 
 main() {
 	echo "vramguard GPU benchmarks: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -82,7 +87,7 @@ main() {
 	[ -f "$VG_LIB" ] || { echo "error: no library $VG_LIB (build it on a CPU machine and ship build/, or set VG_LIB)"; return 1; }
 	build
 	local sec t
-	for sec in ${VG_BENCH_SECTIONS:-interleaved pairs torch_steps jax_steps startup}; do
+	for sec in ${VG_BENCH_SECTIONS:-interleaved pairs torch_steps jax_steps startup compute_steps}; do
 		echo
 		t=$SECONDS
 		"$sec"
@@ -198,17 +203,21 @@ side() {
 		CMD=(env ${vars[@]+"${vars[@]}"}); fi
 }
 
-# ab KEY N COMMAND...: N processes per side, in the order ABBA ABBA ..., into data/KEY.without and KEY.with.
+# ab KEY N COMMAND...: N processes per side, in the order ABBA ABBA ..., into data/KEY.without and KEY.with. The
+# sides are AB_SIDES (default "NO VG"; with CAP too, each round runs them in turn, the next round in reverse), each
+# side's file named by side_file.
+side_file() { case $1 in NO) echo without ;; VG) echo with ;; CAP) echo cap100 ;; esac; }
 ab() {
-	local key=$1 n=$2 i s
+	local key=$1 n=$2 i s sides=${AB_SIDES:-NO VG}
 	shift 2
-	: >"$W/data/$key.without"
-	: >"$W/data/$key.with"
-	KEYS+=("$key.without" "$key.with")
+	for s in $sides; do
+		: >"$W/data/$key.$(side_file "$s")"
+		KEYS+=("$key.$(side_file "$s")")
+	done
 	for ((i = 0; i < n; i++)); do
-		for s in $( ((i % 2)) && echo "VG NO" || echo "NO VG"); do
+		for s in $( ((i % 2)) && tr ' ' '\n' <<<"$sides" | tac | tr '\n' ' ' || echo "$sides"); do
 			side "$s"
-			PAIR=$i runp "$W/data/$key.$([ "$s" = NO ] && echo without || echo with)" "${CMD[@]}" "$@" || return 0
+			PAIR=$i runp "$W/data/$key.$(side_file "$s")" "${CMD[@]}" "$@" || return 0
 		done
 	done
 }
@@ -286,6 +295,19 @@ pairs() {
 		if [ "$key" = NO ]; then specs+=("without=$W/data/sweep.NO"); else specs+=("bt ${key#BT}=$W/data/sweep.$key"); fi
 	done
 	"$SPY" "$STATS" table --unit µs --rule none "${specs[@]}"
+}
+
+compute_steps() {
+	echo "5. the compute share's cost (issue 28): PyTorch training steps, ms per step (synchronized), without the"
+	echo "   preload, with it and no compute limit (the launch hooks' one branch), and with VRAMGUARD_COMPUTE_LIMIT=100%"
+	echo "   (every launch measured, none held). GPT-2 small (124M, batch 4 x 1024 tokens, bf16) and the MLP of 2"
+	echo "   (launch-bound: many small kernels). $CS_PROCS processes per side, the sides in turn (A B C, C B A, ...),"
+	echo "   median step of $CS_STEPS after $CS_WARMUP warm-up steps; columns as in 1, paired = the median ratio of the"
+	echo "   processes of one round. Targets: no limit <= 1.005, a 100 % limit <= 1.01 (PASS on the paired ratio)."
+	AB_SIDES="NO VG CAP" TMO=240 ab csteps "$CS_PROCS" "$PY" bench/gpu_torch_step.py "$CS_WARMUP" "$CS_STEPS" gpt2 mlp
+	"$SPY" "$STATS" table --unit ms --rule le:1.005 "without=$W/data/csteps.without" "with=$W/data/csteps.with"
+	"$SPY" "$STATS" table --unit ms --rule le:1.01 "without=$W/data/csteps.without" "cap100=$W/data/csteps.cap100"
+	grep -h '^info' "$W/data/csteps.without" | sort -u | sed 's/^info /   (/; s/$/)/'
 }
 
 torch_steps() {

@@ -34,3 +34,47 @@ compute_checks() {
 		esac
 	done <<<"$verdicts"
 }
+
+# compute_ddp: tests/gpu/ddp_compute.py, data-parallel training over NCCL on GPUs 0 and 1, without the preload and
+# then with a compute share on both ranks (50 % each; 30 % on GPU 0 and 70 % on GPU 1). Each capped run must end
+# (no rank held inside a collective while its peer waits: NCCL's kernels never wait, docs/compute.md), with the
+# all_reduce right and the parameters equal on both ranks. The steps/s against the uncapped run are in the text.
+compute_ddp() {
+	local caps port=29511 out base="" rate
+	# shellcheck disable=SC2034  # read by why_rc (run.sh)
+	local T=300
+	if [ "${NGPU:-0}" -lt 2 ]; then
+		result SKIP compute_ddp "one GPU on this machine (nvidia-smi -L lists ${NGPU:-0}): DDP over NCCL needs 2"
+		return
+	fi
+	if ! torch_ok; then
+		result SKIP compute_ddp "torch with CUDA not importable"
+		return
+	fi
+	for caps in none 50% 0:30%,1:70%; do
+		printf '\n===== compute_ddp: VRAMGUARD_COMPUTE_LIMIT=%s\n' "$caps" >>"$LOG"
+		if [ "$caps" = none ]; then
+			out=$(env -u LD_PRELOAD timeout -k 10 300 "$PY" "$HERE/ddp_compute.py" "$port" 1000 2>>"$LOG")
+		else
+			out=$(env LD_PRELOAD="$VG_LIB" VRAMGUARD_COMPUTE_LIMIT="$caps" NVIDIA_GPU_MEMORY_LIMITS=64G \
+				VRAMGUARD_REPORT=off timeout -k 10 300 "$PY" "$HERE/ddp_compute.py" "$port" 1000 2>>"$LOG")
+		fi
+		RC=$?
+		echo "$out" >>"$LOG"
+		port=$((port + 1))
+		rate=$(sed -n 's/^ddp ok steps_per_s \([0-9.]*\) \([0-9.]*\) .*/\1 \2/p' <<<"$out")
+		if [ "$caps" = none ]; then
+			base=$rate
+			[ "$RC" = 0 ] && [ -n "$rate" ] && continue
+			result FAIL compute_ddp "the uncapped run failed ($(why_rc)): $(tail -c 300 <<<"$out")"
+			return
+		fi
+		if [ "$RC" = 0 ] && grep -q ' preload 1 1$' <<<"$out"; then
+			result PASS "compute_ddp_${caps//[:,%]/_}" "VRAMGUARD_COMPUTE_LIMIT=$caps on both ranks: 1000 DDP steps\
+ ended, all_reduce and parameters equal on both ranks; steps/s $rate (rank 0, 1) against $base uncapped\
+ ($(awk -v a="${rate%% *}" -v b="${base%% *}" 'BEGIN { printf "%.2f", a / b }') of it)"
+		else
+			result FAIL "compute_ddp_${caps//[:,%]/_}" "VRAMGUARD_COMPUTE_LIMIT=$caps ($(why_rc)): $(tail -c 300 <<<"$out")"
+		fi
+	done
+}

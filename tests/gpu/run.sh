@@ -21,7 +21,8 @@
 #               VG_ONLY=install: only library_loads and tests/gpu/install.sh (the .deb and the wheel of
 #               docs/install.md installed, used under PyTorch with a quota, and removed; VG_DEB, VG_WHL).
 #               VG_ONLY=compute: only library_loads and tests/gpu/compute.sh (VRAMGUARD_COMPUTE_LIMIT's share
-#               within 5 points at 50 % alone and 30 % + 70 % together, matmuls, small kernels, a CUDA graph).
+#               within 5 points at 50 % alone and 30 % + 70 % together, matmuls, small kernels, a CUDA graph;
+#               DDP over NCCL with caps on both ranks where there are 2 GPUs); VG_ONLY=ddp: only that DDP check.
 #               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
@@ -979,6 +980,7 @@ phys_wanted && phys_fill_checks
 # shellcheck source=tests/gpu/compute.sh
 . "$HERE/compute.sh"
 [ "$VG_ONLY" = compute ] && compute_checks # (asked for by name only until the compute limit is built: issue 28)
+{ [ "$VG_ONLY" = compute ] || [ "$VG_ONLY" = ddp ]; } && compute_ddp
 
 # accounting_*: vramguard's books (tests/gpu/accounting.cu, driver API) with VRAMGUARD_DRIVER_HEADROOM=0, so that
 # nothing hides a wrong charge to the driver. threadchurn: 10 000 short-lived threads allocate and free; usage comes
