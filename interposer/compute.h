@@ -36,12 +36,15 @@ extern _Atomic bool vg_compute_on VG_HIDDEN;
 void vg_compute_start(bool any_limit);
 
 /* One launch, from vg_compute_gate to vg_compute_launched. */
+struct vg_cstream;
 struct vg_launch {
 	CUstream s;
 	CUcontext ctx;
 	int dev;
 	bool ptsz;              /* the _ptsz entry point: stream 0 is the thread's own */
-	uint64_t t0;            /* just before the driver's call */
+	uint64_t t0;            /* just before the driver's call; 0 where the stream was busy then (fast is set) */
+	struct vg_cstream *fast;        /* the stream's state, busy and armed for the lock-free path at the gate */
+	uint64_t token;                 /* ... under this arming (compute.c: vg_cstream.arm) */
 };
 
 /* Before a launch on stream s of kernel f (NULL for a graph): waits while the GPU's bucket is in debt, and fills
