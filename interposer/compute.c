@@ -343,7 +343,7 @@ static void *vg_cs_main(void *arg)
 	(void)arg;
 	CUstreamCaptureMode mode;
 	vg_capture_relax(&mode);                /* for the thread's life */
-	uint64_t checked = 0;
+	uint64_t checked = 0, lingering = 0;
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
 	for (;;) {
 		/* The GPUs first, the streams last: a stream's disarming sends its next launch to the lock, which is
@@ -366,8 +366,13 @@ static void *vg_cs_main(void *arg)
 			vg_cs_publish(now);
 		}
 		unsigned busy = vg_cs_busy ? vg_cs_poll(-1, true, vg_cs_now()) : 0;
+		/* Idle for less than VG_COMPUTE_GAP_NS: still polling, not asleep, so that the next launch (a loop's,
+		 * after its synchronization) has no thread to wake (a system call, and on a loaded machine a switch
+		 * to this thread that the launching one waits for). */
+		if (busy)
+			lingering = now;
 		struct timespec ts;
-		if (busy) {
+		if (busy || now - lingering < VG_COMPUTE_GAP_NS) {
 			vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 			ts.tv_sec = 0;
 			ts.tv_nsec = VG_COMPUTE_POLL_NS;
