@@ -81,11 +81,13 @@ static uint64_t vg_cs_tokens;           /* armings, ever (not reset in a fork ch
  * Why a raise is never lost: the launch raises gen, then reads arm; the one who disarms stores arm = 0, then reads
  * gen. All four are seq_cst, so in their single total order either the launch's read of arm comes first (it read
  * the token, so its raise, before it, precedes the disarming and the disarmer's read of gen sees it), or the
- * disarming does (the launch reads 0 and takes the slow path, which waits for the lock the disarmer holds). On
- * x86 the reads are plain loads and the raise is the locked instruction it would be anyway; only the disarming,
- * at most once per poll per stream, pays a fence. A synchronization's ticket is a seq_cst load of vg_cs_gen: a
- * launch whose draw it saw returned from the driver before the ticket was read, so before the synchronization
- * began. */
+ * disarming does (the launch reads 0 or a newer token and takes the slow path, which waits for the lock the
+ * disarmer holds). A raise that finds gen already larger (another thread's launch) writes nothing: its seq_cst
+ * read of that value comes after the write of it, which the disarmer's read then sees too. On x86 the reads are
+ * plain loads and the raise is the locked instruction it would be anyway; only the disarming, at most once per
+ * poll per stream, pays a fence. A synchronization's ticket is a load of vg_cs_gen: a launch whose draw (a
+ * fetch_add after its driver call) it saw synchronizes with it (release, acquire), so its driver call happened
+ * before the synchronization's, which waits for its work. A later draw keeps the stream busy (gen > ticket). */
 #define VG_CS_PROBE_DUE_NS (VG_COMPUTE_PROBE_NS - VG_COMPUTE_POLL_NS)  /* recorded at the next launch from here on */
 #define VG_CS_CACHE 4           /* streams a thread remembers for the gate, by handle */
 
