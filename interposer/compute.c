@@ -1,6 +1,7 @@
 /* The compute share (compute.h): the streams' activity, measured with one event of ours per stream, charged to each
  * GPU's bucket (accounting/throttle.h), and launches held while a bucket is in debt. Everything here runs only once
- * vg_compute_on is set; all of its state is under vg_cs_lock (rank COMPUTE: nothing of ours is taken inside it). */
+ * vg_compute_on is set; its state is under vg_cs_lock (rank COMPUTE: nothing of ours is taken inside it), except
+ * what the launch's lock-free path touches (vg_cs_gen, a stream's gen and arm: see "The launch's fast path"). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -38,7 +39,7 @@ struct vg_cdev {
 };
 
 /* One stream we measure: (context, handle) names it; a _ptsz launch on the thread's own stream gets a key of its
- * own per thread (that stream is the thread's). */
+ * own per thread (that stream is the thread's). Under vg_cs_lock but for gen and arm. */
 struct vg_cstream {
 	CUcontext ctx;
 	CUstream s;
@@ -48,20 +49,102 @@ struct vg_cstream {
 	bool used;
 	bool busy;                      /* launched work not yet seen finished */
 	bool pending;                   /* ev recorded and not yet seen complete */
-	bool after;                     /* launches after ev's last recording */
+	bool after;                     /* ev's last recording failed: the launches before it count as after it */
 	bool own;                       /* the thread's own stream: only its thread can record ev */
 	uint64_t rec_ns;                /* when ev was last recorded */
-	uint64_t launch_ns;             /* when the last launch on the stream was made */
-	uint64_t gen;                   /* vg_cs_gen at the last launch */
+	uint64_t rec_gen;               /* gen just before that recording: a larger gen is a launch after it */
+	uint64_t launch_ns;             /* a time no earlier than the last launch on the stream */
+	uint64_t seen_gen;              /* gen when launch_ns was last brought up */
+	_Atomic uint64_t gen;           /* the largest vg_cs_gen of a launch on the stream (lock-free: raised by
+					 * vg_cs_gen_raise) */
+	_Atomic uint64_t arm;           /* while a launch may take the fast path, this arming's token (odd, never
+					 * the same twice in the process), else 0; written under the lock only */
 };
 
 static pthread_mutex_t vg_cs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vg_cs_wake = PTHREAD_COND_INITIALIZER;
 static struct vg_cdev vg_cdevs[VG_MAX_DEVICES];
 static struct vg_cstream vg_cstreams[VG_COMPUTE_STREAMS];
-static uint64_t vg_cs_gen;              /* launches measured, ever: a synchronization's ticket */
+static _Atomic uint64_t vg_cs_gen;      /* launches measured, ever: a synchronization's ticket (lock-free) */
 static unsigned vg_cs_busy;             /* streams busy, all GPUs */
 static bool vg_cs_thread_started;
+static bool vg_cs_polling;              /* ... and runs: the fast path relies on it to mark a probe due */
+static uint64_t vg_cs_tokens;           /* armings, ever (not reset in a fork child: a thread's cache outlives it) */
+
+/* The launch's fast path. A launch on a stream that is busy, has its event outstanding and recorded less than
+ * VG_CS_PROBE_DUE_NS ago has only one thing to say: "a launch came after the event". It says it by raising the
+ * stream's gen, with neither the lock nor a clock read; everything else (the stream going busy, a recording due,
+ * the stream's lookup) takes the slow path under the lock. The slow path arms a stream for it (arm = token) where
+ * that holds; whoever changes what it relies on disarms first, under the lock: the polling thread when the event
+ * completes or a recording falls due, a synchronization before it may idle the stream, and vg_cs_idle.
+ *
+ * Why a raise is never lost: the launch raises gen, then reads arm; the one who disarms stores arm = 0, then reads
+ * gen. All four are seq_cst, so in their single total order either the launch's read of arm comes first (it read
+ * the token, so its raise, before it, precedes the disarming and the disarmer's read of gen sees it), or the
+ * disarming does (the launch reads 0 or a newer token and takes the slow path, which waits for the lock the
+ * disarmer holds). A raise that finds gen already larger (another thread's launch) writes nothing: its seq_cst
+ * read of that value comes after the write of it, which the disarmer's read then sees too. On x86 the reads are
+ * plain loads and the raise is the locked instruction it would be anyway; only the disarming, at most once per
+ * poll per stream, pays a fence. A synchronization's ticket is a load of vg_cs_gen: a launch whose draw (a
+ * fetch_add after its driver call) it saw synchronizes with it (release, acquire), so its driver call happened
+ * before the synchronization's, which waits for its work. A later draw keeps the stream busy (gen > ticket). */
+#define VG_CS_PROBE_DUE_NS (VG_COMPUTE_PROBE_NS - VG_COMPUTE_POLL_NS)  /* recorded at the next launch from here on */
+#define VG_CS_CACHE 4           /* streams a thread remembers for the gate, by handle */
+
+/* A thread's last streams by handle (its own stream never: that is recorded at each launch). Its fields are
+ * plain: only the thread reads and writes them; c's arm tells whether the entry still holds. */
+static __thread struct vg_cs_seen {
+	CUcontext ctx;
+	CUstream s;
+	struct vg_cstream *c;
+	uint64_t token;
+} vg_cs_seen[VG_CS_CACHE] __attribute__((tls_model("initial-exec")));
+
+static struct vg_cs_seen *vg_cs_seen_slot(CUstream s)
+{
+	return &vg_cs_seen[((uintptr_t)s >> 4) % VG_CS_CACHE];
+}
+
+/* A launch with draw g on c: c's gen becomes at least g (two threads may launch on one stream at once). */
+static void vg_cs_gen_raise(struct vg_cstream *c, uint64_t g)
+{
+	uint64_t cur = atomic_load(&c->gen);
+	while (cur < g && !atomic_compare_exchange_weak(&c->gen, &cur, g))
+		;
+}
+
+/* No launch takes the fast path on c from here on (under vg_cs_lock): read c's gen after this. */
+static void vg_cs_disarm(struct vg_cstream *c)
+{
+	if (atomic_load_explicit(&c->arm, memory_order_relaxed))       /* only the lock's holder writes it */
+		atomic_store(&c->arm, 0);
+}
+
+/* After a launch on c (stream s of context ctx) under vg_cs_lock: armed for the fast path where it holds (busy, its
+ * event outstanding, the polling thread there to disarm it when a recording falls due; never the thread's own
+ * stream, recorded at each launch), and remembered by the thread for its next launch there. */
+static void vg_cs_arm(struct vg_cstream *c, CUcontext ctx, CUstream s)
+{
+	if (c->own || !c->busy || !c->pending || !vg_cs_polling)
+		return;
+	/* A new token for each arming: a launch that finds at its end the token it found at the gate knows that the
+	 * stream was never disarmed in between, so stayed busy. Release is enough: a launch relies on nothing
+	 * written before the arming, and its seq_cst read of the token still precedes any later disarming in the
+	 * total order (it reads from an earlier write of arm). */
+	uint64_t t = atomic_load_explicit(&c->arm, memory_order_relaxed);
+	if (!t) {
+		t = ++vg_cs_tokens << 1 | 1;
+		atomic_store_explicit(&c->arm, t, memory_order_release);
+	}
+	*vg_cs_seen_slot(s) = (struct vg_cs_seen){ ctx, s, c, t };
+}
+
+/* Launches on c after its event's last recording (under vg_cs_lock; to conclude that there are none, with c
+ * disarmed first). */
+static bool vg_cs_after(struct vg_cstream *c)
+{
+	return c->after || atomic_load(&c->gen) > c->rec_gen;
+}
 
 static uint64_t vg_cs_now(void)
 {
@@ -87,9 +170,11 @@ static void vg_cs_recount(struct vg_cdev *d, uint64_t from, uint64_t now)
 	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
 }
 
-/* Record c's event on stream s behind its launches so far (ptsz: through the _ptsz entry point), at now. */
+/* Record c's event on stream s behind its launches so far (ptsz: through the _ptsz entry point), at now. A launch
+ * whose draw is in gen before the recording returned from the driver before it: behind the event. */
 static void vg_cs_record(struct vg_cstream *c, CUstream s, bool ptsz, uint64_t now)
 {
+	c->rec_gen = atomic_load(&c->gen);
 	CUresult r = ptsz ? vg_real.cuEventRecord_ptsz(c->ev, s) : vg_real.cuEventRecord(c->ev, s);
 	c->pending = r == CUDA_SUCCESS;
 	c->after = r != CUDA_SUCCESS;
@@ -150,17 +235,20 @@ static struct vg_cstream *vg_cs_stream(CUcontext ctx, CUstream s, bool own, int 
 	free_slot->dev = dev;
 	free_slot->used = true;
 	free_slot->busy = free_slot->pending = free_slot->after = false;
+	free_slot->rec_gen = free_slot->seen_gen = atomic_load(&free_slot->gen);
 	return free_slot;
 }
 
 /* Stream c has finished its work (seen at now): it no longer counts as active. Under vg_cs_lock. */
 static void vg_cs_idle(struct vg_cstream *c, uint64_t now)
 {
+	vg_cs_disarm(c);
 	if (!c->busy)
 		return;
 	struct vg_cdev *d = &vg_cdevs[c->dev];
 	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
 	c->busy = c->pending = c->after = false;
+	c->rec_gen = atomic_load(&c->gen);
 	vg_cs_busy--;
 	if (--d->active == 0) {
 		d->idle_since = now;
@@ -176,26 +264,43 @@ static void vg_cs_drop(struct vg_cstream *c, uint64_t now)
 	c->used = false;
 }
 
+/* c's launches since the last look (the fast path leaves no time): launch_ns brought up to now, which is no
+ * earlier than any of them, and at most a poll later than the last. Under vg_cs_lock. */
+static void vg_cs_look(struct vg_cstream *c)
+{
+	uint64_t g = atomic_load(&c->gen);
+	if (g != c->seen_gen) {
+		c->seen_gen = g;
+		c->launch_ns = vg_cs_now();
+	}
+}
+
 /* Look at every busy stream's event (dev: only that GPU's; -1 all). Under vg_cs_lock; the thread is in relaxed
- * capture mode, so that a query is no unsafe call for a capture elsewhere. Returns the streams still busy. */
-static unsigned vg_cs_poll(int dev, bool may_record)
+ * capture mode, so that a query is no unsafe call for a capture elsewhere. Returns the streams still busy. The
+ * polling thread (due) also marks a recording due where the next poll would find it older than VG_COMPUTE_PROBE_NS:
+ * the fast path reads no clock, so the next launch learns it from the stream's arm. */
+static unsigned vg_cs_poll(int dev, bool may_record, uint64_t due)
 {
 	unsigned busy = 0;
 	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
 		struct vg_cstream *c = &vg_cstreams[i];
 		if (!c->used || !c->busy || (dev >= 0 && c->dev != dev))
 			continue;
+		vg_cs_look(c);
 		CUresult q = c->pending ? vg_real.cuEventQuery(c->ev) : CUDA_SUCCESS;
 		if (q == CUDA_ERROR_NOT_READY) {
+			if (due && due - c->rec_ns >= VG_CS_PROBE_DUE_NS)
+				vg_cs_disarm(c);
 			busy++;
 			continue;
 		}
 		uint64_t now = vg_cs_now();     /* after the answer: the work may have ended just before it */
+		vg_cs_disarm(c);
 		if (q != CUDA_SUCCESS) {
 			vg_cs_drop(c, now);
 			continue;
 		}
-		if (!c->after) {
+		if (!vg_cs_after(c)) {
 			vg_cs_idle(c, now);
 			continue;
 		}
@@ -204,14 +309,9 @@ static unsigned vg_cs_poll(int dev, bool may_record)
 		 * driver); only a stream with no launch for VG_COMPUTE_GAP_NS gets its event recorded here, behind
 		 * its last launches (a thread's own stream is recorded at each of its launches instead). */
 		c->pending = false;
-		if (!may_record || c->own || now - c->launch_ns < VG_COMPUTE_GAP_NS ||
-		    vg_real.cuCtxSetCurrent(c->ctx) != CUDA_SUCCESS || vg_real.cuEventRecord(c->ev, c->s) != CUDA_SUCCESS) {
-			busy++;
-			continue;
-		}
-		c->pending = true;
-		c->after = false;
-		c->rec_ns = now;
+		if (may_record && !c->own && now - c->launch_ns >= VG_COMPUTE_GAP_NS &&
+		    vg_real.cuCtxSetCurrent(c->ctx) == CUDA_SUCCESS)
+			vg_cs_record(c, c->s, false, now);
 		busy++;
 	}
 	return busy;
@@ -245,10 +345,11 @@ static void *vg_cs_main(void *arg)
 	(void)arg;
 	CUstreamCaptureMode mode;
 	vg_capture_relax(&mode);                /* for the thread's life */
-	uint64_t checked = 0;
+	uint64_t checked = 0, lingering = 0;
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
 	for (;;) {
-		unsigned busy = vg_cs_busy ? vg_cs_poll(-1, true) : 0;
+		/* The GPUs first, the streams last: a stream's disarming sends its next launch to the lock, which is
+		 * then released at once (not held over the activity file's read behind it). */
 		uint64_t now = vg_cs_now();
 		bool check = now - checked >= VG_NS_PER_SEC;
 		for (int i = 0; i < VG_MAX_DEVICES; i++) {
@@ -266,8 +367,14 @@ static void *vg_cs_main(void *arg)
 			checked = now;
 			vg_cs_publish(now);
 		}
+		unsigned busy = vg_cs_busy ? vg_cs_poll(-1, true, vg_cs_now()) : 0;
+		/* Idle for less than VG_COMPUTE_GAP_NS: still polling, not asleep, so that the next launch (a loop's,
+		 * after its synchronization) has no thread to wake (a system call, and on a loaded machine a switch
+		 * to this thread that the launching one waits for). */
+		if (busy)
+			lingering = now;
 		struct timespec ts;
-		if (busy) {
+		if (busy || now - lingering < VG_COMPUTE_GAP_NS) {
 			vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 			ts.tv_sec = 0;
 			ts.tv_nsec = VG_COMPUTE_POLL_NS;
@@ -332,7 +439,7 @@ static void vg_cs_hold(const struct vg_launch *l)
 	 * so that the wait sees the stream go idle when it does (else it would count as busy, and be charged, until
 	 * the polling thread records it a VG_COMPUTE_GAP_NS later). */
 	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, vg_cs_own_stream(l->s, l->ptsz), dev);
-	if (c && c->busy && c->after)
+	if (c && c->busy && vg_cs_after(c))
 		vg_cs_record(c, l->s, l->ptsz, vg_cs_now());
 	d->waiters++;
 	d->held = true;
@@ -342,7 +449,7 @@ static void vg_cs_hold(const struct vg_launch *l)
 		/* The GPU's streams first: the time they still run is charged, the rest of the wait is not. */
 		CUstreamCaptureMode mode;
 		bool swapped = vg_capture_relax(&mode);
-		vg_cs_poll(dev, false);
+		vg_cs_poll(dev, false, 0);
 		vg_capture_restore(swapped, &mode);
 		vg_throttle_advance(&d->t, vg_cs_now(), vg_cs_weight(d));
 		if (!d->t.share_pm || d->t.balance_ns >= VG_COMPUTE_RESUME_NS)
@@ -396,8 +503,14 @@ bool vg_compute_gate(struct vg_launch *l, CUstream s, CUfunction f, bool ptsz)
 	}
 	/* The kernel may start before the driver's call returns, and the polling thread may find the GPU idle before
 	 * vg_compute_launched registers it: a busy period that begins with this launch is counted from here (after
-	 * any wait), not from vg_compute_launched's time. */
-	l->t0 = vg_cs_now();
+	 * any wait), not from vg_compute_launched's time. A stream armed for the fast path is busy now: no busy
+	 * period can begin here (if it goes idle before vg_compute_launched, that is after now: see there). */
+	struct vg_cs_seen *e = vg_cs_seen_slot(s);
+	bool armed = e->c && e->s == s && e->ctx == ctx && !vg_cs_own_stream(s, ptsz) &&
+		     atomic_load(&e->c->arm) == e->token;
+	l->fast = armed ? e->c : NULL;
+	l->token = e->token;
+	l->t0 = armed ? 0 : vg_cs_now();
 	return true;
 }
 
@@ -405,11 +518,20 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 {
 	if (rc != CUDA_SUCCESS)
 		return;
+	uint64_t g = atomic_fetch_add(&vg_cs_gen, 1) + 1;
+	/* The token read again before the raise too: a token is never reused, so the slot still holds this stream
+	 * (no raise on a stream that took the slot over since the gate). */
+	if (l->fast && atomic_load(&l->fast->arm) == l->token) {
+		vg_cs_gen_raise(l->fast, g);
+		if (atomic_load(&l->fast->arm) == l->token)
+			return;         /* still armed after the raise: whoever disarms it next sees the launch */
+	}
 	bool own = vg_cs_own_stream(l->s, l->ptsz);
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
 	if (!vg_cs_thread_started) {
 		vg_cs_thread_started = true;
-		if (vg_thread_start("vramguard-gpu", vg_cs_main, NULL) != 0)
+		vg_cs_polling = vg_thread_start("vramguard-gpu", vg_cs_main, NULL) == 0;
+		if (!vg_cs_polling)
 			vg_log(VG_LOG_WARN, "cannot start the compute share's thread: a stream's idle time is seen only "
 			       "when it synchronizes or a launch waits");
 	}
@@ -417,10 +539,14 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, own, l->dev);
 	if (c) {
 		struct vg_cdev *d = &vg_cdevs[l->dev];
-		c->gen = ++vg_cs_gen;
+		vg_cs_gen_raise(c, g);
+		c->seen_gen = atomic_load(&c->gen);
 		c->launch_ns = now;
 		if (!c->busy) {
-			uint64_t start = d->active == 0 && l->t0 < now ? l->t0 : now;
+			/* No t0: the stream was busy at the gate and has gone idle since, at d->idle_since or later
+			 * (the last GPU's stream to go idle) if the GPU is idle now: busy from there. */
+			uint64_t t0 = l->t0 ? l->t0 : d->idle_since;
+			uint64_t start = d->active == 0 && t0 && t0 < now ? t0 : now;
 			vg_throttle_advance(&d->t, start, vg_cs_weight(d));
 			/* Brought past start meanwhile (the polling thread, a report) while idle: that part was busy. */
 			if (d->active == 0 && start < d->t.last_ns)
@@ -437,20 +563,16 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 			if (vg_cs_busy++ == 0)
 				pthread_cond_signal(&vg_cs_wake);
 		}
-		if (own || !c->pending || now - c->rec_ns >= VG_COMPUTE_PROBE_NS)
+		if (own || !c->pending || now - c->rec_ns >= VG_CS_PROBE_DUE_NS)
 			vg_cs_record(c, l->s, l->ptsz, now);
-		else
-			c->after = true;
+		vg_cs_arm(c, l->ctx, l->s);
 	}
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 }
 
 uint64_t vg_compute_sync_ticket(void)
 {
-	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
-	uint64_t t = vg_cs_gen;
-	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
-	return t;
+	return atomic_load(&vg_cs_gen);
 }
 
 void vg_compute_synced(CUcontext ctx, CUstream s, bool ptsz, bool whole, uint64_t ticket, CUresult rc)
@@ -466,11 +588,15 @@ void vg_compute_synced(CUcontext ctx, CUstream s, bool ptsz, bool whole, uint64_
 	uint64_t now = vg_cs_now();
 	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
 		struct vg_cstream *c = &vg_cstreams[i];
-		if (!c->used || !c->busy || c->ctx != ctx || c->gen > ticket)
+		if (!c->used || !c->busy || c->ctx != ctx)
 			continue;
 		/* A whole-context synchronization waits for the legacy stream's and every blocking stream's work; a
-		 * stream's, for that stream's (the legacy stream also for the blocking streams before it: not used). */
-		if (whole || (c->s == s && c->thread == thread))
+		 * stream's, for that stream's (the legacy stream also for the blocking streams before it: not used).
+		 * A launch since the ticket keeps the stream busy: disarmed first, so that gen shows every one. */
+		if (!whole && (c->s != s || c->thread != thread))
+			continue;
+		vg_cs_disarm(c);
+		if (atomic_load(&c->gen) <= ticket)
 			vg_cs_idle(c, now);
 	}
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
@@ -508,9 +634,9 @@ void vg_compute_atfork_child(void)
 			close(vg_cdevs[i].gs.fd);
 	memset(vg_cdevs, 0, sizeof(vg_cdevs));
 	memset(vg_cstreams, 0, sizeof(vg_cstreams));
-	vg_cs_gen = 0;
+	atomic_store(&vg_cs_gen, 0);
 	vg_cs_busy = 0;
-	vg_cs_thread_started = false;
+	vg_cs_thread_started = vg_cs_polling = false;
 	pthread_mutex_init(&vg_cs_lock, NULL);
 	pthread_cond_init(&vg_cs_wake, &vg_cs_condattr);
 }

@@ -9,8 +9,12 @@
  *                                       cuStreamSynchronize
  *   launcher graph N EVERY              N cuGraphLaunch (FAKECUDA_GRAPH_US each), synchronized every EVERY
  *   launcher capture US N               N kernels launched while a stream captures: nothing runs, nothing waits
- *   launcher fork US N                  a child forked after the first launches launches too, then both exit */
+ *   launcher fork US N                  a child forked after the first launches launches too, then both exit
+ *   launcher threads US N EVERY T       T threads launch N kernels each, the odd ones on one stream they share, the
+ *                                       even ones on the legacy stream, each synchronizing its stream after every
+ *                                       EVERY of its launches (the compute share's lock-free path, raced) */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include "tests/integration/itest.h"
@@ -121,6 +125,50 @@ static int forked(unsigned us, unsigned n)
 	return it_failed;
 }
 
+struct it_thread_arg {
+	CUcontext ctx;
+	CUstream s;
+	unsigned us, n, every, bad;
+};
+
+static void *thread_launches(void *p)
+{
+	struct it_thread_arg *a = p;
+	a->bad += cuCtxSetCurrent(a->ctx) != CUDA_SUCCESS;
+	for (unsigned i = 0; i < a->n; i++) {
+		a->bad += cuLaunchKernel((CUfunction)(void *)"threaded", a->us, 1, 1, 1, 1, 1, 0, a->s, NULL, NULL) !=
+			  CUDA_SUCCESS;
+		if ((i + 1) % a->every == 0)
+			a->bad += cuStreamSynchronize(a->s) != CUDA_SUCCESS;
+	}
+	return NULL;
+}
+
+static int threads(unsigned us, unsigned n, unsigned every, unsigned nt)
+{
+	enum { MOST = 16 };
+	CUcontext ctx = it_ctx();
+	CUstream s;
+	IT_RC(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+	struct it_thread_arg a[MOST];
+	pthread_t t[MOST];
+	nt = nt < 1 ? 1 : nt > MOST ? MOST : nt;
+	double t0 = it_now_s();
+	for (unsigned i = 0; i < nt; i++) {
+		a[i] = (struct it_thread_arg){ ctx, i % 2 ? s : NULL, us, n, every, 0 };
+		IT_CHECK(pthread_create(&t[i], NULL, thread_launches, &a[i]) == 0, "thread %u started", i);
+	}
+	unsigned bad = 0;
+	for (unsigned i = 0; i < nt; i++) {
+		pthread_join(t[i], NULL);
+		bad += a[i].bad;
+	}
+	bad += cuCtxSynchronize() != CUDA_SUCCESS;
+	IT_CHECK(bad == 0, "%u threads' launches and synchronizations succeeded", nt);
+	figures((unsigned long long)us * n * nt, t0);
+	return it_failed;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -136,6 +184,8 @@ int main(int argc, char **argv)
 		return capture(a, b);
 	if (argc > 1 && strcmp(argv[1], "fork") == 0)
 		return forked(a, b);
-	fprintf(stderr, "usage: launcher kernels|ex|graph|capture|fork ...\n");
+	if (argc > 1 && strcmp(argv[1], "threads") == 0)
+		return threads(a, b, c ? c : 1, argc > 5 ? (unsigned)atoi(argv[5]) : 4);
+	fprintf(stderr, "usage: launcher kernels|ex|graph|capture|fork|threads ...\n");
 	return 2;
 }

@@ -68,6 +68,9 @@ echo "== what never waits"
 crun k100 100% kernels 2000 100 10
 judge "  a 100 % share measures (at least the kernels' time) and never holds a launch" k100 \
 	'd["compute_limit_permille"] == 1000 and d["compute_waits"] == 0 and d["gpu_time_ns"] >= gpu_us * 1000'
+crun thr100 100% threads 200 250 25 4
+judge "  4 threads at once at 100 % (2 on a stream they share, 2 on the legacy stream): every kernel's time measured" \
+	thr100 'd["compute_waits"] == 0 and d["gpu_time_ns"] >= gpu_us * 1000'
 crun nccl 10% kernels 2000 100 10 ncclDevKernel_AllReduce_Sum_f32_RING_LL
 judge "  NCCL's kernels at a 10 % share: none waits (a rank held back would hold its peers), their time counts" nccl \
 	'd["compute_waits"] == 0 and d["gpu_time_ns"] >= gpu_us * 1000'
