@@ -68,6 +68,7 @@ int vg_gpu_share_join(struct vg_gpu_share *g, const char *dir, const char *uuid,
 	g->fd = -1;
 	g->slot = -1;
 	g->active = false;
+	g->word = 0;
 	g->live = 0;
 	char path[512];
 	int r = vg_gs_path(path, sizeof(path), dir, uuid);
@@ -113,6 +114,29 @@ unsigned vg_gpu_share_count(const struct vg_gpu_share *g)
 	unsigned count = 0;
 	for (int i = 0; i < VG_GPU_SHARE_SLOTS && (i + 1) * 8 <= n; i++)
 		if (i != g->slot && s[2 * i] == 1 && (g->live >> i & 1))
+			count++;
+	return count + 1;
+}
+
+void vg_gpu_share_set_tag(struct vg_gpu_share *g, uint32_t tag, bool wants)
+{
+	uint32_t w = tag ? (tag & ~VG_GPU_SHARE_WANTS) | (wants ? VG_GPU_SHARE_WANTS : 0) : 0;
+	if (g->fd < 0 || g->word == w)
+		return;
+	if (pwrite(g->fd, &w, sizeof(w), VG_GPU_SHARE_HDR + (off_t)g->slot * 8 + 4) == (ssize_t)sizeof(w))
+		g->word = w;
+}
+
+unsigned vg_gpu_share_count_tag(const struct vg_gpu_share *g, uint32_t tag)
+{
+	tag &= ~VG_GPU_SHARE_WANTS;
+	if (g->fd < 0 || tag == 0)
+		return 1;
+	uint32_t s[VG_GPU_SHARE_SLOTS * 2];
+	ssize_t n = pread(g->fd, s, sizeof(s), VG_GPU_SHARE_HDR);
+	unsigned count = 0;
+	for (int i = 0; i < VG_GPU_SHARE_SLOTS && (i + 1) * 8 <= n; i++)
+		if (i != g->slot && s[2 * i + 1] == (tag | VG_GPU_SHARE_WANTS) && (g->live >> i & 1))
 			count++;
 	return count + 1;
 }

@@ -108,6 +108,68 @@ topout=$($VG top --once 2>/dev/null)
 if ! grep -q 'COMPUTE' <<<"$topout"; then ok "  top without a capped process: no COMPUTE column (the table as before)"
 else bad "  top without a capped process has no COMPUTE column" "$topout"; fi
 
+echo "== live changes: limit set --compute --pid on a process started with no compute limit"
+# expo_until PID REGEX [absent]: poll the exporter (at most 6 s) until PID's compute lines match REGEX (with absent:
+# until no line matches it); the lines seen last in $EXPO.
+expo_until() {
+	local pid=$1 re=$2 absent=${3:-}
+	for _ in $(seq 60); do
+		EXPO=$($VG exporter --once 2>/dev/null | grep -E "^vramguard_process_(compute_limit_ratio|gpu_time_seconds_total)\{pid=\"$pid\"")
+		if [ -z "$absent" ]; then grep -Eq -- "$re" <<<"$EXPO" && return 0
+		else grep -q "gpu_time_seconds_total" <<<"$EXPO" && ! grep -Eq -- "$re" <<<"$EXPO" && return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+# set_compute PCT PID: `limit set --compute` until the process's control segment exists (at most 5 s).
+set_compute() {
+	for _ in $(seq 50); do
+		$VG limit set --compute "$1" --pid "$2" >"$CD/set.out" 2>"$ERR" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# 4 s of kernels, uncapped: launched with no limit, given 50 %, then 20 %, then none.
+env $FAKEENV $PRE VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/live.json" "$LN" kernels 2000 2000 10 \
+	>"$CD/live.out" 2>"$CD/live.err" &
+LNPID=$!
+if set_compute 50% "$LNPID" && grep -q "^vramguard: process $LNPID (.*), control segment .*: compute share none -> 50%; it applies it within a second\$" "$CD/set.out"; then
+	ok "  limit set --compute 50% --pid: one line, none -> 50%"
+else bad "  limit set --compute 50% --pid" "$(cat "$CD/set.out" "$ERR")"; fi
+if expo_until "$LNPID" 'compute_limit_ratio\{.*gpu="0".*\} 0\.500$'; then ok "  the process applied it live: the exporter shows 0.500"
+else bad "  the exporter shows the new share 0.500" "$EXPO"; fi
+cli "  50% -> 20%" 0 "compute share 50% -> 20%" -- $VG limit set --compute 20% --pid "$LNPID"
+if expo_until "$LNPID" 'compute_limit_ratio\{.*gpu="0".*\} 0\.200$'; then ok "  ... applied: 0.200"
+else bad "  the exporter shows the lowered share 0.200" "$EXPO"; fi
+cli "  a bad share is refused (exit 2)" 2 '^$' -- $VG limit set --compute 5O% --pid "$LNPID"
+expect_err_lines "  ... with one line that quotes it" "^vramguard: error: invalid compute share '5O%': not a percentage" 1
+cli "  0% too (no limit is 'unlimited')" 2 '^$' -- $VG limit set --compute 0% --pid "$LNPID"
+cli "  and SPEC plus a bad --compute changes neither" 2 '^$' -- $VG limit set 1G --compute 101% --pid "$LNPID"
+sleep 1.2
+if expo_until "$LNPID" 'compute_limit_ratio\{.*gpu="0".*\} 0\.200$'; then ok "  nothing was written: still 0.200"
+else bad "  a refused share changes nothing" "$EXPO"; fi
+cli "  unlimited removes it" 0 "compute share 20% -> unlimited" -- $VG limit set --compute unlimited --pid "$LNPID"
+if expo_until "$LNPID" 'compute_limit_ratio' absent; then ok "  ... applied: no limit ratio, the GPU time still counted"
+else bad "  the exporter shows no limit after unlimited" "$EXPO"; fi
+wait "$LNPID"
+FIG=$(grep -h '^figures:' "$CD/live.out")
+judge "  its report: launches waited under the live shares, no limit at the end, the time since the first share charged" live \
+	'd["compute_waits"] > 0 and d["compute_limit_permille"] is None and d["gpu_time_ns"] >= 0.5 * gpu_us * 1000'
+cli "  a process that exited: the existing message" 1 '^$' -- $VG limit set --compute 50% --pid "$LNPID"
+expect_err "  ... names it" "^vramguard: error: no process $LNPID\$"
+# 2 s of kernels given 40 % early: the report names the share and where it came from.
+env $FAKEENV $PRE VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/live40.json" "$LN" kernels 2000 1000 10 \
+	>"$CD/live40.out" 2>"$CD/live40.err" &
+LNPID=$!
+set_compute 40% "$LNPID" || bad "  limit set --compute 40% --pid" "$(cat "$ERR")"
+wait "$LNPID"
+FIG=$(grep -h '^figures:' "$CD/live40.out")
+judge "  the report: 40 % from 'vramguard limit set', launches waited" live40 \
+	'd["compute_limit_permille"] == 400 and d["compute_limit_source"] == "vramguard limit set" and d["compute_waits"] > 0'
+if grep -q "^vramguard: warning: compute share set to '40%' by \`vramguard limit set\`\$" "$CD/live40.err"; then
+	ok "  the process says so on stderr, once"
+else bad "  the process's line on the change" "$(cat "$CD/live40.err")"; fi
+
 echo "== fork, bad values"
 crun fork 25% fork 1000 20
 cli "  an invalid VRAMGUARD_COMPUTE_LIMIT fails closed, as an invalid quota does" 1 '' \
