@@ -359,6 +359,7 @@ static void vg_cs_hold(const struct vg_launch *l)
 	d->held = true;
 	d->waits++;
 	uint64_t began = vg_cs_now();
+	vg_cs_divide(d, began);         /* a region share: we want the GPU while we wait for it */
 	for (;;) {
 		/* The GPU's streams first: the time they still run is charged, the rest of the wait is not. */
 		CUstreamCaptureMode mode;

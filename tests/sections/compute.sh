@@ -170,6 +170,44 @@ if grep -q "^vramguard: warning: compute share set to '40%' by \`vramguard limit
 	ok "  the process says so on stderr, once"
 else bad "  the process's line on the change" "$(cat "$CD/live40.err")"; fi
 
+echo "== a region-wide share: limit set --compute --shared, divided among the members that want the GPU"
+# Two members of region cs, each with 3 s of kernels and no limit of its own: given 40 % for the region, each gets
+# 20 % while both want the GPU (both are held back, so both always do).
+pids=()
+for i in 1 2; do
+	env $FAKEENV $PRE VRAMGUARD_SHARED=cs VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/cs$i.json" "$LN" kernels 2000 1500 10 \
+		>"$CD/cs$i.out" 2>"$CD/cs$i.err" &
+	pids+=($!)
+done
+for _ in $(seq 50); do [ "$($VG limit show --shared cs --json 2>/dev/null | grep -o '"pid"' | wc -l)" -ge 2 ] && break; sleep 0.1; done
+cli "  limit set --compute 40% --shared: one line" 0 \
+	"^vramguard: shared region 'cs' \(.*\): compute share none -> 40%, divided on each GPU among the members that use it at the same time; 2 processes apply it within a second\$" \
+	-- $VG limit set --compute 40% --shared cs
+both=
+for _ in $(seq 60); do
+	EXPO=$($VG exporter --once 2>/dev/null | grep '^vramguard_process_compute_limit_ratio')
+	n=0
+	for p in "${pids[@]}"; do grep -q "^vramguard_process_compute_limit_ratio{pid=\"$p\".*gpu=\"0\".*} 0\.200\$" <<<"$EXPO" && n=$((n + 1)); done
+	[ "$n" = 2 ] && both=1 && break
+	sleep 0.1
+done
+if [ -n "$both" ]; then ok "  both members want the GPU: each one's share is half the region's, 0.200"
+else bad "  each member's share is 0.200 while both run" "$EXPO"; fi
+cli "  a member's own share below its part wins: 10 % for the first" 0 "compute share .* -> 10%" \
+	-- $VG limit set --compute 10% --pid "${pids[0]}"
+if expo_until "${pids[0]}" 'compute_limit_ratio\{.*gpu="0".*\} 0\.100$'; then ok "  ... the exporter shows 0.100 for it"
+else bad "  min(own 10 %, region 40 % / 2) = 0.100" "$EXPO"; fi
+wait "${pids[@]}"
+for i in 1 2; do
+	FIG=$(grep -h '^figures:' "$CD/cs$i.out")
+	judge "  member $i's report: launches waited" cs$i 'd["compute_waits"] > 0 and d["compute_limit_permille"] is not None'
+done
+FIG=$(grep -h '^figures:' "$CD/cs2.out")
+judge "  the second member's share at its exit came from the region's (20 % or 40 %)" cs2 \
+	'd["compute_limit_permille"] in (200, 400) and d["compute_limit_source"] == "vramguard limit set --shared"'
+cli "  a region that does not exist: the existing message" 1 '^$' -- $VG limit set --compute 40% --shared nosuch
+expect_err "  ... names it" "^vramguard: error: .*nosuch"
+
 echo "== fork, bad values"
 crun fork 25% fork 1000 20
 cli "  an invalid VRAMGUARD_COMPUTE_LIMIT fails closed, as an invalid quota does" 1 '' \
