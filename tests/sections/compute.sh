@@ -145,9 +145,13 @@ cli "  a bad share is refused (exit 2)" 2 '^$' -- $VG limit set --compute 5O% --
 expect_err_lines "  ... with one line that quotes it" "^vramguard: error: invalid compute share '5O%': not a percentage" 1
 cli "  0% too (no limit is 'unlimited')" 2 '^$' -- $VG limit set --compute 0% --pid "$LNPID"
 cli "  and SPEC plus a bad --compute changes neither" 2 '^$' -- $VG limit set 1G --compute 101% --pid "$LNPID"
-sleep 1.2
-if expo_until "$LNPID" 'compute_limit_ratio\{.*gpu="0".*\} 0\.200$'; then ok "  nothing was written: still 0.200"
-else bad "  a refused share changes nothing" "$EXPO"; fi
+req=$($VG limit show --json --pid "$LNPID" 2>&1 | python3 -c 'import json,sys
+p = json.load(sys.stdin)["regions"][0]["processes"][0]
+print(p["requested_compute"], p["compute_applied"], [d["compute_limit_permille"] for d in p["devices"]])' 2>&1)
+if [ "$req" = "20% True [200]" ]; then ok "  nothing was written: limit show --json still has 20%, applied, 200 per mille"
+else bad "  a refused share changes nothing (limit show --json)" "$req"; fi
+if $VG limit show --pid "$LNPID" | grep -Eq "^  $LNPID +.* - +20%\$"; then ok "  limit show: a COMPUTE column, 20%"
+else bad "  limit show shows the process's compute share" "$($VG limit show --pid "$LNPID" 2>&1)"; fi
 cli "  unlimited removes it" 0 "compute share 20% -> unlimited" -- $VG limit set --compute unlimited --pid "$LNPID"
 if expo_until "$LNPID" 'compute_limit_ratio' absent; then ok "  ... applied: no limit ratio, the GPU time still counted"
 else bad "  the exporter shows no limit after unlimited" "$EXPO"; fi
@@ -193,6 +197,20 @@ for _ in $(seq 60); do
 done
 if [ -n "$both" ]; then ok "  both members want the GPU: each one's share is half the region's, 0.200"
 else bad "  each member's share is 0.200 while both run" "$EXPO"; fi
+shown=
+for _ in $(seq 30); do
+	CO=$($VG limit show --shared cs 2>&1)
+	[ "$(grep -Ec ' - +20%$' <<<"$CO")" = 2 ] && shown=1 && break
+	sleep 0.1
+done
+if [ -n "$shown" ] && grep -q '^  compute       40% (divided among the members that want a GPU at the same time)$' <<<"$CO"; then
+	ok "  limit show: the region's 40%, and 20% in each member's COMPUTE"
+else bad "  limit show shows the region's share and each member's part" "$CO"; fi
+js=$($VG limit show --shared cs --json 2>&1 | python3 -c 'import json,sys
+r = json.load(sys.stdin)["regions"][0]
+print(r["compute_limit"], sorted(p["requested_compute"] is None for p in r["processes"]))' 2>&1)
+if [ "$js" = "40% [True, True]" ]; then ok "  limit show --json: compute_limit 40%, no share of their own asked for"
+else bad "  limit show --json has the region's compute_limit" "$js"; fi
 cli "  a member's own share below its part wins: 10 % for the first" 0 "compute share .* -> 10%" \
 	-- $VG limit set --compute 10% --pid "${pids[0]}"
 if expo_until "${pids[0]}" 'compute_limit_ratio\{.*gpu="0".*\} 0\.100$'; then ok "  ... the exporter shows 0.100 for it"
