@@ -75,6 +75,7 @@ static bool vg_cs_relaxed;              /* the thread is in relaxed capture mode
 static void vg_cs_live_know(struct vg_cdev *d, int dev);
 static void vg_cs_divide(struct vg_cdev *d, uint64_t now);
 static void vg_cs_live_check(void);
+static void vg_cs_live_forget(void);
 
 static uint64_t vg_cs_now(void)
 {
@@ -533,6 +534,8 @@ void vg_compute_atfork_child(void)
 	vg_cs_gen = 0;
 	vg_cs_busy = 0;
 	vg_cs_thread_started = false;
+	vg_cs_relaxed = false;
+	vg_cs_live_forget();
 	pthread_mutex_init(&vg_cs_lock, NULL);
 	pthread_cond_init(&vg_cs_wake, &vg_cs_condattr);
 }
@@ -695,4 +698,12 @@ static void vg_cs_live_start(void)
 			       "cannot reach this process");
 	}
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+}
+
+/* In a forked child: the parent's live shares are not the child's (its region slot is the parent's too). */
+static void vg_cs_live_forget(void)
+{
+	vg_cs_own_set = false;
+	vg_cs_region_set = false;
+	vg_cs_tag = 0;
 }
