@@ -348,8 +348,8 @@ bool vg_region_pending_compute(struct vg_region *r, char *spec, size_t len);
 /* For the process: has the region-wide compute share changed since we last looked (or never been read)? Then the
  * spec in force ("" none, copied under the lock) and true. A control segment has none: false. */
 bool vg_region_compute_changed(struct vg_region *r, char *spec, size_t len);
-/* What names the region among the members of a GPU's activity file (gpu_share.h's tag): a hash of the region's name
- * and creation time, 31 bits, never 0; 0 for a control segment or no region. */
+/* What names the region among the members of a GPU's activity file (gpu_share.h's tag): a hash of the region file's
+ * device and inode, 31 bits, never 0; 0 for a control segment or no region. */
 uint32_t vg_region_tag(const struct vg_region *r);
 
 /* For the process: has either limit been changed since we last looked? Two loads: cheap enough for every

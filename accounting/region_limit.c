@@ -246,15 +246,13 @@ uint32_t vg_region_tag(const struct vg_region *r)
 {
 	if (!r || !r->h || r->kind != VG_REGION_SHARED)
 		return 0;
-	/* FNV-1a over the name and the creation time: the same for every member, another for a region of the same
-	 * name made again. */
+	/* FNV-1a over the file's identity, taken at open: the same for every member (whatever path or mount namespace
+	 * it opened the file through), another for a region made again, and nothing read from the shared memory. */
 	uint32_t h = 2166136261u;
-	const char *name = r->h->name;
-	for (size_t i = 0; i < sizeof(r->h->name) && name[i]; i++)
-		h = (h ^ (uint8_t)name[i]) * 16777619u;
-	uint64_t t = r->h->created_ns;
-	for (int i = 0; i < 8; i++, t >>= 8)
-		h = (h ^ (uint8_t)t) * 16777619u;
+	uint64_t v[2] = { r->fdev, r->fino };
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 8; i++)
+			h = (h ^ (uint8_t)(v[k] >> (8 * i))) * 16777619u;
 	h &= 0x7fffffffu;       /* the activity file's word keeps its top bit for "wants the GPU" */
 	return h ? h : 1;
 }
