@@ -223,6 +223,52 @@ done
 FIG=$(grep -h '^figures:' "$CD/cs2.out")
 judge "  the second member's share at its exit came from the region's (20 % or 40 %)" cs2 \
 	'd["compute_limit_permille"] in (200, 400) and d["compute_limit_source"] == "vramguard limit set --shared"'
+# The activity file is every user's to write: a member alone in region ca, given 40 %, with every other slot of the
+# file planted to name its region and want the GPU (no process holds those slots' locks), then with garbage, then
+# the file cut to nothing: its share stays 0.400 (never above what the region set, never divided by ghosts), and it
+# ends normally.
+env $FAKEENV $PRE VRAMGUARD_SHARED=ca VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/ca.json" "$LN" kernels 2000 1800 10 \
+	>"$CD/ca.out" 2>"$CD/ca.err" &
+LNPID=$!
+for _ in $(seq 50); do $VG limit set --compute 40% --shared ca >/dev/null 2>&1 && break; sleep 0.1; done
+GSF=$(ls "$VRAMGUARD_SHM_DIR"/vramguard-gpu.* | head -n 1)
+planted=
+if expo_until "$LNPID" 'compute_limit_ratio\{.*gpu="0".*\} 0\.400$'; then
+	planted=$(python3 - "$GSF" "$VG" "$LNPID" <<'PY' 2>&1
+import struct, subprocess, sys, time
+path, vg, pid = sys.argv[1:4]
+def ratio():  # the member's share as the exporter shows it, a second after the file changed
+    time.sleep(1.2)
+    out = subprocess.run([vg, "exporter", "--once"], capture_output=True, text=True).stdout
+    return [l.rsplit(" ", 1)[1] for l in out.splitlines()
+            if l.startswith('vramguard_process_compute_limit_ratio{pid="%s"' % pid)]
+with open(path, "r+b") as f:
+    data = f.read(64 + 64 * 8)
+    words = [struct.unpack_from("<II", data, 64 + 8 * i) if 64 + 8 * i + 8 <= len(data) else (0, 0) for i in range(64)]
+    tag = next((w1 & 0x7fffffff for (_, w1) in words if w1), 0)
+    if not tag:
+        sys.exit("no slot names a region")
+    seen = []
+    for w in ((1, tag | 0x80000000), (0xffffffff, 0xffffffff)):
+        for i in range(64):
+            if words[i][1] & 0x7fffffff != tag:
+                f.seek(64 + 8 * i); f.write(struct.pack("<II", *w))
+        f.flush()
+        seen.append(ratio())
+    f.truncate(0)
+    seen.append(ratio())
+print(" ".join(",".join(r) or "none" for r in seen))
+PY
+)
+fi
+if [ "$planted" = "0.400 0.400 0.400" ]; then
+	ok "  the activity file planted with ghosts of its region, then garbage, then cut: the share stays 0.400"
+else bad "  a hostile activity file changes no share" "$planted"; fi
+wait "$LNPID"
+rc=$?
+FIG=$(grep -h '^figures:' "$CD/ca.out")
+judge "  ... and the member ends normally with the region's 40 %" ca \
+	"$rc == 0 and d[\"compute_limit_permille\"] == 400 and d[\"compute_limit_source\"] == \"vramguard limit set --shared\""
 cli "  a region that does not exist: the existing message" 1 '^$' -- $VG limit set --compute 40% --shared nosuch
 expect_err "  ... names it" "^vramguard: error: .*nosuch"
 
