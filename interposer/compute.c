@@ -99,7 +99,6 @@ static void vg_cs_recount(struct vg_cdev *d, uint64_t from, uint64_t now)
 	d->n = d->active ? vg_gpu_share_count(&d->gs) : 1;
 	vg_throttle_advance(&d->t, from, vg_cs_weight(d));
 	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
-	vg_cs_divide(d, now);
 }
 
 /* Record c's event on stream s behind its launches so far (ptsz: through the _ptsz entry point), at now. */
@@ -184,6 +183,7 @@ static void vg_cs_idle(struct vg_cstream *c, uint64_t now)
 		d->idle_since = now;
 		d->held = d->waiters > 0;
 		vg_cs_recount(d, now, now);
+		vg_cs_divide(d, now);   /* a region share: we no longer want the GPU, unless a launch waits */
 	}
 }
 
@@ -275,10 +275,12 @@ static void *vg_cs_main(void *arg)
 				continue;
 			if (check)
 				vg_gpu_share_check(&d->gs);
-			if (d->active)
+			if (d->active) {
 				vg_cs_recount(d, now, now);     /* others start and stop: our rate follows */
-			else
+				vg_cs_divide(d, now);           /* ... and our part of a region share */
+			} else {
 				vg_throttle_advance(&d->t, now, 0);
+			}
 		}
 		if (check) {
 			checked = now;
