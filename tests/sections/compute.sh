@@ -269,6 +269,15 @@ rc=$?
 FIG=$(grep -h '^figures:' "$CD/ca.out")
 judge "  ... and the member ends normally with the region's 40 %" ca \
 	"$rc == 0 and d[\"compute_limit_permille\"] == 400 and d[\"compute_limit_source\"] == \"vramguard limit set --shared\""
+# A process that joins a region whose share was set before it came: it reads the share at its start.
+$VG region create late --limit unlimited >/dev/null 2>&1 && $VG limit set --compute 30% --shared late >/dev/null 2>&1 ||
+	bad "  region create late; limit set --compute 30% --shared late" "$($VG limit show --shared late 2>&1)"
+prog "late: launcher kernels 2000 200 10 (VRAMGUARD_SHARED=late)" $PRE VRAMGUARD_SHARED=late VRAMGUARD_REPORT_FORMAT=json \
+	"VRAMGUARD_REPORT=$CD/late.json" -- "$LN" kernels 2000 200 10
+FIG=$(grep -h '^figures:' "$LOG" | tail -n 1)
+judge "  a member started after the share was set gets it from its start (300 per mille, the region's source)" late \
+	'd["compute_limit_permille"] == 300 and d["compute_limit_source"] == "vramguard limit set --shared" and d["compute_waits"] > 0'
+$VG region rm late >/dev/null 2>&1
 cli "  a region that does not exist: the existing message" 1 '^$' -- $VG limit set --compute 40% --shared nosuch
 expect_err "  ... names it" "^vramguard: error: .*nosuch"
 
