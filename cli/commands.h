@@ -156,14 +156,14 @@
 	"share of the GPU's time, docs/compute.md) with SPEC or without it.\n"
 #define VG_LIMIT_NOTES                                                                                                \
 	"\n"                                                                                                          \
-	"Processes apply a new limit at their next allocation, a new compute share within a second (one started\n"   \
-	"with no compute limit too); until then 'limit show' lists it as pending\n"                                  \
-	"(REQUESTED). A limit below what is in use is accepted: new allocations are denied until usage drops under\n" \
-	"it. With --shared, a SPEC of keys only (0:4G) changes those GPUs and keeps the region's default for GPUs\n"  \
-	"registered later; members whose budget came from NVIDIA_GPU_MEMORY_LIMITS alone (no VRAMGUARD_SHARED_LIMITS)\n" \
-	"move their own quota with it. A region may be changed by its owner, its group when the file is\n"            \
-	"group-writable, and root; never when every user can write the file. Exit status 1 if the region or process\n" \
-	"is not found or may not be changed, 2 for a usage error or an invalid SPEC.\n"
+	"Processes apply a new limit at their next allocation and a new compute share within a second (also one\n"    \
+	"started with no compute limit); until then 'limit show' lists it as pending (REQUESTED). A limit below\n"    \
+	"what is in use is accepted: new allocations are denied until usage drops under it. With --shared, a SPEC\n"  \
+	"of keys only (0:4G) changes those GPUs and keeps the region's default for GPUs registered later; members\n"  \
+	"whose budget came from NVIDIA_GPU_MEMORY_LIMITS alone (no VRAMGUARD_SHARED_LIMITS) move their own quota\n"   \
+	"with it. A region may be changed by its owner, its group when the file is group-writable, and root;\n"       \
+	"never when every user can write the file. Exit status 1 if the region or process is not found or may not\n"  \
+	"be changed, 2 for a usage error or an invalid SPEC or PCT.\n"
 
 /* ---- exporter, autoscale ---- */
 #define VG_EXPORTER_FLAGS(X)                                                                                          \

@@ -342,8 +342,9 @@ int vg_limit_set(int argc, char **argv)
 				    "limit set: no SPEC given (or --compute PCT)%s",
 				    argc - optind ? vg_cli_q(argv[optind + 1]) : "");
 	if (!shared && !pid)
-		return vg_cli_usage(usage, "limit set: say what to change: --shared NAME (a shared region's budget) or --pid "
-				    "PID (one process's quota)");
+		return vg_cli_usage(usage, "limit set: say what to change: --shared NAME (a shared region's budget%s) or --pid "
+				    "PID (one process's %s)", compute ? " or compute share" : "",
+				    compute ? "compute share" : "quota");
 	const char *spec = argc - optind ? argv[optind] : NULL;
 	int rc = spec ? limit_spec_check(spec, &l) : 0;
 	if (rc || (compute && (rc = limit_compute_check(compute)) != 0))
