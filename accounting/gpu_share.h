@@ -1,8 +1,9 @@
 /* Who else is running on a GPU right now: one small file per GPU (VRAMGUARD_SHM_DIR/vramguard-gpu.UUID), in which
- * each vramguard process with a compute limit holds a slot and says whether it has work on that GPU. The compute
- * share (interposer/compute.h) charges a process 1/n of the time during which n such processes have work at once,
- * as the GPU's time slicer gives each context an even share: without it, two capped processes would each be charged
- * for time the other one used, and both would fall below their shares.
+ * each vramguard process with a compute limit holds a slot and says whether it has work on that GPU (and, in a
+ * shared region with a compute share, which region it is in and whether it wants the GPU: the members divide that
+ * share). The compute share (interposer/compute.h) charges a process 1/n of the time during which n such processes
+ * have work at once, as the GPU's time slicer gives each context an even share: without it, two capped processes
+ * would each be charged for time the other one used, and both would fall below their shares.
  *
  * The file is anyone's to write (it is how processes of different users and containers meet, where they share
  * VRAMGUARD_SHM_DIR), so it is read and written with pread/pwrite only (a truncation cannot fault us), only its
