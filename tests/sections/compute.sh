@@ -129,6 +129,13 @@ set_compute() {
 	done
 	return 1
 }
+# Meanwhile, in a directory of its own (no activity file shared with the run below), 2 s of kernels given 40 % at
+# once: its report names the share and where it came from (checked after the run below).
+mkdir -p "$CD/shm40"
+env $FAKEENV $PRE VRAMGUARD_SHM_DIR="$CD/shm40" VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/live40.json" "$LN" \
+	kernels 2000 1000 10 >"$CD/live40.out" 2>"$CD/live40.err" &
+L40=$!
+VRAMGUARD_SHM_DIR="$CD/shm40" set_compute 40% "$L40" || bad "  limit set --compute 40% --pid" "$(cat "$ERR")"
 # 4 s of kernels, uncapped: launched with no limit, given 50 %, then 20 %, then none.
 env $FAKEENV $PRE VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/live.json" "$LN" kernels 2000 2000 10 \
 	>"$CD/live.out" 2>"$CD/live.err" &
@@ -161,12 +168,7 @@ judge "  its report: launches waited under the live shares, no limit at the end,
 	'd["compute_waits"] > 0 and d["compute_limit_permille"] is None and d["gpu_time_ns"] >= 0.5 * gpu_us * 1000'
 cli "  a process that exited: the existing message" 1 '^$' -- $VG limit set --compute 50% --pid "$LNPID"
 expect_err "  ... names it" "^vramguard: error: no process $LNPID\$"
-# 2 s of kernels given 40 % early: the report names the share and where it came from.
-env $FAKEENV $PRE VRAMGUARD_REPORT_FORMAT=json "VRAMGUARD_REPORT=$CD/live40.json" "$LN" kernels 2000 1000 10 \
-	>"$CD/live40.out" 2>"$CD/live40.err" &
-LNPID=$!
-set_compute 40% "$LNPID" || bad "  limit set --compute 40% --pid" "$(cat "$ERR")"
-wait "$LNPID"
+wait "$L40"
 FIG=$(grep -h '^figures:' "$CD/live40.out")
 judge "  the report: 40 % from 'vramguard limit set', launches waited" live40 \
 	'd["compute_limit_permille"] == 400 and d["compute_limit_source"] == "vramguard limit set" and d["compute_waits"] > 0'
