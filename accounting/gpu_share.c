@@ -68,6 +68,7 @@ int vg_gpu_share_join(struct vg_gpu_share *g, const char *dir, const char *uuid,
 	g->fd = -1;
 	g->slot = -1;
 	g->active = false;
+	g->word = 0;
 	g->live = g->dead = 0;
 	char path[512];
 	int r = vg_gs_path(path, sizeof(path), dir, uuid);
@@ -112,6 +113,16 @@ static bool vg_gs_held(const struct vg_gpu_share *g, int i)
 	return vg_gs_lock(g->fd, F_OFD_GETLK, i, &fl) == 0 && fl.l_type != F_UNLCK;
 }
 
+/* Does slot i count: its lock held at the last check, or now, looked at once when the slot is first seen to say it
+ * has work (or wants the GPU) since the last check? */
+static bool vg_gs_live(struct vg_gpu_share *g, int i)
+{
+	uint64_t bit = (uint64_t)1 << i;
+	if (!((g->live | g->dead) & bit))
+		*(vg_gs_held(g, i) ? &g->live : &g->dead) |= bit;
+	return g->live & bit;
+}
+
 unsigned vg_gpu_share_count(struct vg_gpu_share *g)
 {
 	if (g->fd < 0)
@@ -119,15 +130,32 @@ unsigned vg_gpu_share_count(struct vg_gpu_share *g)
 	uint32_t s[VG_GPU_SHARE_SLOTS * 2];
 	ssize_t n = pread(g->fd, s, sizeof(s), VG_GPU_SHARE_HDR);
 	unsigned count = 0;
-	for (int i = 0; i < VG_GPU_SHARE_SLOTS && (i + 1) * 8 <= n; i++) {
-		uint64_t bit = (uint64_t)1 << i;
-		if (i == g->slot || s[2 * i] != 1)
-			continue;
-		if (!((g->live | g->dead) & bit))      /* new since the last check: look now, once */
-			*(vg_gs_held(g, i) ? &g->live : &g->dead) |= bit;
-		if (g->live & bit)
+	for (int i = 0; i < VG_GPU_SHARE_SLOTS && (i + 1) * 8 <= n; i++)
+		if (i != g->slot && s[2 * i] == 1 && vg_gs_live(g, i))
 			count++;
-	}
+	return count + 1;
+}
+
+void vg_gpu_share_set_tag(struct vg_gpu_share *g, uint32_t tag, bool wants)
+{
+	uint32_t w = tag ? (tag & ~VG_GPU_SHARE_WANTS) | (wants ? VG_GPU_SHARE_WANTS : 0) : 0;
+	if (g->fd < 0 || g->word == w)
+		return;
+	if (pwrite(g->fd, &w, sizeof(w), VG_GPU_SHARE_HDR + (off_t)g->slot * 8 + 4) == (ssize_t)sizeof(w))
+		g->word = w;
+}
+
+unsigned vg_gpu_share_count_tag(struct vg_gpu_share *g, uint32_t tag)
+{
+	tag &= ~VG_GPU_SHARE_WANTS;
+	if (g->fd < 0 || tag == 0)
+		return 1;
+	uint32_t s[VG_GPU_SHARE_SLOTS * 2];
+	ssize_t n = pread(g->fd, s, sizeof(s), VG_GPU_SHARE_HDR);
+	unsigned count = 0;
+	for (int i = 0; i < VG_GPU_SHARE_SLOTS && (i + 1) * 8 <= n; i++)
+		if (i != g->slot && s[2 * i + 1] == (tag | VG_GPU_SHARE_WANTS) && vg_gs_live(g, i))
+			count++;
 	return count + 1;
 }
 

@@ -61,7 +61,7 @@ int vg_region_check(const void *map, size_t size, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (!vg_terminated(h->name, sizeof(h->name)) || !vg_terminated(h->created_spec, sizeof(h->created_spec)) ||
-	    !vg_terminated(h->spec, sizeof(h->spec))) {
+	    !vg_terminated(h->spec, sizeof(h->spec)) || !vg_terminated(h->compute_spec, sizeof(h->compute_spec))) {
 		vg_err(err, errlen, "corrupt region: unterminated name or limit");
 		return -EINVAL;
 	}
@@ -76,7 +76,8 @@ int vg_region_check(const void *map, size_t size, char *err, size_t errlen)
 		const struct vg_region_slot *s = &h->slot[i];
 		uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
 		if (st > VG_SLOT_ACTIVE || !vg_terminated(s->cmd, sizeof(s->cmd)) || s->live_lock > 1 ||
-		    !vg_terminated(s->limit_spec, sizeof(s->limit_spec)) || (st == VG_SLOT_ACTIVE && s->pid <= 0)) {
+		    !vg_terminated(s->limit_spec, sizeof(s->limit_spec)) ||
+		    !vg_terminated(s->compute_spec, sizeof(s->compute_spec)) || (st == VG_SLOT_ACTIVE && s->pid <= 0)) {
 			vg_err(err, errlen, "corrupt region: slot %u", i);
 			return -EINVAL;
 		}

@@ -37,11 +37,12 @@
 #include <sys/types.h>
 
 #define VG_REGION_MAGIC 0x3147524d41525647ull   /* "GVRAMRG1" little-endian: bytes "GVRAMRG1" */
-#define VG_REGION_VERSION 5             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures;
-					 * 4: soft limits and process counters; 5: the compute share */
+#define VG_REGION_VERSION 6             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures;
+					 * 4: soft limits and process counters; 5: the compute share; 6: live compute
+					 * shares (`limit set --compute`) */
 #define VG_REGION_DEVS 16               /* physical GPUs per region */
 #define VG_REGION_SLOTS_DEFAULT 1024    /* processes per shared region unless its creator asks otherwise */
-#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 19 MiB file) */
+#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 27 MiB file) */
 #define VG_REGION_SPEC_MAX 256          /* a limit spec as text, NUL included */
 #define VG_REGION_NAME_MAX 64           /* NAME in VRAMGUARD_SHARED=NAME: [A-Za-z0-9._-], not starting with '.' */
 #define VG_REGION_CMD_MAX 80            /* command line shown by `top`, truncated */
@@ -124,6 +125,12 @@ struct vg_region_slot {
 	_Atomic uint64_t gpu_time_ns[VG_REGION_DEVS];           /* GPU time used, ever */
 	_Atomic uint32_t compute_published;                     /* 1 once the figures above were written */
 	uint32_t pad3;
+	/* A compute share from `vramguard limit set --compute --pid` (VRAMGUARD_COMPUTE_LIMIT's syntax; "unlimited"
+	 * lifts it): the spec written under the lock, then compute_seq bumped. The member's compute thread applies it
+	 * within a second and sets compute_applied_seq to the compute_seq it applied. */
+	_Atomic uint32_t compute_seq;
+	_Atomic uint32_t compute_applied_seq;
+	char compute_spec[VG_REGION_SPEC_MAX];
 };
 
 struct vg_region_hdr {
@@ -150,6 +157,12 @@ struct vg_region_hdr {
 	_Atomic uint64_t reclaimed;             /* slots of dead processes reclaimed, ever */
 	_Atomic uint64_t joins;                 /* slots claimed, ever (0: a region nobody has joined yet) */
 	_Atomic uint64_t evicted;               /* slots freed by `vramguard region evict` */
+	/* The region-wide compute share (`limit set --compute --shared`, VRAMGUARD_COMPUTE_LIMIT's syntax; "": none),
+	 * which the members with work on a GPU at the same time divide (docs/compute.md): written under the lock, then
+	 * compute_seq bumped; each member reads it again within a second. */
+	_Atomic uint32_t compute_seq;
+	uint32_t pad4;
+	char compute_spec[VG_REGION_SPEC_MAX];
 	pthread_mutex_t lock __attribute__((aligned(64)));  /* robust, process-shared */
 	struct vg_region_dev dev[VG_REGION_DEVS] __attribute__((aligned(64)));
 	struct vg_region_slot slot[] __attribute__((aligned(64)));
@@ -188,6 +201,8 @@ struct vg_region {
 	_Atomic uint64_t own_quota[VG_REGION_DEVS];     /* what our slot's quota[] says (for joining again) */
 	_Atomic uint32_t seen_limit_seq;        /* region limit_seq we last logged */
 	_Atomic uint32_t seen_slot_seq;         /* our slot's limit_seq we last applied */
+	_Atomic uint32_t seen_compute_seq;      /* our slot's compute_seq we last applied */
+	_Atomic uint32_t seen_region_compute_seq;       /* the region's compute_seq we last read */
 	_Atomic uint32_t rejoined;              /* times we found our slot taken from us (evicted) and joined again */
 	_Atomic uint64_t debt[VG_REGION_DEVS];     /* releases not yet applied (the lock timed out) */
 	_Atomic uint64_t last_reclaim_ns;          /* CLOCK_MONOTONIC of the last periodic reclaim */
@@ -319,6 +334,24 @@ int vg_region_spec_check(const char *spec, struct vg_limits *l, char *err, size_
 int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t errlen);
 int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *spec, char *err,
 			     size_t errlen);
+/* Live compute shares (`limit set --compute`): spec in VRAMGUARD_COMPUTE_LIMIT's syntax, checked with the
+ * library's parser (vg_region_compute_check: not blank, under VG_REGION_SPEC_MAX bytes) before anything is written.
+ * Region-wide: into the header (a shared region only), for the members to divide. Per process: into the slot, if it
+ * still holds pid/start (checked under the lock; -ESRCH if not). 0 or -errno with err. */
+int vg_region_compute_check(const char *spec, struct vg_limits *l, char *err, size_t errlen);
+int vg_region_set_compute(struct vg_region *r, const char *spec, char *err, size_t errlen);
+int vg_region_set_slot_compute(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *spec, char *err,
+			       size_t errlen);
+/* For the process: a compute share asked for us since we last looked? Then the spec (copied under the lock; marked
+ * applied) and true. */
+bool vg_region_pending_compute(struct vg_region *r, char *spec, size_t len);
+/* For the process: has the region-wide compute share changed since we last looked (or never been read)? Then the
+ * spec in force ("" none, copied under the lock) and true. A control segment has none: false. */
+bool vg_region_compute_changed(struct vg_region *r, char *spec, size_t len);
+/* What names the region among the members of a GPU's activity file (gpu_share.h's tag): a hash of the region file's
+ * device and inode, 31 bits, never 0; 0 for a control segment or no region. */
+uint32_t vg_region_tag(const struct vg_region *r);
+
 /* For the process: has either limit been changed since we last looked? Two loads: cheap enough for every
  * allocation; then vg_region_pending_limit / vg_region_limit_changed say what. */
 bool vg_region_poll(const struct vg_region *r);

@@ -19,7 +19,7 @@
 #include "config/config.h"
 #include "config/stat.h"
 
-#define VG_REGION_MAX_FILE ((size_t)24 << 20)
+#define VG_REGION_MAX_FILE ((size_t)32 << 20)
 
 _Static_assert(sizeof(struct vg_region_slot) % 8 == 0, "slot size");
 _Static_assert(sizeof(struct vg_region_hdr) + (size_t)VG_REGION_SLOTS_MAX * sizeof(struct vg_region_slot) <=

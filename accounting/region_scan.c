@@ -37,6 +37,7 @@ void vg_region_info_read(const struct vg_region *r, struct vg_region_info *out)
 	VG_FIELD(out->name, h->name);
 	VG_FIELD(out->created_spec, h->created_spec);
 	VG_FIELD(out->spec, h->spec);
+	VG_FIELD(out->compute_spec, h->compute_spec);
 	out->persistent = h->flags & VG_REGION_PERSISTENT;
 	out->reclaimed = atomic_load(&h->reclaimed);
 	out->evicted = atomic_load(&h->evicted);
@@ -124,6 +125,9 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 		v->limit_seq = atomic_load(&s->limit_seq);
 		VG_FIELD(v->limit_spec, s->limit_spec);
 		v->pending = (int32_t)(v->limit_seq - atomic_load(&s->applied_seq)) > 0;
+		uint32_t cseq = atomic_load(&s->compute_seq);
+		VG_FIELD(v->compute_spec, s->compute_spec);
+		v->compute_pending = (int32_t)(cseq - atomic_load(&s->compute_applied_seq)) > 0;
 		if (atomic_load(&h->generation) == gen && atomic_load(&s->state) == VG_SLOT_ACTIVE)
 			break;
 	}

@@ -20,6 +20,7 @@ struct vg_region_info {
 	char name[VG_REGION_NAME_MAX];          /* "" for a control segment */
 	char created_spec[VG_REGION_SPEC_MAX];  /* the limit spec it was created (or last started over) with */
 	char spec[VG_REGION_SPEC_MAX];          /* the spec in force */
+	char compute_spec[VG_REGION_SPEC_MAX];  /* the region-wide compute share ("": none) */
 	bool persistent;                        /* VG_REGION_PERSISTENT */
 	uint64_t reclaimed, evicted;
 };
@@ -63,6 +64,9 @@ struct vg_slot_view {
 	bool compute_published;
 	uint32_t compute_pm[VG_REGION_DEVS], compute_recent_pm[VG_REGION_DEVS];
 	uint64_t gpu_time_ns[VG_REGION_DEVS];
+	/* The last `limit set --compute --pid` request ("": none), and whether the process has not applied it yet. */
+	char compute_spec[VG_REGION_SPEC_MAX];
+	bool compute_pending;
 };
 
 /* Copy slot i; false if it is free. */

@@ -25,6 +25,8 @@ static void vg_slot_clear(struct vg_region *r, uint32_t i)
 	 * active slot whose pid reads 0 would make it refuse the region as corrupt. The state says the slot is free. */
 	s->cmd[0] = '\0';
 	s->limit_spec[0] = '\0';
+	s->compute_spec[0] = '\0';
+	atomic_store(&s->compute_applied_seq, atomic_load(&s->compute_seq));
 	s->live_lock = 0;
 	atomic_store(&s->bound, 0);
 	atomic_store(&s->applied_seq, atomic_load(&s->limit_seq));
@@ -121,6 +123,7 @@ int vg_claim_locked(struct vg_region *r, pid_t pid, uint64_t start, const char *
 	for (int d = 0; d < VG_REGION_DEVS; d++)
 		atomic_store(&s->quota[d], atomic_load(&r->own_quota[d]));
 	r->seen_slot_seq = atomic_load(&s->limit_seq);
+	r->seen_compute_seq = atomic_load(&s->compute_seq);
 	atomic_store(&s->state, VG_SLOT_ACTIVE);
 	atomic_fetch_add(&r->h->generation, 1);
 	atomic_fetch_add(&r->h->joins, 1);

@@ -144,20 +144,26 @@
 	X(LIMIT_PID, "pid", 'p', VG_ARG("PID"),                                                                       \
 	  "set: that process's own quota (found through its control segment or its slot in\na shared region; with "   \
 	  "--shared, only there); show: only that process")                                                           \
+	X(LIMIT_COMPUTE, "compute", 'c', VG_ARG("PCT"),                                                               \
+	  "set: a compute share, as VRAMGUARD_COMPUTE_LIMIT (40%, 0:30%,1:70%, GPU-<uuid>:40%,\nunlimited): with "    \
+	  "--pid that process's own; with --shared alone the region's, which its\nmembers that use a GPU at the same " \
+	  "time divide")                                                                                              \
 	X(LIMIT_JSON, "json", 'j', VG_NOARG, "show: JSON (schema " VG_VIEW_LIMITS_SCHEMA ", see docs/report-format.md)") \
 	X(LIMIT_DIR, "dir", 'd', VG_ARG("DIR"), VG_CLI_DIR_HELP)
 #define VG_LIMIT_ABOUT                                                                                                \
 	"Change a limit while jobs run, or show the limits in force. SPEC is written as NVIDIA_GPU_MEMORY_LIMITS:\n"  \
-	"4096 (MiB), 4G, 50%, unlimited, 0:4G,1:2G, GPU-<uuid>:4G.\n"
+	"4096 (MiB), 4G, 50%, unlimited, 0:4G,1:2G, GPU-<uuid>:4G. --compute PCT changes the compute share (a\n"      \
+	"share of the GPU's time, docs/compute.md) with SPEC or without it.\n"
 #define VG_LIMIT_NOTES                                                                                                \
 	"\n"                                                                                                          \
-	"Processes apply a new limit at their next allocation; until then 'limit show' lists it as pending\n"         \
-	"(REQUESTED). A limit below what is in use is accepted: new allocations are denied until usage drops under\n" \
-	"it. With --shared, a SPEC of keys only (0:4G) changes those GPUs and keeps the region's default for GPUs\n"  \
-	"registered later; members whose budget came from NVIDIA_GPU_MEMORY_LIMITS alone (no VRAMGUARD_SHARED_LIMITS)\n" \
-	"move their own quota with it. A region may be changed by its owner, its group when the file is\n"            \
-	"group-writable, and root; never when every user can write the file. Exit status 1 if the region or process\n" \
-	"is not found or may not be changed, 2 for a usage error or an invalid SPEC.\n"
+	"Processes apply a new limit at their next allocation and a new compute share within a second (also one\n"    \
+	"started with no compute limit); until then 'limit show' lists it as pending (REQUESTED). A limit below\n"    \
+	"what is in use is accepted: new allocations are denied until usage drops under it. With --shared, a SPEC\n"  \
+	"of keys only (0:4G) changes those GPUs and keeps the region's default for GPUs registered later; members\n"  \
+	"whose budget came from NVIDIA_GPU_MEMORY_LIMITS alone (no VRAMGUARD_SHARED_LIMITS) move their own quota\n"   \
+	"with it. A region may be changed by its owner, its group when the file is group-writable, and root;\n"       \
+	"never when every user can write the file. Exit status 1 if the region or process is not found or may not\n"  \
+	"be changed, 2 for a usage error or an invalid SPEC or PCT.\n"
 
 /* ---- exporter, autoscale ---- */
 #define VG_EXPORTER_FLAGS(X)                                                                                          \
@@ -290,7 +296,7 @@
 	  VG_USAGE("top [--once] [--json] [--interval SECONDS] [--shared NAME|PATH]... [--dir DIR]"), VG_TOP_FLAGS,   \
 	  VG_TOP_ABOUT, VG_TOP_NOTES)                                                                                 \
 	X(limit, vg_cli_limit, "change a region's budget or a process's quota while it runs; show the limits in force", \
-	  VG_USAGE("limit set SPEC (--shared NAME|PATH | --pid PID) [--dir DIR]",                                     \
+	  VG_USAGE("limit set [SPEC] [--compute PCT] (--shared NAME|PATH | --pid PID) [--dir DIR]",                   \
 		   "limit show [--shared NAME|PATH]... [--pid PID] [--json] [--dir DIR]"),                            \
 	  VG_LIMIT_FLAGS, VG_LIMIT_ABOUT, VG_LIMIT_NOTES)                                                             \
 	X(exporter, vg_cli_exporter,                                                                                  \

@@ -202,10 +202,118 @@ int vg_limit_set_pid(const char *dir, const char *shared, int32_t pid, const cha
 	return limit_change_run(&r, limit_set_pid_in, &c);
 }
 
+/* ---- compute shares (`limit set --compute`) ---- */
+
+/* What the process's compute share is now, as its slot shows it: the last request it applied, else the share it
+ * published on its GPUs ("25%", "per-GPU shares", "none"); a request it has not applied yet is named after it. */
+static void limit_compute_now(const struct vg_slot_view *v, char *buf, size_t len)
+{
+	if (v->compute_spec[0] && !v->compute_pending) {
+		snprintf(buf, len, "%s", v->compute_spec);
+		return;
+	}
+	uint32_t pm = 0;
+	bool first = true, mixed = false;
+	for (int d = 0; v->compute_published && d < VG_REGION_DEVS; d++) {
+		if (!(v->bound >> d & 1) && !v->compute_pm[d])
+			continue;
+		if (!first && v->compute_pm[d] != pm)
+			mixed = true;
+		pm = v->compute_pm[d];
+		first = false;
+	}
+	char now[32];
+	if (mixed)
+		snprintf(now, sizeof(now), "per-GPU shares");
+	else if (pm)
+		snprintf(now, sizeof(now), "%u%%", (pm + 5) / 10);
+	else
+		snprintf(now, sizeof(now), "none");
+	if (v->compute_pending && v->compute_spec[0])
+		snprintf(buf, len, "%s (%s requested, not applied yet)", now, v->compute_spec);
+	else
+		snprintf(buf, len, "%s", now);
+}
+
+static int limit_compute_pid_in(struct vg_region *r, void *arg)
+{
+	struct limit_change *c = arg;
+	int32_t pid = c->pid;
+	struct vg_slot_view v;
+	char err[VG_CLI_WHY_MAX], old[VG_REGION_SPEC_MAX + 80];
+	if (!vg_slot_read(r, (uint32_t)c->slot, &v) || !v.alive || v.start != vg_proc_start(pid))
+		return vg_cli_fail(1, "process %d exited (it left %s) before the compute share could be set: nothing was "
+				   "changed", (int)pid, r->path);
+	limit_compute_now(&v, old, sizeof(old));
+	int rc = vg_region_set_slot_compute(r, c->slot, v.pid, v.start, c->spec, err, sizeof(err));
+	if (rc == -ESRCH)
+		return vg_cli_fail(1, "process %d (%s) exited (it left %s) before the compute share could be set: nothing "
+				   "was changed", (int)pid, v.cmd, r->path);
+	if (rc)
+		return vg_cli_fail(1, "process %d: %s", (int)pid, err);
+	char ns[64] = "";
+	if (v.pid != pid)
+		snprintf(ns, sizeof(ns), " (PID %d in its own PID namespace)", (int)v.pid);
+	if (c->out)
+		fprintf(c->out, "vramguard: process %d%s (%s), %s %s: compute share %s -> %s; it applies it within a "
+			"second%s\n", (int)pid, ns, v.cmd, r->kind == VG_REGION_CONTROL ? "control segment" : "shared region",
+			r->path, old, c->spec, r->kind == VG_REGION_SHARED ? " (the region's compute share still applies)" : "");
+	return 0;
+}
+
+static int limit_compute_shared_in(struct vg_region *r, void *arg)
+{
+	struct limit_change *c = arg;
+	char err[VG_CLI_WHY_MAX], label[VG_SHARED_PATH_MAX];
+	struct vg_region_info before;
+	vg_region_info_read(r, &before);
+	vg_cli_region_label(r, c->name, label, sizeof(label));
+	vg_region_reclaim(r);
+	if (vg_region_set_compute(r, c->spec, err, sizeof(err)) != 0)
+		return vg_cli_fail(1, "shared region '%s': %s", label, err);
+	int members = 0;
+	for (uint32_t k = 0; k < r->nslots; k++) {
+		struct vg_slot_view v;
+		if (vg_slot_read(r, k, &v) && v.alive)
+			members++;
+	}
+	char who[96];
+	if (members == 0)
+		snprintf(who, sizeof(who), "no process is in it now; processes that join get it");
+	else
+		snprintf(who, sizeof(who), "%d process%s within a second", members,
+			 members == 1 ? " applies it" : "es apply it");
+	if (c->out)
+		fprintf(c->out, "vramguard: shared region '%s' (%s): compute share %s -> %s, divided on each GPU among "
+			"the members that use it at the same time; %s\n", label, r->path,
+			before.compute_spec[0] ? before.compute_spec : "none", c->spec, who);
+	return 0;
+}
+
+/* `limit set --compute PCT`: pid's own share, or (no pid) the shared region's. */
+static int limit_set_compute(const char *dir, const char *shared, int32_t pid, const char *spec)
+{
+	struct vg_region r;
+	struct limit_change c = { .name = shared, .spec = spec, .pid = pid };
+	c.out = stdout;
+	int rc = pid ? vg_limit_find_pid(dir, shared, pid, true, &r, &c.slot) : vg_limit_open_shared(dir, shared, &r, true);
+	if (rc)
+		return rc;
+	return limit_change_run(&r, pid ? limit_compute_pid_in : limit_compute_shared_in, &c);
+}
+
+/* The compute share is checked by the library's own parser (config/compute.c) before anything is written. */
+static int limit_compute_check(const char *spec)
+{
+	struct vg_limits l;
+	char e[VG_ERR_MAX];
+	return vg_region_compute_check(spec, &l, e, sizeof(e)) != 0 ? vg_cli_fail(2, "%s", e) : 0;
+}
+
 int vg_limit_set(int argc, char **argv)
 {
 	struct vg_cli_getopt g;
-	const char *shared = NULL, *dirarg = NULL, *usage = vg_cli_usage_of("limit");
+	const char *shared = NULL, *dirarg = NULL, *compute = NULL, *usage = vg_cli_usage_of("limit");
 	int32_t pid = 0;
 	int k;
 	struct vg_limits l;
@@ -221,26 +329,32 @@ int vg_limit_set(int argc, char **argv)
 			if (vg_limit_pid_arg(optarg, &pid))
 				return 2;
 			break;
+		case VG_OPT_LIMIT_COMPUTE: compute = optarg; break;
 		case VG_OPT_LIMIT_DIR: dirarg = optarg; break;
 		case VG_OPT_LIMIT_JSON: return vg_cli_refuse_option(&g, argv);
 		case VG_CLI_OPT_HELP: return vg_cli_help("limit");
 		default: return vg_cli_bad_option(&g, argv);
 		}
 	}
-	if (argc - optind != 1)
-		return vg_cli_usage(usage, argc - optind ? "limit set: expected one SPEC, got %s too" : "limit set: no SPEC given%s",
+	int want = compute ? 0 : 1;     /* SPEC: optional with --compute */
+	if (argc - optind > 1 || argc - optind < want)
+		return vg_cli_usage(usage, argc - optind ? "limit set: expected one SPEC, got %s too" :
+				    "limit set: no SPEC given (or --compute PCT)%s",
 				    argc - optind ? vg_cli_q(argv[optind + 1]) : "");
 	if (!shared && !pid)
-		return vg_cli_usage(usage, "limit set: say what to change: --shared NAME (a shared region's budget) or --pid "
-				    "PID (one process's quota)");
-	const char *spec = argv[optind];
-	int rc = limit_spec_check(spec, &l);
-	if (rc)
+		return vg_cli_usage(usage, "limit set: say what to change: --shared NAME (a shared region's budget%s) or --pid "
+				    "PID (one process's %s)", compute ? " or compute share" : "",
+				    compute ? "compute share" : "quota");
+	const char *spec = argc - optind ? argv[optind] : NULL;
+	int rc = spec ? limit_spec_check(spec, &l) : 0;
+	if (rc || (compute && (rc = limit_compute_check(compute)) != 0))
 		return rc;
 	char dir[VG_CLI_DIR_MAX], err[VG_CLI_WHY_MAX];
 	if (vg_cli_dir(dirarg, dir, sizeof(dir), err, sizeof(err)) != 0)
 		return vg_cli_fail(2, "%s", err);
-	if (pid)
-		return vg_limit_set_pid(dir, shared, pid, spec, &l, stdout);
-	return vg_limit_set_shared(dir, shared, spec, &l, stdout);
+	if (spec)
+		rc = pid ? vg_limit_set_pid(dir, shared, pid, spec, &l, stdout) : vg_limit_set_shared(dir, shared, spec, &l, stdout);
+	if (rc || !compute)
+		return rc;
+	return limit_set_compute(dir, shared, pid, compute);
 }

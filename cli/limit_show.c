@@ -22,77 +22,116 @@ static bool limit_row_shown(uint32_t k, const struct vg_slot_view *v, int32_t on
 	return !only_pid || (limit_only_slot >= 0 ? k == (uint32_t)limit_only_slot : v->pid == only_pid);
 }
 
+/* A shared region's header lines and its GPUs' table. */
+static void show_region_head(const struct vg_scan_region *sr, struct vg_strbuf *out)
+{
+	struct vg_tab t;
+	struct vg_region_info info;
+	vg_region_info_read(&sr->r, &info);
+	const char *created = info.created_spec, *spec = info.spec;
+	vg_strbuf_printf(out, "shared region '%s' (%s)%s\n", sr->label, sr->r.path, sr->admin ? "" : " (read-only here)");
+	vg_strbuf_printf(out, "  created with  %s\n  in force      %s\n", created[0] ? created : "none",
+			 spec[0] ? spec : "none");
+	if (info.compute_spec[0])
+		vg_strbuf_printf(out, "  compute       %s (divided among the members that want a GPU at the same time)\n",
+				 info.compute_spec);
+	else
+		vg_strbuf_str(out, "  compute       none\n");
+	static const char *const head[] = { "INDEX", "UUID", "ORDINAL", "MEMORY", "LIMIT", "USED", "PEAK", "DENIED" };
+	vg_tab_init(&t, 8, "llrrrrrr");
+	vg_tab_row(&t, head);
+	int n = 0;
+	for (int d = 0; d < VG_REGION_DEVS; d++) {
+		struct vg_dev_view v;
+		char idx[16], ord[16], mem[32], lim[32], used[32], peak[32], den[24];
+		if (!vg_dev_read(&sr->r, d, &v))
+			continue;
+		snprintf(idx, sizeof(idx), "%d", d);
+		snprintf(ord, sizeof(ord), "%d", (int)v.ordinal);
+		snprintf(den, sizeof(den), "%llu", (unsigned long long)v.denied);
+		const char *row[] = { idx, v.uuid, ord, v.total ? vg_format_bytes(v.total, mem, sizeof(mem)) : "?",
+				      vg_cli_size(v.limit, lim, sizeof(lim)), vg_format_bytes(v.used, used, sizeof(used)),
+				      vg_format_bytes(v.peak, peak, sizeof(peak)), den };
+		vg_tab_row(&t, row);
+		n++;
+	}
+	if (n)
+		vg_tab_render(&t, out, "  ");
+	else
+		vg_strbuf_str(out, "  no GPU registered yet (the budget applies to each GPU as members first use it)\n");
+	vg_tab_free(&t);
+}
+
+/* Does any process shown have a compute share (published, or asked for)? Then the table has a COMPUTE column. */
+static bool show_any_compute(const struct vg_scan_region *sr, int32_t only_pid)
+{
+	for (uint32_t k = 0; k < sr->r.nslots; k++) {
+		struct vg_slot_view v;
+		if (vg_slot_read(&sr->r, k, &v) && limit_row_shown(k, &v, only_pid) &&
+		    (v.compute_spec[0] || v.compute_published))
+			return true;
+	}
+	return false;
+}
+
+/* REQUESTED: what `limit set --pid` asked that the process has not applied yet, memory and compute. */
+static void show_requested(const struct vg_slot_view *v, char *req, size_t len, bool *requested)
+{
+	const char *state = v->alive ? "pending" : "never applied";
+	bool mem = v->pending && v->limit_spec[0], cpu = v->compute_pending && v->compute_spec[0];
+	if (mem && cpu)
+		snprintf(req, len, "%s, --compute %s (%s)", v->limit_spec, v->compute_spec, state);
+	else if (mem || cpu)
+		snprintf(req, len, "%s%s (%s)", cpu ? "--compute " : "", cpu ? v->compute_spec : v->limit_spec, state);
+	else
+		snprintf(req, len, "-");
+	*requested |= mem || cpu;
+}
+
 static void show_region_text(const struct vg_scan_region *sr, int32_t only_pid, struct vg_strbuf *out, bool *requested)
 {
 	struct vg_tab t;
 	char g[64];
-	if (!sr->control) {
-		struct vg_region_info info;
-		vg_region_info_read(&sr->r, &info);
-		const char *created = info.created_spec, *spec = info.spec;
-		vg_strbuf_printf(out, "shared region '%s' (%s)%s\n", sr->label, sr->r.path,
-				 sr->admin ? "" : " (read-only here)");
-		vg_strbuf_printf(out, "  created with  %s\n  in force      %s\n", created[0] ? created : "none",
-				 spec[0] ? spec : "none");
-		static const char *const head[] = { "INDEX", "UUID", "ORDINAL", "MEMORY", "LIMIT", "USED", "PEAK",
-						    "DENIED" };
-		vg_tab_init(&t, 8, "llrrrrrr");
-		vg_tab_row(&t, head);
-		int n = 0;
-		for (int d = 0; d < VG_REGION_DEVS; d++) {
-			struct vg_dev_view v;
-			char idx[16], ord[16], mem[32], lim[32], used[32], peak[32], den[24];
-			if (!vg_dev_read(&sr->r, d, &v))
-				continue;
-			snprintf(idx, sizeof(idx), "%d", d);
-			snprintf(ord, sizeof(ord), "%d", (int)v.ordinal);
-			snprintf(den, sizeof(den), "%llu", (unsigned long long)v.denied);
-			const char *row[] = { idx, v.uuid, ord, v.total ? vg_format_bytes(v.total, mem, sizeof(mem)) : "?",
-					      vg_cli_size(v.limit, lim, sizeof(lim)), vg_format_bytes(v.used, used, sizeof(used)),
-					      vg_format_bytes(v.peak, peak, sizeof(peak)), den };
-			vg_tab_row(&t, row);
-			n++;
-		}
-		if (n)
-			vg_tab_render(&t, out, "  ");
-		else
-			vg_strbuf_str(out, "  no GPU registered yet (the budget applies to each GPU as members first use it)\n");
-		vg_tab_free(&t);
-	}
-	static const char *const phead[] = { "PID", "COMMAND", "GPU", "OWN QUOTA", "USED", "PEAK", "REQUESTED" };
-	vg_tab_init(&t, 7, "lllrrrl");
+	if (!sr->control)
+		show_region_head(sr, out);
+	bool cc = show_any_compute(sr, only_pid);
+	static const char *const phead[] = { "PID", "COMMAND", "GPU", "OWN QUOTA", "USED", "PEAK", "REQUESTED", "COMPUTE" };
+	vg_tab_init(&t, cc ? 8 : 7, "lllrrrlr");
 	vg_tab_row(&t, phead);
 	int rows = 0;
 	for (uint32_t k = 0; k < sr->r.nslots; k++) {
 		struct vg_slot_view v;
 		if (!vg_slot_read(&sr->r, k, &v) || !limit_row_shown(k, &v, only_pid))
 			continue;
-		char pid[16], cmd[VG_REGION_CMD_MAX + 16], q[32], used[32], peak[32], req[VG_REGION_SPEC_MAX + 16];
+		char pid[16], cmd[VG_REGION_CMD_MAX + 16], q[32], used[32], peak[32], req[2 * VG_REGION_SPEC_MAX + 40];
+		char cpu[16];
 		snprintf(pid, sizeof(pid), "%d", (int)v.pid);
 		snprintf(cmd, sizeof(cmd), "%s%.32s%s", vg_life_tag(v.life), v.cmd, strlen(v.cmd) > 32 ? "..." : "");
-		/* Only a request the process has not applied yet: once applied, OWN QUOTA shows it. */
-		if (v.pending && v.limit_spec[0]) {
-			snprintf(req, sizeof(req), "%s (%s)", v.limit_spec, v.alive ? "pending" : "never applied");
-			*requested = true;
-		} else {
-			snprintf(req, sizeof(req), "-");
-		}
+		/* Only a request the process has not applied yet: once applied, OWN QUOTA (COMPUTE) shows it. */
+		show_requested(&v, req, sizeof(req), requested);
 		bool any = false;
 		for (int d = 0; d < VG_REGION_DEVS; d++) {
 			if (!vg_slot_uses(&sr->r, &v, d))
 				continue;
 			struct vg_dev_view dv;
 			vg_dev_read(&sr->r, d, &dv);
+			uint32_t pm = v.compute_published ? v.compute_pm[d] : 0;
+			if (pm % 10)
+				snprintf(cpu, sizeof(cpu), "%u.%u%%", pm / 10, pm % 10);
+			else if (pm)
+				snprintf(cpu, sizeof(cpu), "%u%%", pm / 10);
+			else
+				snprintf(cpu, sizeof(cpu), "-");
 			const char *row[] = { pid, cmd, vg_dev_label(&dv, g, sizeof(g)),
 					      vg_cli_size(v.quota[d], q, sizeof(q)),
 					      vg_format_bytes(v.used[d], used, sizeof(used)),
-					      vg_format_bytes(v.peak[d], peak, sizeof(peak)), req };
+					      vg_format_bytes(v.peak[d], peak, sizeof(peak)), req, cpu };
 			vg_tab_row(&t, row);
 			any = true;
 			rows++;
 		}
 		if (!any) {
-			const char *row[] = { pid, cmd, "-", "-", "-", "-", req };
+			const char *row[] = { pid, cmd, "-", "-", "-", "-", req, "-" };
 			vg_tab_row(&t, row);
 			rows++;
 		}
@@ -245,8 +284,8 @@ static void show_text(const struct vg_scan *s, const struct show_args *a, struct
 	if (!s->n)
 		vg_strbuf_printf(b, "no shared region or process under vramguard in %s\n", a->dir);
 	if (requested)
-		vg_strbuf_str(b, "REQUESTED: a 'vramguard limit set --pid' the process has not applied yet; it applies it at "
-				 "its next allocation (OWN QUOTA shows it then)\n");
+		vg_strbuf_str(b, "REQUESTED: a 'vramguard limit set --pid' the process has not applied yet; it applies a limit "
+				 "at its next allocation (OWN QUOTA shows it then), a compute share within a second (COMPUTE)\n");
 	vg_scan_notes(s, b, "note: ");
 }
 

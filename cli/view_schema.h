@@ -220,8 +220,11 @@
 	X(skipped, INT, s->bad, "as in `top`") \
 	X(changed, INT, s->changed, "as in `top`")
 
-/* What a region has in `limit show` after the keys of VG_VIEW_REGION: sr, only_pid. */
+/* What a region has in `limit show` after the keys of VG_VIEW_REGION: sr, info, only_pid. */
 #define VG_VIEW_LIMITS_REGION(X) \
+	X(compute_limit, NSTR, sr->control || !info.compute_spec[0] ? NULL : info.compute_spec, "the region-wide " \
+	  "compute share (`limit set --compute --shared`, in `VRAMGUARD_COMPUTE_LIMIT`'s syntax), which the members " \
+	  "that want a GPU at the same time divide; `null` for none (always in a control segment)") \
 	X(processes, ARRAY, limit_json_processes(b, sr, only_pid), "its processes (below); with `--pid`, only that one")
 
 /* `limit show`'s processes[]: sr, k, p. */
@@ -230,6 +233,10 @@
 	VG_VIEW_PROCESS_SLOT(X) \
 	VG_VIEW_PROCESS_REQUEST(X) \
 	X(requests, U64, p->limit_seq, "how many `limit set --pid` requests it received") \
+	X(requested_compute, NSTR, p->compute_spec[0] ? p->compute_spec : NULL, "the last `limit set --compute --pid` " \
+	  "share, or `null`") \
+	X(compute_applied, BOOL, !p->compute_pending, "`false` while the process has not applied that share yet (it " \
+	  "does within a second); `true` when it has or there is none") \
 	X(devices, ARRAY, limit_json_process_devices(b, sr, p), "every GPU the process registered in its region " \
 	  "(below)")
 
@@ -238,7 +245,10 @@
 	VG_VIEW_DEVICE_ID(X) \
 	X(quota_bytes, LIMIT, p->quota[d], "the process's own quota; `null` for none") \
 	X(used_bytes, U64, p->used[d], "in use by the process, as in `top`") \
-	X(peak_bytes, U64, p->peak[d], "the highest `used_bytes` seen")
+	X(peak_bytes, U64, p->peak[d], "the highest `used_bytes` seen") \
+	X(compute_limit_permille, NZU64, (uint64_t)(p->compute_published ? p->compute_pm[d] : 0), "the compute share " \
+	  "in force there, per mille of the GPU's time (its own, or its part of the region's, whichever is lower), as " \
+	  "the process publishes it each second; `null` for none or not published yet")
 
 /* O(name, rows): every object, each document first. The name is the table's marker in docs/report-format.md,
  * "<!-- schema:NAME -->" (beside the report's objects: the names differ). */

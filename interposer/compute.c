@@ -12,7 +12,9 @@
 #include "accounting/clock.h"
 #include "accounting/gpu_share.h"
 #include "accounting/lockorder.h"
+#include "accounting/region.h"
 #include "accounting/throttle.h"
+#include "config/config.h"
 #include "interposer/compute.h"
 #include "interposer/device.h"
 #include "interposer/globals.h"
@@ -36,6 +38,12 @@ struct vg_cdev {
 	struct vg_gpu_share gs;         /* our slot in the GPU's activity file (fd -1: none) */
 	_Atomic bool known;             /* its limit was read from the configuration (read without the lock) */
 	const char *source;
+	/* Live changes (the block at the end): t.share_pm is the lower of own_pm and the region's share divided among
+	 * its members that want the GPU (region_pm / members). */
+	uint32_t own_pm;                /* the process's own share: configured, or `limit set --compute --pid` */
+	const char *own_source;
+	uint32_t region_pm;             /* its shared region's share of the GPU (0: none) */
+	unsigned members;               /* members of the region that want the GPU, us included */
 };
 
 /* One stream we measure: (context, handle) names it; a _ptsz launch on the thread's own stream gets a key of its
@@ -146,6 +154,13 @@ static bool vg_cs_after(struct vg_cstream *c)
 	return c->after || atomic_load(&c->gen) > c->rec_gen;
 }
 
+static bool vg_cs_relaxed;              /* the thread is in relaxed capture mode */
+
+static void vg_cs_live_know(struct vg_cdev *d, int dev);
+static void vg_cs_divide(struct vg_cdev *d, uint64_t now);
+static void vg_cs_live_check(void);
+static void vg_cs_live_forget(void);
+
 static uint64_t vg_cs_now(void)
 {
 	return vg_clock_ns(CLOCK_MONOTONIC);
@@ -203,6 +218,9 @@ static void vg_cs_know(int dev)
 		d->source = src;
 		d->gs = gs;
 		d->n = 1;
+		d->own_pm = pm;
+		d->own_source = src;
+		vg_cs_live_know(d, dev);
 		d->known = true;
 		gs.fd = -1;
 	}
@@ -254,6 +272,7 @@ static void vg_cs_idle(struct vg_cstream *c, uint64_t now)
 		d->idle_since = now;
 		d->held = d->waiters > 0;
 		vg_cs_recount(d, now, now);
+		vg_cs_divide(d, now);   /* a region share: we no longer want the GPU, unless a launch waits */
 	}
 }
 
@@ -344,7 +363,7 @@ static void *vg_cs_main(void *arg)
 {
 	(void)arg;
 	CUstreamCaptureMode mode;
-	vg_capture_relax(&mode);                /* for the thread's life */
+	vg_cs_relaxed = vg_capture_relax(&mode);        /* for the thread's life (again once the driver is up) */
 	uint64_t checked = 0, lingering = 0;
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
 	for (;;) {
@@ -358,13 +377,16 @@ static void *vg_cs_main(void *arg)
 				continue;
 			if (check)
 				vg_gpu_share_check(&d->gs);
-			if (d->active)
+			if (d->active) {
 				vg_cs_recount(d, now, now);     /* others start and stop: our rate follows */
-			else
+				vg_cs_divide(d, now);           /* ... and our part of a region share */
+			} else {
 				vg_throttle_advance(&d->t, now, 0);
+			}
 		}
 		if (check) {
 			checked = now;
+			vg_cs_live_check();     /* a new share first, so that the figures below show it */
 			vg_cs_publish(now);
 		}
 		unsigned busy = vg_cs_busy ? vg_cs_poll(-1, true, vg_cs_now()) : 0;
@@ -390,6 +412,7 @@ static void *vg_cs_main(void *arg)
 }
 
 static pthread_condattr_t vg_cs_condattr;
+static void vg_cs_live_start(void);
 
 void vg_compute_start(bool any_limit)
 {
@@ -398,6 +421,8 @@ void vg_compute_start(bool any_limit)
 	pthread_cond_init(&vg_cs_wake, &vg_cs_condattr);
 	if (any_limit)
 		atomic_store(&vg_compute_on, true);
+	else
+		vg_cs_live_start();
 }
 
 static bool vg_cs_own_stream(CUstream s, bool ptsz)
@@ -445,6 +470,7 @@ static void vg_cs_hold(const struct vg_launch *l)
 	d->held = true;
 	d->waits++;
 	uint64_t began = vg_cs_now();
+	vg_cs_divide(d, began);         /* a region share: we want the GPU while we wait for it */
 	for (;;) {
 		/* The GPU's streams first: the time they still run is charged, the rest of the wait is not. */
 		CUstreamCaptureMode mode;
@@ -637,6 +663,177 @@ void vg_compute_atfork_child(void)
 	atomic_store(&vg_cs_gen, 0);
 	vg_cs_busy = 0;
 	vg_cs_thread_started = vg_cs_polling = false;
+	vg_cs_relaxed = false;
+	vg_cs_live_forget();
 	pthread_mutex_init(&vg_cs_lock, NULL);
 	pthread_cond_init(&vg_cs_wake, &vg_cs_condattr);
+}
+
+/* ---- live changes (`vramguard limit set --compute`; docs/compute.md, *Live changes*) ----
+ * The compute thread looks once a second for a share asked for this process (its region slot) and for its shared
+ * region's share, and applies them to every GPU it knows; a GPU first used later gets them at vg_cs_know. Nothing
+ * here runs on the launch path. A process started with no compute limit runs the thread from the start (for a
+ * second's wake-ups only) and turns vg_compute_on on with the first share it is given: its launches are measured
+ * from then on (a stream busy at that moment from its next launch). State under vg_cs_lock. */
+
+#define VG_CS_OWN_SOURCE "vramguard limit set"
+#define VG_CS_REGION_SOURCE "vramguard limit set --shared"
+
+static struct vg_limits vg_cs_own;      /* the last `limit set --compute --pid` applied (vg_cs_own_set) */
+static bool vg_cs_own_set;
+static struct vg_limits vg_cs_region;   /* the region's share (vg_cs_region_set; "" in the region: none) */
+static bool vg_cs_region_set;
+static uint32_t vg_cs_tag;              /* our shared region in the GPUs' activity files (0: none) */
+
+/* What list l gives GPU dev, per mille (0: unlimited); *said: whether it names the GPU at all. */
+static uint32_t vg_cs_pm_of(const struct vg_limits *l, int dev, int *said)
+{
+	const struct vg_device_info *di = vg_device_info_cached(dev);
+	uint64_t v = vg_limits_for(l, dev, di && di->uuid[0] ? di->uuid : NULL, 1000, NULL, said);
+	return *said && v < 1000 ? (uint32_t)v : 0;
+}
+
+/* The share in force on d from its parts: the lower of its own share and its part of the region's, with the source
+ * of the one that holds. Under vg_cs_lock. */
+static void vg_cs_apply(struct vg_cdev *d, uint64_t now)
+{
+	uint32_t pm = d->own_pm;
+	const char *src = d->own_source;
+	if (d->region_pm) {
+		uint32_t part = d->region_pm / (d->members ? d->members : 1);
+		if (part == 0)
+			part = 1;
+		if (!pm || part < pm) {
+			pm = part;
+			src = VG_CS_REGION_SOURCE;
+		}
+	}
+	if (pm != d->t.share_pm)
+		vg_throttle_set_share(&d->t, pm, now);
+	atomic_store(&d->holds, pm < 1000 ? pm : 0);
+	d->source = pm ? src : NULL;
+}
+
+/* Say in the GPU's activity file whether we want the GPU (work there, or a launch waiting for its share) and count
+ * the region's members that do; the share follows the count. Only with a region share. Under vg_cs_lock. */
+static void vg_cs_divide(struct vg_cdev *d, uint64_t now)
+{
+	if (!d->region_pm)
+		return;
+	vg_gpu_share_set_tag(&d->gs, vg_cs_tag, d->active > 0 || d->waiters > 0);
+	unsigned m = vg_gpu_share_count_tag(&d->gs, vg_cs_tag);
+	if (m != d->members) {
+		d->members = m;
+		vg_cs_apply(d, now);
+	}
+}
+
+/* GPU dev is used for the first time: the live shares given so far apply to it. Under vg_cs_lock. */
+static void vg_cs_live_know(struct vg_cdev *d, int dev)
+{
+	int said = 0;
+	if (vg_cs_own_set) {
+		uint32_t pm = vg_cs_pm_of(&vg_cs_own, dev, &said);
+		if (said) {
+			d->own_pm = pm;
+			d->own_source = pm ? VG_CS_OWN_SOURCE : NULL;
+		}
+	}
+	d->region_pm = vg_cs_region_set ? vg_cs_pm_of(&vg_cs_region, dev, &said) : 0;
+	d->members = 1;
+	if (d->own_pm != d->t.share_pm || d->region_pm)
+		vg_cs_apply(d, vg_cs_now());
+	vg_cs_divide(d, vg_cs_now());
+}
+
+/* A spec read from the region, parsed: false (one warning) if it does not parse, which `limit set` prevents. */
+static bool vg_cs_live_parse(const char *what, const char *spec, struct vg_limits *l)
+{
+	char e[VG_ERR_MAX];
+	if (vg_parse_compute(what, spec, l, e, sizeof(e)) == 0)
+		return true;
+	vg_log(VG_LOG_WARN, "%s ignored: %s", what, strncmp(e, "vramguard: ", 11) ? e : e + 11);
+	return false;
+}
+
+/* Each second, from the compute thread (vg_cs_lock held; released while the region is read): new shares applied to
+ * every known GPU, the region's members counted again. */
+static void vg_cs_live_check(void)
+{
+	struct vg_region *r = vg_shared_region();
+	if (!r)
+		return;
+	char own[VG_REGION_SPEC_MAX], reg[VG_REGION_SPEC_MAX];
+	struct vg_limits lo, lr;
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+	bool got_own = vg_region_pending_compute(r, own, sizeof(own)) &&
+		       vg_cs_live_parse("compute share from `vramguard limit set`", own, &lo);
+	bool got_reg = vg_region_compute_changed(r, reg, sizeof(reg)) &&
+		       (!reg[0] || vg_cs_live_parse("shared region's compute share", reg, &lr));
+	uint32_t tag = vg_region_tag(r);
+	if (got_own)
+		vg_log(VG_LOG_WARN, "compute share set to '%s' by `vramguard limit set`", own);
+	if (got_reg && (reg[0] || vg_cs_region_set))
+		vg_log(VG_LOG_WARN, "shared region %s: compute share %s%s%s by `vramguard limit set` (divided among its "
+		       "members that use a GPU at the same time)", vg_shared_label(), reg[0] ? "set to '" : "removed",
+		       reg, reg[0] ? "'" : "");
+	if ((got_own || (got_reg && reg[0])) && !vg_cs_relaxed) {
+		CUstreamCaptureMode mode;
+		vg_cs_relaxed = vg_capture_relax(&mode);        /* this thread started before the driver was up */
+	}
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	vg_cs_tag = tag;
+	if (got_own) {
+		vg_cs_own = lo;
+		vg_cs_own_set = true;
+	}
+	if (got_reg) {
+		vg_cs_region_set = reg[0] != '\0';
+		if (vg_cs_region_set)
+			vg_cs_region = lr;
+	}
+	uint64_t now = vg_cs_now();
+	for (int i = 0; i < VG_MAX_DEVICES; i++) {
+		struct vg_cdev *d = &vg_cdevs[i];
+		if (!d->known)
+			continue;
+		int said = 0;
+		uint32_t pm = got_own ? vg_cs_pm_of(&vg_cs_own, i, &said) : 0;
+		if (said) {
+			d->own_pm = pm;
+			d->own_source = pm ? VG_CS_OWN_SOURCE : NULL;
+		}
+		if (got_reg)
+			d->region_pm = vg_cs_region_set ? vg_cs_pm_of(&vg_cs_region, i, &said) : 0;
+		if (said || got_reg)
+			vg_cs_apply(d, now);
+		vg_cs_divide(d, now);
+	}
+	if (got_own || (got_reg && vg_cs_region_set))
+		atomic_store(&vg_compute_on, true);     /* the launch hooks measure from their next launch */
+}
+
+/* A process with no compute limit: the thread runs from the start, so that a share given later is seen (only a
+ * process in a region can be given one). */
+static void vg_cs_live_start(void)
+{
+	if (!vg_shared_region())
+		return;
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	if (!vg_cs_thread_started) {
+		vg_cs_thread_started = true;
+		vg_cs_polling = vg_thread_start("vramguard-gpu", vg_cs_main, NULL) == 0;
+		if (!vg_cs_polling)
+			vg_log(VG_LOG_WARN, "cannot start the compute share's thread: `vramguard limit set --compute` "
+			       "cannot reach this process");
+	}
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+}
+
+/* In a forked child: the parent's live shares are not the child's (its region slot is the parent's too). */
+static void vg_cs_live_forget(void)
+{
+	vg_cs_own_set = false;
+	vg_cs_region_set = false;
+	vg_cs_tag = 0;
 }

@@ -12,6 +12,10 @@
  * loop spends in Python between kernels: without it, a loop of small kernels would run far above its share). Launches
  * made while a stream captures a graph are not run, so not measured; the graph's launch is.
  *
+ * Live changes: the thread reads `vramguard limit set --compute`'s shares (the process's own, its shared region's)
+ * from the region once a second; a region's share is divided among its members that want the GPU at the same time
+ * (gpu_share.h's region word).
+ *
  * Holding: a launch on a GPU whose bucket is in debt waits until the share has paid the debt back. Kernels of NCCL
  * (named nccl*) never wait, so that no rank of a collective holds back the others; their time counts. */
 #ifndef VG_COMPUTE_H
@@ -33,7 +37,9 @@
  * `vramguard limit set --compute`): the launch hooks' one branch when it is false. */
 extern _Atomic bool vg_compute_on VG_HIDDEN;
 
-/* At start-up, the configuration valid: turn the launch hooks on if the configuration sets any compute limit. */
+/* At start-up, the configuration valid: turn the launch hooks on if the configuration sets any compute limit; else,
+ * in a region, start the compute thread, which turns them on when `vramguard limit set --compute` gives the process a
+ * share (compute.c's live changes). */
 void vg_compute_start(bool any_limit);
 
 /* One launch, from vg_compute_gate to vg_compute_launched. */

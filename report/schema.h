@@ -115,11 +115,12 @@
 	  "of the GPU's time (`VRAMGUARD_COMPUTE_LIMIT`, `CUDA_DEVICE_SM_LIMIT`; docs/compute.md); `null` when there " \
 	  "is none. Added in revision 4, as are the keys below up to `compute_waited_ns`: older reports lack them; " \
 	  "read `null` and 0") \
-	X(compute_limit_source, NSTR, compute_source, compute_set, OPT, "the variable or command that set it; " \
+	X(compute_limit_source, NSTR, compute_source, compute_set, OPT, "the variable or command that set it " \
+	  "(`\"vramguard limit set\"`; `\"vramguard limit set --shared\"` where its part of the region's share holds); " \
 	  "`null` when there is none") \
 	X(gpu_time_ns, U64, gpu_time_ns, _, OPT, "the GPU's time the process used on the device, as the compute " \
 	  "share measures it (docs/compute.md, *Measuring*); measured only in a process with a compute limit on " \
-	  "some GPU, else 0") \
+	  "some GPU (given live by `limit set --compute`: from then on), else 0") \
 	X(compute_recent_permille, U64, compute_recent_pm, _, OPT, "the share of the GPU's time used over the last " \
 	  "`compute_recent_seconds` (at most the last minute), per mille") \
 	X(compute_recent_seconds, U64, compute_recent_s, _, OPT, "the span of `compute_recent_permille`, seconds; 0: " \

@@ -30,7 +30,7 @@ reap() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 rcpy() { prog "$1" -- $CHK "${@:2}"; } # NAME MODE TOP ARGS...
 
 cli "help top documents its options" 0 '--interval SECONDS' -- $VG help top
-cli "help limit documents set and show" 0 '^usage: vramguard limit set SPEC' -- $VG help limit
+cli "help limit documents set and show" 0 '^usage: vramguard limit set \[SPEC\] \[--compute PCT\]' -- $VG help limit
 cli "--help lists top and limit" 0 '^  limit +change .* show the limits in force' -- $VG --help
 cli "top: an empty directory" 0 "^no process under vramguard in $RSD\$" "${RENV[@]}" -- $VG top --once
 # The variables are read as the library reads them (trimmed), so the command looks where the jobs look.

@@ -55,6 +55,69 @@ static void test_garbage(void)
 	CHECK(unlink(path) == 0);
 }
 
+/* The members of one region count each other when their slots name the region and say they want the GPU; a slot
+ * of another region, one that does not want the GPU, one whose process left, do not count. */
+static void test_tag(void)
+{
+	struct vg_gpu_share a, b, c;
+	const uint32_t T = 0x1234567, U = 0x7654321;
+	CHECK(vg_gpu_share_join(&a, dir, UUID, why, sizeof(why)) == 0);
+	CHECK(vg_gpu_share_join(&b, dir, UUID, why, sizeof(why)) == 0);
+	CHECK(vg_gpu_share_join(&c, dir, UUID, why, sizeof(why)) == 0);
+	vg_gpu_share_check(&a);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 1);
+	vg_gpu_share_set_tag(&b, T, true);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 2);
+	CHECK(vg_gpu_share_count_tag(&a, T | VG_GPU_SHARE_WANTS) == 2);  /* the tag's top bit is not the tag's */
+	CHECK(vg_gpu_share_count_tag(&a, 0) == 1);                       /* no region: alone */
+	CHECK(vg_gpu_share_count_tag(&a, U) == 1);
+	vg_gpu_share_set_tag(&c, U, true);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 2);
+	vg_gpu_share_set_tag(&c, T, true);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 3);
+	vg_gpu_share_set_tag(&c, T, false);                              /* idle: no longer counted */
+	CHECK(vg_gpu_share_count_tag(&a, T) == 2);
+	CHECK(vg_gpu_share_count(&a) == 1);                              /* "active" is the other word */
+	vg_gpu_share_set_tag(&a, T, true);                               /* our own slot: never counted twice */
+	CHECK(vg_gpu_share_count_tag(&a, T) == 2);
+	vg_gpu_share_leave(&b);                                          /* its lock goes */
+	vg_gpu_share_check(&a);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 1);
+	vg_gpu_share_leave(&c);
+	vg_gpu_share_leave(&a);
+	CHECK(unlink(path) == 0);
+}
+
+/* Garbage in the words that name regions: a slot without a lock never counts, so a file written full of our tag
+ * counts only the processes that are there; a live slot's garbage can only raise the count (a smaller share for
+ * us), up to the slots there are; a file cut short counts nobody else. Never below 1. */
+static void test_tag_garbage(void)
+{
+	struct vg_gpu_share a, b;
+	const uint32_t T = 0x1234567;
+	CHECK(vg_gpu_share_join(&a, dir, UUID, why, sizeof(why)) == 0);
+	CHECK(vg_gpu_share_join(&b, dir, UUID, why, sizeof(why)) == 0);
+	int fd = open(path, O_RDWR);
+	uint32_t w = T | VG_GPU_SHARE_WANTS;
+	for (int i = 0; i < VG_GPU_SHARE_SLOTS; i++)
+		CHECK(pwrite(fd, &w, sizeof(w), 64 + i * 8 + 4) == sizeof(w));
+	vg_gpu_share_check(&a);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 2);                       /* b's slot only: it holds its lock */
+	uint32_t junk = 0xffffffffu;
+	CHECK(pwrite(fd, &junk, sizeof(junk), 64 + b.slot * 8 + 4) == sizeof(junk));
+	CHECK(vg_gpu_share_count_tag(&a, T) == 1);
+	CHECK(vg_gpu_share_count_tag(&a, 0x7fffffffu) == 2);             /* junk is a region's tag, wanting */
+	CHECK(ftruncate(fd, 70) == 0);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 1);
+	CHECK(ftruncate(fd, 0) == 0);
+	vg_gpu_share_set_tag(&a, T, true);
+	CHECK(vg_gpu_share_count_tag(&a, T) == 1);
+	close(fd);
+	vg_gpu_share_leave(&b);
+	vg_gpu_share_leave(&a);
+	CHECK(unlink(path) == 0);
+}
+
 /* Each of the file's 64 slots taken: the 65th process is told so, in one line. */
 static void test_full(void)
 {
@@ -101,6 +164,8 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/" VG_GPU_SHARE_PREFIX UUID, dir);
 	test_two();
 	test_garbage();
+	test_tag();
+	test_tag_garbage();
 	test_full();
 	test_hostile();
 	rmdir(dir);

@@ -624,7 +624,8 @@ static void test_corruption(void)
 	CHECK(corrupt(HDR(name), "test", 5) == 0);
 	uint64_t magic = 0x1122334455667788ull;
 	EXPECT_REFUSED(corrupt(HDR(magic), &magic, 8), -EINVAL, "bad magic");
-	EXPECT_REFUSED(corrupt_u32(HDR(version), 6), -EPROTO, "version 6");
+	EXPECT_REFUSED(corrupt_u32(HDR(version), 7), -EPROTO, "version 7");
+	EXPECT_REFUSED(corrupt_u32(HDR(version), 5), -EPROTO, "version 5");
 	EXPECT_REFUSED(corrupt_u32(HDR(version), 4), -EPROTO, "version 4");
 	EXPECT_REFUSED(corrupt_u32(HDR(version), 3), -EPROTO, "version 3");
 	EXPECT_REFUSED(corrupt_u32(HDR(version), 2), -EPROTO, "version 2");
@@ -657,18 +658,20 @@ static void test_corruption(void)
 	EXPECT_REFUSED(corrupt(HDR(name), fill, VG_REGION_NAME_MAX), -EINVAL, "unterminated");
 	EXPECT_REFUSED(corrupt(HDR(created_spec), fill, VG_REGION_SPEC_MAX), -EINVAL, "unterminated");
 	EXPECT_REFUSED(corrupt(HDR(spec), fill, VG_REGION_SPEC_MAX), -EINVAL, "unterminated");
+	EXPECT_REFUSED(corrupt(HDR(compute_spec), fill, VG_REGION_SPEC_MAX), -EINVAL, "unterminated");
 	EXPECT_REFUSED(corrupt(DEV(3, uuid), fill, VG_REGION_UUID_MAX), -EINVAL, "device entry 3");
 	EXPECT_REFUSED(corrupt_u32(DEV(5, ordinal), (uint32_t)-2), -EINVAL, "device entry 5");
 	EXPECT_REFUSED(corrupt_u32(DEV(0, ordinal), VG_MAX_DEVICES), -EINVAL, "device entry 0");
 	EXPECT_REFUSED(corrupt(SLOT(7, cmd), fill, VG_REGION_CMD_MAX), -EINVAL, "slot 7");
 	EXPECT_REFUSED(corrupt(SLOT(9, limit_spec), fill, VG_REGION_SPEC_MAX), -EINVAL, "slot 9");
+	EXPECT_REFUSED(corrupt(SLOT(10, compute_spec), fill, VG_REGION_SPEC_MAX), -EINVAL, "slot 10");
 	EXPECT_REFUSED(corrupt_u32(SLOT(11, state), 2), -EINVAL, "slot 11");
 	EXPECT_REFUSED(corrupt_u32(SLOT(13, state), VG_SLOT_ACTIVE), -EINVAL, "slot 13");     /* pid 0 */
 	/* Our own slot is active: make its pid 0, then negative. */
 	EXPECT_REFUSED(corrupt_u32(SLOT(r.slot, pid), 0), -EINVAL, "slot 0");
 	EXPECT_REFUSED(corrupt_u32(SLOT(r.slot, pid), (uint32_t)-5), -EINVAL, "slot 0");
 	/* The last slot's last byte: the whole file is checked. */
-	EXPECT_REFUSED(corrupt(SLOT(VG_REGION_SLOTS_DEFAULT - 1, limit_spec), fill, VG_REGION_SPEC_MAX), -EINVAL,
+	EXPECT_REFUSED(corrupt(SLOT(VG_REGION_SLOTS_DEFAULT - 1, compute_spec), fill, VG_REGION_SPEC_MAX), -EINVAL,
 		       "slot 1023");
 
 	/* vg_region_check on memory directly. */
@@ -1318,6 +1321,81 @@ static void test_live_limits(void)
 	vg_region_leave(&r);
 	CHECK(!vg_region_slot_alive(&r2, -1));
 	CHECK(!vg_region_slot_alive(&r2, VG_REGION_SLOTS_DEFAULT));
+	vg_region_close(&r2);
+	vg_region_close(&r);
+}
+
+/* ---- 9b. live compute shares (`limit set --compute`) ---- */
+
+static void test_live_compute(void)
+{
+	char path[512], spec[VG_REGION_SPEC_MAX];
+	struct vg_region r, r2, ro;
+	tpath(path, "vramguard.compute");
+	CHECK(vg_region_open(&r, path, VG_OPEN_JOIN, VG_REGION_SHARED, MAKE_P(VG_REGION_SHARED, 0600, "compute", "1000"),
+			     NULL, err, sizeof(err)) == 0);       /* persistent: it is joined again after its last leave */
+	vg_region_close(&r);
+	CHECK(setup(&r, path, "1000", UUID_A) == 0);
+	CHECK(attach(&r2, path) == 0);
+	pid_t me = getpid();
+	uint64_t start = vg_proc_start(me);
+
+	/* The region's share: read once at first (none yet), then at each change. */
+	CHECK(vg_region_compute_changed(&r, spec, sizeof(spec)) && spec[0] == '\0');
+	CHECK(!vg_region_compute_changed(&r, spec, sizeof(spec)));
+	CHECK(vg_region_set_compute(&r2, "40%", err, sizeof(err)) == 0);
+	CHECK(vg_region_compute_changed(&r, spec, sizeof(spec)));
+	CHECK_STR(spec, "40%");
+	CHECK(!vg_region_compute_changed(&r, spec, sizeof(spec)));
+	/* Checked by the library's parser before anything is written. */
+	uint32_t seq = atomic_load(&r.h->compute_seq);
+	static const char *const bad[] = { "", " ", "0%", "101%", "50", "50.5%", "5O%", "50%,,1:20%", "4G", "0:30%,0:40%" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(vg_region_set_compute(&r2, bad[i], err, sizeof(err)) == -EINVAL);
+		CHECK(vg_region_set_slot_compute(&r2, r.slot, me, start, bad[i], err, sizeof(err)) == -EINVAL);
+		CHECK(strchr(err, '\n') == NULL);
+	}
+	CHECK_CONTAINS(err, "duplicate device key");
+	char toolong[400];
+	memset(toolong, '1', sizeof(toolong) - 1);
+	toolong[sizeof(toolong) - 1] = '\0';
+	CHECK(vg_region_set_compute(&r2, toolong, err, sizeof(err)) == -EINVAL);
+	CHECK_CONTAINS(err, "too long");
+	CHECK_EQ_U64(atomic_load(&r.h->compute_seq), seq);
+	CHECK_STR(r.h->compute_spec, "40%");
+	CHECK(!vg_region_compute_changed(&r, spec, sizeof(spec)));
+	CHECK(vg_region_open(&ro, path, VG_OPEN_READ, VG_REGION_SHARED, NULL, NULL, err, sizeof(err)) == 0);
+	CHECK(vg_region_set_compute(&ro, "10%", err, sizeof(err)) == -EBADF);
+	CHECK(vg_region_set_slot_compute(&ro, r.slot, me, start, "10%", err, sizeof(err)) < 0);
+	vg_region_close(&ro);
+	CHECK(vg_region_set_compute(&r2, "unlimited", err, sizeof(err)) == 0);
+	CHECK(vg_region_compute_changed(&r, spec, sizeof(spec)));
+	CHECK_STR(spec, "unlimited");
+
+	/* Per process: stored in the slot, picked up once. */
+	CHECK(!vg_region_pending_compute(&r, spec, sizeof(spec)));
+	CHECK(vg_region_set_slot_compute(&r2, r.slot, me, start, "0:30%,1:70%", err, sizeof(err)) == 0);
+	CHECK(atomic_load(&r.h->slot[r.slot].compute_applied_seq) != atomic_load(&r.h->slot[r.slot].compute_seq));
+	CHECK(vg_region_pending_compute(&r, spec, sizeof(spec)));
+	CHECK_STR(spec, "0:30%,1:70%");
+	CHECK(atomic_load(&r.h->slot[r.slot].compute_applied_seq) == atomic_load(&r.h->slot[r.slot].compute_seq));
+	CHECK(!vg_region_pending_compute(&r, spec, sizeof(spec)));
+	CHECK(!vg_region_pending_compute(&r2, spec, sizeof(spec)));     /* not joined */
+	/* The slot must still hold that process. */
+	CHECK(vg_region_set_slot_compute(&r2, r.slot, me, start + 1, "10%", err, sizeof(err)) == -ESRCH);
+	CHECK(vg_region_set_slot_compute(&r2, r.slot + 1, me, start, "10%", err, sizeof(err)) == -ESRCH);
+	CHECK(!vg_region_pending_compute(&r, spec, sizeof(spec)));
+	/* The region's tag in the GPUs' activity files: the same for every member, 31 bits, never 0. */
+	uint32_t tag = vg_region_tag(&r);
+	CHECK(tag != 0 && tag == vg_region_tag(&r2) && !(tag & 0x80000000u));
+	/* A request left for a process that has gone is not inherited by the next one in that slot. */
+	int mine = r.slot;
+	CHECK(vg_region_set_slot_compute(&r2, mine, me, start, "10%", err, sizeof(err)) == 0);
+	vg_region_leave(&r);
+	CHECK(r2.h->slot[mine].compute_spec[0] == '\0');
+	CHECK(join_self(&r) == 0 && r.slot == mine);
+	CHECK(!vg_region_pending_compute(&r, spec, sizeof(spec)));
+	vg_region_leave(&r);
 	vg_region_close(&r2);
 	vg_region_close(&r);
 }
@@ -2001,6 +2079,7 @@ int main(void)
 	test_owner_death();
 	test_lock_timeout();
 	test_live_limits();
+	test_live_compute();
 	test_full();
 	test_control();
 	test_details();
