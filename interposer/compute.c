@@ -453,6 +453,24 @@ static bool vg_cs_is_nccl(CUfunction f)
  * that waited would otherwise wait again a launch later, each time leaving the GPU idle while its queue refills.
  * The waiting thread looks at the GPU's streams itself too, so that the wait ends even where the polling thread
  * could not start. */
+/* A launch is about to wait on GPU dev: the other streams of its context there (not a thread's own: only that
+ * thread can name it) with launches after their events get them recorded now, from this thread, whose context is
+ * ctx. Another thread's stream left busy (a framework's second thread, e.g. PyTorch's autograd thread, launches on a
+ * stream this one does not) would otherwise count as busy, and be charged through the wait, until the polling
+ * thread records it a VG_COMPUTE_GAP_NS after its last launch. A recording contends with nobody here: the process
+ * is waiting. Under vg_cs_lock. */
+static void vg_cs_record_others(const struct vg_cstream *mine, CUcontext ctx, int dev)
+{
+	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
+		struct vg_cstream *c = &vg_cstreams[i];
+		if (c == mine || !c->used || !c->busy || c->own || c->ctx != ctx || c->dev != dev)
+			continue;
+		vg_cs_disarm(c);        /* no launch after the recording may pass unseen (vg_cs_after) */
+		if (vg_cs_after(c))
+			vg_cs_record(c, c->s, false, vg_cs_now());
+	}
+}
+
 static void vg_cs_hold(const struct vg_launch *l)
 {
 	int dev = l->dev;
@@ -464,8 +482,12 @@ static void vg_cs_hold(const struct vg_launch *l)
 	 * so that the wait sees the stream go idle when it does (else it would count as busy, and be charged, until
 	 * the polling thread records it a VG_COMPUTE_GAP_NS later). */
 	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, vg_cs_own_stream(l->s, l->ptsz), dev);
-	if (c && c->busy && vg_cs_after(c))
-		vg_cs_record(c, l->s, l->ptsz, vg_cs_now());
+	if (c && c->busy) {
+		vg_cs_disarm(c);        /* another thread may launch there meanwhile: its launch must not pass unseen */
+		if (vg_cs_after(c))
+			vg_cs_record(c, l->s, l->ptsz, vg_cs_now());
+	}
+	vg_cs_record_others(c, l->ctx, dev);
 	d->waiters++;
 	d->held = true;
 	d->waits++;

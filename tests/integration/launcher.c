@@ -10,6 +10,10 @@
  *   launcher graph N EVERY              N cuGraphLaunch (FAKECUDA_GRAPH_US each), synchronized every EVERY
  *   launcher capture US N               N kernels launched while a stream captures: nothing runs, nothing waits
  *   launcher fork US N                  a child forked after the first launches launches too, then both exit
+ *   launcher two US N EVERY CPU         N rounds of: 3 kernels of US us on a stream of its own, CPU us of CPU work,
+ *                                       one kernel on the legacy stream; a cuCtxSynchronize after every EVERY rounds
+ *                                       (a launch that waits on one stream while the other has launches after its
+ *                                       last event)
  *   launcher threads US N EVERY T       T threads launch N kernels each, the odd ones on one stream they share, the
  *                                       even ones on the legacy stream, each synchronizing its stream after every
  *                                       EVERY of its launches (the compute share's lock-free path, raced) */
@@ -66,6 +70,28 @@ static int kernels(unsigned us, unsigned n, unsigned every, const char *name, in
 	bad += cuCtxSynchronize() != CUDA_SUCCESS;
 	IT_CHECK(bad == 0, "%u launches of %u us and their synchronizations succeeded", n, us);
 	figures((unsigned long long)us * n, t0);
+	return it_failed;
+}
+
+static int two_streams(unsigned us, unsigned n, unsigned every, unsigned cpu_us)
+{
+	it_ctx();
+	CUstream a;
+	IT_RC(cuStreamCreate(&a, 0), CUDA_SUCCESS);
+	CUfunction f = (CUfunction)(void *)"vg_test_kernel";
+	double t0 = it_now_s();
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++) {
+		for (int k = 0; k < 3; k++)
+			bad += cuLaunchKernel(f, us, 1, 1, 1, 1, 1, 0, a, NULL, NULL) != CUDA_SUCCESS;
+		cpu_work(cpu_us);
+		bad += cuLaunchKernel(f, us, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS;
+		if ((i + 1) % every == 0)
+			bad += cuCtxSynchronize() != CUDA_SUCCESS;
+	}
+	bad += cuCtxSynchronize() != CUDA_SUCCESS;
+	IT_CHECK(bad == 0, "%u rounds of 4 launches on two streams and their synchronizations succeeded", n);
+	figures((unsigned long long)us * n * 4, t0);
 	return it_failed;
 }
 
@@ -184,8 +210,10 @@ int main(int argc, char **argv)
 		return capture(a, b);
 	if (argc > 1 && strcmp(argv[1], "fork") == 0)
 		return forked(a, b);
+	if (argc > 1 && strcmp(argv[1], "two") == 0)
+		return two_streams(a, b, c ? c : 1, argc > 5 ? (unsigned)atoi(argv[5]) : 0);
 	if (argc > 1 && strcmp(argv[1], "threads") == 0)
 		return threads(a, b, c ? c : 1, argc > 5 ? (unsigned)atoi(argv[5]) : 4);
-	fprintf(stderr, "usage: launcher kernels|ex|graph|capture|fork|threads ...\n");
+	fprintf(stderr, "usage: launcher kernels|ex|graph|capture|fork|two|threads ...\n");
 	return 2;
 }

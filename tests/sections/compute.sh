@@ -87,6 +87,14 @@ crun bound50 50% kernels 5 20000 40 - 20
 judge "  charged no more than the loop ran (wall - waited) + 0.5 ms a wait" bound50 \
 	'd["compute_waits"] > 0 and d["gpu_time_ns"] <= wall_us * 1000 - d["compute_waited_ns"] + d["compute_waits"] * 500000'
 
+echo "== a launch that waits while another stream has launches after its last event (3 kernels there, 1 here, at 10 %)"
+# The other stream's event is recorded when the wait begins, so that it is seen idle when it is. Before, it stayed
+# busy (charged) until the polling thread recorded it 1 ms after its last launch: 85.6 ms charged where the loop ran
+# 55.5 ms (the bound below: 70 ms), and the loop ran at half its share.
+crun two10 10% two 5 2000 20 20
+judge "  charged no more than the loop ran (wall - waited) + 0.5 ms a wait" two10 \
+	'd["compute_waits"] > 0 and d["gpu_time_ns"] <= wall_us * 1000 - d["compute_waited_ns"] + d["compute_waits"] * 500000'
+
 echo "== where it shows: the exporter and top, while a capped process runs"
 # The process publishes its figures into its region slot once a second (its compute thread): wait for them (at most
 # 5 s) while it runs its 1.2 s of kernels at 25 % (about 4.6 s).
