@@ -2,11 +2,11 @@
  * held to VRAMGUARD_COMPUTE_LIMIT by delaying launches, never dropping or reordering them.
  *
  * Measuring: a process is "active" on a GPU from a launch on an idle stream until the GPU has finished everything
- * launched there. Each stream the process launches on has one event of ours, recorded after a launch when the stream
- * had none outstanding or its last is due: older than VG_COMPUTE_PROBE_NS - VG_COMPUTE_POLL_NS, which a thread of ours
- * ("vramguard-gpu") marks at its next poll, so that while launches go on it records no later than VG_COMPUTE_PROBE_NS
- * (in between, a launch takes no lock and reads no clock). That thread polls the outstanding ones and ends the activity
- * when the last is done (re-recording the event first where launches came after it), and a synchronization that returns
+ * launched there. Each stream the process launches on has one event of ours, recorded behind its launches when the
+ * stream has none in flight: at a launch, once a thread of ours ("vramguard-gpu"), polling the events every
+ * VG_COMPUTE_POLL_NS, has seen the last one complete (in between, a launch takes no lock and reads no clock). That
+ * thread ends the activity when the last event is done and no launch came after it (recording it again first where
+ * launches came after it and none has come for VG_COMPUTE_GAP_NS), and a synchronization that returns
  * ends it at once. The time active is charged to the bucket of accounting/throttle.h; so is a pause of the GPU shorter
  * than VG_COMPUTE_GAP_NS between two bursts of the process's work that no wait of ours caused (the time a launch-bound
  * loop spends in Python between kernels: without it, a loop of small kernels would run far above its share). Launches
@@ -27,7 +27,6 @@
 
 #include "interposer/base.h"        /* hooks.h's <cuda.h>, with every exact ABI name declared */
 
-#define VG_COMPUTE_PROBE_NS 200000      /* an event recorded behind a stream's launches at least this often */
 #define VG_COMPUTE_POLL_NS 100000       /* the polling thread's period while a stream has work (100 us) */
 #define VG_COMPUTE_GAP_NS 1000000       /* a pause shorter than this between bursts of work counts as busy (1 ms) */
 #define VG_COMPUTE_RESUME_NS 1000000    /* a launch that waited goes once 1 ms of GPU time is earned */
@@ -50,6 +49,7 @@ struct vg_launch {
 	int dev;
 	bool ptsz;              /* the _ptsz entry point: stream 0 is the thread's own */
 	uint64_t t0;            /* just before the driver's call; 0 where the stream was busy then (fast is set) */
+	CUfunction f;                   /* the kernel (NULL: a graph) */
 	struct vg_cstream *fast;        /* the stream's state, busy and armed for the lock-free path at the gate */
 	uint64_t token;                 /* ... under this arming (compute.c: vg_cstream.arm) */
 };

@@ -72,8 +72,11 @@ crun thr100 100% threads 200 250 25 4
 judge "  4 threads at once at 100 % (2 on a stream they share, 2 on the legacy stream): every kernel's time measured" \
 	thr100 'd["compute_waits"] == 0 and d["gpu_time_ns"] >= gpu_us * 1000'
 crun nccl 10% kernels 2000 100 10 ncclDevKernel_AllReduce_Sum_f32_RING_LL
-judge "  NCCL's kernels at a 10 % share: none waits (a rank held back would hold its peers), their time counts" nccl \
-	'd["compute_waits"] == 0 and d["gpu_time_ns"] >= gpu_us * 1000'
+# Nor is their time charged: a collective's kernel spins until every rank has launched its part, so its time includes
+# the other ranks' waits for their shares (charged, DDP on two H200s at 50 % ran at 6 steps/s against 366). Only the
+# pauses between the bursts (each synchronization's return to the next launch, under 1 ms) are charged.
+judge "  NCCL's kernels at a 10 % share: none waits (a rank held back would hold its peers), their time is not charged" \
+	nccl 'd["compute_waits"] == 0 and d["gpu_time_ns"] < gpu_us * 1000 * 0.05'
 crun capture 10% capture 10000 100
 judge "  100 launches of 10 ms into a stream capture at 10 %: nothing runs, nothing waits, nothing is charged" capture \
 	'd["compute_waits"] == 0 and d["gpu_time_ns"] == 0'
