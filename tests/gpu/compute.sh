@@ -42,7 +42,7 @@ compute_checks() {
 compute_ddp() {
 	local caps port=29511 out base="" rate
 	# shellcheck disable=SC2034  # read by why_rc (run.sh)
-	local T=300
+	local T=120
 	if [ "${NGPU:-0}" -lt 2 ]; then
 		result SKIP compute_ddp "one GPU on this machine (nvidia-smi -L lists ${NGPU:-0}): DDP over NCCL needs 2"
 		return
@@ -54,10 +54,10 @@ compute_ddp() {
 	for caps in none 50% 0:30%,1:70%; do
 		printf '\n===== compute_ddp: VRAMGUARD_COMPUTE_LIMIT=%s\n' "$caps" >>"$LOG"
 		if [ "$caps" = none ]; then
-			out=$(env -u LD_PRELOAD timeout -k 10 300 "$PY" "$HERE/ddp_compute.py" "$port" 1000 2>>"$LOG")
+			out=$(env -u LD_PRELOAD timeout -k 10 120 "$PY" "$HERE/ddp_compute.py" "$port" 1000 2>>"$LOG")
 		else
 			out=$(env LD_PRELOAD="$VG_LIB" VRAMGUARD_COMPUTE_LIMIT="$caps" NVIDIA_GPU_MEMORY_LIMITS=64G \
-				VRAMGUARD_REPORT=off timeout -k 10 300 "$PY" "$HERE/ddp_compute.py" "$port" 1000 2>>"$LOG")
+				VRAMGUARD_REPORT=off timeout -k 10 120 "$PY" "$HERE/ddp_compute.py" "$port" 1000 2>>"$LOG")
 		fi
 		RC=$?
 		echo "$out" >>"$LOG"

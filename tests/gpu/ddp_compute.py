@@ -77,7 +77,7 @@ def main():
     got = {}
     for _ in range(2):
         try:
-            item = q.get(timeout=240)
+            item = q.get(timeout=100)
         except Exception:
             print("ddp fail a rank gave no answer within the time limit (a hang?)", flush=True)
             for p in procs:
