@@ -62,6 +62,11 @@ bool vg_compute_gate(struct vg_launch *l, CUstream s, CUfunction f, bool ptsz);
 /* After that launch returned rc: the stream is active, and gets its event where due. */
 void vg_compute_launched(const struct vg_launch *l, CUresult rc);
 
+/* Stream s is about to wait for an event (cuStreamWaitEvent): where a collective of NCCL's is outstanding on its GPU,
+ * the stream's work after the wait is taken to wait for it, and is not charged until the GPU's collectives are done
+ * (compute.c: VG_CS_BEHIND). */
+void vg_compute_stream_wait(CUstream s, bool ptsz);
+
 /* A synchronization is about to start: its ticket, for vg_compute_synced. */
 uint64_t vg_compute_sync_ticket(void);
 
