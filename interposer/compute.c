@@ -685,6 +685,9 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 			vg_cs_record(c, l->s, l->ptsz, now);
 		if (l->f && !c->nccl && vg_cs_is_nccl(l->f)) {
 			vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+			if (c->wait == VG_CS_BEHIND)
+				d->behind--;    /* NCCL's stream now, counted as such (a stream is counted once) */
+			c->wait = VG_CS_RUN;
 			c->nccl = true;
 			d->nccl++;
 		}

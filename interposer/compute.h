@@ -17,7 +17,10 @@
  * (gpu_share.h's region word).
  *
  * Holding: a launch on a GPU whose bucket is in debt waits until the share has paid the debt back. Kernels of NCCL
- * (named nccl*) never wait, so that no rank of a collective holds back the others; their time counts. */
+ * (named nccl*, or _Z<n>nccl* as the driver names a C++ function) never wait, so that no rank of a collective holds
+ * back the others; their time is not charged, nor that of the work a stream queued behind a wait
+ * (cuStreamWaitEvent) made while a collective was outstanding (vg_compute_stream_wait): a collective's spin includes
+ * the other ranks' waits for their shares. */
 #ifndef VG_COMPUTE_H
 #define VG_COMPUTE_H
 
