@@ -109,7 +109,7 @@ echo "== data-parallel training over NCCL: two ranks at once, each capped (the d
 # H200s, 50 % on both ranks never ended and 30/70 ran at 84 steps/s against 358: the collectives went unrecognised
 # (cuFuncGetName gives the mangled symbol), so each rank's collectives waited, and their spins, which include the
 # other rank's waits, were charged. Here too before the fix: 50/50 never ended (40 s), 30/70 ran at 137 steps/s
-# against 650, its ranks charged 677 and 1557 ms. Then, with no charge while a collective was outstanding, both ran
+# against 650, its ranks charged 677 and 1557 ms for 420 (the 70 % one held 139 times). Then, with no charge while a collective was outstanding, both ran
 # at 90 % of the GPU whatever their caps. A hang is a failure here, not a stuck suite: each rank has 60 s.
 # ddp TAG LIMIT0 LIMIT1: both ranks at once; rank r's report in $CD/TAG.r.json, its output in $CD/TAG.r.out.
 ddp() {
@@ -139,19 +139,21 @@ ddp ddp50 50% 50%
 for r in 0 1; do
 	ended ddp50 $r
 	# Charged its compute (at least 90 %: 100 us of polling a step may pass before the optimizer counts again),
-	# not the collectives' spins (at most 1.3 times its compute); held to its share: its 420 ms, less the 40 ms
-	# of savings and queue, take at least twice as long.
-	judge "  ddp50: rank $r charged its compute, not its collectives' spins, and ran at most at its 50 %" ddp50.$r \
-		'd["compute_limit_permille"] == 500 and gpu_us * 900 <= d["gpu_time_ns"] <= gpu_us * 1300 and d["compute_waits"] > 0 and wall_us >= (gpu_us * 0.9 - 40000) / 0.5'
+	# and held to its share: its 420 ms, less the 40 ms of savings and queue, take at least twice as long. (No upper
+	# bound on the charge: on a loaded machine the GPU's short pauses between a rank's bursts, charged as its own,
+	# add up; in the full suite, 600 ms for 420. The spins' charge shows in the hang above and the 70 % rank below.)
+	judge "  ddp50: rank $r charged at least its compute, and ran at most at its 50 %" ddp50.$r \
+		'd["compute_limit_permille"] == 500 and d["gpu_time_ns"] >= gpu_us * 900 and d["compute_waits"] > 0 and wall_us >= (gpu_us * 0.9 - 40000) / 0.5'
 done
 ddp ddp3070 30% 70%
 ended ddp3070 0
 ended ddp3070 1
-judge "  ddp3070: the 30 % rank charged its compute and ran at most at its share" ddp3070.0 \
-	'd["compute_limit_permille"] == 300 and gpu_us * 900 <= d["gpu_time_ns"] <= gpu_us * 1300 and d["compute_waits"] > 0 and wall_us >= (gpu_us * 0.9 - 40000) / 0.3'
-# The 70 % rank spends most of each step in its collectives, waiting for the 30 % one: not charged, so never held.
-judge "  ddp3070: the 70 % rank, which waits for the other in each collective, is charged its compute only, never held" \
-	ddp3070.1 'd["compute_limit_permille"] == 700 and d["gpu_time_ns"] <= gpu_us * 1300 and d["compute_waits"] == 0'
+judge "  ddp3070: the 30 % rank charged at least its compute, and ran at most at its share" ddp3070.0 \
+	'd["compute_limit_permille"] == 300 and d["gpu_time_ns"] >= gpu_us * 900 and d["compute_waits"] > 0 and wall_us >= (gpu_us * 0.9 - 40000) / 0.3'
+# The 70 % rank spends most of each step in its collectives, waiting for the 30 % one: not charged, so never held
+# (its compute is 420 ms of about 1.4 s; charged the spins, it was held 139 times).
+judge "  ddp3070: the 70 % rank, which waits for the other in each collective, is charged its compute, never held" \
+	ddp3070.1 'd["compute_limit_permille"] == 700 and d["gpu_time_ns"] >= gpu_us * 900 and d["compute_waits"] == 0'
 
 echo "== where it shows: the exporter and top, while a capped process runs"
 # The process publishes its figures into its region slot once a second (its compute thread): wait for them (at most
