@@ -30,7 +30,8 @@ struct vg_cdev {
 	_Atomic uint32_t holds;         /* t.share_pm when a launch may have to wait (1..999), else 0: read without
 					 * the lock by vg_compute_gate */
 	unsigned active;                /* streams with work outstanding */
-	unsigned nccl;                  /* ... of which NCCL's: while any is, nothing is charged (vg_cs_weight) */
+	unsigned nccl;                  /* ... of which NCCL's (never charged: vg_cs_weight) */
+	unsigned behind;                /* ... of which others behind a collective (VG_CS_BEHIND: never charged) */
 	uint64_t idle_since;            /* when the last stream went idle (0: never busy yet) */
 	bool held;                      /* a launch waited since then (or was waiting then) */
 	unsigned waiters;               /* launches waiting now */
@@ -61,6 +62,7 @@ struct vg_cstream {
 	bool after;                     /* ev's last recording failed: the launches before it count as after it */
 	bool own;                       /* the thread's own stream: only its thread can record ev */
 	bool nccl;                      /* busy with a kernel of NCCL's (counted in vg_cdev.nccl) */
+	uint8_t wait;                   /* VG_CS_RUN, or where it waits for a collective (vg_compute_stream_wait) */
 	uint64_t rec_ns;                /* when ev was last recorded */
 	uint64_t rec_gen;               /* gen just before that recording: a larger gen is a launch after it */
 	uint64_t launch_ns;             /* a time no earlier than the last launch on the stream */
@@ -69,6 +71,17 @@ struct vg_cstream {
 					 * vg_cs_gen_raise) */
 	_Atomic uint64_t arm;           /* while a launch may take the fast path, this arming's token (odd, never
 					 * the same twice in the process), else 0; written under the lock only */
+};
+
+/* A stream made to wait for an event (cuStreamWaitEvent) while a collective of NCCL's is outstanding on its GPU may be
+ * waiting for that collective, whose spin includes the other ranks' waits for their shares: its work after the wait
+ * is not charged until the GPU's collectives are done (the compute stream of DDP, which waits for NCCL's stream at the
+ * end of the backward pass, its optimizer's kernels queued behind). */
+enum {
+	VG_CS_RUN,              /* runs as launched (charged while busy) */
+	VG_CS_WAITING,          /* its work before the wait still runs (charged): ev was recorded just before it */
+	VG_CS_BEHIND,           /* that work is done: what is left waits for the collective (not charged; busy:
+				 * counted in vg_cdev.behind) */
 };
 
 static pthread_mutex_t vg_cs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -167,14 +180,31 @@ static uint64_t vg_cs_now(void)
 	return vg_clock_ns(CLOCK_MONOTONIC);
 }
 
-/* The charge's rate for a GPU now: while any stream of ours has work there, 1000 per mille shared evenly among the
- * vramguard processes with work there at the same time; else 0. Nothing while a collective of NCCL's is
- * outstanding: its kernel spins until every rank has launched its part, so its time (and the time of our work queued
- * behind it) includes the time the other ranks were held by their own shares. Charged, each rank paid for the
- * others' waits and waited the longer for it: DDP on two H200 capped at 50 % ran at 6 steps/s against 366 uncapped. */
+/* The charge's rate for a GPU now: while any stream of ours runs work there, 1000 per mille shared evenly among the
+ * vramguard processes with work there at the same time; else 0. Neither NCCL's streams nor the streams behind their
+ * collectives (VG_CS_BEHIND) count: a collective's kernel spins until every rank has launched its part, so its time
+ * (and that of the work queued behind it) includes the time the other ranks were held by their own shares. Charged,
+ * each rank paid for the others' waits and waited the longer for it: DDP on two H200 capped at 50 % ran at 6 steps/s
+ * against 366 uncapped. The other streams' work is charged while a collective runs beside it: not charged then, two
+ * DDP ranks of the test double capped at 50 % and 30 % ran at 90 % of the GPU, all their compute queued while their
+ * first collective was outstanding. */
 static uint32_t vg_cs_weight(const struct vg_cdev *d)
 {
-	return d->active && !d->nccl ? 1000 / (d->n ? d->n : 1) : 0;
+	return d->active > d->nccl + d->behind ? 1000 / (d->n ? d->n : 1) : 0;
+}
+
+/* The GPU's collectives are done (its last NCCL stream went idle at now): the streams that waited for them run as
+ * launched from now. Under vg_cs_lock, d brought up to now. */
+static void vg_cs_collectives_done(struct vg_cdev *d, int dev)
+{
+	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
+		struct vg_cstream *c = &vg_cstreams[i];
+		if (c->used && c->dev == dev && c->wait != VG_CS_RUN) {
+			if (c->busy && c->wait == VG_CS_BEHIND)
+				d->behind--;
+			c->wait = VG_CS_RUN;
+		}
+	}
 }
 
 /* Our slot says whether we have work on the GPU, and the count of those that do is read again; the new weight
@@ -257,6 +287,7 @@ static struct vg_cstream *vg_cs_stream(CUcontext ctx, CUstream s, bool own, int 
 	free_slot->dev = dev;
 	free_slot->used = true;
 	free_slot->busy = free_slot->pending = free_slot->after = free_slot->nccl = false;
+	free_slot->wait = VG_CS_RUN;
 	free_slot->rec_gen = free_slot->seen_gen = atomic_load(&free_slot->gen);
 	return free_slot;
 }
@@ -269,8 +300,11 @@ static void vg_cs_idle(struct vg_cstream *c, uint64_t now)
 		return;
 	struct vg_cdev *d = &vg_cdevs[c->dev];
 	vg_throttle_advance(&d->t, now, vg_cs_weight(d));
-	if (c->nccl)
-		d->nccl--;
+	if (c->wait == VG_CS_BEHIND)
+		d->behind--;
+	c->wait = VG_CS_RUN;
+	if (c->nccl && --d->nccl == 0)
+		vg_cs_collectives_done(d, c->dev);
 	c->busy = c->pending = c->after = c->nccl = false;
 	c->rec_gen = atomic_load(&c->gen);
 	vg_cs_busy--;
@@ -324,6 +358,12 @@ static unsigned vg_cs_poll(int dev, bool may_record)
 		if (!vg_cs_after(c)) {
 			vg_cs_idle(c, now);
 			continue;
+		}
+		if (c->wait == VG_CS_WAITING) {        /* its work before a wait for a collective is done */
+			struct vg_cdev *d = &vg_cdevs[c->dev];
+			vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+			c->wait = VG_CS_BEHIND;
+			d->behind++;
 		}
 		/* Launches came after the event. The launching thread records it again at its next launch (no
 		 * recording of ours on a stream another thread launches on, which would contend with it in the
@@ -432,7 +472,27 @@ static bool vg_cs_own_stream(CUstream s, bool ptsz)
 	return s == CU_STREAM_PER_THREAD || (ptsz && s == NULL);
 }
 
-/* Is f a kernel of NCCL's (its name starts with "nccl")? Those never wait. Asked of the driver once per function. */
+/* Is name a kernel of NCCL's: nccl*, or a C++ function of that name as the driver gives it (cuFuncGetName returns
+ * the symbol, and NCCL's kernels are C++ functions: ncclDevKernel_AllReduce_Sum_f32_RING_LL is
+ * _Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE; "_ZL": one of internal linkage)?
+ * Matched on "nccl" alone, no collective in DDP over two H200s was ever seen as NCCL's: each rank's launches of
+ * them waited, and their spins were charged (50 % on both ranks: no end in 100 s; 30 % and 70 %: 84 steps/s against
+ * 358). */
+static bool vg_cs_nccl_name(const char *name)
+{
+	if (strncmp(name, "nccl", 4) == 0)
+		return true;
+	if (strncmp(name, "_Z", 2) != 0)
+		return false;
+	name += name[2] == 'L' ? 3 : 2;
+	if (*name < '1' || *name > '9')
+		return false;
+	while (*name >= '0' && *name <= '9')
+		name++;
+	return strncmp(name, "nccl", 4) == 0;
+}
+
+/* Is f a kernel of NCCL's (vg_cs_nccl_name)? Those never wait. Asked of the driver once per function. */
 static bool vg_cs_is_nccl(CUfunction f)
 {
 	enum { N = 128 };
@@ -445,7 +505,7 @@ static bool vg_cs_is_nccl(CUfunction f)
 		return nccl[i];
 	const char *name = NULL;
 	bool is = vg_real.cuFuncGetName && vg_real.cuFuncGetName(&name, f) == CUDA_SUCCESS && name &&
-		  strncmp(name, "nccl", 4) == 0;
+		  vg_cs_nccl_name(name);
 	seen[i] = f;
 	nccl[i] = is;
 	return is;
@@ -465,7 +525,8 @@ static void vg_cs_record_others(const struct vg_cstream *mine, CUcontext ctx, in
 {
 	for (unsigned i = 0; i < VG_COMPUTE_STREAMS; i++) {
 		struct vg_cstream *c = &vg_cstreams[i];
-		if (c == mine || !c->used || !c->busy || c->own || c->ctx != ctx || c->dev != dev)
+		if (c == mine || !c->used || !c->busy || c->own || c->ctx != ctx || c->dev != dev ||
+		    c->wait == VG_CS_WAITING)   /* a recording now would be behind the collective it waits for */
 			continue;
 		vg_cs_disarm(c);        /* no launch after the recording may pass unseen (vg_cs_after) */
 		if (vg_cs_after(c))
@@ -484,7 +545,7 @@ static void vg_cs_hold(const struct vg_launch *l)
 	 * so that the wait sees the stream go idle when it does (else it would count as busy, and be charged, until
 	 * the polling thread records it a VG_COMPUTE_GAP_NS later). */
 	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, vg_cs_own_stream(l->s, l->ptsz), dev);
-	if (c && c->busy) {
+	if (c && c->busy && c->wait != VG_CS_WAITING) {
 		vg_cs_disarm(c);        /* another thread may launch there meanwhile: its launch must not pass unseen */
 		if (vg_cs_after(c))
 			vg_cs_record(c, l->s, l->ptsz, vg_cs_now());
@@ -609,6 +670,8 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 			    start - d->idle_since < VG_COMPUTE_GAP_NS)
 				vg_throttle_charge(&d->t, start - d->idle_since);
 			c->busy = true;
+			if (c->wait == VG_CS_BEHIND)
+				d->behind++;
 			if (d->active++ == 0)
 				vg_cs_recount(d, start, now);   /* busy from start on: [start, now] charged */
 			if (vg_cs_busy++ == 0)
@@ -618,14 +681,44 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 		 * thread disarms the stream then), not while it is in flight. Re-recorded every 100 us behind a GPU
 		 * running milliseconds behind its launches, the events made GPT-2 small's training step 1.39 times as
 		 * long on an H200 (42.5 ms against 30.6). */
-		if (own || !c->pending)
+		if ((own && c->wait != VG_CS_WAITING) || !c->pending)
 			vg_cs_record(c, l->s, l->ptsz, now);
 		if (l->f && !c->nccl && vg_cs_is_nccl(l->f)) {
 			vg_throttle_advance(&d->t, now, vg_cs_weight(d));
+			if (c->wait == VG_CS_BEHIND)
+				d->behind--;    /* NCCL's stream now, counted as such (a stream is counted once) */
+			c->wait = VG_CS_RUN;
 			c->nccl = true;
 			d->nccl++;
 		}
 		vg_cs_arm(c, l->ctx, l->s);
+	}
+	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
+}
+
+void vg_compute_stream_wait(CUstream s, bool ptsz)
+{
+	if (vg_cs_capturing(s, ptsz))
+		return;         /* a recording of ours would join the graph */
+	CUcontext ctx;
+	int dev = vg_current_device(&ctx);
+	if (!ctx || (unsigned)dev >= VG_MAX_DEVICES)
+		return;
+	vg_cs_know(dev);
+	bool own = vg_cs_own_stream(s, ptsz);
+	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
+	struct vg_cdev *d = &vg_cdevs[dev];
+	struct vg_cstream *c = d->nccl ? vg_cs_stream(ctx, s, own, dev) : NULL;
+	if (c && !c->nccl && c->wait == VG_CS_RUN) {
+		if (!c->busy) {
+			c->wait = VG_CS_BEHIND;         /* all its work is to come: counted once it is busy */
+		} else {
+			/* Its event behind the work before the wait: charged until that is done (vg_cs_poll). */
+			vg_cs_disarm(c);
+			vg_cs_record(c, s, ptsz, vg_cs_now());
+			if (c->pending)
+				c->wait = VG_CS_WAITING;
+		}
 	}
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 }

@@ -17,7 +17,10 @@
  * (gpu_share.h's region word).
  *
  * Holding: a launch on a GPU whose bucket is in debt waits until the share has paid the debt back. Kernels of NCCL
- * (named nccl*) never wait, so that no rank of a collective holds back the others; their time counts. */
+ * (named nccl*, or _Z<n>nccl* as the driver names a C++ function) never wait, so that no rank of a collective holds
+ * back the others; their time is not charged, nor that of the work a stream queued behind a wait
+ * (cuStreamWaitEvent) made while a collective was outstanding (vg_compute_stream_wait): a collective's spin includes
+ * the other ranks' waits for their shares. */
 #ifndef VG_COMPUTE_H
 #define VG_COMPUTE_H
 
@@ -61,6 +64,11 @@ bool vg_compute_gate(struct vg_launch *l, CUstream s, CUfunction f, bool ptsz);
 
 /* After that launch returned rc: the stream is active, and gets its event where due. */
 void vg_compute_launched(const struct vg_launch *l, CUresult rc);
+
+/* Stream s is about to wait for an event (cuStreamWaitEvent): where a collective of NCCL's is outstanding on its GPU,
+ * the stream's work after the wait is taken to wait for it, and is not charged until the GPU's collectives are done
+ * (compute.c: VG_CS_BEHIND). */
+void vg_compute_stream_wait(CUstream s, bool ptsz);
 
 /* A synchronization is about to start: its ticket, for vg_compute_synced. */
 uint64_t vg_compute_sync_ticket(void);

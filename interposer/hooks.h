@@ -86,7 +86,9 @@ enum vg_hook_policy { VG_PASS = 0, VG_CLOSED, VG_ROUTE };
 	X(cuCtxSynchronize,             PFN_cuCtxSynchronize_v2000, VG_PASS, "nothing; with a compute limit, the context's streams are idle once it returns") \
 	X(cuCtxSynchronize_v2,          PFN_cuCtxSynchronize_v13000, VG_PASS, "as cuCtxSynchronize") \
 	X(cuStreamSynchronize,          PFN_cuStreamSynchronize_v2000, VG_PASS, "nothing; with a compute limit, the stream is idle once it returns") \
-	X(cuStreamSynchronize_ptsz,     PFN_cuStreamSynchronize_v7000_ptsz, VG_PASS, "as cuStreamSynchronize")
+	X(cuStreamSynchronize_ptsz,     PFN_cuStreamSynchronize_v7000_ptsz, VG_PASS, "as cuStreamSynchronize") \
+	X(cuStreamWaitEvent,            PFN_cuStreamWaitEvent_v3020, VG_PASS, "nothing; with a compute limit, the stream's later work is not charged while it waits for an NCCL collective") \
+	X(cuStreamWaitEvent_ptsz,       PFN_cuStreamWaitEvent_v7000_ptsz, VG_PASS, "as cuStreamWaitEvent")
 
 /* X(exact name, PFN typedef) -- called by us, never wrapped. Missing ones (older drivers) stay NULL. */
 #define VG_REALS(X) \

@@ -8,6 +8,7 @@
 #include <uthash.h>
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -59,7 +61,7 @@
 	X(cuLaunchKernel) X(cuLaunchKernel_ptsz) X(cuLaunchKernelEx) X(cuLaunchKernelEx_ptsz)                       \
 	X(cuLaunchCooperativeKernel) X(cuLaunchCooperativeKernel_ptsz) X(cuGraphLaunch) X(cuGraphLaunch_ptsz)       \
 	X(cuEventCreate) X(cuEventRecord) X(cuEventRecord_ptsz) X(cuEventQuery) X(cuEventDestroy_v2)                \
-	X(cuFuncGetName)
+	X(cuFuncGetName) X(cuStreamWaitEvent) X(cuStreamWaitEvent_ptsz)
 
 enum {
 #define X(n) FC_##n,
@@ -1335,7 +1337,7 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) { ENTER(cuCtxSynchronize_v2)
 static uint64_t g_gpu_until[MAXDEV];            /* CLOCK_MONOTONIC ns when the device's queued kernels end */
 static _Atomic unsigned long long g_launches;
 
-struct fake_event { int dev; int recorded; uint64_t done_at; };
+struct fake_event { int dev; int recorded; uint64_t done_at; uint64_t op; /* peer mode: its record op + 1 */ };
 
 static uint64_t gpu_now(void)
 {
@@ -1344,13 +1346,173 @@ static uint64_t gpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static CUresult gpu_launch(CUstream h, unsigned long long us)
+
+/* ---- peer mode (FAKECUDA_PEER_DIR and FAKECUDA_RANK 0 or 1): two processes, each one rank of a collective on a GPU
+ * of its own, for the compute share's DDP pattern (tests/sections/compute.sh). Kernels are still serialized on the
+ * device in launch order, except NCCL's (a function named nccl*, or _Z<n>ncclDevKernel*), which run beside them on their stream, taking no
+ * compute time, and end no earlier than the peer's matching kernel (the k-th of each) began, plus their own
+ * duration: a rank's collective spins until the other rank's arrives. Streams keep their order, and
+ * cuStreamWaitEvent makes a stream's later work wait for an event. Each process writes the start of its k-th NCCL
+ * kernel (its launch, where the start is not known yet) at offset 8 (k - 1) of PEER_DIR/rank<RANK>, and reads the
+ * peer's file. A time that depends on a peer kernel not yet launched is unknown; queries and synchronizations
+ * evaluate the work again each time they are asked. Off (the single device queue above) without FAKECUDA_PEER_DIR. */
+#define FC_UNKNOWN UINT64_MAX
+enum { OP_KERNEL, OP_NCCL, OP_RECORD, OP_WAIT };
+struct fc_op {
+	int kind, dev;
+	void *stream;                   /* the handle (NULL: the legacy stream, whatever its name) */
+	uint64_t launch, dur;
+	uint64_t dep;                   /* OP_WAIT: the waited event's record op + 1 (0: an event never recorded) */
+	unsigned k;                     /* OP_NCCL: which of the process's NCCL kernels */
+	uint64_t start, end;            /* FC_UNKNOWN until known */
+};
+struct fc_sclock { void *stream; uint64_t until; };
+enum { FC_PEER_STREAMS = 64 };
+static int g_peer_on = -1;              /* -1: not read yet */
+static int g_peer_rank, g_peer_out = -1, g_peer_in = -1;
+static char g_peer_in_path[4096];
+static uint64_t *g_peer_seen;           /* the peer's kernel starts read so far */
+static unsigned g_peer_nseen, g_peer_capseen, g_nccl_count;
+static struct fc_op *g_ops;
+static size_t g_nops, g_capops, g_first;        /* ops[0, g_first) known, their effect in the base below */
+static struct fc_sclock g_sbase[FC_PEER_STREAMS];
+static uint64_t g_dbase[MAXDEV];
+
+static int peer_mode(void)          /* under g_mu */
+{
+	if (g_peer_on >= 0) return g_peer_on;
+	const char *dir = getenv("FAKECUDA_PEER_DIR"), *rank = getenv("FAKECUDA_RANK");
+	g_peer_on = dir && *dir;
+	if (!g_peer_on) return 0;
+	g_peer_rank = rank && atoi(rank) == 1;
+	char p[4096];
+	snprintf(p, sizeof p, "%s/rank%d", dir, g_peer_rank);
+	g_peer_out = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	snprintf(g_peer_in_path, sizeof g_peer_in_path, "%s/rank%d", dir, !g_peer_rank);
+	if (g_peer_out < 0) fprintf(stderr, "fakecuda: cannot write %s\n", p);
+	return 1;
+}
+
+/* When the peer's k-th NCCL kernel began (FC_UNKNOWN: not launched yet). */
+static uint64_t peer_start(unsigned k)
+{
+	while (g_peer_nseen < k) {
+		if (g_peer_in < 0 && (g_peer_in = open(g_peer_in_path, O_RDONLY | O_CLOEXEC)) < 0) return FC_UNKNOWN;
+		uint64_t t;
+		if (pread(g_peer_in, &t, sizeof t, (off_t)g_peer_nseen * 8) != (ssize_t)sizeof t || t == 0)
+			return FC_UNKNOWN;
+		if (g_peer_nseen == g_peer_capseen) {
+			g_peer_capseen = g_peer_capseen ? 2 * g_peer_capseen : 256;
+			g_peer_seen = realloc(g_peer_seen, g_peer_capseen * sizeof *g_peer_seen);
+		}
+		g_peer_seen[g_peer_nseen++] = t;
+	}
+	return g_peer_seen[k - 1];
+}
+
+static uint64_t umax(uint64_t a, uint64_t b) { return a == FC_UNKNOWN || b == FC_UNKNOWN ? FC_UNKNOWN : a > b ? a : b; }
+static uint64_t uadd(uint64_t a, uint64_t b) { return a == FC_UNKNOWN ? FC_UNKNOWN : a + b; }
+
+static uint64_t *sclock(struct fc_sclock *t, void *stream)
+{
+	for (int i = 0; i < FC_PEER_STREAMS; i++) {
+		if (t[i].stream == stream && (stream || i == 0)) return &t[i].until;
+		if (i > 0 && !t[i].stream) { t[i].stream = stream; return &t[i].until; }
+	}
+	return &t[FC_PEER_STREAMS - 1].until;   /* more streams than the tests use: share the last clock */
+}
+
+/* Every op's start and end, as far as the peer's file tells (under g_mu). Slot 0 of a stream table is the legacy
+ * stream's. */
+static void peer_resolve(void)
+{
+	struct fc_sclock sw[FC_PEER_STREAMS];
+	uint64_t dw[MAXDEV];
+	memcpy(sw, g_sbase, sizeof sw);
+	memcpy(dw, g_dbase, sizeof dw);
+	int prefix = 1;
+	for (size_t i = g_first; i < g_nops; i++) {
+		struct fc_op *o = &g_ops[i];
+		uint64_t *su = sclock(sw, o->stream);
+		switch (o->kind) {
+		case OP_KERNEL:
+			o->start = umax(umax(o->launch, *su), dw[o->dev]);
+			o->end = dw[o->dev] = *su = uadd(o->start, o->dur);
+			break;
+		case OP_NCCL:
+			o->start = umax(o->launch, *su);
+			o->end = *su = uadd(umax(o->start, peer_start(o->k)), o->dur);
+			break;
+		case OP_RECORD:
+			o->start = o->end = umax(o->launch, *su);
+			break;
+		case OP_WAIT:
+			o->start = o->end = *su = umax(*su, o->dep ? g_ops[o->dep - 1].end : 0);
+			break;
+		}
+		if (prefix && o->end != FC_UNKNOWN) {
+			memcpy(g_sbase, sw, sizeof sw);
+			memcpy(g_dbase, dw, sizeof dw);
+			g_first = i + 1;
+		} else {
+			prefix = 0;
+		}
+	}
+}
+
+/* Append an op (under g_mu); returns its index + 1. */
+static uint64_t peer_op(int kind, int dev, void *stream, uint64_t dur, uint64_t dep)
+{
+	if (g_nops == g_capops) {
+		g_capops = g_capops ? 2 * g_capops : 4096;
+		g_ops = realloc(g_ops, g_capops * sizeof *g_ops);
+		if (!g_ops) abort();
+	}
+	struct fc_op *o = &g_ops[g_nops++];
+	*o = (struct fc_op){ kind, dev, stream, gpu_now(), dur, dep, 0, FC_UNKNOWN, FC_UNKNOWN };
+	if (kind == OP_NCCL) {
+		o->k = ++g_nccl_count;
+		peer_resolve();
+		uint64_t t = o->start != FC_UNKNOWN ? o->start : o->launch;
+		if (g_peer_out >= 0 && pwrite(g_peer_out, &t, sizeof t, (off_t)(o->k - 1) * 8) != (ssize_t)sizeof t)
+			fprintf(stderr, "fakecuda: cannot write the peer file\n");
+	}
+	return g_nops;
+}
+
+/* Sleep until everything launched before now (on every stream) has ended. */
+static void peer_wait(void)
+{
+	LOCK();
+	size_t n = g_nops;
+	UNLOCK();
+	for (;;) {
+		LOCK();
+		peer_resolve();
+		uint64_t until = 0;
+		for (int d = 0; d < MAXDEV; d++) until = umax(until, g_dbase[d]);
+		for (int i = 0; i < FC_PEER_STREAMS; i++) until = umax(until, g_sbase[i].until);
+		for (size_t i = g_first; i < n && until != FC_UNKNOWN; i++) until = umax(until, g_ops[i].end);
+		UNLOCK();
+		uint64_t now = gpu_now();
+		if (until != FC_UNKNOWN && until <= now) return;
+		uint64_t ns = until == FC_UNKNOWN || until - now > 50000 ? 50000 : until - now;
+		struct timespec ts = { 0, (long)ns };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static CUresult gpu_launch(CUstream h, unsigned long long us, CUfunction f)
 {
 	LOCK();
 	struct CUctx_st *c;
 	struct CUstream_st *st;
 	CUresult r = resolve_stream(h, &c, &st);
-	if (r == CUDA_SUCCESS && !(st && st->capturing)) {
+	if (r == CUDA_SUCCESS && !(st && st->capturing) && peer_mode()) {
+		int nccl = f && (strncmp((const char *)f, "nccl", 4) == 0 || strstr((const char *)f, "ncclDevKernel"));
+		peer_op(nccl ? OP_NCCL : OP_KERNEL, c->dev, st ? (void *)h : NULL, us * 1000ull, 0);
+		atomic_fetch_add(&g_launches, 1);
+	} else if (r == CUDA_SUCCESS && !(st && st->capturing)) {
 		uint64_t now = gpu_now(), start = g_gpu_until[c->dev] > now ? g_gpu_until[c->dev] : now;
 		g_gpu_until[c->dev] = start + us * 1000ull;
 		atomic_fetch_add(&g_launches, 1);
@@ -1361,6 +1523,13 @@ static CUresult gpu_launch(CUstream h, unsigned long long us)
 
 static void gpu_wait(CUcontext ctx)
 {
+	LOCK();
+	int peer = peer_mode();
+	UNLOCK();
+	if (peer) {
+		peer_wait();
+		return;
+	}
 	LOCK();
 	struct CUctx_st *c = NULL;
 	CUresult r = ctx ? ((c = find_ctx(ctx)) && c->alive ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT) : cur_live_ctx(&c);
@@ -1382,47 +1551,47 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
 				unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void **params, void **extra)
 {
 	ENTER(cuLaunchKernel);
-	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params; (void)extra;
-	return gpu_launch(s, gx);
+	(void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params; (void)extra;
+	return gpu_launch(s, gx, f);
 }
 CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
 				     unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm, CUstream s,
 				     void **params, void **extra)
 {
 	ENTER(cuLaunchKernel_ptsz);
-	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params; (void)extra;
-	return gpu_launch(s, gx);
+	(void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params; (void)extra;
+	return gpu_launch(s, gx, f);
 }
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
 {
 	ENTER(cuLaunchKernelEx);
-	(void)f; (void)params; (void)extra;
-	return config ? gpu_launch(config->hStream, config->gridDimX) : CUDA_ERROR_INVALID_VALUE;
+	(void)params; (void)extra;
+	return config ? gpu_launch(config->hStream, config->gridDimX, f) : CUDA_ERROR_INVALID_VALUE;
 }
 CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
 {
 	ENTER(cuLaunchKernelEx_ptsz);
-	(void)f; (void)params; (void)extra;
-	return config ? gpu_launch(config->hStream, config->gridDimX) : CUDA_ERROR_INVALID_VALUE;
+	(void)params; (void)extra;
+	return config ? gpu_launch(config->hStream, config->gridDimX, f) : CUDA_ERROR_INVALID_VALUE;
 }
 CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
 					   unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
 					   CUstream s, void **params)
 {
 	ENTER(cuLaunchCooperativeKernel);
-	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params;
-	return gpu_launch(s, gx);
+	(void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params;
+	return gpu_launch(s, gx, f);
 }
 CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
 						unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
 						CUstream s, void **params)
 {
 	ENTER(cuLaunchCooperativeKernel_ptsz);
-	(void)f; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params;
-	return gpu_launch(s, gx);
+	(void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)params;
+	return gpu_launch(s, gx, f);
 }
-CUresult CUDAAPI cuGraphLaunch(CUgraphExec g, CUstream s) { ENTER(cuGraphLaunch); (void)g; return gpu_launch(s, graph_us()); }
-CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec g, CUstream s) { ENTER(cuGraphLaunch_ptsz); (void)g; return gpu_launch(s, graph_us()); }
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec g, CUstream s) { ENTER(cuGraphLaunch); (void)g; return gpu_launch(s, graph_us(), NULL); }
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec g, CUstream s) { ENTER(cuGraphLaunch_ptsz); (void)g; return gpu_launch(s, graph_us(), NULL); }
 
 CUresult CUDAAPI cuEventCreate(CUevent *ev, unsigned int flags)
 {
@@ -1448,7 +1617,10 @@ static CUresult event_record(CUevent ev, CUstream h)
 	struct CUstream_st *st;
 	CUresult r = resolve_stream(h, &c, &st);
 	if (r == CUDA_SUCCESS && c->dev != e->dev) r = CUDA_ERROR_INVALID_CONTEXT;
-	if (r == CUDA_SUCCESS) {
+	if (r == CUDA_SUCCESS && peer_mode()) {
+		e->recorded = 1;
+		e->op = peer_op(OP_RECORD, c->dev, st ? (void *)h : NULL, 0, 0);
+	} else if (r == CUDA_SUCCESS) {
 		e->recorded = 1;
 		e->done_at = g_gpu_until[e->dev];
 	}
@@ -1462,8 +1634,33 @@ CUresult CUDAAPI cuEventQuery(CUevent ev)
 	ENTER(cuEventQuery);
 	struct fake_event *e = (struct fake_event *)ev;
 	if (!e) return CUDA_ERROR_INVALID_HANDLE;
+	if (e->op) {
+		LOCK();
+		peer_resolve();
+		uint64_t end = g_ops[e->op - 1].end;
+		UNLOCK();
+		return end != FC_UNKNOWN && gpu_now() >= end ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+	}
 	return !e->recorded || gpu_now() >= e->done_at ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
+/* A stream's later work waits for the event's (peer mode); else every kernel is in one device queue already. */
+static CUresult stream_wait_event(CUstream h, CUevent ev)
+{
+	struct fake_event *e = (struct fake_event *)ev;
+	if (!e) return CUDA_ERROR_INVALID_HANDLE;
+	LOCK();
+	struct CUctx_st *c;
+	struct CUstream_st *st;
+	CUresult r = resolve_stream(h, &c, &st);
+	if (r == CUDA_SUCCESS && peer_mode())
+		peer_op(OP_WAIT, c->dev, st ? (void *)h : NULL, 0, e->op);
+	UNLOCK();
+	return r;
+}
+CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent ev, unsigned int flags)
+{ ENTER(cuStreamWaitEvent); (void)flags; return stream_wait_event(s, ev); }
+CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream s, CUevent ev, unsigned int flags)
+{ ENTER(cuStreamWaitEvent_ptsz); (void)flags; return stream_wait_event(s, ev); }
 CUresult CUDAAPI cuEventDestroy_v2(CUevent ev) { ENTER(cuEventDestroy_v2); free(ev); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction f)
 {
@@ -2612,6 +2809,7 @@ static const struct gpa_row g_gpa[] = {
 	R1(cuGraphLaunch, 10000), P(cuGraphLaunch, 10000, cuGraphLaunch_ptsz),
 	R1(cuEventCreate, 2000), R1(cuEventRecord, 2000), P(cuEventRecord, 7000, cuEventRecord_ptsz),
 	R1(cuEventQuery, 2000), R(cuEventDestroy, 4000, cuEventDestroy_v2), R1(cuFuncGetName, 12030),
+	R1(cuStreamWaitEvent, 3020), P(cuStreamWaitEvent, 7000, cuStreamWaitEvent_ptsz),
 
 	R(cuGetProcAddress, 11030, cuGetProcAddress), R(cuGetProcAddress, 12000, cuGetProcAddress_v2),
 };

@@ -741,6 +741,31 @@ static void sc_launch(void)
 	free_all();
 }
 
+/* cuStreamWaitEvent (_ptsz): a stream made to wait for another's event between launches and allocations. */
+static void sc_wait_event(void)
+{
+	CUstream s;
+	CUevent ev;
+	IT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+	streams_ok++;
+	IT_RC(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+	void *fn = dlsym(RTLD_DEFAULT, H);
+	IT_CHECK(fn != NULL, "dlsym finds %s", H);
+	for (int i = 0; fn && i < 3; i++) {
+		rc_ok("cuLaunchKernel", cuLaunchKernel((CUfunction)(void *)"k", 100, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+		      "launch");
+		rc_ok("cuEventRecord", cuEventRecord(ev, NULL), "record");
+		rc_ok(H, ((CUresult(*)(CUstream, CUevent, unsigned))fn)(s, ev, 0), "wait");
+		alloc_kind(K_MEM, 1);
+		balance("a cross-stream wait and an allocation: the allocation charged");
+	}
+	rc_ok("cuStreamSynchronize", cuStreamSynchronize(s), "the last synchronization");
+	IT_RC(cuEventDestroy_v2(ev), CUDA_SUCCESS);
+	IT_RC(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+	streams_destroyed++;
+	free_all();
+}
+
 static void run_one(void)
 {
 	if (strstr(H, "Alloc") && strncmp(H, "cuMemFree", 9) != 0 && !is("cuMemRetainAllocationHandle")) {
@@ -783,6 +808,7 @@ static void run_one(void)
 		 is("cuMemPoolSetAttribute") || is("cuDeviceSetMemPool")) sc_pools();
 	else if (is("cuDeviceGraphMemTrim")) sc_graph_trim();
 	else if (!strncmp(H, "cuStreamBeginCapture", 20)) sc_capture();
+	else if (!strncmp(H, "cuStreamWaitEvent", 17)) sc_wait_event();
 	else if (!strncmp(H, "cuLaunch", 8) || !strncmp(H, "cuGraphLaunch", 13) || strstr(H, "Synchronize")) sc_launch();
 	else if (is("cuDevicePrimaryCtxRetain") || !strncmp(H, "cuCtxCreate_v", 13)) sc_ctx_create();
 	else if (!strncmp(H, "cuModuleLoad", 12) || !strncmp(H, "cuLibraryLoad", 13)) sc_modules();

@@ -16,7 +16,16 @@
  *                                       last event)
  *   launcher threads US N EVERY T       T threads launch N kernels each, the odd ones on one stream they share, the
  *                                       even ones on the legacy stream, each synchronizing its stream after every
- *                                       EVERY of its launches (the compute share's lock-free path, raced) */
+ *                                       EVERY of its launches (the compute share's lock-free path, raced)
+ *   launcher ddp US N CPU               N steps of one rank of data-parallel training as PyTorch's DDP drives the
+ *                                       driver (run two at once, FAKECUDA_PEER_DIR and FAKECUDA_RANK 0 and 1: the
+ *                                       double's peer mode): 2 forward kernels of US us on the legacy stream; the
+ *                                       backward on a second thread (the autograd engine's): per bucket (2), 2
+ *                                       kernels there, an event the NCCL stream waits for, and the collective
+ *                                       (_Z39ncclDevKernel_..., mangled as the driver names it; US/4 us) on a non-blocking stream of its own; then the
+ *                                       legacy stream waits for the NCCL stream, the main thread launches the
+ *                                       optimizer's kernel and synchronizes the context; CPU us of CPU work before
+ *                                       each launch. Prints steps_per_s too */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/wait.h>
@@ -195,6 +204,96 @@ static int threads(unsigned us, unsigned n, unsigned every, unsigned nt)
 	return it_failed;
 }
 
+/* One rank of DDP (launcher ddp): the autograd-like thread runs each step's backward when the main thread asks. */
+struct it_ddp {
+	CUcontext ctx;
+	CUstream nccl;
+	CUevent grad[2], reduced;
+	unsigned us, n, cpu, bad;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned asked, done;
+};
+
+static void ddp_backward(struct it_ddp *d)
+{
+	/* NCCL's kernels are C++ functions: the driver names them by their mangled symbol (cuFuncGetName) */
+	CUfunction bw = (CUfunction)(void *)"backward",
+		   ar = (CUfunction)(void *)"_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+	for (int b = 0; b < 2; b++) {
+		for (int k = 0; k < 2; k++, cpu_work(d->cpu))
+			d->bad += cuLaunchKernel(bw, d->us, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS;
+		d->bad += cuEventRecord(d->grad[b], NULL) != CUDA_SUCCESS;
+		d->bad += cuStreamWaitEvent(d->nccl, d->grad[b], 0) != CUDA_SUCCESS;
+		cpu_work(d->cpu);
+		d->bad += cuLaunchKernel(ar, d->us / 4 ? d->us / 4 : 1, 1, 1, 1, 1, 1, 0, d->nccl, NULL, NULL) !=
+			  CUDA_SUCCESS;
+	}
+	d->bad += cuEventRecord(d->reduced, d->nccl) != CUDA_SUCCESS;
+	d->bad += cuStreamWaitEvent(NULL, d->reduced, 0) != CUDA_SUCCESS;
+}
+
+static void *ddp_autograd(void *p)
+{
+	struct it_ddp *d = p;
+	d->bad += cuCtxSetCurrent(d->ctx) != CUDA_SUCCESS;
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		while (d->asked == d->done)
+			pthread_cond_wait(&d->cv, &d->mu);
+		if (d->asked > d->n)
+			break;
+		pthread_mutex_unlock(&d->mu);
+		ddp_backward(d);
+		pthread_mutex_lock(&d->mu);
+		d->done++;
+		pthread_cond_broadcast(&d->cv);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+/* The main thread's side of a step's backward (loss.backward()): ask the autograd thread, wait for it. */
+static void ddp_ask(struct it_ddp *d)
+{
+	pthread_mutex_lock(&d->mu);
+	d->asked++;
+	pthread_cond_broadcast(&d->cv);
+	while (d->done != d->asked && d->asked <= d->n)
+		pthread_cond_wait(&d->cv, &d->mu);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static int ddp(unsigned us, unsigned n, unsigned cpu)
+{
+	struct it_ddp d = { .ctx = it_ctx(), .us = us, .n = n, .cpu = cpu, .mu = PTHREAD_MUTEX_INITIALIZER,
+			    .cv = PTHREAD_COND_INITIALIZER };
+	IT_RC(cuStreamCreate(&d.nccl, 1), CUDA_SUCCESS);        /* CU_STREAM_NON_BLOCKING, as NCCL's */
+	for (int b = 0; b < 2; b++)
+		IT_RC(cuEventCreate(&d.grad[b], CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+	IT_RC(cuEventCreate(&d.reduced, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+	pthread_t t;
+	IT_CHECK(pthread_create(&t, NULL, ddp_autograd, &d) == 0, "the autograd-like thread started");
+	CUfunction fw = (CUfunction)(void *)"forward", opt = (CUfunction)(void *)"optimizer";
+	double t0 = it_now_s();
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++) {
+		for (int k = 0; k < 2; k++, cpu_work(cpu))
+			bad += cuLaunchKernel(fw, us, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS;
+		ddp_ask(&d);
+		cpu_work(cpu);
+		bad += cuLaunchKernel(opt, us, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS;
+		bad += cuCtxSynchronize() != CUDA_SUCCESS;
+	}
+	double wall = it_now_s() - t0;
+	ddp_ask(&d);                    /* asked > n: the thread ends */
+	pthread_join(t, NULL);
+	IT_CHECK(bad + d.bad == 0, "%u DDP steps' launches, waits and synchronizations succeeded", n);
+	printf("steps_per_s %.1f\n", n / wall);
+	figures((unsigned long long)us * n * 7, t0);
+	return it_failed;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -214,6 +313,8 @@ int main(int argc, char **argv)
 		return two_streams(a, b, c ? c : 1, argc > 5 ? (unsigned)atoi(argv[5]) : 0);
 	if (argc > 1 && strcmp(argv[1], "threads") == 0)
 		return threads(a, b, c ? c : 1, argc > 5 ? (unsigned)atoi(argv[5]) : 4);
-	fprintf(stderr, "usage: launcher kernels|ex|graph|capture|fork|two|threads ...\n");
+	if (argc > 1 && strcmp(argv[1], "ddp") == 0)
+		return ddp(a, b, c);
+	fprintf(stderr, "usage: launcher kernels|ex|graph|capture|fork|two|threads|ddp ...\n");
 	return 2;
 }

@@ -29,10 +29,11 @@ m = dict(re.findall(r"(\w+) ([0-9.]+)", fig))
 gpu_us, wall_us = float(m.get("gpu_us", "nan")), float(m.get("wall_us", "nan"))
 ok = eval(expr)
 keys = ("compute_limit_permille", "compute_limit_source", "gpu_time_ns", "compute_waits", "compute_waited_ns")
-print(("" if ok else "FAIL ") + ("GPU 0 not in the report; " if "absent" in d else "") +
+print(("PASS " if ok else "FAIL ") + ("GPU 0 not in the report; " if "absent" in d else "") +
       ", ".join(f"{k} {d.get(k)}" for k in keys) + f"; gpu_us {gpu_us:.0f}, wall_us {wall_us:.0f}")
 PY
 )
-	if [ -n "$out" ] && [ "${out#FAIL}" = "$out" ]; then ok "$name"; echo "# $out"
+	# PASS first, nothing else: a report that is missing or does not parse (a traceback) is a failure.
+	if [ "${out#PASS }" != "$out" ] && [ "$(grep -c . <<<"$out")" = 1 ]; then ok "$name"; echo "# ${out#PASS }"
 	else bad "$name" "$expr: $out"; fi
 }

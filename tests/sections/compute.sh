@@ -42,6 +42,9 @@ crun nccl 10% kernels 2000 100 10 ncclDevKernel_AllReduce_Sum_f32_RING_LL
 # pauses between the bursts (each synchronization's return to the next launch, under 1 ms) are charged.
 judge "  NCCL's kernels at a 10 % share: none waits (a rank held back would hold its peers), their time is not charged" \
 	nccl 'd["compute_waits"] == 0 and d["gpu_time_ns"] < gpu_us * 1000 * 0.05'
+crun ncclcxx 10% kernels 2000 100 10 _Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE
+judge "  ... named as the driver names them (cuFuncGetName: NCCL's kernels are C++ functions, their symbols mangled)" \
+	ncclcxx 'd["compute_waits"] == 0 and d["gpu_time_ns"] < gpu_us * 1000 * 0.05'
 crun capture 10% capture 10000 100
 judge "  100 launches of 10 ms into a stream capture at 10 %: nothing runs, nothing waits, nothing is charged" capture \
 	'd["compute_waits"] == 0 and d["gpu_time_ns"] == 0'
