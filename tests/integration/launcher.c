@@ -288,6 +288,10 @@ static int ddp(unsigned us, unsigned n, unsigned cpu)
 	double wall = it_now_s() - t0;
 	ddp_ask(&d);                    /* asked > n: the thread ends */
 	pthread_join(t, NULL);
+	for (int b = 0; b < 2; b++)
+		bad += cuEventDestroy(d.grad[b]) != CUDA_SUCCESS;
+	bad += cuEventDestroy(d.reduced) != CUDA_SUCCESS;
+	bad += cuStreamDestroy(d.nccl) != CUDA_SUCCESS;
 	IT_CHECK(bad + d.bad == 0, "%u DDP steps' launches, waits and synchronizations succeeded", n);
 	printf("steps_per_s %.1f\n", n / wall);
 	figures((unsigned long long)us * n * 7, t0);
