@@ -111,7 +111,11 @@ static uint64_t vg_cs_tokens;           /* armings, ever (not reset in a fork ch
  * poll per stream, pays a fence. A synchronization's ticket is a load of vg_cs_gen: a launch whose draw (a
  * fetch_add after its driver call) it saw synchronizes with it (release, acquire), so its driver call happened
  * before the synchronization's, which waits for its work. A later draw keeps the stream busy (gen > ticket). */
-#define VG_CS_CACHE 4           /* streams a thread remembers for the gate, by handle */
+/* Streams a thread remembers for the gate, by handle: 2 (a framework thread launches on a compute stream and NCCL's).
+ * Static TLS is scarce: with 4 (128 bytes) a second copy of the library dlopened after the test double could not be
+ * loaded under TSan ("cannot allocate memory in static TLS block": the double's 1 056 bytes and our 620 are more
+ * than glibc's 1 664 of surplus). */
+#define VG_CS_CACHE 2
 
 /* A thread's last streams by handle (its own stream never: that is recorded at each launch). Its fields are
  * plain: only the thread reads and writes them; c's arm tells whether the entry still holds. */
