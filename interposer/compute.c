@@ -457,6 +457,17 @@ static void *vg_cs_main(void *arg)
 	return NULL;
 }
 
+/* The polling thread started, once (under vg_cs_lock); if it cannot be, one warning saying what is lost. */
+static void vg_cs_thread_ensure(const char *lost)
+{
+	if (vg_cs_thread_started)
+		return;
+	vg_cs_thread_started = true;
+	vg_cs_polling = vg_thread_start("vramguard-gpu", vg_cs_main, NULL) == 0;
+	if (!vg_cs_polling)
+		vg_log(VG_LOG_WARN, "cannot start the compute share's thread: %s", lost);
+}
+
 static pthread_condattr_t vg_cs_condattr;
 static void vg_cs_live_start(void);
 
@@ -644,13 +655,7 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 	}
 	bool own = vg_cs_own_stream(l->s, l->ptsz);
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
-	if (!vg_cs_thread_started) {
-		vg_cs_thread_started = true;
-		vg_cs_polling = vg_thread_start("vramguard-gpu", vg_cs_main, NULL) == 0;
-		if (!vg_cs_polling)
-			vg_log(VG_LOG_WARN, "cannot start the compute share's thread: a stream's idle time is seen only "
-			       "when it synchronizes or a launch waits");
-	}
+	vg_cs_thread_ensure("a stream's idle time is seen only when it synchronizes or a launch waits");
 	uint64_t now = vg_cs_now();
 	struct vg_cstream *c = vg_cs_stream(l->ctx, l->s, own, l->dev);
 	if (c) {
@@ -954,13 +959,7 @@ static void vg_cs_live_start(void)
 	if (!vg_shared_region())
 		return;
 	vg_lock(&vg_cs_lock, VG_RANK_COMPUTE);
-	if (!vg_cs_thread_started) {
-		vg_cs_thread_started = true;
-		vg_cs_polling = vg_thread_start("vramguard-gpu", vg_cs_main, NULL) == 0;
-		if (!vg_cs_polling)
-			vg_log(VG_LOG_WARN, "cannot start the compute share's thread: `vramguard limit set --compute` "
-			       "cannot reach this process");
-	}
+	vg_cs_thread_ensure("`vramguard limit set --compute` cannot reach this process");
 	vg_unlock(&vg_cs_lock, VG_RANK_COMPUTE);
 }
 
