@@ -32,7 +32,7 @@
 
 #define VG_COMPUTE_POLL_NS 100000       /* the polling thread's period while a stream has work (100 us) */
 #define VG_COMPUTE_GAP_NS 1000000       /* a pause shorter than this between bursts of work counts as busy (1 ms) */
-#define VG_COMPUTE_RESUME_NS 1000000    /* a launch that waited goes once 1 ms of GPU time is earned */
+#define VG_COMPUTE_RESUME_NS 10000000   /* a launch that waited goes once 10 ms of GPU time is earned */
 #define VG_COMPUTE_STREAMS 256          /* streams measured per process; launches on more are held but unmeasured */
 
 /* True once some GPU of the process has a compute limit (VRAMGUARD_COMPUTE_LIMIT, CUDA_DEVICE_SM_LIMIT[_<i>], or
