@@ -14,7 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VG_THROTTLE_BURST_NS 20000000ll /* 20 ms of GPU time may be saved up while idle */
+#define VG_THROTTLE_BURST_NS 50000000ll /* 50 ms of GPU time may be saved up while idle: 5 times the burst a wait
+					 * pays for (compute.h, VG_COMPUTE_RESUME_NS; docs/compute.md, Holding) */
 #define VG_THROTTLE_MINUTE 60           /* seconds of per-second figures kept for "the last minute" */
 
 struct vg_throttle {
