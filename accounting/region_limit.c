@@ -77,6 +77,24 @@ int vg_region_set_limit(struct vg_region *r, const char *spec, char *err, size_t
 	return 0;
 }
 
+/* One process's request, written into its slot for it to apply (the spec checked by the caller): the slot's lock
+ * held for the process named by pid and start, the spec copied into the slot's memory request, or its compute
+ * share's, and that one's sequence raised. */
+static int vg_slot_request(struct vg_region *r, int slot, pid_t pid, uint64_t start, bool compute, const char *spec,
+			   char *err, size_t errlen)
+{
+	int rc = vg_slot_lock_held(r, slot, pid, start, compute ? "before the compute share could be set" :
+				   "before the limit could be set", err, errlen);
+	if (rc)
+		return rc;
+	struct vg_region_slot *s = &r->h->slot[slot];
+	vg_copy_str(compute ? s->compute_spec : s->limit_spec, compute ? sizeof(s->compute_spec) : sizeof(s->limit_spec),
+		    spec);
+	atomic_fetch_add(compute ? &s->compute_seq : &s->limit_seq, 1);
+	vg_region_unlock(r);
+	return 0;
+}
+
 int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t start, const char *spec, char *err,
 			     size_t errlen)
 {
@@ -84,13 +102,7 @@ int vg_region_set_slot_limit(struct vg_region *r, int slot, pid_t pid, uint64_t 
 	int rc = vg_region_spec_check(spec, &l, err, errlen);
 	if (rc)
 		return rc;
-	if ((rc = vg_slot_lock_held(r, slot, pid, start, "before the limit could be set", err, errlen)) != 0)
-		return rc;
-	struct vg_region_slot *s = &r->h->slot[slot];
-	vg_copy_str(s->limit_spec, sizeof(s->limit_spec), spec);
-	atomic_fetch_add(&s->limit_seq, 1);
-	vg_region_unlock(r);
-	return 0;
+	return vg_slot_request(r, slot, pid, start, false, spec, err, errlen);
 }
 
 bool vg_region_poll(const struct vg_region *r)
@@ -194,13 +206,7 @@ int vg_region_set_slot_compute(struct vg_region *r, int slot, pid_t pid, uint64_
 	int rc = vg_region_compute_check(spec, &l, err, errlen);
 	if (rc)
 		return rc;
-	if ((rc = vg_slot_lock_held(r, slot, pid, start, "before the compute share could be set", err, errlen)) != 0)
-		return rc;
-	struct vg_region_slot *s = &r->h->slot[slot];
-	vg_copy_str(s->compute_spec, sizeof(s->compute_spec), spec);
-	atomic_fetch_add(&s->compute_seq, 1);
-	vg_region_unlock(r);
-	return 0;
+	return vg_slot_request(r, slot, pid, start, true, spec, err, errlen);
 }
 
 bool vg_region_pending_compute(struct vg_region *r, char *spec, size_t len)

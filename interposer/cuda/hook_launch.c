@@ -108,26 +108,24 @@ VG_EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream s)
 
 /* A cross-stream wait: where it may wait for a collective, compute.c stops charging the stream's later work until
  * the collectives are done; our event is recorded before the wait is enqueued. */
+#define VG_WAIT_EVENT(name, s, ptsz, ...)                                                                   \
+	do {                                                                                                 \
+		if (VG_COMPUTE_OFF())                                                                        \
+			return VG_REAL_CALL(name, __VA_ARGS__);                                              \
+		VG_OPEN(name, __VA_ARGS__);                                                                  \
+		vg_compute_stream_wait((s), (ptsz));                                                         \
+		rc = VG_REAL_CALL(name, __VA_ARGS__);                                                        \
+	out:                                                                                                 \
+		vg_hook_leave();                                                                             \
+		return rc;                                                                                   \
+	} while (0)
+
 VG_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 {
-	if (VG_COMPUTE_OFF())
-		return VG_REAL_CALL(cuStreamWaitEvent, s, e, flags);
-	VG_OPEN(cuStreamWaitEvent, s, e, flags);
-	vg_compute_stream_wait(s, false);
-	rc = VG_REAL_CALL(cuStreamWaitEvent, s, e, flags);
-out:
-	vg_hook_leave();
-	return rc;
+	VG_WAIT_EVENT(cuStreamWaitEvent, s, false, s, e, flags);
 }
 
 VG_EXPORT CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int flags)
 {
-	if (VG_COMPUTE_OFF())
-		return VG_REAL_CALL(cuStreamWaitEvent_ptsz, s, e, flags);
-	VG_OPEN(cuStreamWaitEvent_ptsz, s, e, flags);
-	vg_compute_stream_wait(s, true);
-	rc = VG_REAL_CALL(cuStreamWaitEvent_ptsz, s, e, flags);
-out:
-	vg_hook_leave();
-	return rc;
+	VG_WAIT_EVENT(cuStreamWaitEvent_ptsz, s, true, s, e, flags);
 }
