@@ -146,10 +146,21 @@ static void jout_put(struct vg_jp_out *o, const void *bytes, size_t n)
 		return;
 	}
 	memcpy(o->buf + o->len, bytes, n);
-	if (memchr(bytes, 0, n))
-		o->nul = 1;
 	o->len += n;
 	o->buf[o->len] = '\0';
+}
+
+/* A run of n plain ASCII characters: as many as fit (each is a whole character), as jout_put one by one would. */
+static void jout_ascii(struct vg_jp_out *o, const unsigned char *s, size_t n)
+{
+	size_t room;
+
+	if (!o || o->full)
+		return;
+	room = o->buf && o->cap > o->len + 1 ? o->cap - o->len - 1 : 0;
+	jout_put(o, s, n <= room ? n : room);
+	if (n > room)
+		o->full = o->buf != NULL;
 }
 
 static void jout_codepoint(struct vg_jp_out *o, uint32_t cp)
@@ -176,6 +187,8 @@ static void jout_codepoint(struct vg_jp_out *o, uint32_t cp)
 		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
 		n = 4;
 	}
+	if (cp == 0 && o && o->buf && !o->full && o->len + 1 < o->cap)
+		o->nul = 1;             /* the only way a NUL gets in: raw control bytes are refused */
 	jout_put(o, b, n);
 }
 
@@ -263,9 +276,12 @@ int vg_jp_string(struct vg_jp *p, struct vg_jp_out *o)
 			p->pos += k;
 			continue;
 		}
-		if (c != '\\') {
-			jout_put(o, &c, 1);
-			p->pos++;
+		if (c != '\\') {              /* a run of plain characters at once: strings are most of a report */
+			for (k = 1; at + k < p->len && p->s[at + k] >= 0x20 && p->s[at + k] < 0x80 &&
+				    p->s[at + k] != '"' && p->s[at + k] != '\\'; k++)
+				;
+			jout_ascii(o, p->s + at, k);
+			p->pos += k;
 			continue;
 		}
 		if (at + 1 >= p->len)

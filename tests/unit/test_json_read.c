@@ -640,6 +640,33 @@ static void test_strings(void)
 	vg_report_free(&r);
 	free(d);
 	free(d2);
+
+	/* runs of plain characters are taken at once (report/json.c): cut where they stop fitting, also after an escape
+	 * or a character of several bytes, and a key with a \u0000 in it is still not the key without it */
+	static const struct { const char *api, *want; } runs[] = {
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\nbbbb", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9" "bbbbbbbbbb", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9" "bbbbb" },
+		{ "ab\\u0041cd\\\"ef\\/gh", "abAcd\"ef/gh" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" },
+	};
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char q[96];
+		snprintf(q, sizeof(q), "\"%s\", \"live_count\"", runs[i].api);
+		d = replace(doc, "\"cuMemAllocAsync\", \"live_count\"", q);
+		if (parse_ok(d, strlen(d), &r) == 0)
+			CHECK_STR(r.sites[1].api, runs[i].want);
+		else
+			CHECK(0);
+		vg_report_free(&r);
+		free(d);
+	}
+	d = replace(doc, "\"reason\": \"exit\"", "\"reason\": \"exit\", \"reason\\u0000\": \"other\"");
+	if (parse_ok(d, strlen(d), &r) == 0)
+		CHECK_STR(r.reason, "exit");
+	else
+		CHECK(0);
+	vg_report_free(&r);
+	free(d);
 	free(doc);
 }
 
