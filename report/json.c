@@ -101,17 +101,36 @@ int vg_jp_field(struct vg_jp *p, const char *fmt, ...)
 	return -1;
 }
 
+/* Append n bytes to the path, cut where it is full (as snprintf would). */
+static void jp_path_add(struct vg_jp *p, const char *s, size_t n)
+{
+	size_t room = sizeof(p->path) - 1 - p->pathlen;
+
+	if (n > room)
+		n = room;
+	memcpy(p->path + p->pathlen, s, n);
+	p->pathlen += n;
+	p->path[p->pathlen] = '\0';
+}
+
+/* Pushed for every member and element read, so without printf: it was a sixth of the time to read a report. */
 void vg_jp_path_push(struct vg_jp *p, const char *key, size_t index, int is_index)
 {
-	size_t room = sizeof(p->path) - p->pathlen;
-	int n;
+	char digits[24];
+	size_t i = sizeof(digits);
 
-	if (is_index)
-		n = snprintf(p->path + p->pathlen, room, "[%zu]", index);
-	else
-		n = snprintf(p->path + p->pathlen, room, "%s%s", p->pathlen ? "." : "", key);
-	if (n > 0)
-		p->pathlen = (size_t)n < room ? p->pathlen + (size_t)n : sizeof(p->path) - 1;
+	if (!is_index) {
+		if (p->pathlen)
+			jp_path_add(p, ".", 1);
+		jp_path_add(p, key, strlen(key));
+		return;
+	}
+	digits[--i] = ']';
+	do
+		digits[--i] = (char)('0' + index % 10);
+	while ((index /= 10) != 0);
+	digits[--i] = '[';
+	jp_path_add(p, digits + i, sizeof(digits) - i);
 }
 
 void vg_jp_path_pop(struct vg_jp *p, size_t to)

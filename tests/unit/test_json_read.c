@@ -392,6 +392,8 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"compactions\": 2", "\"compactions\": -2",
 			"devices[0].timeline.compactions: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"period_ms\": 40000, ", "", "missing required key 'devices[0].timeline.period_ms'");
+	EXPECT_EDIT_ERR(doc, "\"symbol\": \"\", \"offset\": 0}\n    ]", "\"symbol\": \"\", \"offset\": -1}\n    ]",
+			"sites[1].frames[2].offset: expected an unsigned integer");   /* the path without printf */
 	EXPECT_EDIT_ERR(doc, "\"points\": [", "\"points\": 7, \"x\": [", "devices[0].timeline.points: expected an array");
 	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 4", "\"schema_revision\": \"3\"",
 			"schema_revision: expected an unsigned integer");
