@@ -176,6 +176,22 @@ static int jr_check_count(struct vg_jp *p, const struct vg_schema_object *o, con
 	return -1;
 }
 
+/* The row that reads the member named key, or o->nfields. Keys are unique among the rows, so where the search
+ * starts changes nothing but its cost: after the row found last, as the writer writes them in the rows' order. */
+static size_t jr_row(const struct vg_schema_object *o, const struct vg_jp_out *key, size_t from)
+{
+	size_t j, k;
+
+	if (key->full || key->nul)
+		return o->nfields;
+	for (j = 0; j < o->nfields; j++) {
+		k = (from + j) % o->nfields;
+		if (jr_reads(&o->fields[k]) && strcmp(key->buf, o->fields[k].key) == 0)
+			return k;
+	}
+	return o->nfields;
+}
+
 /* One object: its rows' keys are required but for the optional ones, other keys are passed over; a repeated key's
  * last value wins. */
 static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *obj)
@@ -183,7 +199,7 @@ static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *ob
 	char kbuf[64];
 	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
 	uint64_t seen = 0, counts[VG_SCHEMA_MAX_FIELDS];
-	size_t i = 0, k, at = p->pathlen;
+	size_t i = 0, k = 0, at = p->pathlen;
 	int rc;
 
 	if (vg_jp_peek(p) != '{')
@@ -192,9 +208,7 @@ static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *ob
 		return -1;
 	while ((rc = vg_jp_member(p, &i, &key)) == 1) {
 		const struct vg_schema_field *f = o->fields;
-		for (k = 0; k < o->nfields; k++)
-			if (!key.full && !key.nul && jr_reads(&f[k]) && strcmp(kbuf, f[k].key) == 0)
-				break;
+		k = jr_row(o, &key, k + 1 < o->nfields ? k + 1 : 0);
 		if (k == o->nfields) {
 			if (vg_jp_skip(p) != 0)
 				return -1;
