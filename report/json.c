@@ -270,6 +270,18 @@ static int jp_u_escape(struct vg_jp *p, size_t at, uint32_t *cp)
 	return 0;
 }
 
+/* Bytes that stand for themselves in a string: printable ASCII but '"' (0x22) and '\\' (0x5c). */
+#define JP_R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const unsigned char jp_plain[256] = {
+	JP_R16(0), JP_R16(0),                                           /* 0x00-0x1f: control characters */
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                 /* 0x20-0x2f: '"' */
+	JP_R16(1), JP_R16(1),                                           /* 0x30-0x4f */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,                 /* 0x50-0x5f: '\\' */
+	JP_R16(1), JP_R16(1),                                           /* 0x60-0x7f */
+	JP_R16(0), JP_R16(0), JP_R16(0), JP_R16(0), JP_R16(0), JP_R16(0), JP_R16(0), JP_R16(0), /* UTF-8 */
+};
+#undef JP_R16
+
 /* The string at the current position (its opening quote), decoded into o (NULL: checked only). */
 int vg_jp_string(struct vg_jp *p, struct vg_jp_out *o)
 {
@@ -296,8 +308,7 @@ int vg_jp_string(struct vg_jp *p, struct vg_jp_out *o)
 			continue;
 		}
 		if (c != '\\') {              /* a run of plain characters at once: strings are most of a report */
-			for (k = 1; at + k < p->len && p->s[at + k] >= 0x20 && p->s[at + k] < 0x80 &&
-				    p->s[at + k] != '"' && p->s[at + k] != '\\'; k++)
+			for (k = 1; at + k < p->len && jp_plain[p->s[at + k]]; k++)
 				;
 			jout_ascii(o, p->s + at, k);
 			p->pos += k;
