@@ -4,11 +4,12 @@
 # same process's next report, a little different), each the best of RUNS runs, next to the targets: at most 5 s
 # and at most twice the file's size (for diff: twice the larger of the two files). Prints one table; a copy goes to
 # $BUILD/bench-bigreport.txt.
-# Usage: make bench-bigreport   (or bash bench/run_bigreport.sh; SITES=3000 for a smoke run, RUNS=N)
+# Usage: make bench-bigreport   (or bash bench/run_bigreport.sh; SITES=3000 for a smoke run, RUNS=N; VG_CLI=PATH
+# measures another build of the command, e.g. main's, in the same conditions)
 set -eu
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
-CLI=$PWD/$B/vramguard
+CLI=${VG_CLI:-$PWD/$B/vramguard}
 OUT=$B/bench-bigreport.txt
 SITES=${SITES:-30000} FRAMES=${FRAMES:-64} RUNS=${RUNS:-3}
 [ -x "$CLI" ] || { echo "run_bigreport.sh: $CLI is missing: run make" >&2; exit 1; }
@@ -39,7 +40,7 @@ verdict() { awk -v t="$1" -v m="$2" -v tt="$3" -v mt="$4" 'BEGIN { print (t <= t
 {
 	echo "vramguard big reports (issue 29): $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -sr) $(uname -m)"
-	echo "command: $CLI (git $(git describe --always --dirty 2>/dev/null || echo '?'))"
+	echo "command: $CLI (sha256 $(sha256sum "$CLI" | cut -c1-8); this tree: git $(git describe --always --dirty 2>/dev/null || echo '?'))"
 	echo "report: $SITES sites x $FRAMES frames, $((size / 1000000)) MB (B: $((bsize / 1000000)) MB); best of $RUNS runs"
 	echo
 	row "command" "time s" "target" "peak MiB" "target" "verdict"
