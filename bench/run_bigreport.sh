@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 29, "big reports stay cheap": wall time and peak RSS of `vramguard report --html`, `vramguard report` (text)
-# and `vramguard diff A B` (B the same process's next report, and another process's: matched by stack) on a report of 30 000 call sites x 64 frames (bench/gen_bigreport.py, ~231 MB; B is the
-# same process's next report, a little different), each the best of RUNS runs, next to the targets: at most 5 s
-# and at most twice the file's size (for diff: twice the larger of the two files). Prints one table; a copy goes to
-# $BUILD/bench-bigreport.txt.
+# and `vramguard diff A B` on a report of 30 000 call sites x 64 frames (bench/gen_bigreport.py, ~231 MB), B being
+# the same process's next report, a little different (matched by id), then another process's (matched by stack);
+# each the best of RUNS runs, next to the targets: at most 5 s and at most twice the file's size (for diff: twice
+# the larger of the two files). Prints one table; a copy goes to $BUILD/bench-bigreport.txt.
 # Usage: make bench-bigreport   (or bash bench/run_bigreport.sh; SITES=3000 for a smoke run, RUNS=N; VG_CLI=PATH
 # measures another build of the command, e.g. main's, in the same conditions)
 set -eu
