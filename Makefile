@@ -443,6 +443,10 @@ $(TB)/bench_cpu: bench/bench_cpu.c $(FAKE)
 bench-cpu: $(LIB) $(FAKE) $(TB)/bench_cpu
 	@bash bench/run_cpu.sh
 
+# Issue 29: time and peak memory of `vramguard report` and `diff` on a 231 MB report (docs/PERFORMANCE.md).
+bench-bigreport: $(CLI)
+	@bash bench/run_bigreport.sh
+
 # The GPU benchmarks of the issue (bench/run_gpu.sh), on a GPU machine: pair time, PyTorch and JAX step time and
 # start-up, with and without the preload. Uses the prebuilt $(BUILD)/libvramguard.so as it is (no rebuild there).
 bench-gpu:
@@ -452,7 +456,7 @@ bench-gpu:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-containers dev-check shellcheck demo try bench bench-cpu install clean fuzz
+.PHONY: all test test-containers dev-check shellcheck demo try bench bench-cpu bench-bigreport install clean fuzz
 .SECONDARY:
 
 # ---- sanitizers: `make test-asan` (ASan + UBSan), `make test-tsan` ----

@@ -176,14 +176,48 @@ static int jr_check_count(struct vg_jp *p, const struct vg_schema_object *o, con
 	return -1;
 }
 
+/* The row that reads the member named key, or o->nfields. Keys are unique among the rows, so where the search
+ * starts changes nothing but its cost: after the row found last, as the writer writes them in the rows' order. */
+static size_t jr_row(const struct vg_schema_object *o, const struct vg_jp_out *key, size_t from)
+{
+	size_t j, k;
+
+	if (key->full || key->nul)
+		return o->nfields;
+	for (j = 0; j < o->nfields; j++) {
+		k = (from + j) % o->nfields;
+		if (jr_reads(&o->fields[k]) && strcmp(key->buf, o->fields[k].key) == 0)
+			return k;
+	}
+	return o->nfields;
+}
+
+/* The top level's "schema" as the first pass takes it (the last one), when the fields are read first. */
+struct jr_schema {
+	char buf[64];
+	struct vg_jp_out out;
+	int found, is_string;
+};
+
+static int jr_schema_take(struct vg_jp *p, struct jr_schema *sch)
+{
+	sch->found = 1;
+	sch->is_string = vg_jp_peek(p) == '"';
+	if (!sch->is_string)
+		return vg_jp_skip(p);
+	sch->out = (struct vg_jp_out){ .buf = sch->buf, .cap = sizeof(sch->buf) };
+	sch->buf[0] = '\0';
+	return vg_jp_string(p, &sch->out);
+}
+
 /* One object: its rows' keys are required but for the optional ones, other keys are passed over; a repeated key's
- * last value wins. */
-static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *obj)
+ * last value wins. With sch (the top level), a "schema" member is kept there. */
+static int jr_members(struct vg_jp *p, const struct vg_schema_object *o, void *obj, struct jr_schema *sch)
 {
 	char kbuf[64];
 	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
 	uint64_t seen = 0, counts[VG_SCHEMA_MAX_FIELDS];
-	size_t i = 0, k, at = p->pathlen;
+	size_t i = 0, k = 0, at = p->pathlen;
 	int rc;
 
 	if (vg_jp_peek(p) != '{')
@@ -192,11 +226,10 @@ static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *ob
 		return -1;
 	while ((rc = vg_jp_member(p, &i, &key)) == 1) {
 		const struct vg_schema_field *f = o->fields;
-		for (k = 0; k < o->nfields; k++)
-			if (!key.full && !key.nul && jr_reads(&f[k]) && strcmp(kbuf, f[k].key) == 0)
-				break;
+		k = jr_row(o, &key, k + 1 < o->nfields ? k + 1 : 0);
 		if (k == o->nfields) {
-			if (vg_jp_skip(p) != 0)
+			if (sch && !key.full && !key.nul && strcmp(kbuf, "schema") == 0 ? jr_schema_take(p, sch) != 0 :
+			    vg_jp_skip(p) != 0)
 				return -1;
 			continue;
 		}
@@ -222,6 +255,11 @@ static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *ob
 		    jr_check_count(p, o, &o->fields[k], obj, counts[k]) != 0)
 			return -1;
 	return 0;
+}
+
+static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *obj)
+{
+	return jr_members(p, o, obj, NULL);
 }
 
 /* ---- the two passes ---- */
@@ -283,10 +321,29 @@ static int jp_check(struct vg_jp *p)
 	return 0;
 }
 
+/* A good report in one pass: the fields read first, then what the first pass would have checked (nothing after the
+ * object, the schema). Success here is success of the two passes; on any failure the caller runs them from the
+ * start, so that the error is theirs: a syntax error before a field's, another schema before either. */
+static int jr_one_pass(struct vg_jp *p, struct vg_report *out)
+{
+	struct jr_schema sch = { .found = 0 };
+
+	if (vg_jp_peek(p) != '{' || jr_members(p, &vg_schema_report, out, &sch) != 0 || vg_jp_peek(p) >= 0)
+		return -1;
+	if (!sch.found || !sch.is_string || sch.out.full || sch.out.nul || strcmp(sch.buf, VG_REPORT_SCHEMA) != 0)
+		return -1;
+	return 0;
+}
+
 int vg_report_from_json(const char *text, size_t len, struct vg_report *out, char *err, size_t errlen)
 {
 	struct vg_jp p;
 
+	memset(out, 0, sizeof(*out));
+	vg_jp_init(&p, text, len, err, errlen);
+	if (jr_one_pass(&p, out) == 0)
+		return 0;
+	vg_report_free(out);
 	memset(out, 0, sizeof(*out));
 	vg_jp_init(&p, text, len, err, errlen);
 	if (jp_check(&p) == 0) {

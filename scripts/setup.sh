@@ -5,7 +5,7 @@ set -eu
 need=()
 for p in gcc make libc6-dev binutils uthash-dev libdw-dev yamllint python3-yaml clang-14 libclang-rt-14-dev \
 	shellcheck stress-ng podman runc debootstrap prometheus prometheus-alertmanager curl chromium fonts-dejavu-core \
-	docker.io dpkg-dev lintian; do
+	docker.io dpkg-dev lintian time; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 command -v python3 >/dev/null 2>&1 || need+=(python3)     # the tests read JSON reports with it
@@ -18,6 +18,7 @@ done
 # docker.io: Debian's Docker engine (dockerd and a 20.10 client with BuildKit built in), which make test-containers
 # starts on a socket of its own (tests/containers/sections/60-docker.sh), whether or not a system one runs.
 # dpkg-dev (dpkg-shlibdeps) and lintian: `make deb` (scripts/deb.sh) and its check.
+# time (GNU time, /usr/bin/time): the peak RSS of `make bench-bigreport` (bench/run_bigreport.sh).
 if [ "${#need[@]}" -gt 0 ]; then
 	SUDO=""
 	[ "$(id -u)" -eq 0 ] || SUDO="sudo"

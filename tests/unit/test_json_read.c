@@ -327,7 +327,7 @@ static void test_errors_syntax(void)
 static void test_errors_schema(void)
 {
 	size_t len;
-	char *doc = golden("report.json", &len), *d;
+	char *doc = golden("report.json", &len), *d, *d2;
 	struct vg_report r;
 	char small[24];
 
@@ -352,6 +352,30 @@ static void test_errors_schema(void)
 	/* a syntax error anywhere comes before the schema */
 	EXPECT_ERR_S("{\"schema\": \"vramguard.report/2\", \"x\": [}",
 		     "line 1, column 40: expected a value");
+
+	/* A good report is read in one pass, the others again in two (report/json_read.c): the same verdicts. The last
+	 * "schema" is the one judged, a field's error comes after a syntax error later on and after the schema. */
+	d = replace(doc, "\"hostname\"", "\"schema\": \"vramguard.report/9\", \"hostname\"");
+	EXPECT_ERR_S(d, "unsupported schema 'vramguard.report/9' (this vramguard reads vramguard.report/1)");
+	free(d);
+	d = replace(doc, "\"schema\": \"vramguard.report/1\"", "\"schema\": 7");
+	d2 = replace(d, "\"hostname\"", "\"schema\": \"vramguard.report/1\", \"hostname\"");
+	if (parse_ok(d2, strlen(d2), &r) == 0)
+		CHECK_EQ_U64(r.nsites, 15);
+	else
+		CHECK(0);
+	vg_report_free(&r);
+	free(d);
+	free(d2);
+	d = replace(doc, "\"used_bytes\": 1073741824", "\"used_bytes\": -1");
+	d2 = replace(d, "\"streams\": {", "\"streams\": {,");
+	EXPECT_ERR_S(d2, "line 104, column 15: expected a string key or '}'");
+	free(d2);
+	d2 = replace(d, "vramguard.report/1", "vramguard.report/2");
+	EXPECT_ERR_S(d2, "unsupported schema 'vramguard.report/2' (this vramguard reads vramguard.report/1)");
+	free(d2);
+	EXPECT_ERR_S(d, "devices[0].used_bytes: expected an unsigned integer");
+	free(d);
 
 	/* the err buffer: NULL, empty, and too small for the message (cut, still a string) */
 	d = replace(doc, "vramguard.report/1", "vramguard.report/2");
@@ -392,6 +416,8 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"compactions\": 2", "\"compactions\": -2",
 			"devices[0].timeline.compactions: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"period_ms\": 40000, ", "", "missing required key 'devices[0].timeline.period_ms'");
+	EXPECT_EDIT_ERR(doc, "\"symbol\": \"\", \"offset\": 0}\n    ]", "\"symbol\": \"\", \"offset\": -1}\n    ]",
+			"sites[1].frames[2].offset: expected an unsigned integer");   /* the path without printf */
 	EXPECT_EDIT_ERR(doc, "\"points\": [", "\"points\": 7, \"x\": [", "devices[0].timeline.points: expected an array");
 	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 4", "\"schema_revision\": \"3\"",
 			"schema_revision: expected an unsigned integer");
@@ -640,6 +666,33 @@ static void test_strings(void)
 	vg_report_free(&r);
 	free(d);
 	free(d2);
+
+	/* runs of plain characters are taken at once (report/json.c): cut where they stop fitting, also after an escape
+	 * or a character of several bytes, and a key with a \u0000 in it is still not the key without it */
+	static const struct { const char *api, *want; } runs[] = {
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\nbbbb", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9" "bbbbbbbbbb", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9" "bbbbb" },
+		{ "ab\\u0041cd\\\"ef\\/gh", "abAcd\"ef/gh" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" },
+	};
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char q[96];
+		snprintf(q, sizeof(q), "\"%s\", \"live_count\"", runs[i].api);
+		d = replace(doc, "\"cuMemAllocAsync\", \"live_count\"", q);
+		if (parse_ok(d, strlen(d), &r) == 0)
+			CHECK_STR(r.sites[1].api, runs[i].want);
+		else
+			CHECK(0);
+		vg_report_free(&r);
+		free(d);
+	}
+	d = replace(doc, "\"reason\": \"exit\"", "\"reason\": \"exit\", \"reason\\u0000\": \"other\"");
+	if (parse_ok(d, strlen(d), &r) == 0)
+		CHECK_STR(r.reason, "exit");
+	else
+		CHECK(0);
+	vg_report_free(&r);
+	free(d);
 	free(doc);
 }
 
