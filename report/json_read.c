@@ -264,16 +264,36 @@ static int jr_object(struct vg_jp *p, const struct vg_schema_object *o, void *ob
 
 /* ---- the two passes ---- */
 
+/* The top level's "schema" as taken: present, a string, the one this vramguard reads; else the error is said. */
+static int jr_schema_verdict(struct vg_jp *p, const struct jr_schema *sch)
+{
+	if (!sch->found) {
+		vg_jp_seterr(p, -EINVAL, "missing required key 'schema' (not a vramguard report?)");
+		return -1;
+	}
+	if (!sch->is_string) {
+		vg_jp_seterr(p, -EINVAL, "schema: expected a string");
+		return -1;
+	}
+	if (sch->out.full || sch->out.nul || strcmp(sch->buf, VG_REPORT_SCHEMA) != 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "unsupported schema '%s%s' (this vramguard reads " VG_REPORT_SCHEMA ")",
+			 sch->buf, sch->out.full ? "..." : "");
+		vg_jp_seterr(p, -EINVAL, msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* First pass: the whole document's syntax, one object and nothing after it; the last "schema" at the top level. */
 static int jp_check(struct vg_jp *p)
 {
-	char sbuf[64], kbuf[16];
+	char kbuf[16];
 	struct vg_jp_out key = { .buf = kbuf, .cap = sizeof(kbuf) };
-	struct vg_jp_out schema = { .buf = sbuf, .cap = sizeof(sbuf) };
-	int found = 0, is_string = 0, rc;
+	struct jr_schema sch = { .found = 0 };
+	int rc;
 	size_t i = 0;
 
-	sbuf[0] = '\0';
 	rc = vg_jp_peek(p);
 	if (rc < 0)
 		return vg_jp_syntax(p, p->pos, "empty document (expected a vramguard report, a JSON object)");
@@ -282,20 +302,10 @@ static int jp_check(struct vg_jp *p)
 	if (vg_jp_open(p) != 0)
 		return -1;
 	while ((rc = vg_jp_member(p, &i, &key)) == 1) {
-		if (!key.full && !key.nul && strcmp(kbuf, "schema") == 0) {
-			found = 1;
-			is_string = vg_jp_peek(p) == '"';
-			if (is_string) {
-				schema.len = 0;
-				schema.full = schema.nul = 0;
-				sbuf[0] = '\0';
-				rc = vg_jp_string(p, &schema);
-			} else {
-				rc = vg_jp_skip(p);
-			}
-		} else {
+		if (!key.full && !key.nul && strcmp(kbuf, "schema") == 0)
+			rc = jr_schema_take(p, &sch);
+		else
 			rc = vg_jp_skip(p);
-		}
 		if (rc != 0)
 			return -1;
 	}
@@ -303,22 +313,7 @@ static int jp_check(struct vg_jp *p)
 		return -1;
 	if (vg_jp_peek(p) >= 0)
 		return vg_jp_syntax(p, p->pos, "unexpected data after the end of the document");
-	if (!found) {
-		vg_jp_seterr(p, -EINVAL, "missing required key 'schema' (not a vramguard report?)");
-		return -1;
-	}
-	if (!is_string) {
-		vg_jp_seterr(p, -EINVAL, "schema: expected a string");
-		return -1;
-	}
-	if (schema.full || schema.nul || strcmp(sbuf, VG_REPORT_SCHEMA) != 0) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "unsupported schema '%s%s' (this vramguard reads " VG_REPORT_SCHEMA ")", sbuf,
-			 schema.full ? "..." : "");
-		vg_jp_seterr(p, -EINVAL, msg);
-		return -1;
-	}
-	return 0;
+	return jr_schema_verdict(p, &sch);
 }
 
 /* A good report in one pass: the fields read first, then what the first pass would have checked (nothing after the
@@ -330,9 +325,7 @@ static int jr_one_pass(struct vg_jp *p, struct vg_report *out)
 
 	if (vg_jp_peek(p) != '{' || jr_members(p, &vg_schema_report, out, &sch) != 0 || vg_jp_peek(p) >= 0)
 		return -1;
-	if (!sch.found || !sch.is_string || sch.out.full || sch.out.nul || strcmp(sch.buf, VG_REPORT_SCHEMA) != 0)
-		return -1;
-	return 0;
+	return jr_schema_verdict(p, &sch);      /* its error, if any, is said again by the two passes */
 }
 
 int vg_report_from_json(const char *text, size_t len, struct vg_report *out, char *err, size_t errlen)
