@@ -18,14 +18,18 @@
 struct vg_flame_frame {
 	const struct vg_report_pyframe *py;     /* a Python frame, or */
 	const struct vg_report_frame *native;   /* a native one (both NULL: the site has no frames at all) */
+	const struct vg_report *r;              /* the report of a native frame, for its source line (or NULL) */
 };
 
-/* The frames of s, root first, into out[VG_FLAME_MAX]; returns how many (at least 1). */
-size_t vg_flame_stack(const struct vg_report_site *s, struct vg_flame_frame *out);
+/* The frames of site s of report r, root first, into out[VG_FLAME_MAX]; returns how many (at least 1). */
+size_t vg_flame_stack(const struct vg_report *r, const struct vg_report_site *s, struct vg_flame_frame *out);
 
 /* A frame as people read it, unescaped but without control characters: "train.py:12 in step" for a Python frame,
  * "at::empty (libtorch_cuda.so)" for a native one (demangled where the text form demangles, without the offset,
- * so that calls from one function merge), "?? (libfoo.so+0x1a2b)" when the symbol is unknown, "(no call site)". */
+ * so that calls from one function merge), "?? (libfoo.so+0x1a2b)" when the symbol is unknown, "(no call site)".
+ * With --lines (report/srcline.h) a native frame whose line is found shows it: "leak_buffers leaky.c:24 (leaky)",
+ * named by the debug information where the symbol is unknown; code inlined into its callers shows them first,
+ * "main leaky.c:77 > fill leaky.c:30 (leaky)". */
 void vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f);
 
 /* A native frame's function alone ("at::empty", "??"), for formats with a separate file field. */

@@ -131,10 +131,10 @@ static const struct vg_report_site *vg_html_find(const struct vg_report *r, uint
 	return NULL;
 }
 
-void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report_site *s)
+void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report *r, const struct vg_report_site *s)
 {
-	struct vg_flame_frame st[VG_FLAME_MAX], top = { NULL, NULL };
-	size_t n = vg_flame_stack(s, st), i, nn = s->frames ? s->nframes : 0;
+	struct vg_flame_frame st[VG_FLAME_MAX], top = { NULL, NULL, r };
+	size_t n = vg_flame_stack(r, s, st), i, nn = s->frames ? s->nframes : 0;
 	struct vg_strbuf t = { 0 };
 
 	if (s->python && s->npython)
@@ -247,7 +247,7 @@ static void vg_html_sites(struct vg_strbuf *b, const struct vg_report *r)
 		vg_strbuf_str(b, "</td><td class=\"mono\">");
 		vg_html_esc(b, s->api, sizeof(s->api));
 		vg_strbuf_str(b, "</td><td>");
-		vg_html_site_frames(b, s);
+		vg_html_site_frames(b, r, s);
 		vg_strbuf_printf(b, "</td><td class=\"n\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td></tr>\n", s->id, s->id);
 	}
 	vg_strbuf_str(b, "</tbody></table>\n");
@@ -290,7 +290,7 @@ static void vg_html_stream_site(struct vg_strbuf *b, const struct vg_report *r, 
 	const struct vg_report_site *s = vg_html_find(r, id);
 	vg_strbuf_str(b, "<td>");
 	if (s)
-		vg_html_site_frames(b, s);
+		vg_html_site_frames(b, r, s);
 	else
 		vg_strbuf_printf(b, "site %" PRIu32 " (not recorded)", id);
 	vg_strbuf_str(b, "</td>");
@@ -357,7 +357,7 @@ int vg_report_render_html(const struct vg_report *r, struct vg_strbuf *out)
 	vg_html_devices(out, r);
 	vg_strbuf_str(out, "<h2 id=\"icicle\">Live memory by call stack</h2>\n");
 	for (i = 0; r->sites && i < r->nsites; i++)
-		w[i] = (struct vg_html_weight){ &r->sites[i], r->sites[i].live_bytes, r->sites[i].live_count };
+		w[i] = (struct vg_html_weight){ &r->sites[i], r->sites[i].live_bytes, r->sites[i].live_count, r };
 	rc = vg_html_icicle(out, w, r->sites ? r->nsites : 0, "all live memory");
 	free(w);
 	if (rc)

@@ -434,7 +434,7 @@ int vg_html_icicle(struct vg_strbuf *b, const struct vg_html_weight *w, size_t n
 			continue;
 		t.nodes[0].bytes += w[i].bytes;
 		t.nodes[0].count += w[i].count;
-		ns = vg_flame_stack(w[i].site, st);
+		ns = vg_flame_stack(w[i].r, w[i].site, st);
 		for (j = 0; j < ns; j++) {
 			size_t off = t.arena.len;
 			long c;

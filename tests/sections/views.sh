@@ -59,4 +59,23 @@ browser "  in headless Chromium: the leaking function, its bytes, the streams" "
 	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)"
 cli "  its folded stacks end at the leaking function" 0 ';leak_buffers \(leaky\) 201326592$' -- \
 	$VG report --format folded "$VR/leaks.json"
+
+# --lines reaches the flame views too: the leaky program is built with -g (TEST_CFLAGS); its allocating call, the
+# call in t_leaks (inlined into main) and main's call of t_leaks are found in the source by their text.
+lk=tests/integration/leaky.c
+L_ALLOC=$(grep -n 'IT_RC(cuMemAlloc_v2(&kept\[i\], 64 \* MiB)' $lk | cut -d: -f1)
+L_CALL=$(sed -n '/^static void t_leaks(void)$/,/^}/{/^	leak_buffers();/=}' $lk) L_MAIN=$(grep -n '^		t_leaks();' $lk | cut -d: -f1)
+LK='tests/integration/leaky\.c'
+cli "report --format folded --lines: the frames with their source lines" 0 \
+	";main $LK:$L_MAIN > t_leaks $LK:$L_CALL \(leaky\);leak_buffers $LK:$L_ALLOC \(leaky\) 201326592\$" \
+	-- $VG report --format folded --lines "$VR/leaks.json"
+if ! grep -q '??' <<<"$CO" && grep -q ';__libc_start_call_main [^;]*:[0-9]* (libc\.so\.6);' <<<"$CO"; then
+	ok "  no '??' frame: libc's static function named by its debug information, with its line"
+else skip "  libc's static function named by its debug information" "no debug information for libc here: $CO"; fi
+cli "report --html --lines: a page" 0 '^$' -- $VG report --html --lines "$VR/leaks.json" -o "$VR/leaks-lines.html"
+browser "  in headless Chromium: the frames with their source lines, in the stacks and the icicle graph" \
+	"$VR/leaks-lines.html" "$VR/chromium-leaks-lines" \
+	"<li>leak_buffers tests/integration/leaky.c:$L_ALLOC (leaky) <span" \
+	"<li>main tests/integration/leaky.c:$L_MAIN &gt; t_leaks tests/integration/leaky.c:$L_CALL (leaky) <span" \
+	"<title>leak_buffers tests/integration/leaky.c:$L_ALLOC (leaky)"
 done_testing
