@@ -18,18 +18,6 @@
 #define TL_T 16
 #define TL_B 222
 
-/* A step of at most `most` ticks over max: 1, 2 or 5 times a power of ten of B, KiB, MiB, GiB or TiB. */
-static uint64_t vg_svg_byte_step(uint64_t max)
-{
-	static const uint64_t m[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500 };
-	uint64_t unit;
-	size_t i;
-	for (unit = 1; unit <= (1ull << 50); unit <<= 10)
-		for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-			if (max / (m[i] * unit) <= 5)
-				return m[i] * unit;
-	return 1ull << 60;
-}
 
 static uint64_t vg_svg_time_step_ms(uint64_t span_ms)
 {
@@ -59,7 +47,51 @@ static void vg_svg_duration(struct vg_strbuf *b, uint64_t ms)
 
 struct vg_svg_scale {
 	uint64_t t0, span, top;
+	/* the byte axis: every tick in one unit, 1024^unit bytes (B to PiB), every step100 hundredths of it */
+	unsigned unit;
+	uint64_t step100, nsteps;
 };
+
+static const char *const vg_svg_units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+
+/* The byte axis up to max (at most 2^60): the unit max reaches, and the smallest step of 1, 2 or 5 times a power of
+ * ten of that unit (0.2 GiB, 50 MiB, 1 KiB; whole bytes in B) that reaches max in at most 5 steps. */
+static void vg_svg_yaxis(struct vg_svg_scale *s, uint64_t max)
+{
+	static const uint64_t m[] = { 10, 20, 50 };
+	unsigned __int128 unit, need, st;
+	uint64_t p;
+	size_t i;
+
+	s->unit = 0, s->step100 = 100, s->nsteps = 1, s->top = max;        /* (the loop below always sets them) */
+	while (s->unit + 1 < sizeof(vg_svg_units) / sizeof(vg_svg_units[0]) && max >= 1ull << (10 * (s->unit + 1)))
+		s->unit++;
+	unit = (unsigned __int128)1 << (10 * s->unit);
+	for (p = 1; p <= 1000; p *= 10)         /* max is below 1100 units: a step of 500 units reaches it */
+		for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+			st = (unsigned __int128)m[i] * p * unit;        /* the step in hundredths of a byte */
+			need = ((unsigned __int128)max * 100 + st - 1) / st;
+			if ((s->unit == 0 && m[i] * p < 100) || need > 5)
+				continue;
+			s->step100 = m[i] * p;
+			s->nsteps = need ? (uint64_t)need : 1;
+			s->top = (uint64_t)((s->nsteps * st + 99) / 100);
+			return;
+		}
+}
+
+/* Tick k of the byte axis: "0 GiB", "0.5 GiB", "1.0 GiB" (as many decimals as the step has). */
+static void vg_svg_ytick(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t k)
+{
+	uint64_t h = k * s->step100;
+	const char *u = vg_svg_units[s->unit];
+	if (!h)
+		vg_strbuf_printf(b, "0 %s", u);
+	else if (s->step100 % 100 == 0)
+		vg_strbuf_printf(b, "%" PRIu64 " %s", h / 100, u);
+	else
+		vg_strbuf_printf(b, "%" PRIu64 ".%" PRIu64 " %s", h / 100, h % 100 / 10, u);
+}
 
 static double vg_svg_x(const struct vg_svg_scale *s, uint64_t t)
 {
@@ -86,11 +118,11 @@ static void vg_svg_hline(struct vg_strbuf *b, const struct vg_svg_scale *s, uint
 }
 
 /* The scale of a device's timeline: its span, and a top a little above the highest figure drawn (usage, peaks, the
- * quota and the soft limit), a whole number of the byte step it returns. */
-static uint64_t vg_svg_scale_of(const struct vg_report_device *d, size_t n, struct vg_svg_scale *s)
+ * quota and the soft limit), a whole number of the byte axis's steps. */
+static void vg_svg_scale_of(const struct vg_report_device *d, size_t n, struct vg_svg_scale *s)
 {
 	const struct vg_report_timeline_point *p = d->timeline_points;
-	uint64_t max = 0, step;
+	uint64_t max = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -107,28 +139,26 @@ static uint64_t vg_svg_scale_of(const struct vg_report_device *d, size_t n, stru
 		max = 1;
 	if (max > (1ull << 60))         /* a hand-made report: keep the arithmetic below from wrapping */
 		max = 1ull << 60;
-	step = vg_svg_byte_step(max + max / 20);
-	s->top = (max + max / 20 + step - 1) / step * step;
+	vg_svg_yaxis(s, max + max / 20);
 	s->t0 = p[0].time_ns;
 	s->span = p[n - 1].time_ns > s->t0 ? p[n - 1].time_ns - s->t0 : 1000000000ull;
-	return step;
 }
 
 /* The grid and ticks of both axes (bytes every step, time since the first point), and what came before since_ns
  * shaded. */
-static void vg_svg_axes(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t step, uint64_t since_ns,
+static void vg_svg_axes(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t since_ns,
 			const char *since_label)
 {
-	uint64_t v, t;
+	uint64_t k, t, step;
 	char clock[16];
 
 	/* y axis: bytes */
-	for (v = 0; v <= s->top; v += step) {
-		double y = vg_svg_y(s, v);
+	for (k = 0; k <= s->nsteps; k++) {
+		double y = TL_B - (double)k * (TL_B - TL_T) / (double)s->nsteps;
 		vg_strbuf_printf(b, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
 				 "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", TL_L, TL_R, y, y,
 				 TL_L - 6, y + 4);
-		vg_html_bytes(b, v);
+		vg_svg_ytick(b, s, k);
 		vg_strbuf_str(b, "</text>\n");
 	}
 	/* x axis: time since the first point */
@@ -209,18 +239,17 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 {
 	size_t n = d->timeline_set && d->timeline_points ? d->ntimeline_points : 0, ndenials;
 	struct vg_svg_scale s;
-	uint64_t step;
 
 	if (!n) {
 		vg_strbuf_str(b, "<p class=\"note\">No usage timeline for this device (a report before revision 2, or "
 			      "the device was not used).</p>\n");
 		return;
 	}
-	step = vg_svg_scale_of(d, n, &s);
+	vg_svg_scale_of(d, n, &s);
 	vg_strbuf_printf(b, "<svg class=\"timeline\" viewBox=\"0 0 %d %d\" role=\"img\" data-device=\"%d\" "
 			 "data-points=\"%zu\"><title>GPU %d usage over time</title>\n", TL_W, TL_H, d->ordinal, n,
 			 d->ordinal);
-	vg_svg_axes(b, &s, step, since_ns, since_label);
+	vg_svg_axes(b, &s, since_ns, since_label);
 	vg_svg_usage(b, &s, d, n);
 	ndenials = vg_svg_denials(b, &s, d, n);
 	vg_strbuf_printf(b, "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>"

@@ -8,9 +8,13 @@ failure.
   speedscope FILE REPORT.json      speedscope's file format, field by field (its file-format-schema.json: required
                                    keys, types, enums) and its rules (weights as long as samples, indices in range)
   html FILE [TEXT...]              static: well-formed, self-contained (no URL fetched), the expected texts present
-  browser FILE OUTDIR [TEXT...]    headless Chromium renders the page: DOM, script errors, a screenshot not blank
+  browser FILE OUTDIR [TEXT...]    headless Chromium renders the page: DOM, script errors, a screenshot not blank,
+                                   the timelines' byte axes (as yticks)
+  yticks FILE                      each timeline's byte axis: one unit, round ticks (0 and 1, 2 or 5 times a power
+                                   of ten of the unit, evenly)
   png FILE                         print the screenshot's size and distinct colors (for docs)
 """
+import decimal
 import html.parser
 import json
 import os
@@ -187,6 +191,24 @@ def check_html(path, texts):
     ok(os.path.getsize(path) < 4 << 20, f"html: {os.path.getsize(path)} bytes")
 
 
+def check_yticks(doc, where):
+    charts = re.findall(r'<svg class="timeline".*?</svg>', doc, re.S)
+    ok(charts, f"{where}: a usage timeline")
+    for c in charts:
+        ticks = re.findall(r'<text class="ytick"[^>]*>([^<]*)</text>', c)
+        name = f"{where}: the byte axis {' | '.join(ticks)}"
+        m = [re.fullmatch(r"((?:0|[1-9][0-9]*)(?:\.[0-9])?) (B|KiB|MiB|GiB|TiB|PiB)", t) for t in ticks]
+        if not ok(2 <= len(ticks) <= 7 and all(m), f"{name}: 2 to 7 ticks, each 'NUMBER UNIT'"):
+            continue
+        ok(len({x.group(2) for x in m}) == 1, f"{name}: one unit")
+        v = [decimal.Decimal(x.group(1)) for x in m]
+        step = v[1] - v[0]
+        mant = step.scaleb(-step.adjusted()) if step > 0 else 0
+        ok(v[0] == 0 and step > 0 and all(v[i] == i * step for i in range(len(v))) and mant in (1, 2, 5),
+           f"{name}: from 0 in even steps of 1, 2 or 5 times a power of ten")
+        ok(len({len(x.group(1).partition(".")[2]) for x in m[1:]}) == 1, f"{name}: as many decimals on each")
+
+
 def png_info(path):
     """(width, height, distinct colors, non-white share, red share) of an 8-bit RGB(A) PNG, with zlib only."""
     with open(path, "rb") as f:
@@ -270,6 +292,8 @@ def check_browser(path, outdir, texts):
     ok(len(re.findall(r"<script\b", d)) == 2, "browser: no script element but its own two (escaping held)")
     for t in texts:
         ok(t in d, f"browser: the rendered DOM shows '{t}'")
+    if '<svg class="timeline"' in d:
+        check_yticks(d, "browser")
     shot = os.path.join(outdir, "screenshot.png")
     if os.path.exists(shot):
         os.unlink(shot)
@@ -297,6 +321,9 @@ def main(argv):
         check_html(argv[2], argv[3:])
     elif cmd == "browser":
         check_browser(argv[2], argv[3], argv[4:])
+    elif cmd == "yticks":
+        with open(argv[2], encoding="utf-8") as f:
+            check_yticks(f.read(), os.path.basename(argv[2]))
     elif cmd == "png":
         print(png_info(argv[2]))
     else:

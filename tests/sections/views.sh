@@ -28,6 +28,26 @@ prog "  well-formed, self-contained, the expected figures and frames" -- $VC htm
 	"train.py:42 in leak_here" "1.50 GiB" "at::native::empty_cuda (libtorch_cuda.so)" "gpu-node-7"
 browser "  in headless Chromium: DOM, no script errors, sort and zoom work, a screenshot not blank" \
 	"$VR/py.html" "$VR/chromium-py" "${PY_TEXTS[@]}"
+# The byte axis in one unit with round ticks, whatever the scale: the report's figures (usage, peaks, quota, soft
+# limit) scaled so that the highest is each of these; 2.3 GiB drew 0, 500 MiB, 1000.00 MiB, 1.46 GiB... before.
+for top in 12 5000 734003200 1048576000 2469606195 3377699720527872; do
+	python3 - "$PYJ" "$VR/scale-$top.json" "$top" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for d in r["devices"]:
+    pts = d["timeline"]["points"]
+    hi = max([d["quota_bytes"], d["soft_limit_bytes"]] + [p["peak_bytes"] for p in pts] + [p["used_bytes"] for p in pts])
+    f = lambda v: v * int(sys.argv[3]) // hi
+    for p in pts:
+        p["used_bytes"], p["peak_bytes"] = f(p["used_bytes"]), f(p["peak_bytes"])
+    d["quota_bytes"], d["soft_limit_bytes"] = f(d["quota_bytes"]), f(d["soft_limit_bytes"])
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	cli "report --html, figures up to $top bytes" 0 '^$' -- $VG report --html "$VR/scale-$top.json" -o "$VR/scale-$top.html"
+	prog "  the byte axis: one unit, round ticks" -- $VC yticks "$VR/scale-$top.html"
+done
+browser "  in headless Chromium (up to 2.3 GiB): the byte axis as drawn" "$VR/scale-2469606195.html" \
+	"$VR/chromium-scale" '>0 GiB</text>' '>0.5 GiB</text>' '>2.5 GiB</text>'
 cli "report --format html -o -: the same page on stdout" 0 '^<!DOCTYPE html>$' -- $VG report --format html -o - "$PYJ"
 if [ "$CO" = "$(cat "$VR/py.html")" ]; then ok "  identical to --html -o FILE"; else bad "  differs from --html -o FILE"; fi
 cli "report --format folded: collapsed stacks of live bytes" 0 '^train\.py:131 in <module>;train\.py:120 in main;' \
