@@ -10,7 +10,10 @@
 #include <string.h>
 
 /* Inline only: the Content-Security-Policy forbids fetching anything. The first script records errors (the test
- * reads them back from the DOM); the last one sorts tables and zooms icicle graphs. */
+ * reads them back from the DOM); the last one sorts tables and zooms icicle graphs. The timeline's colours are
+ * Okabe and Ito's, told apart with every common colour-vision deficiency: usage blue (#0072b2, peaks a light sky
+ * blue), the quota vermillion (#d55e00, dashed), the soft limit orange (#e69f00, dotted), denials reddish purple
+ * (#cc79a7); the legend names each. */
 static const char vg_html_head[] =
 	"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
 	"script-src 'unsafe-inline'; img-src data:\">\n"
@@ -36,15 +39,15 @@ static const char vg_html_head[] =
 	"table.sort th[aria-sort=descending]::after{content:' \\25BC'}\n"
 	"details summary{cursor:pointer}details ol{margin:4px 0;padding-left:22px}li.py{color:#0b5f7a}\n"
 	".note,.legend{color:#555;font-size:13px}.k{display:inline-block;width:14px;height:10px;margin:0 4px 0 10px;"
-	"vertical-align:middle}.k.used{background:#1f5fbf}.k.peak{background:#a9c4ee}.k.quota{background:#c62828}"
-	".k.soft{background:#ef8f00}.k.denial{background:#c62828}.k.py{background:hsl(200,55%,68%)}"
+	"vertical-align:middle}.k.used{background:#0072b2}.k.peak{background:#b9dff5}.k.quota{background:#d55e00}"
+	".k.soft{background:#e69f00}.k.denial{background:#cc79a7}.k.py{background:hsl(200,55%,68%)}"
 	".k.nat{background:hsl(30,78%,64%)}\n"
 	"svg.timeline{width:100%;max-width:960px;height:auto;font-size:11px}svg text{fill:#333}\n"
-	"svg .grid{stroke:#e4e4e4}svg .axisline{stroke:#888}svg .peak{fill:#a9c4ee;stroke:none}"
-	"svg .used{fill:none;stroke:#1f5fbf;stroke-width:1.6}\n"
-	"svg .quota line{stroke:#c62828;stroke-dasharray:6 4;stroke-width:1.4}svg .quota text{fill:#c62828}"
-	"svg .soft line{stroke:#ef8f00;stroke-dasharray:3 3;stroke-width:1.4}svg .soft text{fill:#b36b00}\n"
-	"svg .denial line{stroke:#c62828;stroke-width:1;opacity:.55}svg .denial path{fill:#c62828}"
+	"svg .grid{stroke:#e4e4e4}svg .axisline{stroke:#888}svg .peak{fill:#b9dff5;stroke:none}"
+	"svg .used{fill:none;stroke:#0072b2;stroke-width:1.6}\n"
+	"svg .quota line{stroke:#d55e00;stroke-dasharray:6 4;stroke-width:1.4}svg .quota text{fill:#a84a00}"
+	"svg .soft line{stroke:#e69f00;stroke-dasharray:3 3;stroke-width:1.4}svg .soft text{fill:#8a5f00}\n"
+	"svg .denial line{stroke:#cc79a7;stroke-width:1.2}svg .denial path{fill:#cc79a7}"
 	"svg .before rect{fill:#f1f1f4}svg .before line{stroke:#555;stroke-dasharray:2 2}\n"
 	"svg.icicle{width:100%;height:auto;font:11px ui-monospace,'DejaVu Sans Mono',monospace}"
 	"svg.icicle g.fr{cursor:pointer}svg.icicle rect{stroke:#fff;stroke-width:.5}svg.icicle text{fill:#111;"
@@ -81,7 +84,11 @@ static const char vg_html_script[] =
 	"document.documentElement.setAttribute('data-selftest-sort',c?c.getAttribute('data-v'):'');}"
 	"var g=document.querySelector('svg.icicle g.fr[data-d=\\'2\\']');if(g){g.dispatchEvent(new MouseEvent('click'));"
 	"var n=0;document.querySelectorAll('svg.icicle g.fr').forEach(function(x){if(x.style.display!=='none')n++;});"
-	"document.documentElement.setAttribute('data-selftest-zoom',String(n));}}\n"
+	"document.documentElement.setAttribute('data-selftest-zoom',String(n));}\n"
+	"var cs=function(q,p){var e=document.querySelector(q);return e?getComputedStyle(e)[p]:'';};"
+	"document.documentElement.setAttribute('data-selftest-colors',['quota',cs('svg .quota line','stroke'),"
+	"'quota-key',cs('.k.quota','backgroundColor'),'denial',cs('svg .denial path','fill'),'denial-line',"
+	"cs('svg .denial line','stroke'),'denial-key',cs('.k.denial','backgroundColor')].join('|'));}\n"
 	"document.documentElement.setAttribute('data-js','ran');\n})();\n</script>\n";
 
 void vg_html_begin(struct vg_strbuf *b, const char *title)

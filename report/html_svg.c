@@ -258,11 +258,11 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 	vg_strbuf_str(b, "<p class=\"legend\"><span class=\"k used\"></span>used <span class=\"k peak\"></span>"
 		      "highest usage within each interval");
 	if (d->quota_set)
-		vg_strbuf_str(b, " <span class=\"k quota\"></span>quota");
+		vg_strbuf_str(b, " <span class=\"k quota\"></span>quota (dashed line)");
 	if (d->soft_set)
-		vg_strbuf_str(b, " <span class=\"k soft\"></span>soft limit");
+		vg_strbuf_str(b, " <span class=\"k soft\"></span>soft limit (dotted line)");
 	if (ndenials)
-		vg_strbuf_printf(b, " <span class=\"k denial\"></span>denials (%zu %s)", ndenials,
+		vg_strbuf_printf(b, " <span class=\"k denial\"></span>denied allocations (marks: %zu %s)", ndenials,
 				 vg_plural(ndenials, "interval", "intervals"));
 	vg_strbuf_printf(b, "; %zu %s, one at least every %" PRIu64 " ms</p>\n", n, vg_plural(n, "point", "points"),
 			 d->timeline_period_ms);

@@ -209,6 +209,25 @@ def check_yticks(doc, where):
         ok(len({len(x.group(1).partition(".")[2]) for x in m[1:]}) == 1, f"{name}: as many decimals on each")
 
 
+# Okabe and Ito's palette ("Color Universal Design"), as getComputedStyle writes it.
+OKABE_ITO = {"rgb(230, 159, 0)": "orange", "rgb(86, 180, 233)": "sky blue", "rgb(0, 158, 115)": "bluish green",
+             "rgb(240, 228, 66)": "yellow", "rgb(0, 114, 178)": "blue", "rgb(213, 94, 0)": "vermillion",
+             "rgb(204, 121, 167)": "reddish purple", "rgb(0, 0, 0)": "black"}
+
+
+def check_colors(root):
+    m = re.search(r'data-selftest-colors="([^"]*)"', root)
+    if not ok(m is not None, "browser: the page reported its timeline's colours", root):
+        return
+    v = m.group(1).split("|")
+    c = dict(zip(v[0::2], v[1::2]))
+    ok(c.get("quota") in OKABE_ITO and c.get("denial") in OKABE_ITO and c["quota"] != c["denial"],
+       f"browser: the quota line ({OKABE_ITO.get(c.get('quota'), c.get('quota'))}) and the denial marks "
+       f"({OKABE_ITO.get(c.get('denial'), c.get('denial'))}) in two colours of Okabe and Ito's palette", c)
+    ok(c.get("quota-key") == c.get("quota") and c.get("denial-key") == c.get("denial") == c.get("denial-line"),
+       "browser: the legend's keys in the colours of what they name", c)
+
+
 def png_info(path):
     """(width, height, distinct colors, non-white share, red share) of an 8-bit RGB(A) PNG, with zlib only."""
     with open(path, "rb") as f:
@@ -294,6 +313,8 @@ def check_browser(path, outdir, texts):
         ok(t in d, f"browser: the rendered DOM shows '{t}'")
     if '<svg class="timeline"' in d:
         check_yticks(d, "browser")
+    if 'class="quota"' in d and 'class="denial"' in d:
+        check_colors(root)
     shot = os.path.join(outdir, "screenshot.png")
     if os.path.exists(shot):
         os.unlink(shot)

@@ -15,7 +15,8 @@ PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/mod
 	"at::native::empty_cuda (libtorch_cuda.so)" "1.50 GiB" "quota 4.00 GiB" "soft limit 3.00 GiB" "+5 min"
 	"time since 21:05:03 UTC" "python3 train.py --epochs 3 --batch-size 64" "gpu-node-7"
 	"&lt;script&gt;alert(1)&lt;/script&gt;&amp;" 'class="denial" data-denials="1"' 'class="quota"' 'class="soft"'
-	'<svg class="icicle"' 'id="site-7"' "1 destroyed with work still queued")
+	'<svg class="icicle"' 'id="site-7"' "1 destroyed with work still queued"
+	'<span class="k quota"></span>quota (dashed line)' '<span class="k denial"></span>denied allocations (marks: ')
 browser() { # NAME HTML OUTDIR TEXT...
 	local name=$1
 	shift
