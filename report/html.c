@@ -38,7 +38,8 @@ static const char vg_html_head[] =
 	"table.sort th{cursor:pointer;user-select:none}table.sort th[aria-sort=ascending]::after{content:' \\25B2'}"
 	"table.sort th[aria-sort=descending]::after{content:' \\25BC'}\n"
 	"details summary{cursor:pointer}details ol{margin:4px 0;padding-left:22px}li.py{color:#0b5f7a}\n"
-	".note,.legend{color:#555;font-size:13px}.k{display:inline-block;width:14px;height:10px;margin:0 4px 0 10px;"
+	".note,.legend{color:#555;font-size:13px}.hint{text-decoration:underline dotted #999;cursor:help}"
+	".k{display:inline-block;width:14px;height:10px;margin:0 4px 0 10px;"
 	"vertical-align:middle}.k.used{background:#0072b2}.k.peak{background:#b9dff5}.k.quota{background:#d55e00}"
 	".k.soft{background:#e69f00}.k.denial{background:#cc79a7}.k.py{background:hsl(200,55%,68%)}"
 	".k.nat{background:hsl(30,78%,64%)}\n"
@@ -108,6 +109,36 @@ void vg_html_end(struct vg_strbuf *b)
 	vg_strbuf_str(b, "</body>\n</html>\n");
 }
 
+/* The driver's state and what the quota counts, in plain words; the report's terms (and what they mean) in the
+ * hover text. A value this vramguard does not know is shown as written. */
+static void vg_html_plain(struct vg_strbuf *b, const struct vg_report *r)
+{
+	const char *drv = r->driver[0] ? r->driver : "unknown", *cnt = r->count[0] ? r->count : "allocations";
+	const char *d = !strcmp(drv, "alive") ? "working when the report was written"
+		: !strcmp(drv, "deinitialized") ? "already shut down by the program (the figures are the last it saw)"
+		: !strcmp(drv, "unknown") ? "not known (CUDA not started?)" : NULL;
+	const char *c = !strcmp(cnt, "device") ? "all the GPU memory the process holds (its allocations, memory pools, "
+		"CUDA graphs and the driver's own memory)"
+		: !strcmp(cnt, "allocations") ? "only the memory the process allocated (not pools, graphs or the "
+		"driver's own memory)" : NULL;
+
+	vg_strbuf_str(b, "<dt>CUDA driver</dt><dd><span class=\"hint\" title=\"The state of the CUDA driver when the "
+		      "report was written (report field driver: ");
+	vg_html_esc(b, drv, sizeof(r->driver));
+	vg_strbuf_str(b, "). alive: working; deinitialized: the program had shut CUDA down; unknown: never started "
+		      "or not known.\">");
+	vg_html_esc(b, d ? d : drv, d ? strlen(d) : sizeof(r->driver));
+	vg_strbuf_str(b, "</span></dd><dt>the quota counts</dt><dd><span class=\"hint\" title=\"Set by "
+		      "VRAMGUARD_COUNT (here ");
+	vg_html_esc(b, cnt, sizeof(r->count));
+	vg_strbuf_str(b, "). device (the default): the memory nvidia-smi shows for the process; allocations: only the "
+		      "bytes it asked for.\">");
+	vg_html_esc(b, c ? c : cnt, c ? strlen(c) : sizeof(r->count));
+	vg_strbuf_printf(b, "</span></dd><dt>call stacks</dt><dd><span class=\"hint\" title=\"Each allocation's call "
+			 "stack is recorded up to this depth (VRAMGUARD_BACKTRACE); deeper frames are cut.\">up to %d "
+			 "frames</span></dd>", r->backtrace_depth);
+}
+
 void vg_html_header(struct vg_strbuf *b, const struct vg_report *r)
 {
 	vg_strbuf_str(b, "<dl class=\"hdr\"><dt>command</dt><dd><code class=\"cmd\">");
@@ -122,11 +153,9 @@ void vg_html_header(struct vg_strbuf *b, const struct vg_report *r)
 		vg_strbuf_printf(b, " (report #%" PRIu64 " of the process)", r->sequence);
 	vg_strbuf_str(b, "</dd><dt>vramguard</dt><dd>");
 	vg_html_esc(b, r->version, sizeof(r->version));
-	vg_strbuf_printf(b, " (report revision %u)</dd><dt>driver</dt><dd>", r->schema_revision ? r->schema_revision : 1);
-	vg_html_esc(b, r->driver[0] ? r->driver : "unknown", sizeof(r->driver));
-	vg_strbuf_printf(b, "</dd><dt>counting</dt><dd>");
-	vg_html_esc(b, r->count[0] ? r->count : "?", sizeof(r->count));
-	vg_strbuf_printf(b, " (VRAMGUARD_COUNT); call stacks %d frames deep</dd></dl>\n", r->backtrace_depth);
+	vg_strbuf_printf(b, " (report revision %u)</dd>", r->schema_revision ? r->schema_revision : 1);
+	vg_html_plain(b, r);
+	vg_strbuf_str(b, "</dl>\n");
 }
 
 static const struct vg_report_site *vg_html_find(const struct vg_report *r, uint32_t id)

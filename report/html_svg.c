@@ -45,6 +45,19 @@ static void vg_svg_duration(struct vg_strbuf *b, uint64_t ms)
 		vg_strbuf_printf(b, ms % 3600000 ? "+%.1f h" : "+%.0f h", ms / 3600000.0);
 }
 
+/* A period in plain units: "500 ms", "10 s", "2.5 min", "3 h". */
+static void vg_svg_period(struct vg_strbuf *b, uint64_t ms)
+{
+	if (ms < 1000)
+		vg_strbuf_printf(b, "%" PRIu64 " ms", ms);
+	else if (ms < 120000)
+		vg_strbuf_printf(b, ms % 1000 ? "%.1f s" : "%.0f s", ms / 1000.0);
+	else if (ms < 7200000)
+		vg_strbuf_printf(b, ms % 60000 ? "%.1f min" : "%.0f min", ms / 60000.0);
+	else
+		vg_strbuf_printf(b, ms % 3600000 ? "%.1f h" : "%.0f h", ms / 3600000.0);
+}
+
 struct vg_svg_scale {
 	uint64_t t0, span, top;
 	/* the byte axis: every tick in one unit, 1024^unit bytes (B to PiB), every step100 hundredths of it */
@@ -264,8 +277,13 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 	if (ndenials)
 		vg_strbuf_printf(b, " <span class=\"k denial\"></span>denied allocations (marks: %zu %s)", ndenials,
 				 vg_plural(ndenials, "interval", "intervals"));
-	vg_strbuf_printf(b, "; %zu %s, one at least every %" PRIu64 " ms</p>\n", n, vg_plural(n, "point", "points"),
-			 d->timeline_period_ms);
+	vg_strbuf_printf(b, "; <span class=\"hint\" title=\"The usage is recorded at least this often, and sooner when "
+			 "it changes much. To cover a run of any length in little memory at most 128 points are kept: "
+			 "when full, neighbours merge (keeping the highest peak) and the period doubles (%" PRIu32 " %s "
+			 "in this run).\">usage recorded %zu %s, at least every ", d->timeline_compactions,
+			 vg_plural(d->timeline_compactions, "time", "times"), n, vg_plural(n, "time", "times"));
+	vg_svg_period(b, d->timeline_period_ms);
+	vg_strbuf_str(b, "</span></p>\n");
 }
 
 /* ---- the icicle graph ---- */

@@ -8,7 +8,8 @@ failure.
   speedscope FILE REPORT.json      speedscope's file format, field by field (its file-format-schema.json: required
                                    keys, types, enums) and its rules (weights as long as samples, indices in range)
   html FILE [TEXT...]              static: well-formed, self-contained (no URL fetched), the expected texts present
-  browser FILE OUTDIR [TEXT...]    headless Chromium renders the page: DOM, script errors, a screenshot not blank,
+  browser FILE OUTDIR [TEXT...]    headless Chromium renders the page: DOM (each TEXT in it; !TEXT: not in it),
+                                   script errors, a screenshot not blank, the timeline's colours,
                                    the timelines' byte axes (as yticks)
   yticks FILE                      each timeline's byte axis: one unit, round ticks (0 and 1, 2 or 5 times a power
                                    of ten of the unit, evenly)
@@ -310,7 +311,10 @@ def check_browser(path, outdir, texts):
     ok(re.search(r'data-selftest-zoom="[1-9][0-9]*"', root) is not None, "browser: the icicle graph zooms on a click")
     ok(len(re.findall(r"<script\b", d)) == 2, "browser: no script element but its own two (escaping held)")
     for t in texts:
-        ok(t in d, f"browser: the rendered DOM shows '{t}'")
+        if t.startswith("!"):
+            ok(t[1:] not in d, f"browser: the rendered DOM no longer shows '{t[1:]}'")
+        else:
+            ok(t in d, f"browser: the rendered DOM shows '{t}'")
     if '<svg class="timeline"' in d:
         check_yticks(d, "browser")
     if 'class="quota"' in d and 'class="denial"' in d:

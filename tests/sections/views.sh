@@ -16,7 +16,12 @@ PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/mod
 	"time since 21:05:03 UTC" "python3 train.py --epochs 3 --batch-size 64" "gpu-node-7"
 	"&lt;script&gt;alert(1)&lt;/script&gt;&amp;" 'class="denial" data-denials="1"' 'class="quota"' 'class="soft"'
 	'<svg class="icicle"' 'id="site-7"' "1 destroyed with work still queued"
-	'<span class="k quota"></span>quota (dashed line)' '<span class="k denial"></span>denied allocations (marks: ')
+	'<span class="k quota"></span>quota (dashed line)' '<span class="k denial"></span>denied allocations (marks: '
+	'<dt>CUDA driver</dt><dd><span class="hint" title="The state of the CUDA driver when the report was written'
+	'>working when the report was written</span>' '<span class="hint" title="Set by VRAMGUARD_COUNT (here allocations)'
+	'>only the memory the process allocated (not pools, graphs or the driver'"'"'s own memory)</span>'
+	'<span class="hint" title="The usage is recorded at least this often' '>usage recorded 40 times, at least every 40 s<'
+	'!one at least every' '!(VRAMGUARD_COUNT)' '!<dd>alive</dd>')
 browser() { # NAME HTML OUTDIR TEXT...
 	local name=$1
 	shift
@@ -77,7 +82,8 @@ prog "a leaking program's JSON report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGU
 	"VRAMGUARD_REPORT=$VR/leaks.json" -- $L leaks
 cli "  as a page" 0 '^$' -- $VG report --html "$VR/leaks.json" -o "$VR/leaks.html"
 browser "  in headless Chromium: the leaking function, its bytes, the streams" "$VR/leaks.html" "$VR/chromium-leaks" \
-	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)"
+	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)" \
+	'<span class="hint" title="Set by VRAMGUARD_COUNT (here device)' '>all the GPU memory the process holds (its'
 cli "  its folded stacks end at the leaking function" 0 ';leak_buffers \(leaky\) 201326592$' -- \
 	$VG report --format folded "$VR/leaks.json"
 
