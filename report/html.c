@@ -42,7 +42,7 @@ static const char vg_html_head[] =
 	".k{display:inline-block;width:14px;height:10px;margin:0 4px 0 10px;"
 	"vertical-align:middle}.k.used{background:#0072b2}.k.peak{background:#b9dff5}.k.quota{background:#d55e00}"
 	".k.soft{background:#e69f00}.k.denial{background:#cc79a7}.k.py{background:hsl(200,55%,68%)}"
-	".k.nat{background:hsl(30,78%,64%)}\n"
+	".k.nat{background:hsl(30,78%,64%)}.k.unres{background:hsl(0,0%,82%)}li.unres{color:#777}\n"
 	"svg.timeline{width:100%;max-width:960px;height:auto;font-size:11px}svg text{fill:#333}\n"
 	"svg .grid{stroke:#e4e4e4}svg .axisline{stroke:#888}svg .peak{fill:#b9dff5;stroke:none}"
 	"svg .used{fill:none;stroke:#0072b2;stroke-width:1.6}\n"
@@ -184,8 +184,8 @@ void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report *r, const s
 	vg_strbuf_free(&t);
 	for (i = n; i-- > 0;) {         /* innermost first, like a traceback read bottom-up */
 		t = (struct vg_strbuf){ 0 };
-		vg_flame_label(&t, &st[i]);
-		vg_strbuf_str(b, st[i].py ? "<li class=\"py\">" : "<li>");
+		int unres = vg_flame_label(&t, &st[i]);
+		vg_strbuf_str(b, st[i].py ? "<li class=\"py\">" : unres ? "<li class=\"unres\">" : "<li>");
 		vg_html_esc(b, t.data ? t.data : "", t.len);
 		if (st[i].native && st[i].native->module[0]) {
 			vg_strbuf_printf(b, " <span class=\"note\" title=\"");

@@ -296,7 +296,7 @@ struct vg_ic_node {
 	size_t parent, child, next;     /* child / next: first child, next sibling (SIZE_MAX: none) */
 	uint64_t bytes, count;
 	uint32_t depth;
-	int python;
+	int python, unresolved;         /* unresolved: a native frame without a name, drawn grey */
 };
 
 struct vg_ic {
@@ -385,12 +385,15 @@ struct vg_ic_out {
 	size_t drawn, hidden;
 };
 
-/* A frame's fill: Python frames blue-green, native ones orange, shades from its label. */
+/* A frame's fill: Python frames blue-green, native ones orange, those without a name grey, shades from its
+ * label. */
 static void vg_ic_fill(struct vg_strbuf *b, const struct vg_ic *t, const struct vg_ic_node *x)
 {
 	uint64_t h = vg_ic_hash(0, t->arena.data + x->label, x->label_len);
 	if (x->depth == 0)
 		vg_strbuf_str(b, "#b8b8c8");
+	else if (x->unresolved)
+		vg_strbuf_printf(b, "hsl(0,0%%,%u%%)", 80 + (unsigned)(h >> 8) % 8);
 	else if (x->python)
 		vg_strbuf_printf(b, "hsl(%u,55%%,%u%%)", 185 + (unsigned)(h % 40), 62 + (unsigned)(h >> 8) % 14);
 	else
@@ -407,7 +410,7 @@ static void vg_ic_emit(const struct vg_ic *t, struct vg_ic_out *o, size_t i, uin
 
 	o->drawn++;
 	vg_strbuf_printf(o->b, "<g class=\"fr%s\" data-x=\"%.6f\" data-w=\"%.6f\" data-d=\"%u\"><title>",
-			 x->python ? " py" : "", fx, fw, x->depth);
+			 x->python ? " py" : x->unresolved ? " unres" : "", fx, fw, x->depth);
 	vg_html_esc(o->b, t->arena.data + x->label, x->label_len);
 	vg_strbuf_str(o->b, "\n");
 	vg_html_bytes(o->b, x->bytes);
@@ -485,10 +488,11 @@ int vg_html_icicle(struct vg_strbuf *b, const struct vg_html_weight *w, size_t n
 		for (j = 0; j < ns; j++) {
 			size_t off = t.arena.len;
 			long c;
-			vg_flame_label(&t.arena, &st[j]);
+			int unres = vg_flame_label(&t.arena, &st[j]);
 			if (t.arena.failed || (c = vg_ic_child(&t, at, off, t.arena.len - off, st[j].py != NULL)) < 0)
 				goto out;
 			at = (size_t)c;
+			t.nodes[at].unresolved = unres;
 			t.nodes[at].bytes += w[i].bytes;
 			t.nodes[at].count += w[i].count;
 		}
@@ -503,7 +507,11 @@ int vg_html_icicle(struct vg_strbuf *b, const struct vg_html_weight *w, size_t n
 	vg_ic_emit(&t, &o, 0, 0);
 	vg_strbuf_str(b, "</svg></div>\n");
 	vg_strbuf_printf(b, "<p class=\"legend\"><span class=\"k py\"></span>Python frames <span class=\"k nat\"></span>"
-			 "native frames; root at the top, width by bytes; %zu frames drawn", o.drawn);
+			 "native frames <span class=\"k unres\"></span>native frames without a name (module+offset); "
+			 "root at the top (<span class=\"hint\" title=\"Process and thread start-up frames (_start, "
+			 "__libc_start_main, start_thread, clone3...: docs/report-html.md) begin every stack: they are "
+			 "folded into the root.\">start-up frames folded into it</span>), width by bytes; %zu frames drawn",
+			 o.drawn);
 	if (o.hidden)
 		vg_strbuf_printf(b, ", %zu narrower than 1/%d of the total left out", o.hidden, VG_HTML_ICICLE_MIN);
 	vg_strbuf_str(b, ". Hover for figures; click a frame to zoom (script).</p>\n");

@@ -71,8 +71,13 @@ def check_folded(path, report):
             ok(frames[len(py) - 1] == want, f"folded: site {s['id']}'s innermost Python frame comes after them",
                frames[len(py) - 1])
         elif s.get("frames"):
-            ok(frames[-1].startswith(s["frames"][0]["symbol"] or "??"),
-               f"folded: site {s['id']} ends at its innermost native frame", frames[-1])
+            f0 = s["frames"][0]
+            ok(frames[-1].startswith(f0["symbol"] or f"{os.path.basename(f0['module'])}+0x{int(f0['module_offset'], 16):x}"),
+               f"folded: site {s['id']} ends at its innermost native frame (module+offset without a name)",
+               frames[-1])
+        startup = ("_start", "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3")
+        ok(len(frames) == 1 or frames[0].split(" ")[0] not in startup,
+           f"folded: site {s['id']}'s start-up frames folded into the root", frames[0])
 
 
 def is_num(v):

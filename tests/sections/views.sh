@@ -21,7 +21,9 @@ PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/mod
 	'>working when the report was written</span>' '<span class="hint" title="Set by VRAMGUARD_COUNT (here allocations)'
 	'>only the memory the process allocated (not pools, graphs or the driver'"'"'s own memory)</span>'
 	'<span class="hint" title="The usage is recorded at least this often' '>usage recorded 40 times, at least every 40 s<'
-	'!one at least every' '!(VRAMGUARD_COUNT)' '!<dd>alive</dd>')
+	'!one at least every' '!(VRAMGUARD_COUNT)' '!<dd>alive</dd>'
+	'<g class="fr unres" data-x=' '<li class="unres">libcudnn_engines_precompiled.so.9+0x200 <span'
+	'>native frames without a name (module+offset)' '!?? (' '!start_thread (libc.so.6)')
 browser() { # NAME HTML OUTDIR TEXT...
 	local name=$1
 	shift
@@ -83,9 +85,10 @@ prog "a leaking program's JSON report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGU
 cli "  as a page" 0 '^$' -- $VG report --html "$VR/leaks.json" -o "$VR/leaks.html"
 browser "  in headless Chromium: the leaking function, its bytes, the streams" "$VR/leaks.html" "$VR/chromium-leaks" \
 	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)" \
-	'<span class="hint" title="Set by VRAMGUARD_COUNT (here device)' '>all the GPU memory the process holds (its'
-cli "  its folded stacks end at the leaking function" 0 ';leak_buffers \(leaky\) 201326592$' -- \
-	$VG report --format folded "$VR/leaks.json"
+	'<span class="hint" title="Set by VRAMGUARD_COUNT (here device)' '>all the GPU memory the process holds (its' \
+	'data-d="1"><title>main (leaky)' '!_start (leaky)' '!__libc_start_main (libc.so.6)' '!libc.so.6+0x'
+cli "  its folded stacks: from main (the start-up frames folded) to the leaking function" 0 \
+	'^main \(leaky\);leak_buffers \(leaky\) 201326592$' -- $VG report --format folded "$VR/leaks.json"
 
 # --lines reaches the flame views too: the leaky program is built with -g (TEST_CFLAGS); its allocating call, the
 # call in t_leaks (inlined into main) and main's call of t_leaks are found in the source by their text.
@@ -94,11 +97,8 @@ L_ALLOC=$(grep -n 'IT_RC(cuMemAlloc_v2(&kept\[i\], 64 \* MiB)' $lk | cut -d: -f1
 L_CALL=$(sed -n '/^static void t_leaks(void)$/,/^}/{/^	leak_buffers();/=}' $lk) L_MAIN=$(grep -n '^		t_leaks();' $lk | cut -d: -f1)
 LK='tests/integration/leaky\.c'
 cli "report --format folded --lines: the frames with their source lines" 0 \
-	";main $LK:$L_MAIN > t_leaks $LK:$L_CALL \(leaky\);leak_buffers $LK:$L_ALLOC \(leaky\) 201326592\$" \
+	"^main $LK:$L_MAIN > t_leaks $LK:$L_CALL \(leaky\);leak_buffers $LK:$L_ALLOC \(leaky\) 201326592\$" \
 	-- $VG report --format folded --lines "$VR/leaks.json"
-if ! grep -q '??' <<<"$CO" && grep -q ';__libc_start_call_main [^;]*:[0-9]* (libc\.so\.6);' <<<"$CO"; then
-	ok "  no '??' frame: libc's static function named by its debug information, with its line"
-else skip "  libc's static function named by its debug information" "no debug information for libc here: $CO"; fi
 cli "report --html --lines: a page" 0 '^$' -- $VG report --html --lines "$VR/leaks.json" -o "$VR/leaks-lines.html"
 browser "  in headless Chromium: the frames with their source lines, in the stacks and the icicle graph" \
 	"$VR/leaks-lines.html" "$VR/chromium-leaks-lines" \
