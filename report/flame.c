@@ -136,10 +136,9 @@ static int vg_flame_lines(struct vg_strbuf *b, const struct vg_flame_frame *f)
 	size_t i, n;
 	const char *base;
 
-	if (!f->r || !vg_report_srcline_hook || !f->native->module[0] ||
-	    vg_report_srcline_hook(f->r, f->native, &sl) != 0 || !sl.file[0])
+	if (!f->r || vg_report_srcline(f->r, f->native, &sl) != 0 || !sl.file[0])
 		return -1;
-	n = sl.ncallers > VG_SRCLINE_INLINED ? VG_SRCLINE_INLINED : sl.ncallers;
+	n = sl.ncallers;
 	for (i = n; i-- > 0;) {         /* callers[i] called the next one in at its line; the last is the frame's */
 		if (i + 1 == n)
 			vg_flame_outer(b, f->native, &sl);

@@ -3,7 +3,7 @@
  * library, and the command without --lines, leave the hook NULL and frames print as before. The text renderers
  * (report/text.c, cli/diff.c) ask for each frame's text through vg_report_frame_text and print what it puts in
  * `more` under the frame; the flame-graph views (report/flame.h: the HTML page, folded, speedscope) ask
- * vg_report_srcline and show each inlined function as a frame of its own. */
+ * vg_report_srcline and label a frame with its line, the functions it was inlined into first. */
 #ifndef VG_SRCLINE_H
 #define VG_SRCLINE_H
 
