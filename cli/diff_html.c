@@ -107,7 +107,7 @@ static void vg_dh_section(struct vg_strbuf *b, const struct vg_diff *d, enum vg_
 		vg_strbuf_str(b, "</td><td class=\"mono\">");
 		vg_html_esc(b, s->api, sizeof(s->api));
 		vg_strbuf_str(b, "</td><td>");
-		vg_html_site_frames(b, s);
+		vg_html_site_frames(b, row->n ? d->n : d->o, s);
 		vg_strbuf_str(b, "</td></tr>\n");
 	}
 	vg_strbuf_str(b, "</tbody></table>\n");
@@ -151,7 +151,7 @@ int vg_report_diff_html(const struct vg_report *o, const struct vg_report *n, co
 	vg_strbuf_str(out, "<h2 id=\"icicle\">What grew, by call stack</h2>\n");
 	for (i = 0; i < d.nrows; i++)
 		if ((d.rows[i].kind == VG_DIFF_GREW || d.rows[i].kind == VG_DIFF_NEW) && d.rows[i].n)
-			w[nw++] = (struct vg_html_weight){ d.rows[i].n, d.rows[i].dbytes, d.rows[i].dcount };
+			w[nw++] = (struct vg_html_weight){ d.rows[i].n, d.rows[i].dbytes, d.rows[i].dcount, n };
 	rc = vg_html_icicle(out, w, nw, "growth");
 	vg_strbuf_str(out, "<h2 id=\"sites\">Call sites</h2>\n");
 	for (i = 0; i < VG_DIFF_SAME; i++)

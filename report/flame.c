@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "report/srcline.h"
+
 const char *vg_flame_basename(const char *path, size_t max, size_t *len)
 {
 	size_t n = strnlen(path, max), i = n;
@@ -23,7 +25,44 @@ static int vg_flame_is_interpreter(const struct vg_report_frame *f)
 	return (n >= 6 && !strncmp(b, "python", 6)) || (n >= 9 && !strncmp(b, "libpython", 9));
 }
 
-size_t vg_flame_stack(const struct vg_report_site *s, struct vg_flame_frame *out)
+/* Process and thread start-up as glibc and musl name it (report/flame.h): the frames every stack of a program or
+ * thread begins with. */
+static const char *const vg_flame_startup_syms[] = {
+	"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main", "libc_start_main_stage2",
+	"_dl_start_user", "start_thread", "clone", "clone3", "__clone", "__clone3", "__clone_internal",
+};
+
+/* libc itself (glibc's libc.so.6 or libc-2.31.so, musl's libc.musl-*.so.1 or ld-musl-*.so.1), whose start-up
+ * functions are static: without debug information they have no name. */
+static int vg_flame_is_libc(const struct vg_report_frame *f)
+{
+	size_t n;
+	const char *b = vg_flame_basename(f->module, sizeof(f->module), &n);
+	return (n >= 5 && (!strncmp(b, "libc.", 5) || !strncmp(b, "libc-", 5))) || (n >= 7 && !strncmp(b, "ld-musl", 7));
+}
+
+static int vg_flame_is_startup(const struct vg_report_frame *f)
+{
+	if (!f->symbol[0])
+		return f->module[0] && vg_flame_is_libc(f);
+	for (size_t i = 0; i < sizeof(vg_flame_startup_syms) / sizeof(vg_flame_startup_syms[0]); i++)
+		if (!strncmp(f->symbol, vg_flame_startup_syms[i], sizeof(f->symbol)))
+			return 1;
+	return 0;
+}
+
+/* How many of s's outermost native frames are start-up frames, at most all but one. */
+static size_t vg_flame_startup(const struct vg_report_site *s)
+{
+	size_t nn = s->frames ? s->nframes : 0, k = 0;
+	if (nn > VG_REPORT_MAX_FRAMES)
+		nn = VG_REPORT_MAX_FRAMES;
+	while (k + 1 < nn && vg_flame_is_startup(&s->frames[nn - 1 - k]))
+		k++;
+	return k;
+}
+
+size_t vg_flame_stack(const struct vg_report *r, const struct vg_report_site *s, struct vg_flame_frame *out)
 {
 	size_t np = s->python ? s->npython : 0, nn = s->frames ? s->nframes : 0, k = 0, i, keep = nn;
 
@@ -38,12 +77,14 @@ size_t vg_flame_stack(const struct vg_report_site *s, struct vg_flame_frame *out
 				keep = i;
 				break;
 			}
+	if (keep == nn)         /* every native frame kept: the start-up ones fold into the root */
+		keep -= vg_flame_startup(s);
 	for (i = np; i-- > 0;)
 		out[k++] = (struct vg_flame_frame){ .py = &s->python[i], .native = NULL };
 	for (i = keep; i-- > 0;)
-		out[k++] = (struct vg_flame_frame){ .py = NULL, .native = &s->frames[i] };
+		out[k++] = (struct vg_flame_frame){ .py = NULL, .native = &s->frames[i], .r = r };
 	if (!k)
-		out[k++] = (struct vg_flame_frame){ NULL, NULL };
+		out[k++] = (struct vg_flame_frame){ NULL, NULL, NULL };
 	return k;
 }
 
@@ -71,7 +112,55 @@ void vg_flame_symbol(struct vg_strbuf *b, const struct vg_report_frame *f)
 	vg_strbuf_free(&t);
 }
 
-void vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f)
+/* The function the frame's code was compiled into: its symbol, else the debug information's name. */
+static void vg_flame_outer(struct vg_strbuf *b, const struct vg_report_frame *f, const struct vg_srcline *sl)
+{
+	if (!f->symbol[0] && sl->outer[0])
+		vg_text_str(b, sl->outer, sizeof(sl->outer));
+	else
+		vg_flame_symbol(b, f);
+}
+
+static void vg_flame_at(struct vg_strbuf *b, const char *file, size_t max, uint32_t line)
+{
+	vg_strbuf_str(b, " ");
+	vg_text_str(b, file[0] ? file : "??", max);
+	if (line)
+		vg_strbuf_printf(b, ":%" PRIu32, line);
+}
+
+/* A native frame with its source line (vg_flame_label's --lines form): 0, or -1 when it has none. */
+static int vg_flame_lines(struct vg_strbuf *b, const struct vg_flame_frame *f)
+{
+	struct vg_srcline sl;
+	size_t i, n;
+	const char *base;
+
+	if (!f->r || vg_report_srcline(f->r, f->native, &sl) != 0 || !sl.file[0])
+		return -1;
+	n = sl.ncallers;
+	for (i = n; i-- > 0;) {         /* callers[i] called the next one in at its line; the last is the frame's */
+		if (i + 1 == n)
+			vg_flame_outer(b, f->native, &sl);
+		else
+			vg_text_str(b, sl.callers[i].function[0] ? sl.callers[i].function : "??",
+				    sizeof(sl.callers[i].function));
+		vg_flame_at(b, sl.callers[i].file, sizeof(sl.callers[i].file), sl.callers[i].line);
+		vg_strbuf_str(b, " > ");
+	}
+	if (n && sl.function[0])
+		vg_text_str(b, sl.function, sizeof(sl.function));
+	else
+		vg_flame_outer(b, f->native, &sl);
+	vg_flame_at(b, sl.file, sizeof(sl.file), sl.line);
+	base = vg_flame_basename(f->native->module, sizeof(f->native->module), &n);
+	vg_strbuf_str(b, " (");
+	vg_text_str(b, base, n);
+	vg_strbuf_str(b, ")");
+	return 0;
+}
+
+int vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f)
 {
 	size_t n;
 	const char *base;
@@ -80,21 +169,27 @@ void vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f)
 		vg_text_str(b, f->py->file[0] ? f->py->file : "?", sizeof(f->py->file));
 		vg_strbuf_printf(b, ":%" PRIu32 " in ", f->py->line);
 		vg_text_str(b, f->py->function[0] ? f->py->function : "?", sizeof(f->py->function));
-	} else if (f->native) {
-		vg_flame_symbol(b, f->native);
-		vg_strbuf_str(b, " (");
+	} else if (f->native && vg_flame_lines(b, f) == 0) {
+		return 0;
+	} else if (f->native && !f->native->symbol[0]) {       /* no name: where it is */
 		if (f->native->module[0]) {
 			base = vg_flame_basename(f->native->module, sizeof(f->native->module), &n);
 			vg_text_str(b, base, n);
-			if (!f->native->symbol[0])
-				vg_strbuf_printf(b, "+0x%" PRIx64, f->native->module_offset);
+			vg_strbuf_printf(b, "+0x%" PRIx64, f->native->module_offset);
 		} else {
 			vg_strbuf_printf(b, "0x%" PRIx64, f->native->address);
 		}
+		return 1;
+	} else if (f->native) {
+		vg_flame_symbol(b, f->native);
+		vg_strbuf_str(b, " (");
+		base = vg_flame_basename(f->native->module, sizeof(f->native->module), &n);
+		vg_text_str(b, base, n);
 		vg_strbuf_str(b, ")");
 	} else {
 		vg_strbuf_str(b, "(no call site)");
 	}
+	return 0;
 }
 
 int vg_report_render_folded(const struct vg_report *r, struct vg_strbuf *out)
@@ -106,7 +201,7 @@ int vg_report_render_folded(const struct vg_report *r, struct vg_strbuf *out)
 		const struct vg_report_site *s = &r->sites[i];
 		if (!s->live_bytes)
 			continue;
-		n = vg_flame_stack(s, st);
+		n = vg_flame_stack(r, s, st);
 		for (j = 0; j < n; j++) {
 			if (j)
 				vg_strbuf_add(out, ";", 1);

@@ -10,7 +10,10 @@
 #include <string.h>
 
 /* Inline only: the Content-Security-Policy forbids fetching anything. The first script records errors (the test
- * reads them back from the DOM); the last one sorts tables and zooms icicle graphs. */
+ * reads them back from the DOM); the last one sorts tables and zooms icicle graphs. The timeline's colours are
+ * Okabe and Ito's, told apart with every common colour-vision deficiency: usage blue (#0072b2, peaks a light sky
+ * blue), the quota vermillion (#d55e00, dashed), the soft limit orange (#e69f00, dotted), denials reddish purple
+ * (#cc79a7); the legend names each. */
 static const char vg_html_head[] =
 	"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
 	"script-src 'unsafe-inline'; img-src data:\">\n"
@@ -35,16 +38,17 @@ static const char vg_html_head[] =
 	"table.sort th{cursor:pointer;user-select:none}table.sort th[aria-sort=ascending]::after{content:' \\25B2'}"
 	"table.sort th[aria-sort=descending]::after{content:' \\25BC'}\n"
 	"details summary{cursor:pointer}details ol{margin:4px 0;padding-left:22px}li.py{color:#0b5f7a}\n"
-	".note,.legend{color:#555;font-size:13px}.k{display:inline-block;width:14px;height:10px;margin:0 4px 0 10px;"
-	"vertical-align:middle}.k.used{background:#1f5fbf}.k.peak{background:#a9c4ee}.k.quota{background:#c62828}"
-	".k.soft{background:#ef8f00}.k.denial{background:#c62828}.k.py{background:hsl(200,55%,68%)}"
-	".k.nat{background:hsl(30,78%,64%)}\n"
+	".note,.legend{color:#555;font-size:13px}.hint{text-decoration:underline dotted #999;cursor:help}"
+	".k{display:inline-block;width:14px;height:10px;margin:0 4px 0 10px;"
+	"vertical-align:middle}.k.used{background:#0072b2}.k.peak{background:#b9dff5}.k.quota{background:#d55e00}"
+	".k.soft{background:#e69f00}.k.denial{background:#cc79a7}.k.py{background:hsl(200,55%,68%)}"
+	".k.nat{background:hsl(30,78%,64%)}.k.unres{background:hsl(0,0%,82%)}li.unres{color:#777}\n"
 	"svg.timeline{width:100%;max-width:960px;height:auto;font-size:11px}svg text{fill:#333}\n"
-	"svg .grid{stroke:#e4e4e4}svg .axisline{stroke:#888}svg .peak{fill:#a9c4ee;stroke:none}"
-	"svg .used{fill:none;stroke:#1f5fbf;stroke-width:1.6}\n"
-	"svg .quota line{stroke:#c62828;stroke-dasharray:6 4;stroke-width:1.4}svg .quota text{fill:#c62828}"
-	"svg .soft line{stroke:#ef8f00;stroke-dasharray:3 3;stroke-width:1.4}svg .soft text{fill:#b36b00}\n"
-	"svg .denial line{stroke:#c62828;stroke-width:1;opacity:.55}svg .denial path{fill:#c62828}"
+	"svg .grid{stroke:#e4e4e4}svg .axisline{stroke:#888}svg .peak{fill:#b9dff5;stroke:none}"
+	"svg .used{fill:none;stroke:#0072b2;stroke-width:1.6}\n"
+	"svg .quota line{stroke:#d55e00;stroke-dasharray:6 4;stroke-width:1.4}svg .quota text{fill:#a84a00}"
+	"svg .soft line{stroke:#e69f00;stroke-dasharray:3 3;stroke-width:1.4}svg .soft text{fill:#8a5f00}\n"
+	"svg .denial line{stroke:#cc79a7;stroke-width:1.2}svg .denial path{fill:#cc79a7}"
 	"svg .before rect{fill:#f1f1f4}svg .before line{stroke:#555;stroke-dasharray:2 2}\n"
 	"svg.icicle{width:100%;height:auto;font:11px ui-monospace,'DejaVu Sans Mono',monospace}"
 	"svg.icicle g.fr{cursor:pointer}svg.icicle rect{stroke:#fff;stroke-width:.5}svg.icicle text{fill:#111;"
@@ -81,7 +85,11 @@ static const char vg_html_script[] =
 	"document.documentElement.setAttribute('data-selftest-sort',c?c.getAttribute('data-v'):'');}"
 	"var g=document.querySelector('svg.icicle g.fr[data-d=\\'2\\']');if(g){g.dispatchEvent(new MouseEvent('click'));"
 	"var n=0;document.querySelectorAll('svg.icicle g.fr').forEach(function(x){if(x.style.display!=='none')n++;});"
-	"document.documentElement.setAttribute('data-selftest-zoom',String(n));}}\n"
+	"document.documentElement.setAttribute('data-selftest-zoom',String(n));}\n"
+	"var cs=function(q,p){var e=document.querySelector(q);return e?getComputedStyle(e)[p]:'';};"
+	"document.documentElement.setAttribute('data-selftest-colors',['quota',cs('svg .quota line','stroke'),"
+	"'quota-key',cs('.k.quota','backgroundColor'),'denial',cs('svg .denial path','fill'),'denial-line',"
+	"cs('svg .denial line','stroke'),'denial-key',cs('.k.denial','backgroundColor')].join('|'));}\n"
 	"document.documentElement.setAttribute('data-js','ran');\n})();\n</script>\n";
 
 void vg_html_begin(struct vg_strbuf *b, const char *title)
@@ -101,6 +109,36 @@ void vg_html_end(struct vg_strbuf *b)
 	vg_strbuf_str(b, "</body>\n</html>\n");
 }
 
+/* The driver's state and what the quota counts, in plain words; the report's terms (and what they mean) in the
+ * hover text. A value this vramguard does not know is shown as written. */
+static void vg_html_plain(struct vg_strbuf *b, const struct vg_report *r)
+{
+	const char *drv = r->driver[0] ? r->driver : "unknown", *cnt = r->count[0] ? r->count : "allocations";
+	const char *d = !strcmp(drv, "alive") ? "working when the report was written"
+		: !strcmp(drv, "deinitialized") ? "already shut down by the program (the figures are the last it saw)"
+		: !strcmp(drv, "unknown") ? "not known (CUDA not started?)" : NULL;
+	const char *c = !strcmp(cnt, "device") ? "all the GPU memory the process holds (its allocations, memory pools, "
+		"CUDA graphs and the driver's own memory)"
+		: !strcmp(cnt, "allocations") ? "only the memory the process allocated (not pools, graphs or the "
+		"driver's own memory)" : NULL;
+
+	vg_strbuf_str(b, "<dt>CUDA driver</dt><dd><span class=\"hint\" title=\"The state of the CUDA driver when the "
+		      "report was written (report field driver: ");
+	vg_html_esc(b, drv, sizeof(r->driver));
+	vg_strbuf_str(b, "). alive: working; deinitialized: the program had shut CUDA down; unknown: never started "
+		      "or not known.\">");
+	vg_html_esc(b, d ? d : drv, d ? strlen(d) : sizeof(r->driver));
+	vg_strbuf_str(b, "</span></dd><dt>the quota counts</dt><dd><span class=\"hint\" title=\"Set by "
+		      "VRAMGUARD_COUNT (here ");
+	vg_html_esc(b, cnt, sizeof(r->count));
+	vg_strbuf_str(b, "). device (the default): the memory nvidia-smi shows for the process; allocations: only the "
+		      "bytes it asked for.\">");
+	vg_html_esc(b, c ? c : cnt, c ? strlen(c) : sizeof(r->count));
+	vg_strbuf_printf(b, "</span></dd><dt>call stacks</dt><dd><span class=\"hint\" title=\"Each allocation's call "
+			 "stack is recorded up to this depth (VRAMGUARD_BACKTRACE); deeper frames are cut.\">up to %d "
+			 "frames</span></dd>", r->backtrace_depth);
+}
+
 void vg_html_header(struct vg_strbuf *b, const struct vg_report *r)
 {
 	vg_strbuf_str(b, "<dl class=\"hdr\"><dt>command</dt><dd><code class=\"cmd\">");
@@ -115,11 +153,9 @@ void vg_html_header(struct vg_strbuf *b, const struct vg_report *r)
 		vg_strbuf_printf(b, " (report #%" PRIu64 " of the process)", r->sequence);
 	vg_strbuf_str(b, "</dd><dt>vramguard</dt><dd>");
 	vg_html_esc(b, r->version, sizeof(r->version));
-	vg_strbuf_printf(b, " (report revision %u)</dd><dt>driver</dt><dd>", r->schema_revision ? r->schema_revision : 1);
-	vg_html_esc(b, r->driver[0] ? r->driver : "unknown", sizeof(r->driver));
-	vg_strbuf_printf(b, "</dd><dt>counting</dt><dd>");
-	vg_html_esc(b, r->count[0] ? r->count : "?", sizeof(r->count));
-	vg_strbuf_printf(b, " (VRAMGUARD_COUNT); call stacks %d frames deep</dd></dl>\n", r->backtrace_depth);
+	vg_strbuf_printf(b, " (report revision %u)</dd>", r->schema_revision ? r->schema_revision : 1);
+	vg_html_plain(b, r);
+	vg_strbuf_str(b, "</dl>\n");
 }
 
 static const struct vg_report_site *vg_html_find(const struct vg_report *r, uint32_t id)
@@ -131,10 +167,10 @@ static const struct vg_report_site *vg_html_find(const struct vg_report *r, uint
 	return NULL;
 }
 
-void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report_site *s)
+void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report *r, const struct vg_report_site *s)
 {
-	struct vg_flame_frame st[VG_FLAME_MAX], top = { NULL, NULL };
-	size_t n = vg_flame_stack(s, st), i, nn = s->frames ? s->nframes : 0;
+	struct vg_flame_frame st[VG_FLAME_MAX], top = { NULL, NULL, r };
+	size_t n = vg_flame_stack(r, s, st), i, nn = s->frames ? s->nframes : 0;
 	struct vg_strbuf t = { 0 };
 
 	if (s->python && s->npython)
@@ -148,8 +184,8 @@ void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report_site *s)
 	vg_strbuf_free(&t);
 	for (i = n; i-- > 0;) {         /* innermost first, like a traceback read bottom-up */
 		t = (struct vg_strbuf){ 0 };
-		vg_flame_label(&t, &st[i]);
-		vg_strbuf_str(b, st[i].py ? "<li class=\"py\">" : "<li>");
+		int unres = vg_flame_label(&t, &st[i]);
+		vg_strbuf_str(b, st[i].py ? "<li class=\"py\">" : unres ? "<li class=\"unres\">" : "<li>");
 		vg_html_esc(b, t.data ? t.data : "", t.len);
 		if (st[i].native && st[i].native->module[0]) {
 			vg_strbuf_printf(b, " <span class=\"note\" title=\"");
@@ -247,7 +283,7 @@ static void vg_html_sites(struct vg_strbuf *b, const struct vg_report *r)
 		vg_strbuf_str(b, "</td><td class=\"mono\">");
 		vg_html_esc(b, s->api, sizeof(s->api));
 		vg_strbuf_str(b, "</td><td>");
-		vg_html_site_frames(b, s);
+		vg_html_site_frames(b, r, s);
 		vg_strbuf_printf(b, "</td><td class=\"n\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td></tr>\n", s->id, s->id);
 	}
 	vg_strbuf_str(b, "</tbody></table>\n");
@@ -290,7 +326,7 @@ static void vg_html_stream_site(struct vg_strbuf *b, const struct vg_report *r, 
 	const struct vg_report_site *s = vg_html_find(r, id);
 	vg_strbuf_str(b, "<td>");
 	if (s)
-		vg_html_site_frames(b, s);
+		vg_html_site_frames(b, r, s);
 	else
 		vg_strbuf_printf(b, "site %" PRIu32 " (not recorded)", id);
 	vg_strbuf_str(b, "</td>");
@@ -357,7 +393,7 @@ int vg_report_render_html(const struct vg_report *r, struct vg_strbuf *out)
 	vg_html_devices(out, r);
 	vg_strbuf_str(out, "<h2 id=\"icicle\">Live memory by call stack</h2>\n");
 	for (i = 0; r->sites && i < r->nsites; i++)
-		w[i] = (struct vg_html_weight){ &r->sites[i], r->sites[i].live_bytes, r->sites[i].live_count };
+		w[i] = (struct vg_html_weight){ &r->sites[i], r->sites[i].live_bytes, r->sites[i].live_count, r };
 	rc = vg_html_icicle(out, w, r->sites ? r->nsites : 0, "all live memory");
 	free(w);
 	if (rc)

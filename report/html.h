@@ -25,7 +25,7 @@ void vg_html_end(struct vg_strbuf *b);                          /* the script an
 void vg_html_header(struct vg_strbuf *b, const struct vg_report *r);
 /* A site's innermost frame worth reading (its innermost Python frame, else its first native frame past the CUDA
  * runtime), then its whole stack in a <details>. */
-void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report_site *s);
+void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report *r, const struct vg_report_site *s);
 /* The streams section (nothing if the report has no streams). */
 void vg_html_streams(struct vg_strbuf *b, const struct vg_report *r);
 

@@ -18,18 +18,6 @@
 #define TL_T 16
 #define TL_B 222
 
-/* A step of at most `most` ticks over max: 1, 2 or 5 times a power of ten of B, KiB, MiB, GiB or TiB. */
-static uint64_t vg_svg_byte_step(uint64_t max)
-{
-	static const uint64_t m[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500 };
-	uint64_t unit;
-	size_t i;
-	for (unit = 1; unit <= (1ull << 50); unit <<= 10)
-		for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-			if (max / (m[i] * unit) <= 5)
-				return m[i] * unit;
-	return 1ull << 60;
-}
 
 static uint64_t vg_svg_time_step_ms(uint64_t span_ms)
 {
@@ -57,9 +45,66 @@ static void vg_svg_duration(struct vg_strbuf *b, uint64_t ms)
 		vg_strbuf_printf(b, ms % 3600000 ? "+%.1f h" : "+%.0f h", ms / 3600000.0);
 }
 
+/* A period in plain units: "500 ms", "10 s", "2.5 min", "3 h". */
+static void vg_svg_period(struct vg_strbuf *b, uint64_t ms)
+{
+	if (ms < 1000)
+		vg_strbuf_printf(b, "%" PRIu64 " ms", ms);
+	else if (ms < 120000)
+		vg_strbuf_printf(b, ms % 1000 ? "%.1f s" : "%.0f s", ms / 1000.0);
+	else if (ms < 7200000)
+		vg_strbuf_printf(b, ms % 60000 ? "%.1f min" : "%.0f min", ms / 60000.0);
+	else
+		vg_strbuf_printf(b, ms % 3600000 ? "%.1f h" : "%.0f h", ms / 3600000.0);
+}
+
 struct vg_svg_scale {
 	uint64_t t0, span, top;
+	/* the byte axis: every tick in one unit, 1024^unit bytes (B to PiB), every step100 hundredths of it */
+	unsigned unit;
+	uint64_t step100, nsteps;
 };
+
+static const char *const vg_svg_units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+
+/* The byte axis up to max (at most 2^60): the unit max reaches, and the smallest step of 1, 2 or 5 times a power of
+ * ten of that unit (0.2 GiB, 50 MiB, 1 KiB; whole bytes in B) that reaches max in at most 5 steps. */
+static void vg_svg_yaxis(struct vg_svg_scale *s, uint64_t max)
+{
+	static const uint64_t m[] = { 10, 20, 50 };
+	unsigned __int128 unit, need, st;
+	uint64_t p;
+	size_t i;
+
+	s->unit = 0, s->step100 = 100, s->nsteps = 1, s->top = max;        /* (the loop below always sets them) */
+	while (s->unit + 1 < sizeof(vg_svg_units) / sizeof(vg_svg_units[0]) && max >= 1ull << (10 * (s->unit + 1)))
+		s->unit++;
+	unit = (unsigned __int128)1 << (10 * s->unit);
+	for (p = 1; p <= 1000; p *= 10)         /* max is below 1100 units: a step of 500 units reaches it */
+		for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+			st = (unsigned __int128)m[i] * p * unit;        /* the step in hundredths of a byte */
+			need = ((unsigned __int128)max * 100 + st - 1) / st;
+			if ((s->unit == 0 && m[i] * p < 100) || need > 5)
+				continue;
+			s->step100 = m[i] * p;
+			s->nsteps = need ? (uint64_t)need : 1;
+			s->top = (uint64_t)((s->nsteps * st + 99) / 100);
+			return;
+		}
+}
+
+/* Tick k of the byte axis: "0 GiB", "0.5 GiB", "1.0 GiB" (as many decimals as the step has). */
+static void vg_svg_ytick(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t k)
+{
+	uint64_t h = k * s->step100;
+	const char *u = vg_svg_units[s->unit];
+	if (!h)
+		vg_strbuf_printf(b, "0 %s", u);
+	else if (s->step100 % 100 == 0)
+		vg_strbuf_printf(b, "%" PRIu64 " %s", h / 100, u);
+	else
+		vg_strbuf_printf(b, "%" PRIu64 ".%" PRIu64 " %s", h / 100, h % 100 / 10, u);
+}
 
 static double vg_svg_x(const struct vg_svg_scale *s, uint64_t t)
 {
@@ -86,11 +131,11 @@ static void vg_svg_hline(struct vg_strbuf *b, const struct vg_svg_scale *s, uint
 }
 
 /* The scale of a device's timeline: its span, and a top a little above the highest figure drawn (usage, peaks, the
- * quota and the soft limit), a whole number of the byte step it returns. */
-static uint64_t vg_svg_scale_of(const struct vg_report_device *d, size_t n, struct vg_svg_scale *s)
+ * quota and the soft limit), a whole number of the byte axis's steps. */
+static void vg_svg_scale_of(const struct vg_report_device *d, size_t n, struct vg_svg_scale *s)
 {
 	const struct vg_report_timeline_point *p = d->timeline_points;
-	uint64_t max = 0, step;
+	uint64_t max = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -107,28 +152,26 @@ static uint64_t vg_svg_scale_of(const struct vg_report_device *d, size_t n, stru
 		max = 1;
 	if (max > (1ull << 60))         /* a hand-made report: keep the arithmetic below from wrapping */
 		max = 1ull << 60;
-	step = vg_svg_byte_step(max + max / 20);
-	s->top = (max + max / 20 + step - 1) / step * step;
+	vg_svg_yaxis(s, max + max / 20);
 	s->t0 = p[0].time_ns;
 	s->span = p[n - 1].time_ns > s->t0 ? p[n - 1].time_ns - s->t0 : 1000000000ull;
-	return step;
 }
 
 /* The grid and ticks of both axes (bytes every step, time since the first point), and what came before since_ns
  * shaded. */
-static void vg_svg_axes(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t step, uint64_t since_ns,
+static void vg_svg_axes(struct vg_strbuf *b, const struct vg_svg_scale *s, uint64_t since_ns,
 			const char *since_label)
 {
-	uint64_t v, t;
+	uint64_t k, t, step;
 	char clock[16];
 
 	/* y axis: bytes */
-	for (v = 0; v <= s->top; v += step) {
-		double y = vg_svg_y(s, v);
+	for (k = 0; k <= s->nsteps; k++) {
+		double y = TL_B - (double)k * (TL_B - TL_T) / (double)s->nsteps;
 		vg_strbuf_printf(b, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
 				 "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", TL_L, TL_R, y, y,
 				 TL_L - 6, y + 4);
-		vg_html_bytes(b, v);
+		vg_svg_ytick(b, s, k);
 		vg_strbuf_str(b, "</text>\n");
 	}
 	/* x axis: time since the first point */
@@ -209,18 +252,17 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 {
 	size_t n = d->timeline_set && d->timeline_points ? d->ntimeline_points : 0, ndenials;
 	struct vg_svg_scale s;
-	uint64_t step;
 
 	if (!n) {
 		vg_strbuf_str(b, "<p class=\"note\">No usage timeline for this device (a report before revision 2, or "
 			      "the device was not used).</p>\n");
 		return;
 	}
-	step = vg_svg_scale_of(d, n, &s);
+	vg_svg_scale_of(d, n, &s);
 	vg_strbuf_printf(b, "<svg class=\"timeline\" viewBox=\"0 0 %d %d\" role=\"img\" data-device=\"%d\" "
 			 "data-points=\"%zu\"><title>GPU %d usage over time</title>\n", TL_W, TL_H, d->ordinal, n,
 			 d->ordinal);
-	vg_svg_axes(b, &s, step, since_ns, since_label);
+	vg_svg_axes(b, &s, since_ns, since_label);
 	vg_svg_usage(b, &s, d, n);
 	ndenials = vg_svg_denials(b, &s, d, n);
 	vg_strbuf_printf(b, "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>"
@@ -229,14 +271,19 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 	vg_strbuf_str(b, "<p class=\"legend\"><span class=\"k used\"></span>used <span class=\"k peak\"></span>"
 		      "highest usage within each interval");
 	if (d->quota_set)
-		vg_strbuf_str(b, " <span class=\"k quota\"></span>quota");
+		vg_strbuf_str(b, " <span class=\"k quota\"></span>quota (dashed line)");
 	if (d->soft_set)
-		vg_strbuf_str(b, " <span class=\"k soft\"></span>soft limit");
+		vg_strbuf_str(b, " <span class=\"k soft\"></span>soft limit (dotted line)");
 	if (ndenials)
-		vg_strbuf_printf(b, " <span class=\"k denial\"></span>denials (%zu %s)", ndenials,
+		vg_strbuf_printf(b, " <span class=\"k denial\"></span>denied allocations (marks: %zu %s)", ndenials,
 				 vg_plural(ndenials, "interval", "intervals"));
-	vg_strbuf_printf(b, "; %zu %s, one at least every %" PRIu64 " ms</p>\n", n, vg_plural(n, "point", "points"),
-			 d->timeline_period_ms);
+	vg_strbuf_printf(b, "; <span class=\"hint\" title=\"The usage is recorded at least this often, and sooner when "
+			 "it changes much. To cover a run of any length in little memory at most 128 points are kept: "
+			 "when full, neighbours merge (keeping the highest peak) and the period doubles (%" PRIu32 " %s "
+			 "in this run).\">usage recorded %zu %s, at least every ", d->timeline_compactions,
+			 vg_plural(d->timeline_compactions, "time", "times"), n, vg_plural(n, "time", "times"));
+	vg_svg_period(b, d->timeline_period_ms);
+	vg_strbuf_str(b, "</span></p>\n");
 }
 
 /* ---- the icicle graph ---- */
@@ -249,7 +296,7 @@ struct vg_ic_node {
 	size_t parent, child, next;     /* child / next: first child, next sibling (SIZE_MAX: none) */
 	uint64_t bytes, count;
 	uint32_t depth;
-	int python;
+	int python, unresolved;         /* unresolved: a native frame without a name, drawn grey */
 };
 
 struct vg_ic {
@@ -338,12 +385,15 @@ struct vg_ic_out {
 	size_t drawn, hidden;
 };
 
-/* A frame's fill: Python frames blue-green, native ones orange, shades from its label. */
+/* A frame's fill: Python frames blue-green, native ones orange, those without a name grey, shades from its
+ * label. */
 static void vg_ic_fill(struct vg_strbuf *b, const struct vg_ic *t, const struct vg_ic_node *x)
 {
 	uint64_t h = vg_ic_hash(0, t->arena.data + x->label, x->label_len);
 	if (x->depth == 0)
 		vg_strbuf_str(b, "#b8b8c8");
+	else if (x->unresolved)
+		vg_strbuf_printf(b, "hsl(0,0%%,%u%%)", 80 + (unsigned)(h >> 8) % 8);
 	else if (x->python)
 		vg_strbuf_printf(b, "hsl(%u,55%%,%u%%)", 185 + (unsigned)(h % 40), 62 + (unsigned)(h >> 8) % 14);
 	else
@@ -360,7 +410,7 @@ static void vg_ic_emit(const struct vg_ic *t, struct vg_ic_out *o, size_t i, uin
 
 	o->drawn++;
 	vg_strbuf_printf(o->b, "<g class=\"fr%s\" data-x=\"%.6f\" data-w=\"%.6f\" data-d=\"%u\"><title>",
-			 x->python ? " py" : "", fx, fw, x->depth);
+			 x->python ? " py" : x->unresolved ? " unres" : "", fx, fw, x->depth);
 	vg_html_esc(o->b, t->arena.data + x->label, x->label_len);
 	vg_strbuf_str(o->b, "\n");
 	vg_html_bytes(o->b, x->bytes);
@@ -434,14 +484,15 @@ int vg_html_icicle(struct vg_strbuf *b, const struct vg_html_weight *w, size_t n
 			continue;
 		t.nodes[0].bytes += w[i].bytes;
 		t.nodes[0].count += w[i].count;
-		ns = vg_flame_stack(w[i].site, st);
+		ns = vg_flame_stack(w[i].r, w[i].site, st);
 		for (j = 0; j < ns; j++) {
 			size_t off = t.arena.len;
 			long c;
-			vg_flame_label(&t.arena, &st[j]);
+			int unres = vg_flame_label(&t.arena, &st[j]);
 			if (t.arena.failed || (c = vg_ic_child(&t, at, off, t.arena.len - off, st[j].py != NULL)) < 0)
 				goto out;
 			at = (size_t)c;
+			t.nodes[at].unresolved = unres;
 			t.nodes[at].bytes += w[i].bytes;
 			t.nodes[at].count += w[i].count;
 		}
@@ -456,7 +507,11 @@ int vg_html_icicle(struct vg_strbuf *b, const struct vg_html_weight *w, size_t n
 	vg_ic_emit(&t, &o, 0, 0);
 	vg_strbuf_str(b, "</svg></div>\n");
 	vg_strbuf_printf(b, "<p class=\"legend\"><span class=\"k py\"></span>Python frames <span class=\"k nat\"></span>"
-			 "native frames; root at the top, width by bytes; %zu frames drawn", o.drawn);
+			 "native frames <span class=\"k unres\"></span>native frames without a name (module+offset); "
+			 "root at the top (<span class=\"hint\" title=\"Process and thread start-up frames (_start, "
+			 "__libc_start_main, start_thread, clone3...: docs/report-html.md) begin every stack: they are "
+			 "folded into the root.\">start-up frames folded into it</span>), width by bytes; %zu frames drawn",
+			 o.drawn);
 	if (o.hidden)
 		vg_strbuf_printf(b, ", %zu narrower than 1/%d of the total left out", o.hidden, VG_HTML_ICICLE_MIN);
 	vg_strbuf_str(b, ". Hover for figures; click a frame to zoom (script).</p>\n");

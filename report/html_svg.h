@@ -21,6 +21,7 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 struct vg_html_weight {
 	const struct vg_report_site *site;
 	uint64_t bytes, count;
+	const struct vg_report *r;              /* site's report (for source lines) */
 };
 int vg_html_icicle(struct vg_strbuf *b, const struct vg_html_weight *w, size_t n, const char *root_label);
 

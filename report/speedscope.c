@@ -153,7 +153,7 @@ int vg_report_render_speedscope(const struct vg_report *r, const char *name, str
 		return -ENOMEM;
 	for (i = 0; r->sites && i < r->nsites; i++) {
 		stack_off[i] = stacks.len;
-		n = vg_flame_stack(&r->sites[i], st);
+		n = vg_flame_stack(r, &r->sites[i], st);
 		for (j = 0; j < n; j++) {
 			long idx;
 			key.len = 0;

@@ -23,17 +23,24 @@ static void vg_srcline_symbol(struct vg_strbuf *b, const struct vg_report_frame 
 		vg_report_frame_symbol_text(b, f);
 }
 
+int vg_report_srcline(const struct vg_report *r, const struct vg_report_frame *f, struct vg_srcline *out)
+{
+	if (!vg_report_srcline_hook || !f->module[0] || vg_report_srcline_hook(r, f, out) != 0)
+		return -1;
+	if (out->ncallers > VG_SRCLINE_INLINED)
+		out->ncallers = VG_SRCLINE_INLINED;
+	return 0;
+}
+
 void vg_report_frame_text(struct vg_strbuf *sym, struct vg_strbuf *more, const struct vg_report *r,
 			  const struct vg_report_frame *f)
 {
 	struct vg_srcline sl;
 
-	if (!vg_report_srcline_hook || !f->module[0] || vg_report_srcline_hook(r, f, &sl) != 0) {
+	if (vg_report_srcline(r, f, &sl) != 0) {
 		vg_report_frame_symbol_text(sym, f);
 		return;
 	}
-	if (sl.ncallers > VG_SRCLINE_INLINED)
-		sl.ncallers = VG_SRCLINE_INLINED;
 	if (sl.ncallers && sl.function[0])
 		vg_text_str(sym, sl.function, sizeof(sl.function));
 	else

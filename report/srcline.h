@@ -1,7 +1,9 @@
-/* Source lines of native frames in the text forms (`vramguard report --lines`, `vramguard diff --lines`). Only the
- * command resolves them (cli/lines.c, with libdw loaded when --lines is asked): the library, and the command
- * without --lines, leave the hook NULL and frames print as before. The renderers (report/text.c, cli/diff.c) ask
- * for each frame's text through vg_report_frame_text and print what it puts in `more` under the frame. */
+/* Source lines of native frames (`vramguard report --lines`, `vramguard diff --lines`), in the text forms and the
+ * flame-graph views. Only the command resolves them (cli/lines.c, with libdw loaded when --lines is asked): the
+ * library, and the command without --lines, leave the hook NULL and frames print as before. The text renderers
+ * (report/text.c, cli/diff.c) ask for each frame's text through vg_report_frame_text and print what it puts in
+ * `more` under the frame; the flame-graph views (report/flame.h: the HTML page, folded, speedscope) ask
+ * vg_report_srcline and label a frame with its line, the functions it was inlined into first. */
 #ifndef VG_SRCLINE_H
 #define VG_SRCLINE_H
 
@@ -29,6 +31,10 @@ struct vg_srcline {
 /* Set by the command for --lines: fill out for frame f of report r; 0 when it did, else the frame has no line. */
 extern int (*vg_report_srcline_hook)(const struct vg_report *r, const struct vg_report_frame *f,
 				     struct vg_srcline *out);
+
+/* Frame f's source line through the hook: 0 with out filled (at most VG_SRCLINE_INLINED callers), -1 when it has
+ * none (no hook: --lines not asked; no module; not found). The flame-graph views (report/flame.h) ask here. */
+int vg_report_srcline(const struct vg_report *r, const struct vg_report_frame *f, struct vg_srcline *out);
 
 /* The frame's text for the symbol column: "leak_buffers+0x1c", with the hook set "leak_buffers+0x1c  leaky.c:42"
  * (for inlined code the inlined function: "fill  leaky.c:30"); and in more, one line per inlined level, each

@@ -8,9 +8,14 @@ failure.
   speedscope FILE REPORT.json      speedscope's file format, field by field (its file-format-schema.json: required
                                    keys, types, enums) and its rules (weights as long as samples, indices in range)
   html FILE [TEXT...]              static: well-formed, self-contained (no URL fetched), the expected texts present
-  browser FILE OUTDIR [TEXT...]    headless Chromium renders the page: DOM, script errors, a screenshot not blank
+  browser FILE OUTDIR [TEXT...]    headless Chromium renders the page: DOM (each TEXT in it; !TEXT: not in it),
+                                   script errors, a screenshot not blank, the timeline's colours,
+                                   the timelines' byte axes (as yticks)
+  yticks FILE                      each timeline's byte axis: one unit, round ticks (0 and 1, 2 or 5 times a power
+                                   of ten of the unit, evenly)
   png FILE                         print the screenshot's size and distinct colors (for docs)
 """
+import decimal
 import html.parser
 import json
 import os
@@ -66,8 +71,13 @@ def check_folded(path, report):
             ok(frames[len(py) - 1] == want, f"folded: site {s['id']}'s innermost Python frame comes after them",
                frames[len(py) - 1])
         elif s.get("frames"):
-            ok(frames[-1].startswith(s["frames"][0]["symbol"] or "??"),
-               f"folded: site {s['id']} ends at its innermost native frame", frames[-1])
+            f0 = s["frames"][0]
+            ok(frames[-1].startswith(f0["symbol"] or f"{os.path.basename(f0['module'])}+0x{int(f0['module_offset'], 16):x}"),
+               f"folded: site {s['id']} ends at its innermost native frame (module+offset without a name)",
+               frames[-1])
+        startup = ("_start", "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3")
+        ok(len(frames) == 1 or frames[0].split(" ")[0] not in startup,
+           f"folded: site {s['id']}'s start-up frames folded into the root", frames[0])
 
 
 def is_num(v):
@@ -187,6 +197,43 @@ def check_html(path, texts):
     ok(os.path.getsize(path) < 4 << 20, f"html: {os.path.getsize(path)} bytes")
 
 
+def check_yticks(doc, where):
+    charts = re.findall(r'<svg class="timeline".*?</svg>', doc, re.S)
+    ok(charts, f"{where}: a usage timeline")
+    for c in charts:
+        ticks = re.findall(r'<text class="ytick"[^>]*>([^<]*)</text>', c)
+        name = f"{where}: the byte axis {' | '.join(ticks)}"
+        m = [re.fullmatch(r"((?:0|[1-9][0-9]*)(?:\.[0-9])?) (B|KiB|MiB|GiB|TiB|PiB)", t) for t in ticks]
+        if not ok(2 <= len(ticks) <= 7 and all(m), f"{name}: 2 to 7 ticks, each 'NUMBER UNIT'"):
+            continue
+        ok(len({x.group(2) for x in m}) == 1, f"{name}: one unit")
+        v = [decimal.Decimal(x.group(1)) for x in m]
+        step = v[1] - v[0]
+        mant = step.scaleb(-step.adjusted()) if step > 0 else 0
+        ok(v[0] == 0 and step > 0 and all(v[i] == i * step for i in range(len(v))) and mant in (1, 2, 5),
+           f"{name}: from 0 in even steps of 1, 2 or 5 times a power of ten")
+        ok(len({len(x.group(1).partition(".")[2]) for x in m[1:]}) == 1, f"{name}: as many decimals on each")
+
+
+# Okabe and Ito's palette ("Color Universal Design"), as getComputedStyle writes it.
+OKABE_ITO = {"rgb(230, 159, 0)": "orange", "rgb(86, 180, 233)": "sky blue", "rgb(0, 158, 115)": "bluish green",
+             "rgb(240, 228, 66)": "yellow", "rgb(0, 114, 178)": "blue", "rgb(213, 94, 0)": "vermillion",
+             "rgb(204, 121, 167)": "reddish purple", "rgb(0, 0, 0)": "black"}
+
+
+def check_colors(root):
+    m = re.search(r'data-selftest-colors="([^"]*)"', root)
+    if not ok(m is not None, "browser: the page reported its timeline's colours", root):
+        return
+    v = m.group(1).split("|")
+    c = dict(zip(v[0::2], v[1::2]))
+    ok(c.get("quota") in OKABE_ITO and c.get("denial") in OKABE_ITO and c["quota"] != c["denial"],
+       f"browser: the quota line ({OKABE_ITO.get(c.get('quota'), c.get('quota'))}) and the denial marks "
+       f"({OKABE_ITO.get(c.get('denial'), c.get('denial'))}) in two colours of Okabe and Ito's palette", c)
+    ok(c.get("quota-key") == c.get("quota") and c.get("denial-key") == c.get("denial") == c.get("denial-line"),
+       "browser: the legend's keys in the colours of what they name", c)
+
+
 def png_info(path):
     """(width, height, distinct colors, non-white share, red share) of an 8-bit RGB(A) PNG, with zlib only."""
     with open(path, "rb") as f:
@@ -269,7 +316,14 @@ def check_browser(path, outdir, texts):
     ok(re.search(r'data-selftest-zoom="[1-9][0-9]*"', root) is not None, "browser: the icicle graph zooms on a click")
     ok(len(re.findall(r"<script\b", d)) == 2, "browser: no script element but its own two (escaping held)")
     for t in texts:
-        ok(t in d, f"browser: the rendered DOM shows '{t}'")
+        if t.startswith("!"):
+            ok(t[1:] not in d, f"browser: the rendered DOM no longer shows '{t[1:]}'")
+        else:
+            ok(t in d, f"browser: the rendered DOM shows '{t}'")
+    if '<svg class="timeline"' in d:
+        check_yticks(d, "browser")
+    if 'class="quota"' in d and 'class="denial"' in d:
+        check_colors(root)
     shot = os.path.join(outdir, "screenshot.png")
     if os.path.exists(shot):
         os.unlink(shot)
@@ -297,6 +351,9 @@ def main(argv):
         check_html(argv[2], argv[3:])
     elif cmd == "browser":
         check_browser(argv[2], argv[3], argv[4:])
+    elif cmd == "yticks":
+        with open(argv[2], encoding="utf-8") as f:
+            check_yticks(f.read(), os.path.basename(argv[2]))
     elif cmd == "png":
         print(png_info(argv[2]))
     else:

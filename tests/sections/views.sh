@@ -15,7 +15,15 @@ PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/mod
 	"at::native::empty_cuda (libtorch_cuda.so)" "1.50 GiB" "quota 4.00 GiB" "soft limit 3.00 GiB" "+5 min"
 	"time since 21:05:03 UTC" "python3 train.py --epochs 3 --batch-size 64" "gpu-node-7"
 	"&lt;script&gt;alert(1)&lt;/script&gt;&amp;" 'class="denial" data-denials="1"' 'class="quota"' 'class="soft"'
-	'<svg class="icicle"' 'id="site-7"' "1 destroyed with work still queued")
+	'<svg class="icicle"' 'id="site-7"' "1 destroyed with work still queued"
+	'<span class="k quota"></span>quota (dashed line)' '<span class="k denial"></span>denied allocations (marks: '
+	'<dt>CUDA driver</dt><dd><span class="hint" title="The state of the CUDA driver when the report was written'
+	'>working when the report was written</span>' '<span class="hint" title="Set by VRAMGUARD_COUNT (here allocations)'
+	'>only the memory the process allocated (not pools, graphs or the driver'"'"'s own memory)</span>'
+	'<span class="hint" title="The usage is recorded at least this often' '>usage recorded 40 times, at least every 40 s<'
+	'!one at least every' '!(VRAMGUARD_COUNT)' '!<dd>alive</dd>'
+	'<g class="fr unres" data-x=' '<li class="unres">libcudnn_engines_precompiled.so.9+0x200 <span'
+	'>native frames without a name (module+offset)' '!?? (' '!start_thread (libc.so.6)')
 browser() { # NAME HTML OUTDIR TEXT...
 	local name=$1
 	shift
@@ -28,6 +36,26 @@ prog "  well-formed, self-contained, the expected figures and frames" -- $VC htm
 	"train.py:42 in leak_here" "1.50 GiB" "at::native::empty_cuda (libtorch_cuda.so)" "gpu-node-7"
 browser "  in headless Chromium: DOM, no script errors, sort and zoom work, a screenshot not blank" \
 	"$VR/py.html" "$VR/chromium-py" "${PY_TEXTS[@]}"
+# The byte axis in one unit with round ticks, whatever the scale: the report's figures (usage, peaks, quota, soft
+# limit) scaled so that the highest is each of these; 2.3 GiB drew 0, 500 MiB, 1000.00 MiB, 1.46 GiB... before.
+for top in 12 5000 734003200 1048576000 2469606195 3377699720527872; do
+	python3 - "$PYJ" "$VR/scale-$top.json" "$top" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for d in r["devices"]:
+    pts = d["timeline"]["points"]
+    hi = max([d["quota_bytes"], d["soft_limit_bytes"]] + [p["peak_bytes"] for p in pts] + [p["used_bytes"] for p in pts])
+    f = lambda v: v * int(sys.argv[3]) // hi
+    for p in pts:
+        p["used_bytes"], p["peak_bytes"] = f(p["used_bytes"]), f(p["peak_bytes"])
+    d["quota_bytes"], d["soft_limit_bytes"] = f(d["quota_bytes"]), f(d["soft_limit_bytes"])
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	cli "report --html, figures up to $top bytes" 0 '^$' -- $VG report --html "$VR/scale-$top.json" -o "$VR/scale-$top.html"
+	prog "  the byte axis: one unit, round ticks" -- $VC yticks "$VR/scale-$top.html"
+done
+browser "  in headless Chromium (up to 2.3 GiB): the byte axis as drawn" "$VR/scale-2469606195.html" \
+	"$VR/chromium-scale" '>0 GiB</text>' '>0.5 GiB</text>' '>2.5 GiB</text>'
 cli "report --format html -o -: the same page on stdout" 0 '^<!DOCTYPE html>$' -- $VG report --format html -o - "$PYJ"
 if [ "$CO" = "$(cat "$VR/py.html")" ]; then ok "  identical to --html -o FILE"; else bad "  differs from --html -o FILE"; fi
 cli "report --format folded: collapsed stacks of live bytes" 0 '^train\.py:131 in <module>;train\.py:120 in main;' \
@@ -56,7 +84,25 @@ prog "a leaking program's JSON report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGU
 	"VRAMGUARD_REPORT=$VR/leaks.json" -- $L leaks
 cli "  as a page" 0 '^$' -- $VG report --html "$VR/leaks.json" -o "$VR/leaks.html"
 browser "  in headless Chromium: the leaking function, its bytes, the streams" "$VR/leaks.html" "$VR/chromium-leaks" \
-	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)"
-cli "  its folded stacks end at the leaking function" 0 ';leak_buffers \(leaky\) 201326592$' -- \
-	$VG report --format folded "$VR/leaks.json"
+	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)" \
+	'<span class="hint" title="Set by VRAMGUARD_COUNT (here device)' '>all the GPU memory the process holds (its' \
+	'data-d="1"><title>main (leaky)' '!_start (leaky)' '!__libc_start_main (libc.so.6)' '!libc.so.6+0x'
+cli "  its folded stacks: from main (the start-up frames folded) to the leaking function" 0 \
+	'^main \(leaky\);leak_buffers \(leaky\) 201326592$' -- $VG report --format folded "$VR/leaks.json"
+
+# --lines reaches the flame views too: the leaky program is built with -g (TEST_CFLAGS); its allocating call, the
+# call in t_leaks (inlined into main) and main's call of t_leaks are found in the source by their text.
+lk=tests/integration/leaky.c
+L_ALLOC=$(grep -n 'IT_RC(cuMemAlloc_v2(&kept\[i\], 64 \* MiB)' $lk | cut -d: -f1)
+L_CALL=$(sed -n '/^static void t_leaks(void)$/,/^}/{/^	leak_buffers();/=}' $lk) L_MAIN=$(grep -n '^		t_leaks();' $lk | cut -d: -f1)
+LK='tests/integration/leaky\.c'
+cli "report --format folded --lines: the frames with their source lines" 0 \
+	"^main $LK:$L_MAIN > t_leaks $LK:$L_CALL \(leaky\);leak_buffers $LK:$L_ALLOC \(leaky\) 201326592\$" \
+	-- $VG report --format folded --lines "$VR/leaks.json"
+cli "report --html --lines: a page" 0 '^$' -- $VG report --html --lines "$VR/leaks.json" -o "$VR/leaks-lines.html"
+browser "  in headless Chromium: the frames with their source lines, in the stacks and the icicle graph" \
+	"$VR/leaks-lines.html" "$VR/chromium-leaks-lines" \
+	"<li>leak_buffers tests/integration/leaky.c:$L_ALLOC (leaky) <span" \
+	"<li>main tests/integration/leaky.c:$L_MAIN &gt; t_leaks tests/integration/leaky.c:$L_CALL (leaky) <span" \
+	"<title>leak_buffers tests/integration/leaky.c:$L_ALLOC (leaky)"
 done_testing
