@@ -204,6 +204,8 @@ bool vg_growth_forecast(uint64_t used, uint64_t quota, double rate, uint64_t *se
 		return false;
 	double s = used >= quota ? 0 : (double)(quota - used) / rate;
 	*seconds = s >= (double)VG_GROWTH_FORECAST_MAX ? VG_GROWTH_FORECAST_MAX : (uint64_t)(s + 0.5);
+	if (*seconds == 0 && used < quota)      /* 0 says "there already": not yet is at least a second */
+		*seconds = 1;
 	return true;
 }
 

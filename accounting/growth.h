@@ -77,8 +77,8 @@ void vg_growth_point(struct vg_growth *g, uint64_t now_ns, const struct vg_growt
 size_t vg_growth_series(const struct vg_growth *g, int slot, uint64_t *time_ns, uint64_t *live);
 /* A device's rate: the sum of its growing pairs' rates, bytes per second (0: nothing grows there). */
 double vg_growth_rate(const struct vg_growth *g, int dev);
-/* When a device at `used` of `quota` reaches the quota at rate bytes per second: true and *seconds (0 when it is
- * there already, capped at VG_GROWTH_FORECAST_MAX); false when there is no quota (0 or UINT64_MAX) or no rate. */
+/* When a device at `used` of `quota` reaches the quota at rate bytes per second: true and *seconds, rounded, at
+ * least 1 while below the quota (0 when it is there already; capped at VG_GROWTH_FORECAST_MAX); false when there is no quota (0 or UINT64_MAX) or no rate. */
 #define VG_GROWTH_FORECAST_MAX (100ull * 365 * 86400)  /* a century: "never", as far as anyone is concerned */
 bool vg_growth_forecast(uint64_t used, uint64_t quota, double rate, uint64_t *seconds);
 /* A growth report is due at now: the growing pair with the highest rate (its slot), once per window at most (the

@@ -98,6 +98,8 @@ static void test_forecast(void)
 	CHECK_EQ_U64(s, VG_GROWTH_FORECAST_MAX);
 	CHECK(vg_growth_forecast(0, 3600, 1, &s));
 	CHECK_EQ_U64(s, 3600);
+	CHECK(vg_growth_forecast(99, 100, 1000, &s));          /* 1 ms away: a second, not "there already" */
+	CHECK_EQ_U64(s, 1);
 }
 
 /* Noise is not growth: a holder that wanders at random, one that churns around a level, one that only falls; 2000
