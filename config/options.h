@@ -266,7 +266,7 @@
 	  "how many processes a region this process creates can hold at once, 1–16384",                               \
 	  "integer", VG_STR(VG_SHARED_SLOTS_DEFAULT),                                                                 \
 	  "1 to " VG_STR(VG_SHARED_SLOTS_MAX) " (decimal)",                                                           \
-	  "Processes a shared region this process creates can hold at once (about 1.2 KiB of the file each)",           \
+	  "Processes a shared region this process creates can hold at once (about 1.8 KiB of the file each)",           \
 	  VG_IGNORED(""), vg_load_integer, VG_RANGE(1, VG_SHARED_SLOTS_MAX, NULL, shared_slots), VG_NO_FLAG)          \
 	X("VRAMGUARD_CONTROL",                                                                                        \
 	  "`on`: a control segment, so that `top` and `limit set --pid` reach the process; `off`",                    \
