@@ -67,7 +67,7 @@ REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html
 PATH_SRCS := report/path.c
 LOG_SRCS := report/log.c
 SYMBOLIZE_SRCS := report/symbolize.c
-DIFF_SRCS := cli/diff.c cli/diff_compare.c
+DIFF_SRCS := cli/diff.c cli/diff_compare.c cli/diff_growth.c
 CLI_ONLY_SRCS := $(filter-out $(DIFF_SRCS),$(wildcard cli/*.c))
 
 LIB_SRCS := $(INTERPOSER_SRCS) $(ACCOUNTING_SRCS) $(CONFIG_SRCS) $(LOG_SRCS) $(REPORT_SRCS) $(PATH_SRCS) \
