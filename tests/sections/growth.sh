@@ -4,7 +4,8 @@
 # site flagged at its rate and the steady one never, the forecast against when the quota really refused, growth
 # reports one per window at most, each after one warning line naming the site; the exporter's forecast while it
 # grows, none for a steady process; `vramguard report` and `diff` say it; without `growth` in VRAMGUARD_REPORT_ON no
-# growth report; VRAMGUARD_GROWTH_WINDOW parsed strictly. Needs: make test-bins (growth, direct, vramguard).
+# growth report; the HTML page draws the growing site (headless Chromium where installed); VRAMGUARD_GROWTH_WINDOW
+# parsed strictly. Needs: make test-bins (growth, direct, vramguard); chromium for the rendering check.
 source tests/lib/section.sh
 
 GR=$T/growth
@@ -60,6 +61,19 @@ cli "  vramguard diff: the site's rate in both reports and between them, the for
 if grep -Eq '^      at the current rate the quota is reached in [0-9]+ s; the first report said [0-9]+ s$' <<<"$CO"; then
 	ok "  and the forecast now and then"
 else bad "  the forecast line of diff" "$(grep -A4 growing <<<"$CO")"; fi
+cli "  report --html: the growing site drawn under the timeline, with its rate and the forecast" 0 '^$' -- \
+	"$VG" report --html "$G2" -o "$W/growth.html"
+prog "  the page: well-formed, self-contained, the chart and its legend" -- python3 tests/lib/view_check.py html \
+	"$W/growth.html" "GPU 0: growing call sites" "GiB/h" "at the current rate the quota is reached in"
+if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then
+	prog "  in headless Chromium: the line of grow_one and the legend, no script errors" -- \
+		python3 tests/lib/view_check.py browser "$W/growth.html" "$W/chromium" 'class="gsite" data-site="' \
+		'grow_one+0x' 'at the current rate the quota is reached in'
+else skip "  in headless Chromium" "chromium not installed (bash scripts/setup.sh installs Debian's chromium)"; fi
+if grep -Eq '<polyline class="gsite" data-site="[0-9]+" [^>]*points="[0-9.]+,[0-9.]+( [0-9.]+,[0-9.]+){10,}"><title>site [0-9]+ \(grow_one\+0x[0-9a-f]+\): \+[0-9.]+ GiB/h</title>' "$W/growth.html" &&
+	[ "$(grep -c 'class="gsite"' "$W/growth.html")" = 1 ]; then
+	ok "  one line, for grow_one (hold_steady does not grow), through its 11 points or more"
+else bad "  one gsite polyline for grow_one expected" "$(grep -o '<polyline class="gsite"[^>]*>' "$W/growth.html" | head -3)"; fi
 
 wait "$GS"
 if [ "$(grep -c '^ok' "$W/steady.out")" -gt 0 ] && ! grep -q '^not ok' "$W/steady.out"; then
