@@ -25,6 +25,7 @@ Reports (CPU suite):
                                   frames; its build ID what `readelf -n` reads in the file (40 hex digits, or "")
   growth leak|steady DIR [STEP_MS DENIED_NS]  tests/integration/growth.c's reports: the growing site flagged at
                                   its rate, the steady one never, the forecast against the denial, one per window
+  growth python DIR SCRIPT STEP_MS DENIED_NS  tests/integration/python/leak.py's: its "site: append" line grows
   timeline DIR [churn]            tests/integration/timeline.c's reports: each device's timeline bounded, in order,
                                   ending at the report; the phases (rise, peak, denials, fall), or a churn's bound
   faults DIR                      the fault campaign's exit reports against the double's expect-*.json
@@ -428,6 +429,9 @@ def cmd_growth(c, a):
                     by["hold_steady"]["bytes_per_hour"] is None, "the steady site is followed, not growing")
             c.check(dev0(r)["forecast_seconds"] is None, "no forecast")
         return
+    if mode == "python":
+        cmd_growth_python(c, directory, a[2], int(a[3]), int(a[4]))
+        return
     step_ms, denied_ns = int(a[2]), int(a[3])
     want_bph = 3600 * 1000 // step_ms * MiB
     gr = sorted(glob.glob(os.path.join(directory, "r-growth-*.json")), key=lambda f: load(f)["time_ns"])
@@ -456,6 +460,35 @@ def cmd_growth(c, a):
     fc, true_s = dev0(r)["forecast_seconds"], (denied_ns - r["time_ns"]) / 1e9
     c.check(fc is not None and abs(fc - true_s) <= 0.2 * true_s,
             f"the first growth report's forecast: {fc} s, the quota refused {true_s:.2f} s later (+-20 %)")
+
+
+def cmd_growth_python(c, directory, script, step_ms, denied_ns):
+    """tests/integration/python/leak.py's first growth report: the growing site is the line marked "site: append"
+    (its file, line and function train_step; its first call may make a site of its own, with other native frames,
+    which holds 1 MiB and does not grow), the line marked "site: steady" is not growing; the forecast within 20 %."""
+    gr = sorted(glob.glob(os.path.join(directory, "r-growth-*.json")), key=lambda f: load(f)["time_ns"])
+    if not c.check(len(gr) >= 1, f"a growth report ({len(gr)})"):
+        return
+    r = load(gr[0])
+    d = dev0(r)
+    growth_sites_of(c, r, "r-growth-1.json")
+    marks = {(os.path.abspath(script), line): m for m, (line, _) in py_markers(script).items()}
+    sites = {s["id"]: s for s in r["sites"]}
+    followed = [(g, sites.get(g["site"])) for g in d["growth"]["sites"]]
+    mark = {g["site"]: marks.get((s["python"][0]["file"], s["python"][0]["line"])) if s and s["python"] else None
+            for g, s in followed}
+    growing = [(g, s) for g, s in followed if g["growing"]]
+    c.check(len(growing) == 1 and mark[growing[0][0]["site"]] == "append" and
+            growing[0][1]["python"][0]["function"] == "train_step",
+            f"one growing site, the append line in train_step ({[(mark[g['site']], g['growing']) for g, _ in followed]})")
+    c.check(any(mark[g["site"]] == "steady" for g, _ in followed) and
+            not any(g["growing"] for g, _ in followed if mark[g["site"]] == "steady"), "the steady line: followed, not growing")
+    if growing:
+        want, bph = 3600 * 1000 // step_ms * MiB, growing[0][0]["bytes_per_hour"]
+        c.check(abs(bph - want) <= want // 5, f"  at {bph / GiB:.1f} GiB/h (want {want / GiB:.1f} +-20 %)")
+    fc, true_s = d["forecast_seconds"], (denied_ns - r["time_ns"]) / 1e9
+    c.check(fc is not None and abs(fc - true_s) <= 0.2 * true_s,
+            f"the forecast: {fc} s, the quota refused {true_s:.2f} s later (+-20 %)")
 
 
 def timeline_of(c, r, name):

@@ -4,13 +4,13 @@
 # site flagged at its rate and the steady one never, the forecast against when the quota really refused, growth
 # reports one per window at most, each after one warning line naming the site; the exporter's forecast while it
 # grows, none for a steady process; `vramguard report` and `diff` say it; without `growth` in VRAMGUARD_REPORT_ON no
-# growth report; the HTML page draws the growing site (headless Chromium where installed); VRAMGUARD_GROWTH_WINDOW
+# growth report; a Python loop's growing line named; the HTML page draws the growing site (headless Chromium where installed); VRAMGUARD_GROWTH_WINDOW
 # parsed strictly. Needs: make test-bins (growth, direct, vramguard); chromium for the rendering check.
 source tests/lib/section.sh
 
 GR=$T/growth
 GRD=$RD/growth
-rm -rf "$GRD" && mkdir -p "$GRD/leak" "$GRD/steady" "$GRD/quiet"
+rm -rf "$GRD" && mkdir -p "$GRD/leak" "$GRD/steady" "$GRD/quiet" "$GRD/python"
 GENV=(LD_LIBRARY_PATH="$PWD/$T" "$PRE" VRAMGUARD_COUNT=allocations VRAMGUARD_DEVICE_POLL=50 VRAMGUARD_GROWTH_WINDOW=2s
 	VRAMGUARD_REPORT_FORMAT=json)
 
@@ -23,6 +23,17 @@ GS=$!
 env "${GENV[@]}" NVIDIA_GPU_MEMORY_LIMIT=192 VRAMGUARD_REPORT_ON=exit VRAMGUARD_LOG=info \
 	"VRAMGUARD_REPORT=$GRD/quiet/r-%r-%n.json" timeout 60 "$GR" leak 25 >"$W/quiet.out" 2>"$W/quiet.err" &
 GQ=$!
+# And a Python loop that keeps one more buffer every step (1 MiB every 20 ms to a 384 MiB quota): the growth report
+# names its line (tests/integration/python/leak.py).
+PYL=tests/integration/python/leak.py
+PYSAN=
+[ "$SAN" = asan ] && PYSAN="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
+if command -v python3 >/dev/null; then
+	env "${GENV[@]}" $PYSAN NVIDIA_GPU_MEMORY_LIMIT=384 VRAMGUARD_REPORT_ON=growth,exit \
+		"VRAMGUARD_REPORT=$GRD/python/r-%r-%n.json" timeout 60 python3 "$PYL" "$PWD/$T/libcuda.so.1" 20 \
+		>"$W/python.out" 2>"$W/python.err" &
+	GP=$!
+fi
 wait_for "$W/steady.out" '^ready' || bad "growth: the steady process did not start" "$(cat "$W/steady.err")"
 # The exporter, once the leak has been growing for a window (its warning line): the leak's forecast, none for the
 # steady process.
@@ -86,6 +97,18 @@ if [ "$(ls "$GRD/quiet")" = "r-exit-1.json" ] &&
 	grep -Eq '^vramguard: info: GPU 0: call site [0-9]+ \(grow_one\+0x[0-9a-f]+\) has kept growing .*; VRAMGUARD_REPORT_ON=growth writes a report naming its frames$' "$W/quiet.err"; then
 	ok "growth: without growth in VRAMGUARD_REPORT_ON no growth report, one info line saying how to get one"
 else bad "growth: only r-exit-1.json and the info line expected" "$(ls "$GRD/quiet"; grep growing "$W/quiet.err")"; fi
+
+if [ -n "${GP:-}" ]; then
+	wait "$GP"
+	cat "$W/python.out" "$W/python.err" >>"$LOG"
+	PDENIED=$(sed -n 's/^denied at \([0-9]*\) .*/\1/p' "$W/python.out")
+	if grep -q '^ok - the loop kept' "$W/python.out" &&
+		grep -Eq '^vramguard: warning: GPU 0: call site [0-9]+ \(/.*/tests/integration/python/leak\.py:[0-9]+ in train_step\) has kept growing for ' "$W/python.err"; then
+		ok "growth: a Python loop keeping a buffer a step: the warning names its line in train_step"
+	else bad "growth: the Python loop's warning line" "$(cat "$W/python.out"; grep -m2 vramguard "$W/python.err")"; fi
+	prog "  its growth report: that line grows at its rate, the steady one does not; the forecast" -- \
+		$CHK growth python "$GRD/python" "$PYL" 20 "${PDENIED:-0}"
+else skip "growth: a Python loop" "no python3 (apt-get install python3)"; fi
 
 for bv in "5x" "0" "1.5m" "10M" "8d"; do
 	prog "invalid VRAMGUARD_GROWTH_WINDOW '$bv' fails closed" $PRE "VRAMGUARD_GROWTH_WINDOW=$bv" -- $D badconfig
