@@ -106,6 +106,9 @@ static void vg_gr_site_name(struct vg_strbuf *out, uint32_t id)
  * then the report asked for. */
 static void vg_gr_announce(const struct vg_growth_slot *s, double dev_rate, uint64_t now_ns)
 {
+	bool want = (vg_cfg.report_on & VG_REPORT_ON_GROWTH) != 0, report = want && vg_reporter_running();
+	if (vg_cfg.log_level < (want ? VG_LOG_WARN : VG_LOG_INFO) && !report)
+		return;                 /* nobody would read the line: no symbolizing for it */
 	struct vg_strbuf name = { 0 };
 	struct vg_quota_stats q;
 	char rate[32], quota[32], grown[48], when[48], forecast[160];
@@ -121,7 +124,6 @@ static void vg_gr_announce(const struct vg_growth_slot *s, double dev_rate, uint
 		snprintf(forecast, sizeof(forecast), "at the current rate its quota (%s) is reached %s%s",
 			 vg_format_bytes(q.limit, quota, sizeof(quota)), secs ? "in " : "already", secs ? when : "");
 	}
-	bool want = (vg_cfg.report_on & VG_REPORT_ON_GROWTH) != 0, report = want && vg_reporter_running();
 	vg_log(want ? VG_LOG_WARN : VG_LOG_INFO, "GPU %d: call %s has kept growing for %s, by %s/h; %s; %s", s->dev,
 	       name.data && !name.failed ? name.data : "site ?", grown, rate, forecast,
 	       report ? "a report follows (reason growth): free what that site keeps, or raise the quota in time"
