@@ -28,6 +28,7 @@
 	X(REAL, "vg_real_lock")                 /* interposer/base.c: publishing the real driver table */          \
 	X(NVML_PUB, "vg_nvml_pub_lock")         /* interposer/nvml/nvml.c: publishing the real NVML table */       \
 	X(TIMELINE, "vg_timeline_locks")        /* interposer/timeline.c: one device's usage timeline */          \
+	X(GROWTH, "vg_gr_lock")                 /* interposer/growth.c: the per-site growth */                    \
 	X(COMPUTE, "vg_cs_lock")                /* interposer/compute.c: the compute share's streams and buckets */
 
 enum vg_lock_rank {

@@ -37,12 +37,12 @@
 #include <sys/types.h>
 
 #define VG_REGION_MAGIC 0x3147524d41525647ull   /* "GVRAMRG1" little-endian: bytes "GVRAMRG1" */
-#define VG_REGION_VERSION 6             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures;
+#define VG_REGION_VERSION 7             /* 2: slot count, liveness locks, lifecycle flags; 3: device figures;
 					 * 4: soft limits and process counters; 5: the compute share; 6: live compute
-					 * shares (`limit set --compute`) */
+					 * shares (`limit set --compute`); 7: the quota forecast */
 #define VG_REGION_DEVS 16               /* physical GPUs per region */
 #define VG_REGION_SLOTS_DEFAULT 1024    /* processes per shared region unless its creator asks otherwise */
-#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 27 MiB file) */
+#define VG_REGION_SLOTS_MAX 16384       /* processes per shared region at most (a 28 MiB file) */
 #define VG_REGION_SPEC_MAX 256          /* a limit spec as text, NUL included */
 #define VG_REGION_NAME_MAX 64           /* NAME in VRAMGUARD_SHARED=NAME: [A-Za-z0-9._-], not starting with '.' */
 #define VG_REGION_CMD_MAX 80            /* command line shown by `top`, truncated */
@@ -131,6 +131,10 @@ struct vg_region_slot {
 	_Atomic uint32_t compute_seq;
 	_Atomic uint32_t compute_applied_seq;
 	char compute_spec[VG_REGION_SPEC_MAX];
+	/* The quota forecast per region device (accounting/growth.h): at the rate the process's call sites grow there,
+	 * the seconds until its quota is reached, plus 1 (0: no forecast: no quota, or nothing grows), capped at
+	 * UINT32_MAX. Written by the member's sampler thread each round, nobody else. */
+	_Atomic uint32_t forecast[VG_REGION_DEVS];
 };
 
 struct vg_region_hdr {
@@ -286,6 +290,9 @@ void vg_region_publish_counts(struct vg_region *r, const struct vg_region_counts
 /* Our slot's compute share figures for dev (vg_region_slot.compute_pm ... gpu_time_ns); a no-op before joining or
  * for an unbound dev. */
 void vg_region_publish_compute(struct vg_region *r, int dev, uint32_t pm, uint32_t recent_pm, uint64_t gpu_ns);
+/* Our slot's quota forecast for dev (vg_region_slot.forecast): has false for none. A no-op before joining or for an
+ * unbound dev. */
+void vg_region_publish_forecast(struct vg_region *r, int dev, bool has, uint64_t seconds);
 
 /* Shared regions: charge bytes on dev against the region budget, with our slot's share. 0, or -ENOSPC (nothing
  * charged; *used and *limit say what the region had) after reclaiming dead slots once, or -ETIMEDOUT (lock).

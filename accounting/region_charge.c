@@ -101,6 +101,15 @@ void vg_region_publish_compute(struct vg_region *r, int dev, uint32_t pm, uint32
 	atomic_store_explicit(&s->compute_published, 1, memory_order_release);
 }
 
+void vg_region_publish_forecast(struct vg_region *r, int dev, bool has, uint64_t seconds)
+{
+	int slot = r ? vg_my_slot(r) : -1;
+	if (!r || !r->h || slot < 0 || dev < 0 || dev >= VG_MAX_DEVICES || r->devmap[dev] < 0)
+		return;
+	uint32_t v = !has ? 0 : seconds >= UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)seconds + 1;
+	atomic_store_explicit(&r->h->slot[slot].forecast[r->devmap[dev]], v, memory_order_relaxed);
+}
+
 void vg_region_publish(struct vg_region *r, int dev, int count_mode, uint64_t alloc, uint64_t driver, uint64_t soft)
 {
 	int slot = r ? vg_my_slot(r) : -1;

@@ -114,6 +114,12 @@ bool vg_slot_read(const struct vg_region *r, uint32_t i, struct vg_slot_view *v)
 			v->compute_recent_pm[d] = atomic_load(&s->compute_recent_pm[d]);
 			v->gpu_time_ns[d] = atomic_load(&s->gpu_time_ns[d]);
 		}
+		v->forecast_set = 0;
+		for (int d = 0; d < VG_REGION_DEVS; d++) {
+			uint32_t f = atomic_load(&s->forecast[d]);
+			v->forecast_s[d] = f ? f - 1 : 0;
+			v->forecast_set |= f ? 1u << d : 0;
+		}
 		v->allocs = atomic_load(&s->allocs);
 		v->denied_bytes = atomic_load(&s->denied_bytes);
 		v->live_allocs = atomic_load(&s->live_allocs);

@@ -67,6 +67,9 @@ struct vg_slot_view {
 	/* The last `limit set --compute --pid` request ("": none), and whether the process has not applied it yet. */
 	char compute_spec[VG_REGION_SPEC_MAX];
 	bool compute_pending;
+	/* The quota forecast per device, seconds (vg_region_slot.forecast); forecast_set bit i: device i has one. */
+	uint64_t forecast_s[VG_REGION_DEVS];
+	uint32_t forecast_set;
 };
 
 /* Copy slot i; false if it is free. */

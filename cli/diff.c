@@ -3,6 +3,7 @@
  * cli/diff_compare.c's. */
 #include "cli/diff.h"
 #include "cli/diff_compare.h"
+#include "cli/diff_growth.h"
 #include "config/config.h"
 #include "report/srcline.h"
 
@@ -539,6 +540,7 @@ int vg_report_diff_text(const struct vg_report *old, const struct vg_report *new
 		return -ENOMEM;
 	}
 	vg_diff_between(&d, p, np, out);
+	vg_diff_growth(&d, p, np, out);
 	if (!vg_diff_any_change(&d, p, np)) {
 		vg_strbuf_str(out, "  no change in live allocations\n");
 	} else if (!d.count[VG_DIFF_GREW] && !d.count[VG_DIFF_NEW] && !d.count[VG_DIFF_SHRANK] &&

@@ -144,6 +144,14 @@ static bool mx_process_gpu_time_seconds_total(const struct mx_proc *p, const str
 	return p->v.compute_published && (*val != 0 || p->v.compute_pm[d] != 0);
 }
 
+static bool mx_process_quota_forecast_seconds(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
+					      const struct vg_dev_view *dv, uint64_t *val)
+{
+	(void)sr, (void)dv;
+	*val = p->v.forecast_s[d];
+	return (p->v.forecast_set >> d & 1) != 0;
+}
+
 static bool mx_process_used_bytes(const struct mx_proc *p, const struct vg_scan_region *sr, int d,
 				  const struct vg_dev_view *dv, uint64_t *val)
 {

@@ -51,6 +51,12 @@
 	  "GPU time the process used on the GPU, as its compute share measures it (published each second).", \
 	  "the GPU's time it used, as the compute share measures it (docs/compute.md, *Measuring*); measured only in " \
 	  "a process with a compute limit on some GPU; absent before its first launch there") \
+	X(process_quota_forecast_seconds, GAUGE, PROC_GPU, \
+	  "Seconds until the process reaches its quota on the GPU at the rate its call sites grow (absent: none).", \
+	  "at the rate its call sites grow on the GPU (the sum of the growing ones', docs/report-format.md, *Growth " \
+	  "and forecast*), the seconds until its usage reaches its own quota there; **absent** when it has no quota " \
+	  "there or nothing grows (flat or falling usage); updated each `VRAMGUARD_DEVICE_POLL` round, from a point " \
+	  "every tenth of `VRAMGUARD_GROWTH_WINDOW`") \
 	X(process_denials_total, COUNTER, PROC, \
 	  "Allocations refused to the process (its quota or its region's budget).", \
 	  "allocations refused to the process (its quota or its region's budget)") \

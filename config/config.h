@@ -33,7 +33,9 @@
 #define VG_DEVICE_POLL_MAX 60000
 #define VG_REPORT_INTERVAL_DEFAULT 60 /* VRAMGUARD_REPORT_INTERVAL, seconds. Plain decimal literals: the docs show */
 #define VG_REPORT_INTERVAL_MAX 86400  /* them stringified */
-#define VG_REPORT_ON_WORDS "exit, signal, denial, threshold" /* VRAMGUARD_REPORT_ON: word n is bit 1 << n */
+#define VG_REPORT_ON_WORDS "exit, signal, denial, threshold, growth" /* VRAMGUARD_REPORT_ON: word n is bit 1 << n */
+#define VG_GROWTH_WINDOW_DEFAULT 600  /* VRAMGUARD_GROWTH_WINDOW, seconds (10 minutes); the docs show "10m" */
+#define VG_GROWTH_WINDOW_MAX 604800   /* 7 days */
 
 enum vg_limit_kind {
 	VG_LIMIT_UNSET = 0,             /* nothing said for this device */
@@ -75,6 +77,7 @@ enum {
 	VG_REPORT_ON_SIGNAL = 2,
 	VG_REPORT_ON_DENIAL = 4,
 	VG_REPORT_ON_THRESHOLD = 8,
+	VG_REPORT_ON_GROWTH = 16,
 	VG_REPORT_ON_DEFAULT = VG_REPORT_ON_EXIT | VG_REPORT_ON_SIGNAL | VG_REPORT_ON_THRESHOLD,
 };
 /* VRAMGUARD_COUNT: what the quota counts. device: the device memory the process holds (allocations, the memory
@@ -96,6 +99,7 @@ struct vg_config {
 					 * entries), HAMi-core's names: lower precedence; 0 and 100 read as unlimited */
 	unsigned report_on;             /* VRAMGUARD_REPORT_ON: VG_REPORT_ON_* bits */
 	unsigned report_interval_s;     /* VRAMGUARD_REPORT_INTERVAL: 1..VG_REPORT_INTERVAL_MAX seconds */
+	unsigned growth_window_s;       /* VRAMGUARD_GROWTH_WINDOW: 1..VG_GROWTH_WINDOW_MAX seconds */
 	enum vg_count count;            /* VRAMGUARD_COUNT */
 	unsigned device_poll_ms;        /* VRAMGUARD_DEVICE_POLL: VG_DEVICE_POLL_MIN..MAX */
 	uint64_t driver_headroom;       /* VRAMGUARD_DRIVER_HEADROOM, bytes */

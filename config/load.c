@@ -132,6 +132,29 @@ static int vg_load_report_on(struct vg_config *cfg, const struct vg_option *opt,
 	return 0;
 }
 
+/* VRAMGUARD_GROWTH_WINDOW: whole seconds, or a whole number of s, m or h; 1 s to 7 days. */
+static int vg_load_growth_window(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
+{
+	const char *v, *t;
+	size_t n;
+	unsigned long value, mult = 1;
+	struct vg_buf b;
+
+	if (!vg_get_trimmed(opt, get, &v, &t, &n))
+		return 0;
+	if (n > 1 && (t[n - 1] == 's' || t[n - 1] == 'm' || t[n - 1] == 'h')) {
+		mult = t[n - 1] == 'h' ? 3600 : t[n - 1] == 'm' ? 60 : 1;
+		n--;
+	}
+	if (vg_uint_in(t, n, 1, VG_GROWTH_WINDOW_MAX / mult, &value)) {
+		cfg->growth_window_s = (unsigned)(value * mult);
+		return 0;
+	}
+	vg_err_head(&b, cfg, opt->name, v);
+	vg_buf_str(&b, "expected a duration such as 600 (seconds), 90s, 10m or 2h, from 1 s to 7 days");
+	return -EINVAL;
+}
+
 static int vg_load_log(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	return vg_load_enum(cfg, opt, get, &cfg->log_level);
@@ -301,6 +324,7 @@ static void vg_config_defaults(struct vg_config *cfg, int secure)
 	cfg->device_poll_ms = VG_DEVICE_POLL_DEFAULT;
 	cfg->report_on = VG_REPORT_ON_DEFAULT;
 	cfg->report_interval_s = VG_REPORT_INTERVAL_DEFAULT;
+	cfg->growth_window_s = VG_GROWTH_WINDOW_DEFAULT;
 	cfg->secure = secure != 0;
 	for (i = 0; cfg->secure && i < vg_options_count; i++)
 		if (vg_options[i].secure) /* valid values (test_config): this cannot fail */

@@ -186,7 +186,7 @@
 	  "where reports go: `stderr`, `off`, or a file template (`%p` pid, `%n` sequence, `%r` reason, `%h` host)",  \
 	  "path", "stderr",                                                                                           \
 	  "`stderr`, `off`, or a file path template: `%p` pid, `%n` report number, `%r` reason (exit, signal,"        \
-	  " soft-limit, threshold, denial), `%h` host name, `%%` a literal %; at most 1023 bytes",                   \
+	  " soft-limit, threshold, denial, growth), `%h` host name, `%%` a literal %; at most 1023 bytes",           \
 	  "Where reports go (see VRAMGUARD_REPORT_ON for when); files are created exclusively, never overwritten,"     \
 	  " symlinks not followed", VG_IGNORED("stderr"), vg_load_report, VG_NO_RANGE,                                \
 	  VG_FLAG("report", 'r', "PATH", "stderr, off, or a file template (%p pid, %n sequence,\n"                    \
@@ -202,13 +202,25 @@
 	  "Permissions of report files (before the umask); reports name the job's code and command line",             \
 	  VG_IGNORED(""), vg_load_report_mode, VG_NO_RANGE, VG_NO_FLAG)                                               \
 	X("VRAMGUARD_REPORT_ON",                                                                                      \
-	  "when reports are written: `exit`, `signal`, `threshold`, `denial` (at the first refused allocation)",      \
+	  "when reports are written: `exit`, `signal`, `threshold`, `denial` (at the first refused allocation), "    \
+	  "`growth` (a call site keeps growing)",                                                                     \
 	  "list", "exit,signal,threshold",                                                                            \
 	  "a comma-separated list of " VG_REPORT_ON_WORDS " (any case, each once)",                                   \
 	  "When reports are written: `exit`, on VRAMGUARD_SIGNAL (`signal`: without it no handler is installed),"     \
 	  " at the first denied allocation (`denial`, then at most one per VRAMGUARD_REPORT_INTERVAL), at a soft"     \
 	  " limit's crossing (`threshold`: VRAMGUARD_WARN_AT and NVIDIA_GPU_MEMORY_REQUEST[S]; without it the"        \
-	  " warning line stays)", VG_READ, vg_load_report_on, VG_NO_RANGE, VG_NO_FLAG)                                \
+	  " warning line stays), when a call site has kept growing for VRAMGUARD_GROWTH_WINDOW (`growth`, then at"    \
+	  " most one per window)", VG_READ, vg_load_report_on, VG_NO_RANGE, VG_NO_FLAG)                               \
+	X("VRAMGUARD_GROWTH_WINDOW",                                                                                  \
+	  "how long a call site must keep growing to be called growing, and the least time between two `growth` "     \
+	  "reports (docs/quota.md, *Growth and forecast*)",                                                           \
+	  "duration", "10m",                                                                                          \
+	  "`N` seconds, or `Ns`, `Nm`, `Nh` (N a whole number), from 1 s to 7 days",                                  \
+	  "The window a call site's growth is judged on: its live bytes are sampled every tenth of it (or every"      \
+	  " VRAMGUARD_DEVICE_POLL, if longer), and it is growing when they rose in most of the window's last ten"     \
+	  " intervals without returning to an earlier level; then reports give its rate and, with a quota, when the"  \
+	  " quota is reached at that rate. Also the least time between two `growth` reports (VRAMGUARD_REPORT_ON)",   \
+	  VG_READ, vg_load_growth_window, VG_NO_RANGE, VG_NO_FLAG)                                                    \
 	X("VRAMGUARD_REPORT_INTERVAL",                                                                                \
 	  "least seconds between two denial reports, or two soft-limit warnings of a device",                         \
 	  "integer", VG_STR(VG_REPORT_INTERVAL_DEFAULT),                                                              \
@@ -254,7 +266,7 @@
 	  "how many processes a region this process creates can hold at once, 1–16384",                               \
 	  "integer", VG_STR(VG_SHARED_SLOTS_DEFAULT),                                                                 \
 	  "1 to " VG_STR(VG_SHARED_SLOTS_MAX) " (decimal)",                                                           \
-	  "Processes a shared region this process creates can hold at once (about 1.2 KiB of the file each)",           \
+	  "Processes a shared region this process creates can hold at once (about 1.8 KiB of the file each)",           \
 	  VG_IGNORED(""), vg_load_integer, VG_RANGE(1, VG_SHARED_SLOTS_MAX, NULL, shared_slots), VG_NO_FLAG)          \
 	X("VRAMGUARD_CONTROL",                                                                                        \
 	  "`on`: a control segment, so that `top` and `limit set --pid` reach the process; `off`",                    \

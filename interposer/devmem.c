@@ -23,6 +23,7 @@
 
 #include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/growth.h"
 #include "interposer/shared.h"
 #include "interposer/softlimit.h"
 #include "interposer/thread.h"
@@ -382,6 +383,7 @@ static void vg_sample_round(void)
 		}
 		vg_timelines_sample(d);
 	}
+	vg_growth_sample();
 }
 
 static void vg_deadline(struct timespec *ts, uint64_t from_ns, uint64_t ms)

@@ -13,6 +13,7 @@
 #include "interposer/compute.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/growth.h"
 #include "interposer/reporter.h"
 #include "interposer/shared.h"
 #include "interposer/tables.h"
@@ -184,6 +185,7 @@ static void vg_atfork_child(void)
 	 * CUDA_ERROR_NOT_INITIALIZED), but if it ever does, the child starts from zero. */
 	vg_devmem_atfork_child();
 	vg_timelines_atfork_child();
+	vg_growth_atfork_child();
 	vg_tables_atfork_child();
 	vg_charge_atfork_child();
 	vg_compute_atfork_child();

@@ -185,7 +185,7 @@ void vg_reporter_arm_exit(void)
 	if (VG_LIKELY(atomic_load_explicit(&vg_exit_armed, memory_order_relaxed) >= 2))
 		return;
 	if (vg_cfg.report_dest == VG_REPORT_OFF ||
-	    !(vg_cfg.report_on & (VG_REPORT_ON_EXIT | VG_REPORT_ON_DENIAL | VG_REPORT_ON_THRESHOLD))) {
+	    !(vg_cfg.report_on & (VG_REPORT_ON_EXIT | VG_REPORT_ON_DENIAL | VG_REPORT_ON_THRESHOLD | VG_REPORT_ON_GROWTH))) {
 		/* Nothing to arm, ever (the configuration is read once): the fast test above from now on. */
 		atomic_store_explicit(&vg_exit_armed, 2, memory_order_relaxed);
 		return;
@@ -210,6 +210,8 @@ static void vg_reports_pending(void)
 		vg_report_now("soft-limit");
 	if (vg_reporter_asked(VG_ASK_THRESHOLD))
 		vg_report_now("threshold");
+	if (vg_reporter_asked(VG_ASK_GROWTH))
+		vg_report_now("growth");
 }
 
 static void *vg_reporter_main(void *arg)
@@ -287,13 +289,15 @@ void vg_reporter_start(void)
 	unsigned on = vg_cfg.report_on;
 	bool sig = (on & VG_REPORT_ON_SIGNAL) && vg_cfg.signal > 0 && vg_signal_free();
 	bool soft = (on & VG_REPORT_ON_THRESHOLD) && vg_soft_limits_set(), denial = (on & VG_REPORT_ON_DENIAL) != 0;
-	if (!sig && !soft && !denial)
+	bool growth = (on & VG_REPORT_ON_GROWTH) != 0;
+	if (!sig && !soft && !denial && !growth)
 		return;
-	/* "reports (on SIGUSR1, at soft limits, at denials)", for the message if the thread cannot be had */
-	char what[128];
-	snprintf(what, sizeof(what), "reports (%s%s%s%s%s%s)", sig ? "on " : "", sig ? vg_cfg.signal_name : "",
-		 sig && (soft || denial) ? ", " : "", soft ? "at soft limits" : "", soft && denial ? ", " : "",
-		 denial ? "at denials" : "");
+	/* "reports (on SIGUSR1, at soft limits, at denials, on growth)", for the message if the thread cannot be had */
+	char what[160];
+	snprintf(what, sizeof(what), "reports (%s%s%s%s%s%s%s%s)", sig ? "on " : "", sig ? vg_cfg.signal_name : "",
+		 sig && (soft || denial || growth) ? ", " : "", soft ? "at soft limits" : "",
+		 soft && (denial || growth) ? ", " : "", denial ? "at denials" : "", denial && growth ? ", " : "",
+		 growth ? "on growth" : "");
 	if (vg_reporter_thread_start(what) != 0 || !sig)
 		return;
 	struct sigaction sa;

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-enum vg_ask { VG_ASK_SIGNAL, VG_ASK_SOFT_LIMIT, VG_ASK_THRESHOLD, VG_ASK_DENIAL, VG_ASK_COUNT };
+enum vg_ask { VG_ASK_SIGNAL, VG_ASK_SOFT_LIMIT, VG_ASK_THRESHOLD, VG_ASK_DENIAL, VG_ASK_GROWTH, VG_ASK_COUNT };
 
 /* The reporter thread runs in this process (reports are on, it started, this is not a forked child). */
 bool vg_reporter_running(void);

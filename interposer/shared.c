@@ -390,6 +390,13 @@ void vg_shared_publish_compute(int dev, uint32_t pm, uint32_t recent_pm, uint64_
 		vg_region_publish_compute(r, dev, pm, recent_pm, gpu_ns);
 }
 
+void vg_shared_publish_forecast(int dev, bool has, uint64_t seconds)
+{
+	struct vg_region *r = vg_shared_region();
+	if (r)
+		vg_region_publish_forecast(r, dev, has, seconds);
+}
+
 void vg_shared_publish_counts(void)
 {
 	struct vg_region *r = vg_shared_region();

@@ -57,6 +57,8 @@ void vg_shared_publish_counts(void);
 /* The compute share's figures of dev (per mille, the last minute's per mille, GPU time) into our slot: `top` and the
  * exporter read them. compute.c's thread calls it each second, holding no lock. */
 void vg_shared_publish_compute(int dev, uint32_t pm, uint32_t recent_pm, uint64_t gpu_ns);
+/* Our slot's quota forecast for dev (interposer/growth.c, each sampler round): has 0 when there is none. */
+void vg_shared_publish_forecast(int dev, bool has, uint64_t seconds);
 /* Leave the region at exit (lifecycle.c's destructor); a forked child never does. */
 void vg_shared_leave_at_exit(void);
 void vg_shared_atfork_child(void);

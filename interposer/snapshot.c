@@ -13,6 +13,7 @@
 #include "interposer/compute.h"
 #include "interposer/device.h"
 #include "interposer/devmem.h"
+#include "interposer/growth.h"
 #include "interposer/snapshot.h"
 #include "interposer/tables.h"
 #include "interposer/timeline.h"
@@ -433,6 +434,7 @@ int vg_snapshot(struct vg_report *r, const char *reason, uint64_t seq)
 	failed |= vg_snapshot_streams(r) != 0;
 	failed |= vg_snapshot_sites(r, live, nlive) != 0;
 	free(live);
+	failed |= vg_growth_report(r) != 0;
 	failed |= vg_collect_modules(r) != 0;
 	return failed ? -ENOMEM : 0;
 }

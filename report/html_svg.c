@@ -286,6 +286,90 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 	vg_strbuf_str(b, "</span></p>\n");
 }
 
+/* ---- the growing call sites (revision 5) ---- */
+
+#define GR_SHOWN 8      /* growing sites drawn per device: one colour each */
+
+/* Okabe and Ito's colour-blind-safe palette, black last. */
+static const char *const vg_svg_gr_colour[GR_SHOWN] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9",
+							 "#D55E00", "#F0E442", "#000000" };
+
+/* The growing sites of d (at most GR_SHOWN, in the report's order: fastest first) into g; their scale in s: the
+ * span of their points and a top above their highest live bytes. Returns how many, 0 when nothing grows. */
+static size_t vg_svg_gr_pick(const struct vg_report_device *d, const struct vg_report_growth_site **g,
+			     struct vg_svg_scale *s)
+{
+	size_t n = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0, max = 1;
+	for (size_t i = 0; d->growth_set && d->growth_sites && i < d->ngrowth_sites && n < GR_SHOWN; i++) {
+		const struct vg_report_growth_site *x = &d->growth_sites[i];
+		if (!x->growing || !x->rate_set || !x->points || !x->npoints)
+			continue;
+		g[n++] = x;
+		for (size_t k = 0; k < x->npoints; k++) {
+			t0 = x->points[k].time_ns < t0 ? x->points[k].time_ns : t0;
+			t1 = x->points[k].time_ns > t1 ? x->points[k].time_ns : t1;
+			max = x->points[k].live_bytes > max ? x->points[k].live_bytes : max;
+		}
+	}
+	if (max > (1ull << 60))         /* a hand-made report: keep the arithmetic from wrapping */
+		max = 1ull << 60;
+	vg_svg_yaxis(s, max + max / 20);
+	s->t0 = t0;
+	s->span = t1 > t0 ? t1 - t0 : 1000000000ull;
+	return n;
+}
+
+void vg_html_growth(struct vg_strbuf *b, const struct vg_report *r, const struct vg_report_device *d)
+{
+	const struct vg_report_growth_site *g[GR_SHOWN];
+	struct vg_svg_scale s;
+	struct vg_strbuf name = { 0 };
+	size_t n = vg_svg_gr_pick(d, g, &s);
+	if (!n)
+		return;
+	vg_strbuf_printf(b, "<h3>GPU %d: growing call sites</h3>\n<svg class=\"timeline growth\" viewBox=\"0 0 %d %d\" "
+			 "role=\"img\" data-device=\"%d\" data-growing=\"%zu\"><title>GPU %d: live bytes of the "
+			 "growing call sites</title>\n", d->ordinal, TL_W, TL_H, d->ordinal, n, d->ordinal);
+	vg_svg_axes(b, &s, 0, NULL);
+	for (size_t i = 0; i < n; i++) {
+		name.len = 0;
+		vg_report_site_name(&name, r, g[i]->site);
+		vg_strbuf_printf(b, "<polyline class=\"gsite\" data-site=\"%" PRIu32 "\" fill=\"none\" stroke=\"%s\" "
+				 "stroke-width=\"1.3\" points=\"", g[i]->site, vg_svg_gr_colour[i]);
+		for (size_t k = 0; k < g[i]->npoints; k++)
+			vg_strbuf_printf(b, "%s%.1f,%.1f", k ? " " : "", vg_svg_x(&s, g[i]->points[k].time_ns),
+					 vg_svg_y(&s, g[i]->points[k].live_bytes > s.top ? s.top : g[i]->points[k].live_bytes));
+		vg_strbuf_str(b, "\"><title>");
+		vg_html_esc(b, name.data ? name.data : "", name.len);
+		vg_strbuf_str(b, ": +");
+		vg_html_bytes(b, g[i]->bytes_per_hour);
+		vg_strbuf_str(b, "/h</title></polyline>\n");
+	}
+	vg_strbuf_printf(b, "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>"
+			 "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n</svg>\n<p class=\"legend "
+			 "growth\">", TL_L, TL_R, TL_B, TL_B, TL_L, TL_L, TL_T, TL_B);
+	for (size_t i = 0; i < n; i++) {
+		name.len = 0;
+		vg_report_site_name(&name, r, g[i]->site);
+		vg_strbuf_printf(b, "<span class=\"k\" style=\"background:%s\"></span>", vg_svg_gr_colour[i]);
+		vg_html_esc(b, name.data ? name.data : "", name.len);
+		vg_strbuf_str(b, " +");
+		vg_html_bytes(b, g[i]->bytes_per_hour);
+		vg_strbuf_str(b, "/h ");
+	}
+	vg_strbuf_free(&name);
+	if (d->forecast_set) {
+		char t[48];
+		vg_report_duration(d->forecast_s, t, sizeof(t));
+		vg_strbuf_printf(b, "&mdash; at the current rate the quota is reached %s%s", d->forecast_s ? "in " : "already",
+				 d->forecast_s ? t : "");
+	} else if (!d->quota_set) {
+		vg_strbuf_str(b, "&mdash; no quota, so no forecast");
+	}
+	vg_strbuf_str(b, "</p>\n");
+}
+
 /* ---- the icicle graph ---- */
 
 #define IC_W 1200

@@ -16,6 +16,11 @@
 void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uint64_t since_ns,
 		      const char *since_label);
 
+/* A device's growing call sites (revision 5) as an SVG chart under its timeline: each one's live bytes over its
+ * recent points as a thin line of its own colour (at most 8, fastest first), a legend with its name and rate, and
+ * the forecast. Nothing when nothing grows there. */
+void vg_html_growth(struct vg_strbuf *b, const struct vg_report *r, const struct vg_report_device *d);
+
 /* An icicle graph (root at the top) of bytes by call site: each site's combined stack (report/flame.h) weighted
  * by bytes; count is the allocations behind them, for the tooltips. 0, or -ENOMEM. */
 struct vg_html_weight {

@@ -16,7 +16,7 @@
 #define VG_REPORT_SCHEMA "vramguard.report/1"
 /* The revision of the schema this release writes (docs/report-format.md, *Versioning*): keys added within the major
  * version. A report without "schema_revision" is revision 1. */
-#define VG_REPORT_REVISION 4
+#define VG_REPORT_REVISION 5
 #define VG_REPORT_MAX_FRAMES 64
 #define VG_REPORT_MAX_PYFRAMES 64
 
@@ -52,6 +52,8 @@ struct vg_report_site {
 	struct vg_report_pyframe *python;       /* innermost first */
 	uint64_t live_count, live_bytes;        /* allocations from this site still alive */
 	uint64_t total_allocs, total_bytes;     /* ever made from this site */
+	int growth_set;                 /* growing (revision 5): growth_bytes_per_hour is its rate, over its devices */
+	uint64_t growth_bytes_per_hour;
 };
 
 struct vg_report_device {
@@ -91,6 +93,31 @@ struct vg_report_device {
 	uint32_t timeline_compactions;  /* times the timeline was halved */
 	size_t ntimeline_points;
 	struct vg_report_timeline_point *timeline_points;       /* oldest first; owned by the report */
+	/* Growth (revision 5; accounting/growth.h has the model): the forecast, and the call sites followed on the
+	 * device (growth_set 0: none, or an older report). */
+	int forecast_set;               /* 0: no quota, or nothing grows (JSON forecast_seconds = null) */
+	uint64_t forecast_s;            /* seconds from the report's time until the quota is reached at growth_rate */
+	int growth_set;
+	uint64_t growth_window_ms, growth_step_ms;
+	uint64_t growth_bytes_per_hour;         /* the sum of the growing sites' rates */
+	size_t ngrowth_sites;
+	struct vg_report_growth_site *growth_sites;     /* growing first, fastest first; then by live bytes */
+};
+
+/* A call site followed on a device: whether it grows, its rate, its live bytes over the last points. */
+struct vg_report_growth_site {
+	uint32_t site;                  /* its id in the report's sites */
+	int growing;
+	int rate_set;                   /* = growing: bytes_per_hour is set (JSON null otherwise) */
+	uint64_t bytes_per_hour;
+	uint64_t growing_since_ns;      /* the start of the first window it grew over, continuously since; 0: not growing */
+	size_t npoints;
+	struct vg_report_growth_point *points;  /* oldest first */
+};
+
+struct vg_report_growth_point {
+	uint64_t time_ns;               /* CLOCK_REALTIME */
+	uint64_t live_bytes;            /* the site's live bytes on the device then */
 };
 
 /* One point of a device's usage timeline (accounting/timeline.h has the model). */
@@ -129,7 +156,7 @@ struct vg_report_stream_live {
 
 struct vg_report {
 	uint32_t schema_revision;       /* read from a report: its "schema_revision" (0: absent, revision 1) */
-	char reason[16];                /* "exit", "signal", "soft-limit", "threshold", "denial" */
+	char reason[16];                /* "exit", "signal", "soft-limit", "threshold", "denial", "growth" */
 	uint64_t sequence;              /* 1, 2, ... within the process */
 	int pid;
 	uint64_t time_ns;               /* CLOCK_REALTIME of the report */
@@ -207,6 +234,14 @@ struct vg_report_frame_line {
 void vg_report_frames_text(struct vg_strbuf *out, const struct vg_report_frame_line *lines, size_t n, size_t indent);
 /* A Python frame's line: indent spaces, "train.py:42 in step". */
 void vg_report_pyframe_text(struct vg_strbuf *out, const struct vg_report_pyframe *f, size_t indent);
+
+/* Growth in words (report/text_growth.c). A duration for people: "40 s", "3 min 20 s", "2 h 40 min", "3 days 4 h".
+ * A site as one line names it: "site 7 (train.py:42 in step)", its innermost Python frame, else its first frame
+ * past the CUDA runtime; "site 7" when r does not have it. A device's growth lines for the text form (nothing when
+ * nothing grows): "growing: +40.00 MiB/h at site 7 (...); at the current rate the quota is reached in 2 h 40 min". */
+void vg_report_duration(uint64_t seconds, char *buf, size_t len);
+void vg_report_site_name(struct vg_strbuf *out, const struct vg_report *r, uint32_t id);
+void vg_report_growth_text(const struct vg_report *r, const struct vg_report_device *d, struct vg_strbuf *out);
 
 /* Free the arrays of a report built by the library or by the JSON reader (not the struct itself): report/schema.c,
  * which walks the rows. */

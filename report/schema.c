@@ -72,6 +72,15 @@ VG_SCHEMA_DEFINE(timeline, VG_SCHEMA_TIMELINE)
 #define VG_SCHEMA_ST vg_schema_t_timeline_point
 VG_SCHEMA_DEFINE(timeline_point, VG_SCHEMA_TIMELINE_POINT)
 #undef VG_SCHEMA_ST
+#define VG_SCHEMA_ST vg_schema_t_growth
+VG_SCHEMA_DEFINE(growth, VG_SCHEMA_GROWTH)
+#undef VG_SCHEMA_ST
+#define VG_SCHEMA_ST vg_schema_t_growth_site
+VG_SCHEMA_DEFINE(growth_site, VG_SCHEMA_GROWTH_SITE)
+#undef VG_SCHEMA_ST
+#define VG_SCHEMA_ST vg_schema_t_growth_point
+VG_SCHEMA_DEFINE(growth_point, VG_SCHEMA_GROWTH_POINT)
+#undef VG_SCHEMA_ST
 #define VG_SCHEMA_ST vg_schema_t_site
 VG_SCHEMA_DEFINE(site, VG_SCHEMA_SITE)
 #undef VG_SCHEMA_ST

@@ -51,8 +51,10 @@
 	  "*Versioning*). Added in revision 2: a report without it is revision 1") \
 	X(reason, STR, reason, _, REQ, "`\"exit\"` (at process exit), `\"signal\"` (on `VRAMGUARD_SIGNAL`), " \
 	  "`\"soft-limit\"` (a device's usage crossed its request; the warning line before it says which), " \
-	  "`\"threshold\"` (the same for `VRAMGUARD_WARN_AT`) or `\"denial\"` (an allocation was refused, with " \
-	  "`denial` in `VRAMGUARD_REPORT_ON`; the live allocations are what held the memory); which are written is " \
+	  "`\"threshold\"` (the same for `VRAMGUARD_WARN_AT`), `\"denial\"` (an allocation was refused, with " \
+	  "`denial` in `VRAMGUARD_REPORT_ON`; the live allocations are what held the memory) or `\"growth\"` (a call " \
+	  "site kept growing for `VRAMGUARD_GROWTH_WINDOW`, with `growth` in `VRAMGUARD_REPORT_ON`; " \
+	  "`devices[].growth` names it); which are written is " \
 	  "`VRAMGUARD_REPORT_ON`'s choice; a reader should accept any other string too") \
 	X(sequence, U64, sequence, _, REQ, "1, 2, ... : the report's number within the process") \
 	X(pid, INT, pid, _, REQ, "process id") \
@@ -129,7 +131,13 @@
 	  "share") \
 	X(compute_waited_ns, U64, compute_waited_ns, _, OPT, "the time they waited, summed") \
 	X(timeline, NOBJECT, timeline_set, timeline, OPT, "the device's usage over the whole run, in at most " \
-	  "${VG_TIMELINE_POINTS + 1} points (below, and *The usage timeline*). Added in revision 2: older reports lack it")
+	  "${VG_TIMELINE_POINTS + 1} points (below, and *The usage timeline*). Added in revision 2: older reports lack it") \
+	X(forecast_seconds, NU64, forecast_s, forecast_set, OPT, "at the rate its call sites grow (`growth`), the " \
+	  "seconds from the report's time until `used_bytes` reaches the quota (0: it is there); `null` when there is " \
+	  "no quota or nothing grows (flat or falling usage). Added in revision 5, as is `growth`: older reports lack " \
+	  "them; read `null`") \
+	X(growth, NOBJECT, growth_set, growth, OPT, "the call sites followed on the device and their growth (below, " \
+	  "and *Growth and forecast*); absent when none is (call sites off, nothing allocated there yet)")
 
 /* "timeline": members of struct vg_report_device. */
 #define VG_SCHEMA_TIMELINE(X) \
@@ -148,6 +156,32 @@
 	  "the difference with the previous point)") \
 	X(denied_bytes, U64, denied_bytes, _, REQ, "`denied_bytes` then (cumulative)")
 
+/* "growth": members of struct vg_report_device. */
+#define VG_SCHEMA_GROWTH(X) \
+	X(window_ms, U64, growth_window_ms, _, REQ, "`VRAMGUARD_GROWTH_WINDOW`: a site is growing when it grew over " \
+	  "this long") \
+	X(step_ms, U64, growth_step_ms, _, REQ, "a point every this long: a ${VG_GROWTH_INTERVALS}th of the window, or " \
+	  "`VRAMGUARD_DEVICE_POLL` if that is longer") \
+	X(bytes_per_hour, U64, growth_bytes_per_hour, _, REQ, "the device's rate: the sum of its growing sites' (0: " \
+	  "nothing grows); `forecast_seconds` is from it") \
+	X(sites, ARRAY, growth_sites, growth_site, REQ, "the sites followed on the device, at most ${VG_GROWTH_SITES}: " \
+	  "the largest holders and those that grew; growing ones first, fastest first")
+
+#define VG_SCHEMA_GROWTH_SITE(X) \
+	X(site, U32, site, _, REQ, "the site's `id` in `sites`") \
+	X(growing, BOOL, growing, _, REQ, "its live bytes on the device rose in most of the last window's " \
+	  "${VG_GROWTH_INTERVALS} intervals without returning to an earlier level (*Growth and forecast*)") \
+	X(bytes_per_hour, NU64, bytes_per_hour, rate_set, REQ, "its rate while growing: the Theil-Sen slope of its " \
+	  "points since it has been growing (at most two windows of them); `null` when it is not growing") \
+	X(growing_since_ns, U64, growing_since_ns, _, REQ, "the start of the first window it grew over, growing " \
+	  "continuously since (ns since the epoch); 0 when it is not growing") \
+	X(points, ARRAY, points, growth_point, REQ, "its live bytes on the device at the last points, oldest first, " \
+	  "at most ${VG_GROWTH_POINTS} (fewer when it was followed later)")
+
+#define VG_SCHEMA_GROWTH_POINT(X) \
+	X(time_ns, U64, time_ns, _, REQ, "the point's time (ns since the epoch)") \
+	X(live_bytes, U64, live_bytes, _, REQ, "the site's live bytes on the device then")
+
 #define VG_SCHEMA_SITE(X) \
 	X(id, U32, id, _, REQ, "the site's id (see *Site ids*); 0 means \"no site\" and does not appear here") \
 	X(api, STR, api, _, REQ, "the entry point of the site's first call: `\"cuMemAlloc_v2\"`, " \
@@ -160,7 +194,10 @@
 	  "when backtraces are off") \
 	X(python, ARRAY, python, pyframe, OPT, "the Python stack of the allocating thread, innermost first " \
 	  "(`VRAMGUARD_PYTHON`); `[]` when the thread ran no Python code or capture is off. Sites are told apart by " \
-	  "both stacks. Added in revision 3: older reports lack it; read that as `[]`")
+	  "both stacks. Added in revision 3: older reports lack it; read that as `[]`") \
+	X(growth_bytes_per_hour, NU64, growth_bytes_per_hour, growth_set, OPT, "while the site grows " \
+	  "(`devices[].growth`), its rate summed over its devices; `null` when it does not, or is not followed. Added " \
+	  "in revision 5: older reports lack it; read `null`")
 
 #define VG_SCHEMA_PYFRAME(X) \
 	X(file, STR, file, _, REQ, "the code's file name as Python has it (`co_filename`)") \
@@ -226,6 +263,9 @@
 	O(device, struct vg_report_device, VG_SCHEMA_DEVICE) \
 	O(timeline, struct vg_report_device, VG_SCHEMA_TIMELINE) \
 	O(timeline_point, struct vg_report_timeline_point, VG_SCHEMA_TIMELINE_POINT) \
+	O(growth, struct vg_report_device, VG_SCHEMA_GROWTH) \
+	O(growth_site, struct vg_report_growth_site, VG_SCHEMA_GROWTH_SITE) \
+	O(growth_point, struct vg_report_growth_point, VG_SCHEMA_GROWTH_POINT) \
 	O(site, struct vg_report_site, VG_SCHEMA_SITE) \
 	O(frame, struct vg_report_frame, VG_SCHEMA_FRAME) \
 	O(pyframe, struct vg_report_pyframe, VG_SCHEMA_PYFRAME) \

@@ -271,6 +271,7 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 		vg_strbuf_add(out, "\n", 1);
 		vg_text_device_parts(r, d, out);
 		vg_text_timeline(d, out);
+		vg_report_growth_text(r, d, out);
 	}
 	if (any_soft)
 		vg_text_soft_sources(r, out);

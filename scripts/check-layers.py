@@ -98,6 +98,7 @@ ORDER = {
         "accounting/quota",
         "accounting/table",
         "accounting/timeline",
+        "accounting/growth",    # per-site growth and the quota forecast
         "accounting/throttle",  # the compute share's arithmetic
         "accounting/gpu_share", # the compute share's per-GPU activity file
         "accounting/unwind",
@@ -114,6 +115,7 @@ ORDER = {
         "interposer/shared",    # the process's region
         "interposer/device",    # the quota in force
         "interposer/timeline",
+        "interposer/growth",    # per-site growth: the sampler's points, the forecast, growth reports asked for
         "interposer/softlimit",
         "interposer/nvml/nvml", # NVML's real table and our own NVML access
         "interposer/devmem",
@@ -142,6 +144,7 @@ ORDER = {
         "cli/table",
         "cli/autoscale_payload",
         "cli/diff_compare",
+        "cli/diff_growth",
         "cli/http_req",
         "cli/lines_dw",
         "cli/commands",         # the command table and each command's flags

@@ -6,6 +6,7 @@
  *   gen-report-doc FILE        print FILE with its tables regenerated (`make test` compares it with FILE)
  *   gen-report-doc -i FILE     rewrite FILE in place
  * Build: make build/gen-report-doc (this file, scripts/doc_tables.c and report/schema.c). */
+#include "accounting/growth.h"
 #include "accounting/timeline.h"
 #include "cli/view_schema.h"
 #include "report/schema.h"
@@ -20,6 +21,9 @@
 static const struct doc_number numbers[] = {
 	DOC_NUMBER(VG_TIMELINE_POINTS),         /* the points a timeline keeps */
 	DOC_NUMBER(VG_TIMELINE_POINTS + 1),     /* and in a report, with the report's own */
+	DOC_NUMBER(VG_GROWTH_SITES),            /* the (site, device) pairs followed */
+	DOC_NUMBER(VG_GROWTH_POINTS),           /* the points each keeps */
+	DOC_NUMBER(VG_GROWTH_INTERVALS),        /* the intervals of a window */
 };
 
 VG_VIEW_OBJECTS(VG_VIEW_DEFINE)

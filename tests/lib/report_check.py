@@ -23,6 +23,9 @@ Reports (CPU suite):
   schema FILE...                  every file a report with all the schema's top-level keys
   modules FILE                    every module the frames name listed once, no other; its base agrees with the
                                   frames; its build ID what `readelf -n` reads in the file (40 hex digits, or "")
+  growth leak|steady DIR [STEP_MS DENIED_NS]  tests/integration/growth.c's reports: the growing site flagged at
+                                  its rate, the steady one never, the forecast against the denial, one per window
+  growth python DIR SCRIPT STEP_MS DENIED_NS  tests/integration/python/leak.py's: its "site: append" line grows
   timeline DIR [churn]            tests/integration/timeline.c's reports: each device's timeline bounded, in order,
                                   ending at the report; the phases (rise, peak, denials, fall), or a churn's bound
   faults DIR                      the fault campaign's exit reports against the double's expect-*.json
@@ -394,6 +397,98 @@ def cmd_soft(c, a):
         r = load(ex[0])
         c.check(r["devices"][0]["used_bytes"] == want_used,
                 f"exit report: {want_used} bytes in use ({r['devices'][0]['used_bytes']})")
+
+
+def growth_sites_of(c, r, name):
+    """Device 0's followed sites by the function that allocates ({"grow_one": {...}, "hold_steady": {...}})."""
+    d = dev0(r)
+    c.check(r.get("schema_revision") == REVISION, f"{name}: schema_revision {REVISION} ({r.get('schema_revision')})")
+    fn = {s["id"]: next((f["symbol"] for f in s["frames"] if f["symbol"] in ("grow_one", "hold_steady")), None)
+          for s in r["sites"]}
+    g = d.get("growth")
+    if not c.check(isinstance(g, dict) and g["window_ms"] == 2000 and g["step_ms"] == 200,
+                   f"{name}: device 0 has growth, a 2 s window, a point every 200 ms"):
+        return {}
+    c.check(all(1 <= len(x["points"]) <= 64 for x in g["sites"]) and len(g["sites"]) <= 16,
+            f"{name}: at most 16 sites, 64 points each")
+    return {fn.get(x["site"]): dict(x, live=next(s for s in r["sites"] if s["id"] == x["site"])) for x in g["sites"]}
+
+
+def cmd_growth(c, a):
+    """tests/integration/growth.c's reports. leak DIR STEP_MS DENIED_NS: the growing site flagged at its rate in every
+    growth report, the steady one never; the first report's forecast within 20 % of when the quota refused; growth
+    reports at most one per 2 s window. steady DIR: the steady site followed, never growing, no forecast."""
+    mode, directory = a[0], a[1]
+    if mode == "steady":
+        ex = sorted(glob.glob(os.path.join(directory, "r-exit-*.json")))
+        if c.check(len(ex) == 1 and not glob.glob(os.path.join(directory, "r-growth-*")),
+                   f"one exit report and no growth report ({os.listdir(directory)})"):
+            r = load(ex[0])
+            by = growth_sites_of(c, r, "exit")
+            c.check("hold_steady" in by and not by["hold_steady"]["growing"] and
+                    by["hold_steady"]["bytes_per_hour"] is None, "the steady site is followed, not growing")
+            c.check(dev0(r)["forecast_seconds"] is None, "no forecast")
+        return
+    if mode == "python":
+        cmd_growth_python(c, directory, a[2], int(a[3]), int(a[4]))
+        return
+    step_ms, denied_ns = int(a[2]), int(a[3])
+    want_bph = 3600 * 1000 // step_ms * MiB
+    gr = sorted(glob.glob(os.path.join(directory, "r-growth-*.json")), key=lambda f: load(f)["time_ns"])
+    if not c.check(len(gr) >= 2, f"at least two growth reports ({len(gr)})"):
+        return
+    times = [load(f)["time_ns"] for f in gr]
+    # The reporter thread writes each one after the sampler asked: its time is the ask's plus that thread's delay.
+    gaps = [(b - t) / 1e9 for t, b in zip(times, times[1:])]
+    c.check(min(gaps) >= 1.8, f"one growth report per 2 s window at most (gaps {['%.2f' % x for x in gaps]} s)")
+    c.check(len(gr) <= (denied_ns - times[0]) / 2e9 + 1.5,
+            f"  {len(gr)} in the {(denied_ns - times[0]) / 1e9:.1f} s from the first to the denial")
+    for f in gr:
+        r, name = load(f), os.path.basename(f)
+        schema_ok(c, r, name)
+        by = growth_sites_of(c, r, name)
+        g, s = by.get("grow_one"), by.get("hold_steady")
+        if not c.check(g is not None and s is not None, f"{name}: both sites followed ({list(by)})"):
+            continue
+        c.check(g["growing"] and abs(g["bytes_per_hour"] - want_bph) <= want_bph // 5,
+                f"{name}: grow_one is growing, {g['bytes_per_hour'] / GiB:.1f} GiB/h (want "
+                f"{want_bph / GiB:.1f} +-20 %)")
+        c.check(g["live"]["growth_bytes_per_hour"] == g["bytes_per_hour"], f"{name}:   its site says the same rate")
+        c.check(not s["growing"] and s["live"]["growth_bytes_per_hour"] is None, f"{name}: hold_steady is not")
+        c.check(dev0(r)["growth"]["bytes_per_hour"] == g["bytes_per_hour"], f"{name}: the device's rate is grow_one's")
+    r = load(gr[0])
+    fc, true_s = dev0(r)["forecast_seconds"], (denied_ns - r["time_ns"]) / 1e9
+    c.check(fc is not None and abs(fc - true_s) <= 0.2 * true_s,
+            f"the first growth report's forecast: {fc} s, the quota refused {true_s:.2f} s later (+-20 %)")
+
+
+def cmd_growth_python(c, directory, script, step_ms, denied_ns):
+    """tests/integration/python/leak.py's first growth report: the growing site is the line marked "site: append"
+    (its file, line and function train_step; its first call may make a site of its own, with other native frames,
+    which holds 1 MiB and does not grow), the line marked "site: steady" is not growing; the forecast within 20 %."""
+    gr = sorted(glob.glob(os.path.join(directory, "r-growth-*.json")), key=lambda f: load(f)["time_ns"])
+    if not c.check(len(gr) >= 1, f"a growth report ({len(gr)})"):
+        return
+    r = load(gr[0])
+    d = dev0(r)
+    growth_sites_of(c, r, "r-growth-1.json")
+    marks = {(os.path.abspath(script), line): m for m, (line, _) in py_markers(script).items()}
+    sites = {s["id"]: s for s in r["sites"]}
+    followed = [(g, sites.get(g["site"])) for g in d["growth"]["sites"]]
+    mark = {g["site"]: marks.get((s["python"][0]["file"], s["python"][0]["line"])) if s and s["python"] else None
+            for g, s in followed}
+    growing = [(g, s) for g, s in followed if g["growing"]]
+    c.check(len(growing) == 1 and mark[growing[0][0]["site"]] == "append" and
+            growing[0][1]["python"][0]["function"] == "train_step",
+            f"one growing site, the append line in train_step ({[(mark[g['site']], g['growing']) for g, _ in followed]})")
+    c.check(any(mark[g["site"]] == "steady" for g, _ in followed) and
+            not any(g["growing"] for g, _ in followed if mark[g["site"]] == "steady"), "the steady line: followed, not growing")
+    if growing:
+        want, bph = 3600 * 1000 // step_ms * MiB, growing[0][0]["bytes_per_hour"]
+        c.check(abs(bph - want) <= want // 5, f"  at {bph / GiB:.1f} GiB/h (want {want / GiB:.1f} +-20 %)")
+    fc, true_s = d["forecast_seconds"], (denied_ns - r["time_ns"]) / 1e9
+    c.check(fc is not None and abs(fc - true_s) <= 0.2 * true_s,
+            f"the forecast: {fc} s, the quota refused {true_s:.2f} s later (+-20 %)")
 
 
 def timeline_of(c, r, name):
@@ -1214,7 +1309,7 @@ def cmd_pyfake(c, a):
 # name: (function, protocol, fewest arguments)
 COMMANDS = {
     "leaks": (cmd_leaks, "tap", 1), "storm": (cmd_storm, "tap", 2), "soft": (cmd_soft, "tap", 3),
-    "timeline": (cmd_timeline, "tap", 1), "modules": (cmd_modules, "tap", 1),
+    "timeline": (cmd_timeline, "tap", 1), "growth": (cmd_growth, "tap", 2), "modules": (cmd_modules, "tap", 1),
     "pysites": (cmd_pysites, "tap", 2), "pyfake": (cmd_pyfake, "tap", 2),
     "schema": (cmd_schema, "tap", 1), "faults": (cmd_faults, "tap", 1), "valid": (cmd_valid, "tap", 1),
     "zero": (cmd_zero, "tap", 2), "fork": (cmd_fork, "tap", 2), "exits": (cmd_exits, "tap", 1),

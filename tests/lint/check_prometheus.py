@@ -450,6 +450,11 @@ MUTATIONS = [
     ("streams alert on the counter's value", "increase(vramguard_process_streams_destroyed_pending_total[10m]) > 0",
      "vramguard_process_streams_destroyed_pending_total > 0"),
     ("exporter down for 5m -> 1m", "== 0\n        for: 5m", "== 0\n        for: 1m"),
+    ("forecast threshold 1 h -> 2 h", "vramguard_process_quota_forecast_seconds < 3600",
+     "vramguard_process_quota_forecast_seconds < 7200"),
+    ("forecast threshold < -> <=", "vramguard_process_quota_forecast_seconds < 3600",
+     "vramguard_process_quota_forecast_seconds <= 3600"),
+    ("forecast for 5m -> 2m", "< 3600\n        for: 5m", "< 3600\n        for: 2m"),
 ]
 
 

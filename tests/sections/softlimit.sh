@@ -82,7 +82,7 @@ prog "denial: not in the default VRAMGUARD_REPORT_ON" $PRE "${ROENV[@]}" \
 	"VRAMGUARD_REPORT=$ROD/off/r-%r-%n.json" -- $RO dies -
 if [ "$(ls "$ROD/off")" = "r-exit-1.json" ]; then ok "  only the exit report"
 else bad "  only r-exit-1.json expected" "$(ls "$ROD/off")"; fi
-for bv in "VRAMGUARD_REPORT_ON=exit,oom|unknown word 'oom' \(expected a list of exit, signal, denial, threshold, e\.g\. exit,signal,denial\)" \
+for bv in "VRAMGUARD_REPORT_ON=exit,oom|unknown word 'oom' \(expected a list of exit, signal, denial, threshold, growth, e\.g\. exit,signal,denial\)" \
 	"VRAMGUARD_REPORT_ON=exit,,denial|empty item" "VRAMGUARD_REPORT_ON=exit,EXIT|repeated word 'EXIT'" \
 	"VRAMGUARD_WARN_AT=80x|unknown unit" "VRAMGUARD_REPORT_ON=never|unknown word \(expected" "VRAMGUARD_WARN_AT=120%|percentage above 100%" "VRAMGUARD_REPORT_INTERVAL=0|expected seconds"; do
 	var=${bv%%|*}

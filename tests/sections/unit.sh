@@ -16,6 +16,7 @@ unit test_symbolize
 unit test_json_read
 unit test_diff
 unit test_timeline
+unit test_growth
 unit test_throttle
 unit test_gpu_share
 unit test_unwind

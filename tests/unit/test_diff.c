@@ -550,6 +550,70 @@ static void test_robust(void)
 	vg_strbuf_free(&b);
 }
 
+/* Growth (revision 5): a device's followed sites, each growing at bph bytes an hour or not (bph 0). */
+static void add_growth(struct vg_report_device *d, uint32_t site, uint64_t bph)
+{
+	struct vg_report_growth_site *g;
+	if (!d->growth_sites)
+		d->growth_sites = unit_xcalloc(8, sizeof(*d->growth_sites));
+	d->growth_set = 1;
+	g = &d->growth_sites[d->ngrowth_sites++];
+	g->site = site;
+	g->growing = g->rate_set = bph != 0;
+	g->bytes_per_hour = bph;
+	d->growth_bytes_per_hour += bph;
+}
+
+/* Site 3 grows faster, 9 starts growing (new), 5 stops; the forecasts then and now. Without growth in either report
+ * nothing is said; with a report older than revision 5, one line. */
+static void test_growth(void)
+{
+	struct vg_report o, n;
+	struct vg_strbuf b;
+
+	build_service(&o, &n);
+	o.schema_revision = n.schema_revision = 5;
+	add_growth(&o.devices[0], 3, 600 * MiB);
+	add_growth(&o.devices[0], 5, 100 * MiB);
+	o.devices[0].forecast_set = 1;
+	o.devices[0].forecast_s = 20000;
+	add_growth(&n.devices[0], 3, 6 * GiB);
+	add_growth(&n.devices[0], 9, 1 * GiB);
+	add_growth(&n.devices[0], 5, 0);
+	add_growth(&n.devices[0], 4, 0);
+	n.devices[0].forecast_set = 1;
+	n.devices[0].forecast_s = 4000;
+	diff(&o, &n, 0, 0, NULL, &b);
+	CHECK_CONTAINS(b.data, "\n  growing call sites (the second report's rates, the first's, and the change of their "
+			       "live bytes between the two):\n    GPU 0:\n");
+	/* 2 GiB more in 20m38s: 5.816 GiB an hour (vg_format_bytes keeps two decimals, truncated) */
+	CHECK_CONTAINS(b.data, "\n      site 3 (leak_buffers+0x1c): +6.00 GiB/h (was +600.00 MiB/h); +5.81 GiB/h between "
+			       "the reports\n");
+	CHECK_CONTAINS(b.data, "\n      site 9 (new_pool+0x1c): +1.00 GiB/h (not in the first report)\n");
+	/* 12 MiB less in 20m38s */
+	CHECK_CONTAINS(b.data, "\n      site 5 (scratch+0x1c): no longer growing (was +100.00 MiB/h); -34.89 MiB/h between "
+			       "the reports\n");
+	CHECK_CONTAINS(b.data, "\n      at the current rate the quota is reached in 1 h 6 min; the first report said 5 h 33 "
+			       "min\n");
+	CHECK(strstr(b.data, "site 4 (") == NULL);      /* followed, never growing */
+	CHECK(pos(b.data, "growing call sites") < pos(b.data, "  grew: "));
+	vg_strbuf_free(&b);
+	o.schema_revision = 4;
+	diff(&o, &n, 0, 0, NULL, &b);
+	CHECK_CONTAINS(b.data, "\n  growing call sites: the first report has no growth data (report revision 4)\n");
+	CHECK(strstr(b.data, "site 3 (leak_buffers") == NULL);
+	vg_strbuf_free(&b);
+	vg_report_free(&o);
+	vg_report_free(&n);
+
+	build_service(&o, &n);                          /* revision 2 reports, nothing grows: not a word */
+	diff(&o, &n, 0, 0, NULL, &b);
+	CHECK(strstr(b.data, "growing call sites") == NULL);
+	vg_strbuf_free(&b);
+	vg_report_free(&o);
+	vg_report_free(&n);
+}
+
 int main(int argc, char **argv)
 {
 	const char *u = getenv("UPDATE_GOLDEN");
@@ -562,5 +626,6 @@ int main(int argc, char **argv)
 	test_devices();
 	test_streams();
 	test_robust();
+	test_growth();
 	return UNIT_DONE();
 }

@@ -194,6 +194,16 @@ static void test_round_trip_full(void)
 	CHECK_EQ_U64(r.streams_created, 134);
 	CHECK(r.nstream_events == 3 && r.stream_events[1].synchronized == 1 && r.stream_events[1].destroy_site == 99);
 	CHECK(r.nstream_live == 2 && r.stream_live[1].capturing == 1);
+	/* growth (revision 5) */
+	CHECK(r.devices[0].forecast_set && r.devices[0].forecast_s == 18432);
+	CHECK(!r.devices[1].forecast_set && r.devices[1].forecast_s == 0);
+	CHECK(r.devices[0].growth_set && r.devices[0].ngrowth_sites == 2 && r.devices[0].growth_window_ms == 600000);
+	CHECK(r.devices[0].growth_sites[0].site == 3 && r.devices[0].growth_sites[0].growing &&
+	      r.devices[0].growth_sites[0].rate_set && r.devices[0].growth_sites[0].bytes_per_hour == 629145600);
+	CHECK(!r.devices[0].growth_sites[1].growing && !r.devices[0].growth_sites[1].rate_set);
+	CHECK(r.devices[0].growth_sites[0].npoints == 6 && r.devices[0].growth_sites[0].points[5].live_bytes == 157286400);
+	CHECK(r.sites[0].growth_set && r.sites[0].growth_bytes_per_hour == 629145600);
+	CHECK(!r.sites[1].growth_set && r.sites[1].growth_bytes_per_hour == 0);
 out:
 	vg_report_free(&r);
 	free(doc);
@@ -256,8 +266,8 @@ static void test_errors_syntax(void)
 	EXPECT_ERR(doc, 0, "line 1, column 1: empty document (expected a vramguard report, a JSON object)");
 	EXPECT_ERR(doc, 1, "line 1, column 2: unexpected end of input");
 	EXPECT_ERR(doc, 127, "line 7, column 16: unexpected end of input");                /* inside "time" */
-	EXPECT_ERR(doc, len / 2, "line 47, column 82: unexpected end of input");
-	EXPECT_ERR(doc, len - 2, "line 112, column 1: unexpected end of input");            /* the last '}' */
+	EXPECT_ERR(doc, len / 2, "line 69, column 74: unexpected end of input");
+	EXPECT_ERR(doc, len - 2, "line 138, column 1: unexpected end of input");            /* the last '}' */
 	{               /* without its final newline the document is whole */
 		struct vg_report r;
 		CHECK(parse_ok(doc, len - 1, &r) == 0);
@@ -272,9 +282,9 @@ static void test_errors_syntax(void)
 	p = malloc(len + 8);
 	memcpy(p, doc, len);
 	memcpy(p + len, "x", 2);
-	EXPECT_ERR(p, len + 1, "line 113, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 139, column 1: unexpected data after the end of the document");
 	memcpy(p + len, "  {}\n", 6);
-	EXPECT_ERR(p, len + 5, "line 113, column 3: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 5, "line 139, column 3: unexpected data after the end of the document");
 	memcpy(p + len, " \t\r\n", 5);
 	{
 		struct vg_report r;
@@ -282,7 +292,7 @@ static void test_errors_syntax(void)
 		vg_report_free(&r);
 	}
 	p[len] = '\0';
-	EXPECT_ERR(p, len + 1, "line 113, column 1: unexpected data after the end of the document");
+	EXPECT_ERR(p, len + 1, "line 139, column 1: unexpected data after the end of the document");
 	free(p);
 
 	/* depth bombs: not an object at all; then 10000 arrays and 10000 objects inside one */
@@ -369,7 +379,7 @@ static void test_errors_schema(void)
 	free(d2);
 	d = replace(doc, "\"used_bytes\": 1073741824", "\"used_bytes\": -1");
 	d2 = replace(d, "\"streams\": {", "\"streams\": {,");
-	EXPECT_ERR_S(d2, "line 104, column 15: expected a string key or '}'");
+	EXPECT_ERR_S(d2, "line 130, column 15: expected a string key or '}'");
 	free(d2);
 	d2 = replace(d, "vramguard.report/1", "vramguard.report/2");
 	EXPECT_ERR_S(d2, "unsupported schema 'vramguard.report/2' (this vramguard reads vramguard.report/1)");
@@ -419,7 +429,7 @@ static void test_errors_fields(void)
 	EXPECT_EDIT_ERR(doc, "\"symbol\": \"\", \"offset\": 0}\n    ]", "\"symbol\": \"\", \"offset\": -1}\n    ]",
 			"sites[1].frames[2].offset: expected an unsigned integer");   /* the path without printf */
 	EXPECT_EDIT_ERR(doc, "\"points\": [", "\"points\": 7, \"x\": [", "devices[0].timeline.points: expected an array");
-	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 4", "\"schema_revision\": \"3\"",
+	EXPECT_EDIT_ERR(doc, "\"schema_revision\": 5", "\"schema_revision\": \"3\"",
 			"schema_revision: expected an unsigned integer");
 	EXPECT_EDIT_ERR(doc, "\"soft_limit_bytes\": 3221225472", "\"soft_limit_bytes\": \"3G\"",
 			"devices[0].soft_limit_bytes: expected an unsigned integer or null");
@@ -455,7 +465,7 @@ static void test_errors_fields(void)
 			"missing required key 'sites[0].python[0].function'");
 	EXPECT_EDIT_ERR(doc, "\"base\": \"0x555555554000\"", "\"base\": 93824992231424",
 			"modules[0].base: expected a hex string such as \"0x7f3a00000000\"");
-	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 104, column 24: expected ',' or ']'");
+	EXPECT_EDIT_ERR(doc, "\"streams\": {", "\"streams\": [", "line 130, column 24: expected ',' or ']'");
 	d = replace(doc, "\"streams\": {", "\"streams_v0\": {");
 	EXPECT_ERR_S(d, "missing required key 'streams'");
 	free(d);
@@ -540,7 +550,7 @@ static void test_unknown_keys(void)
 		{ "\"backtrace_depth\": 16,", "\"backtrace_depth\": 16,\n  \"x_top\": {\"a\": [true, false, null]}," },
 		{ "\"time\": \"2026-11-21T21:50:03.123Z\",\n", "" },    /* "time" is for people: not needed */
 		{ "\"pid\": 1234", "\"pid\": 1, \"pid\": 1234" },         /* repeated: the last wins */
-		{ "\"sites\": [", "\"sites\": [{\"id\": 1, \"api\": \"x\", \"live_count\": 0, \"live_bytes\": 0, "
+		{ "\n  \"sites\": [", "\n  \"sites\": [{\"id\": 1, \"api\": \"x\", \"live_count\": 0, \"live_bytes\": 0, "
 				   "\"total_allocs\": 0, \"total_bytes\": 0, \"frames\": [{\"address\": \"0x1\", \"module\": \"m\", "
 				   "\"module_offset\": \"0x1\", \"symbol\": \"s\", \"offset\": 1}]}], \"sites\": [" },
 		{ "\"devices\": [", "\"devices\": [{}], \"devices\": [" },     /* last: used on its own below */
@@ -805,7 +815,7 @@ static void test_revisions(void)
 	char *doc = golden("report.json", &len), *a, *b;
 
 	if (parse_ok(doc, len, &r) == 0) {
-		CHECK_EQ_U64(r.schema_revision, 4);
+		CHECK_EQ_U64(r.schema_revision, 5);
 		CHECK(r.devices[0].timeline_set && r.devices[0].ntimeline_points == 16);
 		CHECK_EQ_U64(r.devices[0].timeline_period_ms, 40000);
 		CHECK_EQ_U64(r.devices[0].timeline_points[9].peak_bytes, 3758096384u);
@@ -814,7 +824,7 @@ static void test_revisions(void)
 		CHECK(0);
 	}
 	vg_report_free(&r);
-	a = replace(doc, "\"schema_revision\": 4", "\"schema_revision\": 99");
+	a = replace(doc, "\"schema_revision\": 5", "\"schema_revision\": 99");
 	b = replace(a, "\"period_ms\": 40000", "\"resolution\": {\"x\": [1, 2]}, \"period_ms\": 40000");
 	if (parse_ok(b, strlen(b), &r) == 0) {
 		CHECK_EQ_U64(r.schema_revision, 99);
@@ -825,7 +835,7 @@ static void test_revisions(void)
 	vg_report_free(&r);
 	free(a);
 	free(b);
-	a = replace(doc, "  \"schema_revision\": 4,\n", "");
+	a = replace(doc, "  \"schema_revision\": 5,\n", "");
 	b = replace(a, "\"timeline\": {\"period_ms\"", "\"zz_timeline\": {\"period_ms\"");
 	if (parse_ok(b, strlen(b), &r) == 0) {
 		CHECK_EQ_U64(r.schema_revision, 0);

@@ -624,7 +624,8 @@ static void test_corruption(void)
 	CHECK(corrupt(HDR(name), "test", 5) == 0);
 	uint64_t magic = 0x1122334455667788ull;
 	EXPECT_REFUSED(corrupt(HDR(magic), &magic, 8), -EINVAL, "bad magic");
-	EXPECT_REFUSED(corrupt_u32(HDR(version), 7), -EPROTO, "version 7");
+	EXPECT_REFUSED(corrupt_u32(HDR(version), 8), -EPROTO, "version 8");
+	EXPECT_REFUSED(corrupt_u32(HDR(version), 6), -EPROTO, "version 6");
 	EXPECT_REFUSED(corrupt_u32(HDR(version), 5), -EPROTO, "version 5");
 	EXPECT_REFUSED(corrupt_u32(HDR(version), 4), -EPROTO, "version 4");
 	EXPECT_REFUSED(corrupt_u32(HDR(version), 3), -EPROTO, "version 3");

@@ -70,6 +70,31 @@ static void add_timeline(struct vg_report_device *d, uint64_t end_ns)
 	}
 }
 
+/* The growth of a device (revision 5): site a growing at rate_mib MiB/h over 6 points a minute apart (from 2 minutes
+ * before end_ns), site b (0: none) followed and flat. */
+static void add_growth(struct vg_report_device *d, uint64_t end_ns, uint32_t a, uint64_t rate_mib, uint32_t b)
+{
+	const uint64_t min = 60 * 1000000000ull;
+	d->growth_set = 1;
+	d->growth_window_ms = 600000;
+	d->growth_step_ms = 60000;
+	d->growth_bytes_per_hour = rate_mib * MiB;
+	d->ngrowth_sites = b ? 2 : 1;
+	d->growth_sites = unit_xcalloc(d->ngrowth_sites, sizeof(*d->growth_sites));
+	for (size_t k = 0; k < d->ngrowth_sites; k++) {
+		struct vg_report_growth_site *g = &d->growth_sites[k];
+		g->site = k ? b : a;
+		g->growing = g->rate_set = k == 0;
+		g->bytes_per_hour = k ? 0 : rate_mib * MiB;
+		g->growing_since_ns = k ? 0 : end_ns - 5 * min - 3 * 1000000000ull;
+		g->npoints = 6;
+		g->points = unit_xcalloc(6, sizeof(*g->points));
+		for (size_t i = 0; i < 6; i++)
+			g->points[i] = (struct vg_report_growth_point){ end_ns - (7 - i) * min,
+									(k ? 64 : 100 + 10 * i) * MiB };
+	}
+}
+
 static void header(struct vg_report *r)
 {
 	snprintf(r->reason, sizeof(r->reason), "exit");
@@ -107,6 +132,12 @@ static void build_full(struct vg_report *r)
 	add_timeline(&r->devices[0], r->time_ns);
 	r->devices[1] = (struct vg_report_device){ .ordinal = 1, .total_bytes = 80 * GiB };
 	snprintf(r->devices[1].uuid, sizeof(r->devices[1].uuid), "GPU-00000000-1111-2222-3333-444455556666");
+	/* Growth (revision 5): on device 0 site 3 grows under the quota, site 9 is followed; on device 1, with no
+	 * quota, site 1 grows: no forecast there. */
+	add_growth(&r->devices[0], r->time_ns, 3, 600, 9);
+	r->devices[0].forecast_set = 1;
+	r->devices[0].forecast_s = 18432;       /* 3 GiB left at 600 MiB/h: 5 h 7 min */
+	add_growth(&r->devices[1], r->time_ns, 1, 64, 0);
 
 	r->sites = unit_xcalloc(16, sizeof(*r->sites));
 	s = add_site(r, 3, "cuMemAlloc_v2", 4, 768 * MiB, 10);   /* more frames than the text shows */
@@ -124,12 +155,16 @@ static void build_full(struct vg_report *r)
 	snprintf(s->python[1].file, sizeof(s->python[1].file), "<string>");
 	s->python[1].line = 1;
 	snprintf(s->python[1].function, sizeof(s->python[1].function), "<module>");
+	s->growth_set = 1;
+	s->growth_bytes_per_hour = 600 * MiB;
 	s = add_site(r, 9, "cuMemAllocAsync", 1, 128 * MiB, 3);
 	set_frame(&s->frames[0], 0x7ffff6a01a2bull, "/usr/lib/x.so", 0x1a2b, "", 0);            /* no symbol */
 	set_frame(&s->frames[1], 0x7ffff6b00010ull, "", 0, "jit_trampoline", 0x10);            /* no module */
 	set_frame(&s->frames[2], 0x7ffff6c00020ull, "", 0, "", 0);                             /* neither */
 	s = add_site(r, 1, "cuMemAllocManaged", 2, 64 * MiB, 1);
 	set_frame(&s->frames[0], 0x7ffff5000777ull, WEIRD_MODULE, 0x777, "managed_pool_grow", 0x7);
+	s->growth_set = 1;
+	s->growth_bytes_per_hour = 64 * MiB;
 	s = add_site(r, 12, "cuMemAlloc_v2", 1, 4 * MiB, 0);                                 /* no frames */
 	for (i = 0; i < 8; i++) {
 		char sym[32];
@@ -247,7 +282,7 @@ static const char schema_check_py[] =
 	"         'backtrace_depth','count','devices','sites','modules','allocations','streams'], 'top')\n"
 	"assert d['count'] in ('device', 'allocations'), d['count']\n"
 	"assert d['schema'] == 'vramguard.report/1'\n"
-	"assert d['schema_revision'] == 4\n"
+	"assert d['schema_revision'] == 5\n"
 	"assert re.fullmatch(r'\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z', d['time']), d['time']\n"
 	"for k in ('sequence','pid','time_ns','backtrace_depth'): uint(d[k], k)\n"
 	"for k in ('reason','command','hostname','version','driver'): assert type(d[k]) is str, k\n"
@@ -258,7 +293,20 @@ static const char schema_check_py[] =
 	"               'driver_headroom_bytes',\n"
 	"               'driver_measured','driver_limit_bytes','compute_limit_permille','compute_limit_source',\n"
 	"               'gpu_time_ns','compute_recent_permille','compute_recent_seconds','compute_waits',\n"
-	"               'compute_waited_ns'] + (['timeline'] if 'timeline' in dev else []), 'device')\n"
+	"               'compute_waited_ns'] + (['timeline'] if 'timeline' in dev else []) + ['forecast_seconds']\n"
+	"               + (['growth'] if 'growth' in dev else []), 'device')\n"
+	"    gr = dev.get('growth')\n"
+	"    if gr is not None:\n"
+	"        keys(gr, ['window_ms','step_ms','bytes_per_hour','sites'], 'growth')\n"
+	"        for k in ('window_ms','step_ms','bytes_per_hour'): uint(gr[k], 'growth.' + k)\n"
+	"        assert 1 <= len(gr['sites']) <= 16, gr\n"
+	"        for g in gr['sites']:\n"
+	"            keys(g, ['site','growing','bytes_per_hour','growing_since_ns','points'], 'growth site')\n"
+	"            assert type(g['growing']) is bool and (g['bytes_per_hour'] is None) == (not g['growing']), g\n"
+	"            assert (g['growing_since_ns'] == 0) == (not g['growing']), g\n"
+	"            assert 1 <= len(g['points']) <= 64, g\n"
+	"            for pt in g['points']:\n"
+	"                keys(pt, ['time_ns','live_bytes'], 'growth point'); uint(pt['time_ns'], 't'); uint(pt['live_bytes'], 'l')\n"
 	"    tl = dev.pop('timeline', None)\n"
 	"    if tl is not None:\n"
 	"        keys(tl, ['period_ms','compactions','points'], 'timeline')\n"
@@ -274,14 +322,18 @@ static const char schema_check_py[] =
 	"    for k, v in dev.items():\n"
 	"        if k in ('uuid', 'soft_limit_source', 'compute_limit_source'): assert v is None or type(v) is str\n"
 	"        elif k == 'driver_measured': assert type(v) is bool\n"
-	"        elif k not in ('quota_bytes', 'soft_limit_bytes', 'driver_limit_bytes', 'compute_limit_permille')"
+	"        elif k == 'growth': pass\n"
+	"        elif k not in ('quota_bytes', 'soft_limit_bytes', 'driver_limit_bytes', 'compute_limit_permille',\n"
+	"                       'forecast_seconds')"
 	" or v is not None:\n"
 	"            uint(v, 'device.' + k)\n"
 	"for m in d['modules']:\n"
 	"    keys(m, ['path','build_id','base'], 'module'); addr(m['base'], 'module.base')\n"
 	"    assert re.fullmatch('([0-9a-f]{2})*', m['build_id']), m\n"
 	"for s in d['sites']:\n"
-	"    keys(s, ['id','api','live_count','live_bytes','total_allocs','total_bytes','frames','python'], 'site')\n"
+	"    keys(s, ['id','api','live_count','live_bytes','total_allocs','total_bytes','frames','python',\n"
+	"             'growth_bytes_per_hour'], 'site')\n"
+	"    assert s['growth_bytes_per_hour'] is None or type(s['growth_bytes_per_hour']) is int, s\n"
 	"    for p in s['python']:\n"
 	"        keys(p, ['file','line','function'], 'python frame'); uint(p['line'], 'python.line')\n"
 	"        assert type(p['file']) is str and type(p['function']) is str, p\n"
@@ -307,6 +359,9 @@ static const char schema_check_py[] =
 	"    assert devs[1]['quota_bytes'] is None, devs[1]\n"
 	"    assert (devs[0]['soft_limit_bytes'], devs[0]['soft_limit_source']) == (3221225472, 'NVIDIA_GPU_MEMORY_REQUEST')\n"
 	"    assert devs[1]['soft_limit_bytes'] is None, devs[1]\n"
+	"    assert devs[0]['forecast_seconds'] == 18432 and devs[1]['forecast_seconds'] is None, devs\n"
+	"    assert devs[0]['growth']['sites'][0]['bytes_per_hour'] == 600 << 20, devs[0]['growth']\n"
+	"    assert {s['id']: s['growth_bytes_per_hour'] for s in d['sites']}[3] == 600 << 20\n"
 	"    mods = [f['module'] for s in d['sites'] for f in s['frames']]\n"
 	"    assert '/opt/we\"ird\\\\dir\\nname/lib\\u00e9.so' in mods, mods\n"
 	"    assert a['largest'][1]['address'] == '0xffff800000001000'\n"
