@@ -24,7 +24,9 @@
 #               within 5 points at 50 % alone and 30 % + 70 % together, matmuls, small kernels, a CUDA graph;
 #               DDP over NCCL with caps on both ranks where there are 2 GPUs); VG_ONLY=ddp: only that DDP check.
 #               VG_ONLY=growth: only library_loads and tests/gpu/growth.sh (a PyTorch loop's slow leak: the growth
-#               report names its line, its forecast within 20 % of the OutOfMemoryError).
+#               report names its line, its forecast within 20 % of the OutOfMemoryError); VG_ONLY=allocators: only
+#               library_loads and tests/gpu/allocators.sh (PyTorch's, CuPy's and XLA's allocators and the
+#               stream-ordered pools named in the report).
 #               CUPY_SUITE_WORKERS=N (default 8): pytest-xdist
 #               workers for cupy_suite where pytest-xdist is installed (the cuda_tests take ~10 min each way on one)
 # Each check prints the protocol of the CPU suite (docs/TESTING.md): "ok N - name" with its figures on a "# " line,
@@ -986,6 +988,9 @@ phys_wanted && phys_fill_checks
 # shellcheck source=tests/gpu/growth.sh
 . "$HERE/growth.sh"
 { [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = growth ]; } && growth_torch
+# shellcheck source=tests/gpu/allocators.sh
+. "$HERE/allocators.sh"
+{ [ -z "$VG_ONLY" ] || [ "$VG_ONLY" = allocators ]; } && allocator_checks
 
 # accounting_*: vramguard's books (tests/gpu/accounting.cu, driver API) with VRAMGUARD_DRIVER_HEADROOM=0, so that
 # nothing hides a wrong charge to the driver. threadchurn: 10 000 short-lived threads allocate and free; usage comes
