@@ -59,7 +59,7 @@ INTERPOSER_SRCS := $(wildcard interposer/*.c interposer/cuda/*.c interposer/nvml
 # report/: the writer (text and JSON: library, command, tests), the reader of JSON reports (command, tests), and
 # the library's own logging and symbolizer.
 REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c \
-	report/srcline.c report/text_growth.c
+	report/srcline.c report/text_growth.c report/allocator.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
 # The command's other forms of a report: the HTML page and its SVG charts, the folded and speedscope exports.
 REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c report/html_out.c
