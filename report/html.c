@@ -285,8 +285,9 @@ static void vg_html_site_what(struct vg_strbuf *b, const struct vg_report_site *
 	case VG_SITE_ALL_FREED:
 		vg_strbuf_printf(b, "<td class=\"history\" data-v=\"%" PRIu64 "\">all freed</td>", freed);
 		break;
-	case VG_SITE_UNKNOWN:
-		vg_strbuf_str(b, "<td class=\"history\" data-v=\"-1\">not known</td>");
+	case VG_SITE_UNKNOWN:   /* a site of stream calls makes no allocation: nothing to say */
+		vg_strbuf_str(b, s->live_count ? "<td class=\"history\" data-v=\"-1\">not known</td>"
+					       : "<td class=\"history\" data-v=\"-1\"></td>");
 		break;
 	}
 }
@@ -324,7 +325,9 @@ static void vg_html_sites(struct vg_strbuf *b, const struct vg_report *r)
 		vg_strbuf_printf(b, " The table lists the %d largest; the JSON has every one.", VG_HTML_SITES);
 	vg_strbuf_str(b, " Click a heading to sort.</p>\n<table class=\"sort sites\"><thead><tr><th class=\"n\">live bytes</th>"
 		      "<th class=\"n\">live</th><th class=\"n\">allocations</th><th class=\"n\">bytes allocated</th>"
-		      "<th>api</th><th>allocator</th><th>freed?</th><th>top frame (click for the stack)</th><th class=\"n\">site</th></tr></thead><tbody>\n");
+		      "<th>api</th><th title=\"The framework allocator the site's frames show, where they show one\">"
+		      "allocator</th><th title=\"only grew: none of the site's allocations was freed; churn: some were "
+		      "freed (and others made), some are held; all freed: none is held\">freed?</th><th>top frame (click for the stack)</th><th class=\"n\">site</th></tr></thead><tbody>\n");
 	for (i = 0; r->sites && i < r->nsites && shown < VG_HTML_SITES; i++, shown++) {
 		const struct vg_report_site *s = &r->sites[i];
 		vg_strbuf_printf(b, "<tr id=\"site-%" PRIu32 "\"><td class=\"n\" data-v=\"%" PRIu64 "\">", s->id, s->live_bytes);
