@@ -327,7 +327,8 @@ static void vg_html_sites(struct vg_strbuf *b, const struct vg_report *r)
 		      "<th class=\"n\">live</th><th class=\"n\">allocations</th><th class=\"n\">bytes allocated</th>"
 		      "<th>api</th><th title=\"The framework allocator the site's frames show, where they show one\">"
 		      "allocator</th><th title=\"only grew: none of the site's allocations was freed; churn: some were "
-		      "freed (and others made), some are held; all freed: none is held\">freed?</th><th>top frame (click for the stack)</th><th class=\"n\">site</th></tr></thead><tbody>\n");
+		      "freed (and others made), some are held; all freed: none is held\">freed?</th>"
+		      "<th>top frame (click for the stack)</th><th class=\"n\">site</th></tr></thead><tbody>\n");
 	for (i = 0; r->sites && i < r->nsites && shown < VG_HTML_SITES; i++, shown++) {
 		const struct vg_report_site *s = &r->sites[i];
 		vg_strbuf_printf(b, "<tr id=\"site-%" PRIu32 "\"><td class=\"n\" data-v=\"%" PRIu64 "\">", s->id, s->live_bytes);

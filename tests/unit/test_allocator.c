@@ -73,8 +73,8 @@ static void test_rows(void)
 		     VG_ALLOCATOR_CUPY);
 	CHECK_EQ_U64(py_of("cupy/cuda/memory.pyx", "MemoryPool.malloc"), VG_ALLOCATOR_CUPY);
 	/* near misses: the module without a pool (set_allocator(None)), another package, another file */
-	CHECK_EQ_U64(native_of("/v/cupy/cuda/memory.cpython-311-x86_64-linux-gnu.so", "__pyx_f_4cupy_4cuda_6memory__malloc"),
-		     VG_ALLOCATOR_NONE);
+	CHECK_EQ_U64(native_of("/v/cupy/cuda/memory.cpython-311-x86_64-linux-gnu.so",
+			       "__pyx_f_4cupy_4cuda_6memory__malloc"), VG_ALLOCATOR_NONE);
 	CHECK_EQ_U64(py_of("/v/mycupy/cuda/memory.py", "MemoryPool.malloc"), VG_ALLOCATOR_NONE);
 	CHECK_EQ_U64(py_of("/v/cupy/cuda/memory_hook.py", "MemoryPool.malloc"), VG_ALLOCATOR_NONE);
 	CHECK_EQ_U64(py_of("/v/cupy/cuda/memory.pyx", "_malloc"), VG_ALLOCATOR_NONE);
