@@ -59,7 +59,7 @@ INTERPOSER_SRCS := $(wildcard interposer/*.c interposer/cuda/*.c interposer/nvml
 # report/: the writer (text and JSON: library, command, tests), the reader of JSON reports (command, tests), and
 # the library's own logging and symbolizer.
 REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c \
-	report/srcline.c report/text_growth.c
+	report/srcline.c report/text_growth.c report/allocator.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
 # The command's other forms of a report: the HTML page and its SVG charts, the folded and speedscope exports.
 REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c report/html_out.c
@@ -177,6 +177,7 @@ $(TB)/test_config: tests/unit/test_config.c $(call tobj,$(CONFIG_SRCS) $(PATH_SR
 $(TB)/test_accounting: tests/unit/test_accounting.c $(call tobj,$(QUOTA_SRCS) $(REGION_SRCS) $(CONFIG_SRCS))
 $(TB)/test_region: tests/unit/test_region.c $(call tobj,$(REGION_SRCS) $(CONFIG_SRCS))
 $(TB)/test_report: tests/unit/test_report.c $(call tobj,$(REPORT_SRCS) $(CONFIG_SRCS))
+$(TB)/test_allocator: tests/unit/test_allocator.c $(call tobj,$(REPORT_SRCS) $(CONFIG_SRCS))
 $(TB)/test_symbolize: tests/unit/test_symbolize.c $(call tobj,$(SYMBOLIZE_SRCS))
 $(TB)/test_json_read: tests/unit/test_json_read.c $(call tobj,$(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
 $(TB)/test_diff: tests/unit/test_diff.c $(call tobj,$(DIFF_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
@@ -184,7 +185,7 @@ $(TB)/test_timeline: tests/unit/test_timeline.c $(call tobj,$(TIMELINE_SRCS))
 $(TB)/test_growth: tests/unit/test_growth.c $(call tobj,$(GROWTH_SRCS))
 $(TB)/test_throttle: tests/unit/test_throttle.c $(call tobj,$(THROTTLE_SRCS))
 $(TB)/test_gpu_share: tests/unit/test_gpu_share.c $(call tobj,$(GPU_SHARE_SRCS))
-UNIT_PLAIN := test_config test_accounting test_region test_report test_symbolize test_json_read test_diff \
+UNIT_PLAIN := test_config test_accounting test_region test_report test_allocator test_symbolize test_json_read test_diff \
 	test_timeline test_growth test_throttle test_gpu_share
 $(UNIT_PLAIN:%=$(TB)/%):
 	@mkdir -p $(TB)
@@ -316,7 +317,7 @@ $(TB)/libnext.so: tests/integration/libnext/next.c
 $(TB)/libvgshrink.so: tests/integration/shrink/shim.c
 	$(TEST_CC) -fPIC -shared -o $@ $< -ldl
 
-TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_growth $(TB)/test_throttle $(TB)/test_gpu_share $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(TB)/libvgaltlink.so $(TB)/libvgdwbus.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(BUILD)/gen-metrics-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
+TEST_BINS := $(FAKE) $(FAKE_NVML) $(FAKE_NVML_R580) $(FOREIGN) $(BUILD)/quota_demo $(TB)/fakecuda_selftest $(TB)/test_config $(TB)/test_accounting $(TB)/test_region $(TB)/test_nvml $(TB)/test_nvml_r580 $(TB)/test_nvml_missing $(TB)/test_report $(TB)/test_allocator $(TB)/test_symbolize $(TB)/test_json_read $(TB)/test_diff $(TB)/test_timeline $(TB)/test_growth $(TB)/test_throttle $(TB)/test_gpu_share $(TB)/test_unwind $(TB)/test_lockorder $(CLI) $(TB)/libvgctor.so $(TB)/libvgcthread.so $(TB)/pylines $(TB)/ctor $(TB)/libvgnoid.so $(TB)/libvgaltlink.so $(TB)/libvgdwbus.so $(BUILD)/gen-env-doc $(BUILD)/gen-man $(BUILD)/gen-hook-doc $(BUILD)/gen-report-doc $(BUILD)/gen-metrics-doc $(INTEG_BINS) $(TB)/libnext.so $(TB)/libvgshrink.so
 
 # Fuzzing (libFuzzer, clang): `make fuzz` runs each target FUZZ_SECONDS; `make test` replays the seed corpus and
 # the regressions through the same targets built with gcc and ASan+UBSan (tests/fuzz/README.md). Their component

@@ -1,6 +1,7 @@
 /* The HTML report (report/html.h): the page, its header, the devices, the tables and the streams; the charts are
  * report/html_svg.c's. */
 #include "report/html.h"
+#include "report/allocator.h"
 #include "report/flame.h"
 #include "config/config.h"
 
@@ -256,6 +257,60 @@ static void vg_html_devices(struct vg_strbuf *b, const struct vg_report *r)
 	}
 }
 
+/* A site's allocator and what happened to its allocations (report/allocator.h), two cells, each explained on hover. */
+static void vg_html_site_what(struct vg_strbuf *b, const struct vg_report_site *s)
+{
+	const struct vg_allocator_info *a = vg_allocator_info(vg_allocator_of_site(s));
+	uint64_t freed = s->total_allocs - s->live_count;
+
+	if (a->label[0])
+		vg_strbuf_printf(b, "<td class=\"alloc\"><span class=\"hint\" title=\"Its frames show %s. %s\">%s</span>"
+				 "</td>", a->name, a->caches ? "It keeps memory its users free for reuse instead of giving "
+				 "it back to the driver: what it holds is its cache (in use or kept), not a leak by itself."
+				 : "Its users' allocations and frees are what vramguard sees: what is still held was not "
+				 "freed to the pool.", a->label);
+	else
+		vg_strbuf_str(b, "<td class=\"alloc\"></td>");
+	switch (vg_site_history(s)) {
+	case VG_SITE_ONLY_GREW:
+		vg_strbuf_printf(b, "<td class=\"history\" data-v=\"0\"><span class=\"hint\" title=\"None of the %" PRIu64
+				 " allocations made here was freed.\">only grew</span></td>", s->total_allocs);
+		break;
+	case VG_SITE_CHURN:
+		vg_strbuf_printf(b, "<td class=\"history\" data-v=\"%" PRIu64 "\"><span class=\"hint\" title=\"Freed and "
+				 "made again: %" PRIu64 " of the %" PRIu64 " allocations made here were freed, %" PRIu64
+				 " are held.\">churn (%" PRIu64 " of %" PRIu64 " freed)</span></td>", freed, freed,
+				 s->total_allocs, s->live_count, freed, s->total_allocs);
+		break;
+	case VG_SITE_ALL_FREED:
+		vg_strbuf_printf(b, "<td class=\"history\" data-v=\"%" PRIu64 "\">all freed</td>", freed);
+		break;
+	case VG_SITE_UNKNOWN:   /* a site of stream calls makes no allocation: nothing to say */
+		vg_strbuf_str(b, s->live_count ? "<td class=\"history\" data-v=\"-1\">not known</td>"
+					       : "<td class=\"history\" data-v=\"-1\"></td>");
+		break;
+	}
+}
+
+/* The sites' first sentence: what is held (at exit: "held at exit", not "live"), and when all of it is in caching
+ * allocators, that it is their cache. */
+static void vg_html_sites_summary(struct vg_strbuf *b, const struct vg_report *r, size_t nlive, uint64_t live)
+{
+	int at_exit = strncmp(r->reason, "exit", sizeof(r->reason)) == 0;
+	struct vg_allocator_summary sum;
+
+	vg_strbuf_printf(b, "<p>%s%" PRIu64 " %s%s, ", at_exit ? "Held at exit: " : "", r->allocs_live,
+			 at_exit ? "" : "live ", vg_plural(r->allocs_live, "allocation", "allocations"));
+	vg_html_bytes(b, live);
+	vg_strbuf_printf(b, ", from %zu call %s (%zu sites in all).", nlive, vg_plural(nlive, "site", "sites"), r->nsites);
+	vg_allocator_summary(r, &sum);
+	if (sum.all)
+		vg_strbuf_printf(b, " <span class=\"cached\">All of it is in %s, which %s freed memory for reuse instead "
+				 "of giving it back to the driver%s</span>", sum.only != VG_ALLOCATOR_NONE ?
+				 vg_allocator_info(sum.only)->name : "caching allocators",
+				 sum.only != VG_ALLOCATOR_NONE ? "keeps" : "keep", at_exit ? ": not a leak by itself." : ".");
+}
+
 static void vg_html_sites(struct vg_strbuf *b, const struct vg_report *r)
 {
 	size_t i, nlive = 0, shown = 0;
@@ -264,15 +319,16 @@ static void vg_html_sites(struct vg_strbuf *b, const struct vg_report *r)
 	for (i = 0; r->sites && i < r->nsites; i++)
 		if (r->sites[i].live_count || r->sites[i].live_bytes)
 			nlive++, live += r->sites[i].live_bytes;
-	vg_strbuf_printf(b, "<h2 id=\"sites\">Call sites</h2>\n<p>%" PRIu64 " live %s, ", r->allocs_live,
-			 vg_plural(r->allocs_live, "allocation", "allocations"));
-	vg_html_bytes(b, live);
-	vg_strbuf_printf(b, " from %zu call %s (%zu sites in all).", nlive, vg_plural(nlive, "site", "sites"), r->nsites);
+	vg_strbuf_str(b, "<h2 id=\"sites\">Call sites</h2>\n");
+	vg_html_sites_summary(b, r, nlive, live);
 	if (r->nsites > VG_HTML_SITES)
 		vg_strbuf_printf(b, " The table lists the %d largest; the JSON has every one.", VG_HTML_SITES);
 	vg_strbuf_str(b, " Click a heading to sort.</p>\n<table class=\"sort sites\"><thead><tr><th class=\"n\">live bytes</th>"
 		      "<th class=\"n\">live</th><th class=\"n\">allocations</th><th class=\"n\">bytes allocated</th>"
-		      "<th>api</th><th>top frame (click for the stack)</th><th class=\"n\">site</th></tr></thead><tbody>\n");
+		      "<th>api</th><th title=\"The framework allocator the site's frames show, where they show one\">"
+		      "allocator</th><th title=\"only grew: none of the site's allocations was freed; churn: some were "
+		      "freed (and others made), some are held; all freed: none is held\">freed?</th>"
+		      "<th>top frame (click for the stack)</th><th class=\"n\">site</th></tr></thead><tbody>\n");
 	for (i = 0; r->sites && i < r->nsites && shown < VG_HTML_SITES; i++, shown++) {
 		const struct vg_report_site *s = &r->sites[i];
 		vg_strbuf_printf(b, "<tr id=\"site-%" PRIu32 "\"><td class=\"n\" data-v=\"%" PRIu64 "\">", s->id, s->live_bytes);
@@ -283,7 +339,9 @@ static void vg_html_sites(struct vg_strbuf *b, const struct vg_report *r)
 		vg_html_bytes(b, s->total_bytes);
 		vg_strbuf_str(b, "</td><td class=\"mono\">");
 		vg_html_esc(b, s->api, sizeof(s->api));
-		vg_strbuf_str(b, "</td><td>");
+		vg_strbuf_str(b, "</td>");
+		vg_html_site_what(b, s);
+		vg_strbuf_str(b, "<td>");
 		vg_html_site_frames(b, r, s);
 		vg_strbuf_printf(b, "</td><td class=\"n\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td></tr>\n", s->id, s->id);
 	}

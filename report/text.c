@@ -1,6 +1,7 @@
 /* The text form of a report: a short block for people (stderr, `vramguard report`). Every line but the first
  * starts with two spaces, and no string from the model can start a line of its own. */
 #include "report/report.h"
+#include "report/allocator.h"
 #include "report/srcline.h"
 #include "config/config.h"
 
@@ -277,6 +278,64 @@ static void vg_text_devices(const struct vg_report *r, struct vg_strbuf *out)
 		vg_text_soft_sources(r, out);
 }
 
+/* The end of a site's line: its id and allocator, then whether its allocations only grew or were freed and made
+ * again (report/allocator.h has both rules): " (site 7, PyTorch's caching allocator); churn (freed and made
+ * again): 4800 of its 4812 allocations were freed". Nothing about the history when the totals cannot say. */
+static void vg_text_site_what(const struct vg_report_site *s, struct vg_strbuf *out)
+{
+	enum vg_allocator a = vg_allocator_of_site(s);
+	uint64_t freed = s->total_allocs - s->live_count;
+
+	vg_strbuf_printf(out, " (site %" PRIu32 "%s%s)", s->id, a != VG_ALLOCATOR_NONE ? ", " : "",
+			 vg_allocator_info(a)->name);
+	switch (vg_site_history(s)) {
+	case VG_SITE_ONLY_GREW:
+		if (s->live_count == 1)
+			vg_strbuf_str(out, "; only grew: its one allocation was not freed");
+		else
+			vg_strbuf_printf(out, "; only grew: none of its %" PRIu64 " allocations was freed", s->live_count);
+		break;
+	case VG_SITE_CHURN:
+		vg_strbuf_printf(out, "; churn (freed and made again): %" PRIu64 " of its %" PRIu64 " allocations %s freed",
+				 freed, s->total_allocs, freed == 1 ? "was" : "were");
+		break;
+	case VG_SITE_ALL_FREED:
+	case VG_SITE_UNKNOWN:
+		break;
+	}
+	vg_strbuf_str(out, "\n");
+}
+
+/* The word for what the live allocations are: at exit they are "held at exit" (what the process had not given
+ * back when it ended: a leak only if nothing else keeps it, which a caching allocator does), before it
+ * "outstanding" (held now). */
+static bool vg_text_at_exit(const struct vg_report *r)
+{
+	return strncmp(r->reason, "exit", sizeof(r->reason)) == 0;
+}
+
+static const char *vg_text_held(const struct vg_report *r)
+{
+	return vg_text_at_exit(r) ? "held at exit" : "outstanding";
+}
+
+/* When every live byte is in caching allocators, one line under the headline says so. */
+static void vg_text_allocator_note(const struct vg_report *r, struct vg_strbuf *out)
+{
+	struct vg_allocator_summary sum;
+
+	vg_allocator_summary(r, &sum);
+	if (!sum.all)
+		return;
+	if (sum.only != VG_ALLOCATOR_NONE)
+		vg_strbuf_printf(out, "    all of it in %s, which keeps freed memory for reuse instead of giving it "
+				 "back to the driver", vg_allocator_info(sum.only)->name);
+	else
+		vg_strbuf_str(out, "    all of it in caching allocators, which keep freed memory for reuse instead of "
+			      "giving it back to the driver");
+	vg_strbuf_str(out, vg_text_at_exit(r) ? ": not a leak by itself\n" : "\n");
+}
+
 static void vg_text_site(const struct vg_report *r, const struct vg_report_site *s, struct vg_strbuf *out)
 {
 	struct vg_report_frame_line lines[VG_REPORT_TEXT_FRAMES];
@@ -288,7 +347,7 @@ static void vg_text_site(const struct vg_report *r, const struct vg_report_site 
 	vg_strbuf_printf(out, "    %s in %" PRIu64 " %s via ", bytes, s->live_count,
 			 vg_plural(s->live_count, "allocation", "allocations"));
 	vg_text_str(out, s->api[0] ? s->api : "?", sizeof(s->api));
-	vg_strbuf_printf(out, " (site %" PRIu32 ")\n", s->id);
+	vg_text_site_what(s, out);
 	/* Python frames first (innermost first): what most readers of a framework's leak recognise. */
 	size_t np = s->python ? s->npython : 0;
 	for (i = 0; i < np && i < VG_REPORT_TEXT_FRAMES; i++)
@@ -327,7 +386,7 @@ static void vg_text_outstanding(const struct vg_report *r, struct vg_strbuf *out
 		live_bytes += r->sites[i].live_bytes;
 	}
 	if (r->allocs_live == 0 && nlive == 0) {
-		vg_strbuf_str(out, "  outstanding: none\n");
+		vg_strbuf_printf(out, "  %s: none\n", vg_text_held(r));
 		return;
 	}
 	if (nlive == 0) {       /* no site table (should not happen): the devices' counters still say how much */
@@ -335,13 +394,14 @@ static void vg_text_outstanding(const struct vg_report *r, struct vg_strbuf *out
 			live_bytes += r->devices[i].used_bytes;
 	}
 	vg_format_bytes(live_bytes, bytes, sizeof(bytes));
-	vg_strbuf_printf(out, "  outstanding: %" PRIu64 " %s, %s", r->allocs_live,
+	vg_strbuf_printf(out, "  %s: %" PRIu64 " %s, %s", vg_text_held(r), r->allocs_live,
 			 vg_plural(r->allocs_live, "allocation", "allocations"), bytes);
 	if (nlive == 0) {
 		vg_strbuf_str(out, "\n");
 		return;
 	}
 	vg_strbuf_printf(out, ", from %zu call %s (largest first):\n", nlive, vg_plural(nlive, "site", "sites"));
+	vg_text_allocator_note(r, out);
 	for (i = 0; i < r->nsites; i++) {
 		const struct vg_report_site *s = &r->sites[i];
 		if (s->live_count == 0)

@@ -291,7 +291,7 @@ report_checks() {
 	run leak_report.text vg "$BUILD/leaky"
 	log_quote "leak_report: the text report's first lines" "$BUILD/e"
 	local outst
-	outst=$(grep -m1 '^  outstanding:' "$BUILD/e" | sed 's/^ *//; s/ (largest first)://')
+	outst=$(grep -m1 -E '^  (held at exit|outstanding):' "$BUILD/e" | sed 's/^ *//; s/ (largest first)://')
 	if [ "$RC" -ne 0 ]; then
 		text_why="text run: $(why_rc)"
 	elif [ "$(grep -c '^vramguard: report (exit)' "$BUILD/e")" -ne 1 ]; then

@@ -12,6 +12,7 @@ LD_LIBRARY_PATH="$PWD/$T" unit test_nvml
 LD_LIBRARY_PATH="$PWD/$T/nvml-r580:$PWD/$T" unit test_nvml_r580
 unit test_nvml_missing
 unit test_report
+unit test_allocator
 unit test_symbolize
 unit test_json_read
 unit test_diff

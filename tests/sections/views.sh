@@ -23,7 +23,10 @@ PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/mod
 	'<span class="hint" title="The usage is recorded at least this often' '>usage recorded 40 times, at least every 40 s<'
 	'!one at least every' '!(VRAMGUARD_COUNT)' '!<dd>alive</dd>'
 	'<g class="fr unres" data-x=' '<li class="unres">libcudnn_engines_precompiled.so.9+0x200 <span'
-	'>native frames without a name (module+offset)' '!?? (' '!start_thread (libc.so.6)')
+	'>native frames without a name (module+offset)' '!?? (' '!start_thread (libc.so.6)'
+	'<p>Held at exit: 75 allocations, 2.43 GiB, from 5 call sites' '>PyTorch (c10 CUDACachingAllocator)</span>'
+	'>stream-ordered pool (cuMemAllocAsync)</span>' '>only grew</span>' '>churn (12 of 60 freed)</span>'
+	'!All of it is in' '!75 live allocations')
 browser() { # NAME HTML OUTDIR TEXT...
 	local name=$1
 	shift
@@ -56,6 +59,40 @@ PY
 done
 browser "  in headless Chromium (up to 2.3 GiB): the byte axis as drawn" "$VR/scale-2469606195.html" \
 	"$VR/chromium-scale" '>0 GiB</text>' '>0.5 GiB</text>' '>2.5 GiB</text>'
+# What a PyTorch user sees is not taken for a leak (issue 29 item 3): the same report without its one site outside
+# PyTorch's caching allocator (the stream-ordered one) says that all of it is the cache, at exit, in the page and the
+# text; written before exit (a denial) it says "live" and "outstanding", and gives no verdict.
+python3 - "$PYJ" "$VR/torch.json" "$VR/torch-denial.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for s in r["sites"]:
+    if s["api"] == "cuMemAllocAsync":
+        r["allocations"]["live"] -= s["live_count"]
+        s["live_count"] = s["live_bytes"] = 0
+json.dump(r, open(sys.argv[2], "w"))
+r["reason"] = "denial"
+json.dump(r, open(sys.argv[3], "w"))
+PY
+cli "report --html: a report whose memory is all in PyTorch's caching allocator" 0 '^$' -- \
+	$VG report --html "$VR/torch.json" -o "$VR/torch.html"
+browser "  in headless Chromium: held at exit, all of it the allocator's cache, not a leak by itself" \
+	"$VR/torch.html" "$VR/chromium-torch" '<p>Held at exit: 74 allocations, 2.31 GiB, from 4 call sites' \
+	"All of it is in PyTorch's caching allocator, which keeps freed memory for reuse instead of giving it back to the driver: not a leak by itself." \
+	'>all freed</td>' '!74 live allocations'
+cli "  the text form says so under the headline" 0 \
+	"^    all of it in PyTorch's caching allocator, which keeps freed memory for reuse instead of giving it back to the driver: not a leak by itself\$" \
+	-- $VG report "$VR/torch.json"
+cli "  a denial report of the same: outstanding, no verdict" 0 \
+	"^    all of it in PyTorch's caching allocator, which keeps freed memory for reuse instead of giving it back to the driver\$" \
+	-- $VG report "$VR/torch-denial.json"
+if grep -qE '^  outstanding: 74 allocations' <<<"$CO" && ! grep -qE 'held at exit|not a leak' <<<"$CO"; then
+	ok "  its headline says outstanding, not held at exit"; else bad "  its headline" "$(grep -E 'outstanding|held' <<<"$CO")"; fi
+cli "  as a page" 0 '^$' -- $VG report --html "$VR/torch-denial.json" -o "$VR/torch-denial.html"
+prog "  the page: live allocations, all of it the allocator's" -- $VC html "$VR/torch-denial.html" \
+	"74 live allocations, 2.31 GiB" \
+	"All of it is in PyTorch's caching allocator, which keeps freed memory for reuse instead of giving it back to the driver."
+if grep -qE 'Held at exit|driver: not a leak by itself' "$VR/torch-denial.html"; then bad "  no verdict before exit" \
+	"$(grep -oE '.{60}(Held at exit|driver: not a leak).{20}' "$VR/torch-denial.html" | head -2)"; else ok "  no verdict before exit"; fi
 cli "report --format html -o -: the same page on stdout" 0 '^<!DOCTYPE html>$' -- $VG report --format html -o - "$PYJ"
 if [ "$CO" = "$(cat "$VR/py.html")" ]; then ok "  identical to --html -o FILE"; else bad "  differs from --html -o FILE"; fi
 cli "report --format folded: collapsed stacks of live bytes" 0 '^train\.py:131 in <module>;train\.py:120 in main;' \
@@ -85,6 +122,7 @@ prog "a leaking program's JSON report" $PRE NVIDIA_GPU_MEMORY_LIMITS=4096 VRAMGU
 cli "  as a page" 0 '^$' -- $VG report --html "$VR/leaks.json" -o "$VR/leaks.html"
 browser "  in headless Chromium: the leaking function, its bytes, the streams" "$VR/leaks.html" "$VR/chromium-leaks" \
 	"leak_buffers (leaky)" "192.00 MiB" "Destroyed with work queued" "make_stream (leaky)" \
+	'<p>Held at exit: 3 allocations, 192.00 MiB, from 1 call site' '>only grew</span>' '!All of it is in' \
 	'<span class="hint" title="Set by VRAMGUARD_COUNT (here device)' '>all the GPU memory the process holds (its' \
 	'data-d="1"><title>main (leaky)' '!_start (leaky)' '!__libc_start_main (libc.so.6)' '!libc.so.6+0x'
 cli "  its folded stacks: from main (the start-up frames folded) to the leaking function" 0 \
