@@ -33,7 +33,7 @@ allocator_check() {
 			why="${why:+$why; }the exit report does not say it is all in PyTorch's caching allocator: ${held:-no 'held at exit' line}"
 	fi
 	if [ -z "$why" ]; then
-		result PASS "$name" "$(printf '%s' "$site" | sed 's/^ *//')${held:+; at exit: $(printf '%s' "$held" | tr -s ' ')}"
+		result PASS "$name" "$(printf '%s' "$site" | sed 's/^ *//')${held:+; at exit: $(printf '%s' "$held" | tr -s ' ' | sed 's/^ //')}"
 	else
 		result FAIL "$name" "$why"
 	fi
