@@ -213,7 +213,7 @@
 	  " most one per window)", VG_READ, vg_load_report_on, VG_NO_RANGE, VG_NO_FLAG)                               \
 	X("VRAMGUARD_GROWTH_WINDOW",                                                                                  \
 	  "how long a call site must keep growing to be called growing, and the least time between two `growth` "     \
-	  "reports (docs/quota.md, *Growth and forecast*)",                                                           \
+	  "reports (docs/report-format.md, *Growth and forecast*)",                                                   \
 	  "duration", "10m",                                                                                          \
 	  "`N` seconds, or `Ns`, `Nm`, `Nh` (N a whole number), from 1 s to 7 days",                                  \
 	  "The window a call site's growth is judged on: its live bytes are sampled every tenth of it (or every"      \
