@@ -25,7 +25,7 @@ const struct vg_report_site *vg_diff_find(const struct vg_report *r, uint32_t id
 /* The file name of a frame's module: paths differ between containers and hosts, the object's name does not. */
 static const char *vg_diff_basename(const struct vg_report_frame *f, size_t *len)
 {
-	size_t n = strnlen(f->module, sizeof(f->module)), i = n;
+	size_t n = strnlen(f->module, VG_REPORT_FRAME_STR), i = n;
 	while (i > 0 && f->module[i - 1] != '/')
 		i--;
 	*len = n - i;
@@ -94,11 +94,11 @@ static uint64_t vg_diff_stack_hash(const struct vg_diff *d, const struct vg_repo
 		const struct vg_report_frame *f = &s->frames[i];
 		const char *base = vg_diff_basename(f, &len);
 		if (f->module[0]) {
-			h = vg_fnv(h, base, len + (len < sizeof(f->module)));   /* with the NUL as a separator */
+			h = vg_fnv(h, base, len + (len < VG_REPORT_FRAME_STR));   /* with the NUL as a separator */
 			h = vg_fnv(h, &f->module_offset, sizeof(f->module_offset));
 		} else {
 			h = vg_fnv(h, "", 1);
-			h = vg_fnv(h, f->symbol, strnlen(f->symbol, sizeof(f->symbol)));
+			h = vg_fnv(h, f->symbol, strnlen(f->symbol, VG_REPORT_FRAME_STR));
 		}
 	}
 	return h;
@@ -110,7 +110,7 @@ static bool vg_diff_frame_eq(const struct vg_report_frame *a, const struct vg_re
 	const char *ba = vg_diff_basename(a, &la), *bb = vg_diff_basename(b, &lb);
 
 	if (!a->module[0] || !b->module[0])
-		return !a->module[0] && !b->module[0] && strncmp(a->symbol, b->symbol, sizeof(a->symbol)) == 0;
+		return !a->module[0] && !b->module[0] && strncmp(a->symbol, b->symbol, VG_REPORT_FRAME_STR) == 0;
 	return la == lb && memcmp(ba, bb, la) == 0 && a->module_offset == b->module_offset;
 }
 

@@ -88,18 +88,19 @@ static void vg_gr_site_name(struct vg_strbuf *out, uint32_t id)
 	vg_sites_foreach(vg_gr_find_site, &f);
 	f.site.id = id;
 	f.site.python = f.site.npython ? &f.py : NULL;
+	struct vg_report r = { .nsites = 1, .sites = &f.site }, names = { .nsites = 0 };   /* names: the frames' strings */
 	if (!f.site.npython && f.site.nframes) {
 		struct vg_symbolizer *sym = vg_symbolizer_new();
 		for (uint32_t i = 0; i < f.site.nframes; i++)
-			vg_symbolize(sym, f.pc[i], &frames[i]);
+			vg_symbolize(sym, &names, f.pc[i], &frames[i]);
 		if (sym)
 			vg_symbolizer_free(sym);
 		f.site.frames = frames;
 	} else {
 		f.site.nframes = 0;
 	}
-	struct vg_report r = { .nsites = 1, .sites = &f.site };
 	vg_report_site_name(out, &r, id);
+	vg_report_free(&names);
 }
 
 /* One line when a site has kept growing for a window (a warning when VRAMGUARD_REPORT_ON has growth, else info),

@@ -367,8 +367,8 @@ static int vg_snapshot_streams(struct vg_report *r)
 }
 
 /* One call site as the report shows it, its frames symbolized with sym (NULL: addresses only). */
-static void vg_snapshot_site(struct vg_report_site *o, const struct vg_site *s, const struct vg_site_live *live,
-			     uint32_t nlive, struct vg_symbolizer *sym)
+static void vg_snapshot_site(struct vg_report *r, struct vg_report_site *o, const struct vg_site *s,
+			     const struct vg_site_live *live, uint32_t nlive, struct vg_symbolizer *sym)
 {
 	o->id = s->id;
 	snprintf(o->api, sizeof(o->api), "%s", s->api < VG_HOOK_COUNT ? vg_hook_names[s->api] : "?");
@@ -392,10 +392,12 @@ static void vg_snapshot_site(struct vg_report_site *o, const struct vg_site *s, 
 		return;
 	o->nframes = nf;
 	for (uint32_t f = 0; f < nf; f++) {
-		if (sym)
-			vg_symbolize(sym, (uint64_t)(uintptr_t)s->frames[f], &o->frames[f]);
-		else
+		if (sym) {
+			vg_symbolize(sym, r, (uint64_t)(uintptr_t)s->frames[f], &o->frames[f]);
+		} else {
 			o->frames[f].address = (uint64_t)(uintptr_t)s->frames[f];
+			o->frames[f].module = o->frames[f].symbol = "";
+		}
 	}
 }
 
@@ -409,7 +411,7 @@ static int vg_snapshot_sites(struct vg_report *r, const struct vg_site_live *liv
 	for (size_t i = 0; r->sites && i < sites.n; i++) {
 		struct vg_site *s = sites.v[i];
 		if (vg_site_wanted(s, r))
-			vg_snapshot_site(&r->sites[r->nsites++], s, live, nlive, sym);
+			vg_snapshot_site(r, &r->sites[r->nsites++], s, live, nlive, sym);
 	}
 	if (sym)
 		vg_symbolizer_free(sym);

@@ -86,13 +86,13 @@ static void vg_ss_key(struct vg_strbuf *k, const struct vg_flame_frame *f)
 	} else if (f->native && f->native->symbol[0]) {
 		vg_flame_symbol(k, f->native);
 		vg_strbuf_add(k, "\x1f", 1);
-		vg_text_str(k, f->native->module, sizeof(f->native->module));
+		vg_text_str(k, f->native->module, VG_REPORT_FRAME_STR);
 		vg_strbuf_add(k, "\x1f" "0", 2);
 	} else {                /* no symbol: the label carries the offset */
 		vg_flame_label(k, f);
 		vg_strbuf_add(k, "\x1f", 1);
 		if (f->native)
-			vg_text_str(k, f->native->module, sizeof(f->native->module));
+			vg_text_str(k, f->native->module, VG_REPORT_FRAME_STR);
 		vg_strbuf_add(k, "\x1f" "0", 2);
 	}
 }

@@ -23,7 +23,7 @@ static const struct vg_report_site *vg_report_find_site(const struct vg_report *
 static void vg_text_frame_where(struct vg_strbuf *b, const struct vg_report_frame *f)
 {
 	if (f->module[0]) {
-		vg_text_str(b, f->module, sizeof(f->module));
+		vg_text_str(b, f->module, VG_REPORT_FRAME_STR);
 		vg_strbuf_printf(b, " (+0x%" PRIx64 ")", f->module_offset);
 	} else {
 		vg_strbuf_printf(b, "0x%" PRIx64, f->address);
