@@ -55,7 +55,7 @@ static size_t vg_diff_npython(const struct vg_diff *d, const struct vg_report_si
 /* A Python frame's file as its base name (the same script lives under other paths elsewhere). */
 static const char *vg_diff_pybase(const struct vg_report_pyframe *f, size_t *len)
 {
-	size_t n = strnlen(f->file, sizeof(f->file)), i = n;
+	size_t n = strnlen(f->file, VG_REPORT_FRAME_STR), i = n;
 	while (i > 0 && f->file[i - 1] != '/')
 		i--;
 	*len = n - i;
@@ -67,7 +67,7 @@ static bool vg_diff_pyframe_eq(const struct vg_report_pyframe *a, const struct v
 	size_t la, lb;
 	const char *ba = vg_diff_pybase(a, &la), *bb = vg_diff_pybase(b, &lb);
 	return a->line == b->line && la == lb && memcmp(ba, bb, la) == 0 &&
-	       strncmp(a->function, b->function, sizeof(a->function)) == 0;
+	       strncmp(a->function, b->function, VG_REPORT_PY_FUNCTION_STR) == 0;
 }
 
 /* One frame's identity across processes: (module basename, module_offset); a frame without a module (JIT code)
@@ -86,7 +86,7 @@ static uint64_t vg_diff_stack_hash(const struct vg_diff *d, const struct vg_repo
 		h = vg_fnv(h, &len, sizeof(len));
 		h = vg_fnv(h, base, len);
 		h = vg_fnv(h, &f->line, sizeof(f->line));
-		h = vg_fnv(h, f->function, strnlen(f->function, sizeof(f->function)));
+		h = vg_fnv(h, f->function, strnlen(f->function, VG_REPORT_PY_FUNCTION_STR));
 	}
 	if (nf == 0 && np == 0)
 		return vg_fnv(h, s->api, strnlen(s->api, sizeof(s->api)));

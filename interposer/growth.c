@@ -59,6 +59,7 @@ struct vg_gr_find {
 	uint32_t id;
 	struct vg_report_site site;
 	struct vg_report_pyframe py;
+	char file[VG_REPORT_FRAME_STR], function[VG_REPORT_PY_FUNCTION_STR];   /* py's */
 	uint64_t pc[VG_REPORT_TEXT_FRAMES];
 };
 
@@ -68,8 +69,10 @@ static void vg_gr_find_site(struct vg_site *s, void *arg)
 	if (s->id != f->id)
 		return;
 	if (s->npy && s->py) {
-		snprintf(f->py.file, sizeof(f->py.file), "%s", s->py[0].file ? s->py[0].file : "");
-		snprintf(f->py.function, sizeof(f->py.function), "%s", s->py[0].function ? s->py[0].function : "");
+		snprintf(f->file, sizeof(f->file), "%s", s->py[0].file ? s->py[0].file : "");
+		snprintf(f->function, sizeof(f->function), "%s", s->py[0].function ? s->py[0].function : "");
+		f->py.file = f->file;
+		f->py.function = f->function;
 		f->py.line = s->py[0].line;
 		f->site.npython = 1;
 	}

@@ -367,6 +367,13 @@ static int vg_snapshot_streams(struct vg_report *r)
 }
 
 /* One call site as the report shows it, its frames symbolized with sym (NULL: addresses only). */
+/* s kept in r's strings, cut at size - 1 bytes; "" where memory is short. */
+static const char *vg_snapshot_string(struct vg_report *r, const char *s, size_t size)
+{
+	const char *kept = s && s[0] ? vg_report_string(r, s, size) : NULL;
+	return kept ? kept : "";
+}
+
 static void vg_snapshot_site(struct vg_report *r, struct vg_report_site *o, const struct vg_site *s,
 			     const struct vg_site_live *live, uint32_t nlive, struct vg_symbolizer *sym)
 {
@@ -381,8 +388,8 @@ static void vg_snapshot_site(struct vg_report *r, struct vg_report_site *o, cons
 	uint32_t np = s->npy < VG_REPORT_MAX_PYFRAMES ? s->npy : VG_REPORT_MAX_PYFRAMES;
 	o->python = np ? calloc(np, sizeof(*o->python)) : NULL;
 	for (uint32_t f = 0; o->python && f < np; f++) {
-		snprintf(o->python[f].file, sizeof(o->python[f].file), "%s", s->py[f].file);
-		snprintf(o->python[f].function, sizeof(o->python[f].function), "%s", s->py[f].function);
+		o->python[f].file = vg_snapshot_string(r, s->py[f].file, VG_REPORT_FRAME_STR);
+		o->python[f].function = vg_snapshot_string(r, s->py[f].function, VG_REPORT_PY_FUNCTION_STR);
 		o->python[f].line = s->py[f].line;
 		o->npython = f + 1;
 	}

@@ -166,9 +166,9 @@ int vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f)
 	const char *base;
 
 	if (f->py) {
-		vg_text_str(b, f->py->file[0] ? f->py->file : "?", sizeof(f->py->file));
+		vg_text_str(b, f->py->file[0] ? f->py->file : "?", VG_REPORT_FRAME_STR);
 		vg_strbuf_printf(b, ":%" PRIu32 " in ", f->py->line);
-		vg_text_str(b, f->py->function[0] ? f->py->function : "?", sizeof(f->py->function));
+		vg_text_str(b, f->py->function[0] ? f->py->function : "?", VG_REPORT_PY_FUNCTION_STR);
 	} else if (f->native && vg_flame_lines(b, f) == 0) {
 		return 0;
 	} else if (f->native && !f->native->symbol[0]) {       /* no name: where it is */

@@ -70,7 +70,7 @@ static int jr_istr(struct vg_jp *p, const char **dst, size_t size)
 
 	if (vg_jp_str(p, buf, size < sizeof(buf) ? size : sizeof(buf)) != 0)
 		return -1;
-	*dst = vg_report_string(rd->report, buf);
+	*dst = vg_report_string(rd->report, buf, sizeof(buf));
 	return *dst ? 0 : vg_jp_nomem(p);
 }
 

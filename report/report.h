@@ -21,10 +21,13 @@
 #define VG_REPORT_MAX_FRAMES 64
 #define VG_REPORT_MAX_PYFRAMES 64
 #define VG_REPORT_STRINGS_MAX ((size_t)1 << 30) /* a report's strings (vg_report_string) hold at most this */
-#define VG_REPORT_FRAME_STR 256         /* a frame's module and symbol: at most this less one bytes (cut when read) */
+#define VG_REPORT_FRAME_STR 256         /* a frame's module and symbol, a Python frame's file: at most this less one
+					 * bytes (cut so when read) */
+#define VG_REPORT_PY_FUNCTION_STR 128   /* a Python frame's function: the same */
 
-/* A frame's strings are never NULL: they point into its report's pool (vg_report.strings), or at constants. Millions
- * of frames name a few thousand strings: each is kept once (docs/PERFORMANCE.md, "Issue 29: big reports"). */
+/* The strings of frames (native and Python) are never NULL: they point into their report's pool (vg_report.strings),
+ * or at constants. Millions of frames name a few thousand strings: each is kept once (docs/PERFORMANCE.md, "Issue 29:
+ * big reports"). */
 struct vg_report_frame {
 	uint64_t address;               /* absolute return address in the reporting process */
 	const char *module;             /* path of the object, "" if unknown */
@@ -36,9 +39,9 @@ struct vg_report_frame {
 /* One Python frame of the allocating thread (VRAMGUARD_PYTHON), copied when the site was first seen: right even after
  * the code object is gone. */
 struct vg_report_pyframe {
-	char file[256];                 /* co_filename as Python has it ("train.py", "/usr/lib/python3/x.py", "<string>") */
+	const char *file;               /* co_filename as Python has it ("train.py", "/usr/lib/python3/x.py", "<string>") */
 	uint32_t line;                  /* the line executing then; 0 if unknown */
-	char function[128];             /* co_qualname where the interpreter has it (3.11+), else co_name */
+	const char *function;           /* co_qualname where the interpreter has it (3.11+), else co_name */
 };
 
 /* A loaded object the report's frames name, with what identifies its bits on another machine. */
@@ -253,8 +256,8 @@ void vg_report_growth_text(const struct vg_report *r, const struct vg_report_dev
 /* Free the arrays and strings of a report built by the library or by the JSON reader (not the struct itself):
  * report/schema.c, which walks the rows. */
 void vg_report_free(struct vg_report *r);
-/* The NUL-terminated s (at most VG_REPORT_FRAME_STR - 1 bytes) kept in r's strings, which it creates on first use:
- * a frame's string. NULL when memory is short. */
-const char *vg_report_string(struct vg_report *r, const char *s);
+/* The NUL-terminated s, cut at size - 1 bytes, kept in r's strings, which it creates on first use: a frame's
+ * string. NULL when memory is short. */
+const char *vg_report_string(struct vg_report *r, const char *s, size_t size);
 
 #endif

@@ -478,7 +478,7 @@ void vg_symbolizer_free(struct vg_symbolizer *s)
 /* name kept in r's strings, or "" where memory is short. */
 static const char *vg_symbolize_keep(struct vg_report *r, const char *name)
 {
-	const char *kept = name[0] ? vg_report_string(r, name) : NULL;
+	const char *kept = name[0] ? vg_report_string(r, name, VG_REPORT_FRAME_STR) : NULL;
 	return kept ? kept : "";
 }
 

@@ -57,7 +57,7 @@ static struct vg_report names;
 
 static const char *keep(const char *s)
 {
-	const char *k = vg_report_string(&names, s);
+	const char *k = vg_report_string(&names, s, VG_REPORT_FRAME_STR);
 	CHECK(k != NULL);
 	return k ? k : "";
 }

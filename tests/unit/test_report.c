@@ -28,7 +28,7 @@ static struct vg_report names;
 
 static const char *keep(const char *s)
 {
-	const char *k = vg_report_string(&names, s);
+	const char *k = vg_report_string(&names, s, VG_REPORT_FRAME_STR);
 	CHECK(k != NULL);
 	return k ? k : "";
 }
@@ -161,12 +161,12 @@ static void build_full(struct vg_report *r)
 	/* The Python stack of the thread (revision 3), innermost first; a file name that needs escaping. */
 	s->npython = 2;
 	s->python = unit_xcalloc(2, sizeof(*s->python));
-	snprintf(s->python[0].file, sizeof(s->python[0].file), "/work/train \"v2\".py");
+	s->python[0].file = keep("/work/train \"v2\".py");
 	s->python[0].line = 123;
-	snprintf(s->python[0].function, sizeof(s->python[0].function), "Model.train_step");
-	snprintf(s->python[1].file, sizeof(s->python[1].file), "<string>");
+	s->python[0].function = keep("Model.train_step");
+	s->python[1].file = keep("<string>");
 	s->python[1].line = 1;
-	snprintf(s->python[1].function, sizeof(s->python[1].function), "<module>");
+	s->python[1].function = keep("<module>");
 	s->growth_set = 1;
 	s->growth_bytes_per_hour = 600 * MiB;
 	s = add_site(r, 9, "cuMemAllocAsync", 1, 128 * MiB, 3);
@@ -687,14 +687,16 @@ static void test_strings(void)
 	const char *a, *b;
 
 	memset(&r, 0, sizeof(r));
-	a = vg_report_string(&r, "libtorch_cuda.so");
-	b = vg_report_string(&r, "libtorch_cuda.so");
+	a = vg_report_string(&r, "libtorch_cuda.so", VG_REPORT_FRAME_STR);
+	b = vg_report_string(&r, "libtorch_cuda.so", VG_REPORT_FRAME_STR);
 	CHECK(a && a == b && r.strings);
-	CHECK(vg_report_string(&r, "") && vg_report_string(&r, "")[0] == '\0');
+	CHECK(vg_report_string(&r, "", VG_REPORT_FRAME_STR) && vg_report_string(&r, "", VG_REPORT_FRAME_STR)[0] == '\0');
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	a = vg_report_string(&r, big);
+	a = vg_report_string(&r, big, VG_REPORT_FRAME_STR);
 	CHECK(a && strlen(a) == VG_REPORT_FRAME_STR - 1);
+	a = vg_report_string(&r, big, VG_REPORT_PY_FUNCTION_STR);     /* another cut, another string */
+	CHECK(a && strlen(a) == VG_REPORT_PY_FUNCTION_STR - 1);
 	vg_report_free(&r);
 	CHECK(r.strings == NULL);
 	vg_report_free(&r);                 /* twice is harmless */
