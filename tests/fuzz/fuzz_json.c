@@ -43,6 +43,12 @@ static void check_strings(const struct vg_report *r)
 			VG_FUZZ_CHECK(f->module && strnlen(f->module, VG_REPORT_FRAME_STR) < VG_REPORT_FRAME_STR);
 			VG_FUZZ_CHECK(f->symbol && strnlen(f->symbol, VG_REPORT_FRAME_STR) < VG_REPORT_FRAME_STR);
 		}
+		for (j = 0; j < r->sites[i].npython; j++) {
+			const struct vg_report_pyframe *f = &r->sites[i].python[j];
+			VG_FUZZ_CHECK(f->file && strnlen(f->file, VG_REPORT_FRAME_STR) < VG_REPORT_FRAME_STR);
+			VG_FUZZ_CHECK(f->function &&
+				      strnlen(f->function, VG_REPORT_PY_FUNCTION_STR) < VG_REPORT_PY_FUNCTION_STR);
+		}
 	}
 }
 

@@ -715,7 +715,7 @@ static void test_frame_strings(void)
 	};
 	struct vg_report r;
 	size_t len, i, n = 0;
-	char *doc = golden("report.json", &len), *d, mod[400];
+	char *doc = golden("report.json", &len), *d, *d2, mod[400];
 	const char *leaky = NULL;
 
 	if (parse_ok(doc, len, &r) == 0) {
@@ -748,6 +748,20 @@ static void test_frame_strings(void)
 		vg_report_free(&r);
 		free(d);
 	}
+	memset(mod, 'b', 200);                          /* a Python function is cut at 127 bytes, its file at 255 */
+	mod[200] = '\0';
+	d = replace(doc, "Model.train_step", mod);
+	d2 = replace(d, "/work/train \\\"v2\\\".py", mod);
+	if (parse_ok(d2, strlen(d2), &r) == 0) {
+		CHECK_EQ_U64(strlen(r.sites[0].python[0].function), VG_REPORT_PY_FUNCTION_STR - 1);
+		CHECK_EQ_U64(strlen(r.sites[0].python[0].file), 200);
+		CHECK(strncmp(r.sites[0].python[0].file, r.sites[0].python[0].function, 127) == 0);
+	} else {
+		CHECK(0);
+	}
+	vg_report_free(&r);
+	free(d);
+	free(d2);
 	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
 		snprintf(mod, sizeof(mod), "\"symbol\": \"%s\"", cuts[i].module);
 		d = replace(doc, "\"symbol\": \"pool_init\"", mod);
