@@ -366,7 +366,6 @@ static int vg_snapshot_streams(struct vg_report *r)
 	return ev.failed || sl.failed ? -ENOMEM : 0;
 }
 
-/* One call site as the report shows it, its frames symbolized with sym (NULL: addresses only). */
 /* s kept in r's strings, cut at size - 1 bytes; "" where memory is short. */
 static const char *vg_snapshot_string(struct vg_report *r, const char *s, size_t size)
 {
@@ -374,6 +373,8 @@ static const char *vg_snapshot_string(struct vg_report *r, const char *s, size_t
 	return kept ? kept : "";
 }
 
+/* One call site as the report shows it, its frames symbolized with sym (NULL: addresses only), their strings kept
+ * in r's. */
 static void vg_snapshot_site(struct vg_report *r, struct vg_report_site *o, const struct vg_site *s,
 			     const struct vg_site_live *live, uint32_t nlive, struct vg_symbolizer *sym)
 {

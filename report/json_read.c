@@ -56,7 +56,8 @@ static int jr_nullable_str(struct vg_jp *p, char *dst, size_t size)
 	return vg_jp_str(p, dst, size);
 }
 
-/* The reader: the cursor, and the report whose strings a frame's strings go to. */
+/* The reader: the cursor, and the report whose strings a frame's strings go to. Every cursor the rows are read with
+ * is a jr_reader's (vg_report_from_json), so jr_istr finds the report from it. */
 struct jr_reader {
 	struct vg_jp p;
 	struct vg_report *report;
