@@ -58,8 +58,8 @@ NVML_SRCS := interposer/nvml/nvml.c
 INTERPOSER_SRCS := $(wildcard interposer/*.c interposer/cuda/*.c interposer/nvml/*.c)
 # report/: the writer (text and JSON: library, command, tests), the reader of JSON reports (command, tests), and
 # the library's own logging and symbolizer.
-REPORT_SRCS := report/strbuf.c report/json_out.c report/schema.c report/report.c report/text.c report/json_write.c \
-	report/srcline.c report/text_growth.c report/allocator.c
+REPORT_SRCS := report/strbuf.c report/strpool.c report/json_out.c report/schema.c report/report.c report/text.c \
+	report/json_write.c report/srcline.c report/text_growth.c report/allocator.c
 REPORT_READ_SRCS := report/json.c report/json_read.c
 # The command's other forms of a report: the HTML page and its SVG charts, the folded and speedscope exports.
 REPORT_VIEW_SRCS := report/flame.c report/speedscope.c report/html.c report/html_svg.c report/html_out.c
@@ -178,7 +178,7 @@ $(TB)/test_accounting: tests/unit/test_accounting.c $(call tobj,$(QUOTA_SRCS) $(
 $(TB)/test_region: tests/unit/test_region.c $(call tobj,$(REGION_SRCS) $(CONFIG_SRCS))
 $(TB)/test_report: tests/unit/test_report.c $(call tobj,$(REPORT_SRCS) $(CONFIG_SRCS))
 $(TB)/test_allocator: tests/unit/test_allocator.c $(call tobj,$(REPORT_SRCS) $(CONFIG_SRCS))
-$(TB)/test_symbolize: tests/unit/test_symbolize.c $(call tobj,$(SYMBOLIZE_SRCS))
+$(TB)/test_symbolize: tests/unit/test_symbolize.c $(call tobj,$(SYMBOLIZE_SRCS) report/schema.c report/strpool.c)
 $(TB)/test_json_read: tests/unit/test_json_read.c $(call tobj,$(REPORT_READ_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
 $(TB)/test_diff: tests/unit/test_diff.c $(call tobj,$(DIFF_SRCS) $(REPORT_SRCS) $(CONFIG_SRCS))
 $(TB)/test_timeline: tests/unit/test_timeline.c $(call tobj,$(TIMELINE_SRCS))
@@ -227,7 +227,7 @@ $(BUILD)/gen-man: scripts/gen-man.c $(call tobj,$(CONFIG_SRCS))
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
 # One source per compiler run: the dependency file (-MMD) then names every header the generator includes (two .c files
 # in one run left only the last one's, and a changed schema header did not rebuild gen-report-doc).
-$(BUILD)/gen-report-doc: scripts/gen-report-doc.c $(call tobj,scripts/doc_tables.c report/schema.c)
+$(BUILD)/gen-report-doc: scripts/gen-report-doc.c $(call tobj,scripts/doc_tables.c report/schema.c report/strpool.c)
 	@mkdir -p $(BUILD)
 	$(TEST_CC) -I. -o $@ $< $(filter %.o,$^)
 $(BUILD)/gen-metrics-doc: scripts/gen-metrics-doc.c $(call tobj,scripts/doc_tables.c) | $(BUILD)/.deps-ok

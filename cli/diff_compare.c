@@ -25,7 +25,7 @@ const struct vg_report_site *vg_diff_find(const struct vg_report *r, uint32_t id
 /* The file name of a frame's module: paths differ between containers and hosts, the object's name does not. */
 static const char *vg_diff_basename(const struct vg_report_frame *f, size_t *len)
 {
-	size_t n = strnlen(f->module, sizeof(f->module)), i = n;
+	size_t n = strnlen(f->module, VG_REPORT_FRAME_STR), i = n;
 	while (i > 0 && f->module[i - 1] != '/')
 		i--;
 	*len = n - i;
@@ -55,7 +55,7 @@ static size_t vg_diff_npython(const struct vg_diff *d, const struct vg_report_si
 /* A Python frame's file as its base name (the same script lives under other paths elsewhere). */
 static const char *vg_diff_pybase(const struct vg_report_pyframe *f, size_t *len)
 {
-	size_t n = strnlen(f->file, sizeof(f->file)), i = n;
+	size_t n = strnlen(f->file, VG_REPORT_FRAME_STR), i = n;
 	while (i > 0 && f->file[i - 1] != '/')
 		i--;
 	*len = n - i;
@@ -67,7 +67,7 @@ static bool vg_diff_pyframe_eq(const struct vg_report_pyframe *a, const struct v
 	size_t la, lb;
 	const char *ba = vg_diff_pybase(a, &la), *bb = vg_diff_pybase(b, &lb);
 	return a->line == b->line && la == lb && memcmp(ba, bb, la) == 0 &&
-	       strncmp(a->function, b->function, sizeof(a->function)) == 0;
+	       strncmp(a->function, b->function, VG_REPORT_PY_FUNCTION_STR) == 0;
 }
 
 /* One frame's identity across processes: (module basename, module_offset); a frame without a module (JIT code)
@@ -86,7 +86,7 @@ static uint64_t vg_diff_stack_hash(const struct vg_diff *d, const struct vg_repo
 		h = vg_fnv(h, &len, sizeof(len));
 		h = vg_fnv(h, base, len);
 		h = vg_fnv(h, &f->line, sizeof(f->line));
-		h = vg_fnv(h, f->function, strnlen(f->function, sizeof(f->function)));
+		h = vg_fnv(h, f->function, strnlen(f->function, VG_REPORT_PY_FUNCTION_STR));
 	}
 	if (nf == 0 && np == 0)
 		return vg_fnv(h, s->api, strnlen(s->api, sizeof(s->api)));
@@ -94,11 +94,11 @@ static uint64_t vg_diff_stack_hash(const struct vg_diff *d, const struct vg_repo
 		const struct vg_report_frame *f = &s->frames[i];
 		const char *base = vg_diff_basename(f, &len);
 		if (f->module[0]) {
-			h = vg_fnv(h, base, len + (len < sizeof(f->module)));   /* with the NUL as a separator */
+			h = vg_fnv(h, base, len + (len < VG_REPORT_FRAME_STR));   /* with the NUL as a separator */
 			h = vg_fnv(h, &f->module_offset, sizeof(f->module_offset));
 		} else {
 			h = vg_fnv(h, "", 1);
-			h = vg_fnv(h, f->symbol, strnlen(f->symbol, sizeof(f->symbol)));
+			h = vg_fnv(h, f->symbol, strnlen(f->symbol, VG_REPORT_FRAME_STR));
 		}
 	}
 	return h;
@@ -110,7 +110,7 @@ static bool vg_diff_frame_eq(const struct vg_report_frame *a, const struct vg_re
 	const char *ba = vg_diff_basename(a, &la), *bb = vg_diff_basename(b, &lb);
 
 	if (!a->module[0] || !b->module[0])
-		return !a->module[0] && !b->module[0] && strncmp(a->symbol, b->symbol, sizeof(a->symbol)) == 0;
+		return !a->module[0] && !b->module[0] && strncmp(a->symbol, b->symbol, VG_REPORT_FRAME_STR) == 0;
 	return la == lb && memcmp(ba, bb, la) == 0 && a->module_offset == b->module_offset;
 }
 

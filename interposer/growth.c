@@ -59,6 +59,7 @@ struct vg_gr_find {
 	uint32_t id;
 	struct vg_report_site site;
 	struct vg_report_pyframe py;
+	char file[VG_REPORT_FRAME_STR], function[VG_REPORT_PY_FUNCTION_STR];   /* py's */
 	uint64_t pc[VG_REPORT_TEXT_FRAMES];
 };
 
@@ -68,8 +69,10 @@ static void vg_gr_find_site(struct vg_site *s, void *arg)
 	if (s->id != f->id)
 		return;
 	if (s->npy && s->py) {
-		snprintf(f->py.file, sizeof(f->py.file), "%s", s->py[0].file ? s->py[0].file : "");
-		snprintf(f->py.function, sizeof(f->py.function), "%s", s->py[0].function ? s->py[0].function : "");
+		snprintf(f->file, sizeof(f->file), "%s", s->py[0].file ? s->py[0].file : "");
+		snprintf(f->function, sizeof(f->function), "%s", s->py[0].function ? s->py[0].function : "");
+		f->py.file = f->file;
+		f->py.function = f->function;
 		f->py.line = s->py[0].line;
 		f->site.npython = 1;
 	}
@@ -88,18 +91,19 @@ static void vg_gr_site_name(struct vg_strbuf *out, uint32_t id)
 	vg_sites_foreach(vg_gr_find_site, &f);
 	f.site.id = id;
 	f.site.python = f.site.npython ? &f.py : NULL;
+	struct vg_report r = { .nsites = 1, .sites = &f.site }, names = { .nsites = 0 };   /* names: the frames' strings */
 	if (!f.site.npython && f.site.nframes) {
 		struct vg_symbolizer *sym = vg_symbolizer_new();
 		for (uint32_t i = 0; i < f.site.nframes; i++)
-			vg_symbolize(sym, f.pc[i], &frames[i]);
+			vg_symbolize(sym, &names, f.pc[i], &frames[i]);
 		if (sym)
 			vg_symbolizer_free(sym);
 		f.site.frames = frames;
 	} else {
 		f.site.nframes = 0;
 	}
-	struct vg_report r = { .nsites = 1, .sites = &f.site };
 	vg_report_site_name(out, &r, id);
+	vg_report_free(&names);
 }
 
 /* One line when a site has kept growing for a window (a warning when VRAMGUARD_REPORT_ON has growth, else info),

@@ -366,9 +366,17 @@ static int vg_snapshot_streams(struct vg_report *r)
 	return ev.failed || sl.failed ? -ENOMEM : 0;
 }
 
-/* One call site as the report shows it, its frames symbolized with sym (NULL: addresses only). */
-static void vg_snapshot_site(struct vg_report_site *o, const struct vg_site *s, const struct vg_site_live *live,
-			     uint32_t nlive, struct vg_symbolizer *sym)
+/* s kept in r's strings, cut at size - 1 bytes; "" where memory is short. */
+static const char *vg_snapshot_string(struct vg_report *r, const char *s, size_t size)
+{
+	const char *kept = s && s[0] ? vg_report_string(r, s, size) : NULL;
+	return kept ? kept : "";
+}
+
+/* One call site as the report shows it, its frames symbolized with sym (NULL: addresses only), their strings kept
+ * in r's. */
+static void vg_snapshot_site(struct vg_report *r, struct vg_report_site *o, const struct vg_site *s,
+			     const struct vg_site_live *live, uint32_t nlive, struct vg_symbolizer *sym)
 {
 	o->id = s->id;
 	snprintf(o->api, sizeof(o->api), "%s", s->api < VG_HOOK_COUNT ? vg_hook_names[s->api] : "?");
@@ -381,8 +389,8 @@ static void vg_snapshot_site(struct vg_report_site *o, const struct vg_site *s, 
 	uint32_t np = s->npy < VG_REPORT_MAX_PYFRAMES ? s->npy : VG_REPORT_MAX_PYFRAMES;
 	o->python = np ? calloc(np, sizeof(*o->python)) : NULL;
 	for (uint32_t f = 0; o->python && f < np; f++) {
-		snprintf(o->python[f].file, sizeof(o->python[f].file), "%s", s->py[f].file);
-		snprintf(o->python[f].function, sizeof(o->python[f].function), "%s", s->py[f].function);
+		o->python[f].file = vg_snapshot_string(r, s->py[f].file, VG_REPORT_FRAME_STR);
+		o->python[f].function = vg_snapshot_string(r, s->py[f].function, VG_REPORT_PY_FUNCTION_STR);
 		o->python[f].line = s->py[f].line;
 		o->npython = f + 1;
 	}
@@ -392,10 +400,12 @@ static void vg_snapshot_site(struct vg_report_site *o, const struct vg_site *s, 
 		return;
 	o->nframes = nf;
 	for (uint32_t f = 0; f < nf; f++) {
-		if (sym)
-			vg_symbolize(sym, (uint64_t)(uintptr_t)s->frames[f], &o->frames[f]);
-		else
+		if (sym) {
+			vg_symbolize(sym, r, (uint64_t)(uintptr_t)s->frames[f], &o->frames[f]);
+		} else {
 			o->frames[f].address = (uint64_t)(uintptr_t)s->frames[f];
+			o->frames[f].module = o->frames[f].symbol = "";
+		}
 	}
 }
 
@@ -409,7 +419,7 @@ static int vg_snapshot_sites(struct vg_report *r, const struct vg_site_live *liv
 	for (size_t i = 0; r->sites && i < sites.n; i++) {
 		struct vg_site *s = sites.v[i];
 		if (vg_site_wanted(s, r))
-			vg_snapshot_site(&r->sites[r->nsites++], s, live, nlive, sym);
+			vg_snapshot_site(r, &r->sites[r->nsites++], s, live, nlive, sym);
 	}
 	if (sym)
 		vg_symbolizer_free(sym);

@@ -115,17 +115,17 @@ static enum vg_allocator vg_allocator_match(enum vg_on on, const char *file, siz
 	return VG_ALLOCATOR_NONE;
 }
 
-/* The only places that read a frame's strings, each within its field. */
+/* The only places that read a frame's strings, each within the length a report keeps (report/report.h). */
 enum vg_allocator vg_allocator_of_frame(const struct vg_report_frame *f)
 {
-	return vg_allocator_match(VG_ON_NATIVE, f->module, strnlen(f->module, sizeof(f->module)), f->symbol,
-				  strnlen(f->symbol, sizeof(f->symbol)));
+	return vg_allocator_match(VG_ON_NATIVE, f->module, strnlen(f->module, VG_REPORT_FRAME_STR), f->symbol,
+				  strnlen(f->symbol, VG_REPORT_FRAME_STR));
 }
 
 enum vg_allocator vg_allocator_of_pyframe(const struct vg_report_pyframe *f)
 {
-	return vg_allocator_match(VG_ON_PYTHON, f->file, strnlen(f->file, sizeof(f->file)), f->function,
-				  strnlen(f->function, sizeof(f->function)));
+	return vg_allocator_match(VG_ON_PYTHON, f->file, strnlen(f->file, VG_REPORT_FRAME_STR), f->function,
+				  strnlen(f->function, VG_REPORT_PY_FUNCTION_STR));
 }
 
 enum vg_allocator vg_allocator_of_api(const char *api, size_t max)

@@ -21,7 +21,7 @@ const char *vg_flame_basename(const char *path, size_t max, size_t *len)
 static int vg_flame_is_interpreter(const struct vg_report_frame *f)
 {
 	size_t n;
-	const char *b = vg_flame_basename(f->module, sizeof(f->module), &n);
+	const char *b = vg_flame_basename(f->module, VG_REPORT_FRAME_STR, &n);
 	return (n >= 6 && !strncmp(b, "python", 6)) || (n >= 9 && !strncmp(b, "libpython", 9));
 }
 
@@ -37,7 +37,7 @@ static const char *const vg_flame_startup_syms[] = {
 static int vg_flame_is_libc(const struct vg_report_frame *f)
 {
 	size_t n;
-	const char *b = vg_flame_basename(f->module, sizeof(f->module), &n);
+	const char *b = vg_flame_basename(f->module, VG_REPORT_FRAME_STR, &n);
 	return (n >= 5 && (!strncmp(b, "libc.", 5) || !strncmp(b, "libc-", 5))) || (n >= 7 && !strncmp(b, "ld-musl", 7));
 }
 
@@ -46,7 +46,7 @@ static int vg_flame_is_startup(const struct vg_report_frame *f)
 	if (!f->symbol[0])
 		return f->module[0] && vg_flame_is_libc(f);
 	for (size_t i = 0; i < sizeof(vg_flame_startup_syms) / sizeof(vg_flame_startup_syms[0]); i++)
-		if (!strncmp(f->symbol, vg_flame_startup_syms[i], sizeof(f->symbol)))
+		if (!strncmp(f->symbol, vg_flame_startup_syms[i], VG_REPORT_FRAME_STR))
 			return 1;
 	return 0;
 }
@@ -153,7 +153,7 @@ static int vg_flame_lines(struct vg_strbuf *b, const struct vg_flame_frame *f)
 	else
 		vg_flame_outer(b, f->native, &sl);
 	vg_flame_at(b, sl.file, sizeof(sl.file), sl.line);
-	base = vg_flame_basename(f->native->module, sizeof(f->native->module), &n);
+	base = vg_flame_basename(f->native->module, VG_REPORT_FRAME_STR, &n);
 	vg_strbuf_str(b, " (");
 	vg_text_str(b, base, n);
 	vg_strbuf_str(b, ")");
@@ -166,14 +166,14 @@ int vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f)
 	const char *base;
 
 	if (f->py) {
-		vg_text_str(b, f->py->file[0] ? f->py->file : "?", sizeof(f->py->file));
+		vg_text_str(b, f->py->file[0] ? f->py->file : "?", VG_REPORT_FRAME_STR);
 		vg_strbuf_printf(b, ":%" PRIu32 " in ", f->py->line);
-		vg_text_str(b, f->py->function[0] ? f->py->function : "?", sizeof(f->py->function));
+		vg_text_str(b, f->py->function[0] ? f->py->function : "?", VG_REPORT_PY_FUNCTION_STR);
 	} else if (f->native && vg_flame_lines(b, f) == 0) {
 		return 0;
 	} else if (f->native && !f->native->symbol[0]) {       /* no name: where it is */
 		if (f->native->module[0]) {
-			base = vg_flame_basename(f->native->module, sizeof(f->native->module), &n);
+			base = vg_flame_basename(f->native->module, VG_REPORT_FRAME_STR, &n);
 			vg_text_str(b, base, n);
 			vg_strbuf_printf(b, "+0x%" PRIx64, f->native->module_offset);
 		} else {
@@ -183,7 +183,7 @@ int vg_flame_label(struct vg_strbuf *b, const struct vg_flame_frame *f)
 	} else if (f->native) {
 		vg_flame_symbol(b, f->native);
 		vg_strbuf_str(b, " (");
-		base = vg_flame_basename(f->native->module, sizeof(f->native->module), &n);
+		base = vg_flame_basename(f->native->module, VG_REPORT_FRAME_STR, &n);
 		vg_text_str(b, base, n);
 		vg_strbuf_str(b, ")");
 	} else {

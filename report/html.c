@@ -190,7 +190,7 @@ void vg_html_site_frames(struct vg_strbuf *b, const struct vg_report *r, const s
 		vg_html_esc(b, t.data ? t.data : "", t.len);
 		if (st[i].native && st[i].native->module[0]) {
 			vg_strbuf_printf(b, " <span class=\"note\" title=\"");
-			vg_html_esc(b, st[i].native->module, sizeof(st[i].native->module));
+			vg_html_esc(b, st[i].native->module, VG_REPORT_FRAME_STR);
 			vg_strbuf_printf(b, "\">+0x%" PRIx64 "</span>", st[i].native->module_offset);
 		}
 		vg_strbuf_str(b, "</li>");

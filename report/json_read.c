@@ -56,6 +56,25 @@ static int jr_nullable_str(struct vg_jp *p, char *dst, size_t size)
 	return vg_jp_str(p, dst, size);
 }
 
+/* The reader: the cursor, and the report whose strings a frame's strings go to. Every cursor the rows are read with
+ * is a jr_reader's (vg_report_from_json), so jr_istr finds the report from it. */
+struct jr_reader {
+	struct vg_jp p;
+	struct vg_report *report;
+};
+
+/* An ISTR row: the string cut as a char array of the row's size would have it, then kept once in the report. */
+static int jr_istr(struct vg_jp *p, const char **dst, size_t size)
+{
+	struct jr_reader *rd = (struct jr_reader *)(void *)p;
+	char buf[VG_REPORT_FRAME_STR];
+
+	if (vg_jp_str(p, buf, size < sizeof(buf) ? size : sizeof(buf)) != 0)
+		return -1;
+	*dst = vg_report_string(rd->report, buf, sizeof(buf));
+	return *dst ? 0 : vg_jp_nomem(p);
+}
+
 /* Free n elements of an ARRAY row and what they own. */
 static void jr_drop(const struct vg_schema_field *f, char *v, size_t n)
 {
@@ -131,6 +150,8 @@ static int jr_value(struct vg_jp *p, const struct vg_schema_field *f, void *obj,
 	case VG_SCHEMA_STR:
 	case VG_SCHEMA_STRD:
 		return vg_jp_str(p, m, f->size);
+	case VG_SCHEMA_ISTR:
+		return jr_istr(p, (const char **)(void *)m, f->size);
 	case VG_SCHEMA_HEX:
 		return vg_jp_hex(p, (uint64_t *)(void *)m);
 	case VG_SCHEMA_NU64:
@@ -330,24 +351,25 @@ static int jr_one_pass(struct vg_jp *p, struct vg_report *out)
 
 int vg_report_from_json(const char *text, size_t len, struct vg_report *out, char *err, size_t errlen)
 {
-	struct vg_jp p;
+	struct jr_reader rd = { .report = out };
+	struct vg_jp *p = &rd.p;
 
 	memset(out, 0, sizeof(*out));
-	vg_jp_init(&p, text, len, err, errlen);
-	if (jr_one_pass(&p, out) == 0)
+	vg_jp_init(p, text, len, err, errlen);
+	if (jr_one_pass(p, out) == 0)
 		return 0;
 	vg_report_free(out);
 	memset(out, 0, sizeof(*out));
-	vg_jp_init(&p, text, len, err, errlen);
-	if (jp_check(&p) == 0) {
-		vg_jp_rewind(&p);
-		jr_object(&p, &vg_schema_report, out);
+	vg_jp_init(p, text, len, err, errlen);
+	if (jp_check(p) == 0) {
+		vg_jp_rewind(p);
+		jr_object(p, &vg_schema_report, out);
 	}
-	if (p.rc) {
+	if (p->rc) {
 		vg_report_free(out);
 		memset(out, 0, sizeof(*out));
 	}
-	return p.rc;
+	return p->rc;
 }
 
 /* ---- files ---- */

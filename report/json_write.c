@@ -57,6 +57,9 @@ static void jw_field(struct vg_strbuf *b, const struct vg_schema_field *f, const
 	case VG_SCHEMA_STR:
 		vg_json_kstr(b, sep, f->key, m, f->size);
 		break;
+	case VG_SCHEMA_ISTR:
+		vg_json_kstr(b, sep, f->key, *(const char *const *)(const void *)m, f->size);
+		break;
 	case VG_SCHEMA_STRD:
 		vg_json_kstr(b, sep, f->key, m[0] ? m : f->dflt, f->size);
 		break;

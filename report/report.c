@@ -142,7 +142,7 @@ void vg_report_frame_symbol_text(struct vg_strbuf *b, const struct vg_report_fra
 		vg_text_str(b, dm, sizeof(dm));
 		vg_strbuf_printf(b, "+0x%" PRIx64, f->symbol_offset);
 	} else if (f->symbol[0]) {
-		vg_text_str(b, f->symbol, sizeof(f->symbol));
+		vg_text_str(b, f->symbol, VG_REPORT_FRAME_STR);
 		vg_strbuf_printf(b, "+0x%" PRIx64, f->symbol_offset);
 	} else {
 		vg_strbuf_add(b, "??", 2);

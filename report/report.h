@@ -12,6 +12,7 @@
 
 #include "report/json_out.h"
 #include "report/strbuf.h"
+#include "report/strpool.h"
 
 #define VG_REPORT_SCHEMA "vramguard.report/1"
 /* The revision of the schema this release writes (docs/report-format.md, *Versioning*): keys added within the major
@@ -19,21 +20,28 @@
 #define VG_REPORT_REVISION 5
 #define VG_REPORT_MAX_FRAMES 64
 #define VG_REPORT_MAX_PYFRAMES 64
+#define VG_REPORT_STRINGS_MAX ((size_t)1 << 30) /* a report's strings (vg_report_string) hold at most this */
+#define VG_REPORT_FRAME_STR 256         /* a frame's module and symbol, a Python frame's file: at most this less one
+					 * bytes (cut so when read) */
+#define VG_REPORT_PY_FUNCTION_STR 128   /* a Python frame's function: the same */
 
+/* The strings of frames (native and Python) are never NULL: they point into their report's pool (vg_report.strings),
+ * or at constants. Millions of frames name a few thousand strings: each is kept once (docs/PERFORMANCE.md, "Issue 29:
+ * big reports"). */
 struct vg_report_frame {
 	uint64_t address;               /* absolute return address in the reporting process */
-	char module[256];               /* path of the object, "" if unknown */
+	const char *module;             /* path of the object, "" if unknown */
 	uint64_t module_offset;         /* address - load base: what `addr2line -e module` takes */
-	char symbol[256];               /* function name, "" if unknown */
+	const char *symbol;             /* function name, "" if unknown */
 	uint64_t symbol_offset;         /* address - symbol start */
 };
 
 /* One Python frame of the allocating thread (VRAMGUARD_PYTHON), copied when the site was first seen: right even after
  * the code object is gone. */
 struct vg_report_pyframe {
-	char file[256];                 /* co_filename as Python has it ("train.py", "/usr/lib/python3/x.py", "<string>") */
+	const char *file;               /* co_filename as Python has it ("train.py", "/usr/lib/python3/x.py", "<string>") */
 	uint32_t line;                  /* the line executing then; 0 if unknown */
-	char function[128];             /* co_qualname where the interpreter has it (3.11+), else co_name */
+	const char *function;           /* co_qualname where the interpreter has it (3.11+), else co_name */
 };
 
 /* A loaded object the report's frames name, with what identifies its bits on another machine. */
@@ -183,6 +191,8 @@ struct vg_report {
 	struct vg_report_stream_event *stream_events;
 	size_t nstream_live;
 	struct vg_report_stream_live *stream_live;
+
+	struct vg_strpool *strings;     /* the frames' strings, each once (NULL until the first); owned by the report */
 };
 
 #define VG_REPORT_MAX_ALLOCS 256        /* largest live allocations listed in a report */
@@ -243,8 +253,11 @@ void vg_report_duration(uint64_t seconds, char *buf, size_t len);
 void vg_report_site_name(struct vg_strbuf *out, const struct vg_report *r, uint32_t id);
 void vg_report_growth_text(const struct vg_report *r, const struct vg_report_device *d, struct vg_strbuf *out);
 
-/* Free the arrays of a report built by the library or by the JSON reader (not the struct itself): report/schema.c,
- * which walks the rows. */
+/* Free the arrays and strings of a report built by the library or by the JSON reader (not the struct itself):
+ * report/schema.c, which walks the rows. */
 void vg_report_free(struct vg_report *r);
+/* The NUL-terminated s, cut at size - 1 bytes, kept in r's strings, which it creates on first use: a frame's
+ * string. NULL when memory is short. */
+const char *vg_report_string(struct vg_report *r, const char *s, size_t size);
 
 #endif

@@ -29,6 +29,7 @@ VG_SCHEMA_OBJECTS(VG_SCHEMA_TYPEDEF)
 #define VG_SCHEMA_F_BOOL(st, m, aux) .off = VG_SCHEMA_MEMBER(st, m, int)
 #define VG_SCHEMA_F_HEX(st, m, aux) .off = VG_SCHEMA_MEMBER(st, m, uint64_t)
 #define VG_SCHEMA_F_STR(st, m, aux) .off = VG_SCHEMA_CHARS(st, m), .size = sizeof(((st *)0)->m)
+#define VG_SCHEMA_F_ISTR(st, m, aux) .off = VG_SCHEMA_MEMBER(st, m, const char *), .size = aux
 #define VG_SCHEMA_F_STRD(st, m, aux) VG_SCHEMA_F_STR(st, m, aux), .dflt = aux
 #define VG_SCHEMA_F_NU64(st, m, aux) VG_SCHEMA_F_U64(st, m, aux), .flag = VG_SCHEMA_MEMBER(st, aux, int)
 #define VG_SCHEMA_F_NSTR(st, m, aux) VG_SCHEMA_F_STR(st, m, aux), .flag = VG_SCHEMA_MEMBER(st, aux, int)
@@ -167,6 +168,16 @@ void vg_schema_free(const struct vg_schema_object *o, void *obj)
 
 void vg_report_free(struct vg_report *r)
 {
-	if (r)
-		vg_schema_free(&vg_schema_report, r);
+	if (!r)
+		return;
+	vg_schema_free(&vg_schema_report, r);
+	vg_strpool_free(r->strings);
+	r->strings = NULL;
+}
+
+const char *vg_report_string(struct vg_report *r, const char *s, size_t size)
+{
+	if (!r->strings && !(r->strings = vg_strpool_new(VG_REPORT_STRINGS_MAX)))
+		return NULL;
+	return size ? vg_strpool_add(r->strings, s, strnlen(s, size - 1)) : NULL;
 }

@@ -9,6 +9,9 @@
  *             U64, U32, INT    a number from a uint64_t, uint32_t or int member
  *             BOOL             true or false from an int member
  *             STR              a string from a char array member (cut at its size when read)
+ *             ISTR             a string from a const char * member that points into the report's strings
+ *                              (vg_report.strings), cut when read as a char array of aux bytes would cut it: the
+ *                              frames' strings
  *             HEX              an address, "0x7f3a00000000", from a uint64_t member
  *             STRD             STR, but written as aux when the member is empty
  *             NU64, NSTR       U64 or STR, or null: aux is the int member that says the value is set, written
@@ -200,9 +203,9 @@
 	  "in revision 5: older reports lack it; read `null`")
 
 #define VG_SCHEMA_PYFRAME(X) \
-	X(file, STR, file, _, REQ, "the code's file name as Python has it (`co_filename`)") \
+	X(file, ISTR, file, VG_REPORT_FRAME_STR, REQ, "the code's file name as Python has it (`co_filename`)") \
 	X(line, U32, line, _, REQ, "the line executing then; 0 if unknown") \
-	X(function, STR, function, _, REQ, "the function (`co_qualname` on Python 3.11 and later, else `co_name`)")
+	X(function, ISTR, function, VG_REPORT_PY_FUNCTION_STR, REQ, "the function (`co_qualname` on Python 3.11 and later, else `co_name`)")
 
 #define VG_SCHEMA_MODULE(X) \
 	X(path, STR, path, _, REQ, "the object's path, as `frames[].module` names it") \
@@ -212,11 +215,11 @@
 #define VG_SCHEMA_FRAME(X) \
 	X(address, HEX, address, _, REQ, "absolute return address in the reporting process (meaningful only in that " \
 	  "process)") \
-	X(module, STR, module, _, REQ, "path of the loaded object that contains it; `\"\"` if unknown (JIT code, " \
+	X(module, ISTR, module, VG_REPORT_FRAME_STR, REQ, "path of the loaded object that contains it; `\"\"` if unknown (JIT code, " \
 	  "vdso)") \
 	X(module_offset, HEX, module_offset, _, REQ, "`address` minus the object's load base: what " \
 	  "`addr2line -e MODULE` takes; `\"0x0\"` when `module` is `\"\"`") \
-	X(symbol, STR, symbol, _, REQ, "nearest dynamic symbol (mangled, as in the ELF table); `\"\"` if none") \
+	X(symbol, ISTR, symbol, VG_REPORT_FRAME_STR, REQ, "nearest dynamic symbol (mangled, as in the ELF table); `\"\"` if none") \
 	X(offset, U64, symbol_offset, _, REQ, "`address` minus the symbol's start; 0 when `symbol` is `\"\"`")
 
 /* "allocations": members of struct vg_report. */
@@ -279,7 +282,8 @@
 /* ---- the rows as data, for the code that walks them ---- */
 
 enum vg_schema_type {
-	VG_SCHEMA_U64, VG_SCHEMA_U32, VG_SCHEMA_INT, VG_SCHEMA_BOOL, VG_SCHEMA_STR, VG_SCHEMA_HEX, VG_SCHEMA_STRD,
+	VG_SCHEMA_U64, VG_SCHEMA_U32, VG_SCHEMA_INT, VG_SCHEMA_BOOL, VG_SCHEMA_STR, VG_SCHEMA_ISTR, VG_SCHEMA_HEX,
+	VG_SCHEMA_STRD,
 	VG_SCHEMA_NU64, VG_SCHEMA_NSTR, VG_SCHEMA_ARRAY, VG_SCHEMA_OBJECT, VG_SCHEMA_NOBJECT, VG_SCHEMA_COUNT,
 	VG_SCHEMA_SCHEMA_ID, VG_SCHEMA_REVISION, VG_SCHEMA_TIME,
 };
@@ -290,6 +294,7 @@ enum vg_schema_type {
 #define VG_SCHEMA_DOC_INT "integer"
 #define VG_SCHEMA_DOC_BOOL "boolean"
 #define VG_SCHEMA_DOC_STR "string"
+#define VG_SCHEMA_DOC_ISTR "string"
 #define VG_SCHEMA_DOC_HEX "string"
 #define VG_SCHEMA_DOC_STRD "string"
 #define VG_SCHEMA_DOC_NU64 "integer or `null`"
@@ -320,7 +325,7 @@ struct vg_schema_field {
 	const char *doc;
 	const char *doc_type;                   /* VG_SCHEMA_DOC_<type>: the value's type as the document names it */
 	size_t off;                             /* the member (ARRAY, COUNT: the pointer to the elements) */
-	size_t size;                            /* STR, STRD, NSTR: the char array's size */
+	size_t size;                            /* STR, STRD, NSTR: the char array's size; ISTR: aux */
 	size_t flag;                            /* NU64, NSTR, NOBJECT: the int member that says the value is set */
 	size_t count, count_size;               /* ARRAY, COUNT: the n<member> counting the elements, and its size */
 	size_t elem_size;                       /* ARRAY: one element */

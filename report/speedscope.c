@@ -79,20 +79,20 @@ static long vg_ss_intern(struct vg_ss_frames *t, const char *key, size_t n)
 static void vg_ss_key(struct vg_strbuf *k, const struct vg_flame_frame *f)
 {
 	if (f->py) {
-		vg_text_str(k, f->py->function[0] ? f->py->function : "?", sizeof(f->py->function));
+		vg_text_str(k, f->py->function[0] ? f->py->function : "?", VG_REPORT_PY_FUNCTION_STR);
 		vg_strbuf_add(k, "\x1f", 1);
-		vg_text_str(k, f->py->file, sizeof(f->py->file));
+		vg_text_str(k, f->py->file, VG_REPORT_FRAME_STR);
 		vg_strbuf_printf(k, "\x1f%" PRIu32, f->py->line);
 	} else if (f->native && f->native->symbol[0]) {
 		vg_flame_symbol(k, f->native);
 		vg_strbuf_add(k, "\x1f", 1);
-		vg_text_str(k, f->native->module, sizeof(f->native->module));
+		vg_text_str(k, f->native->module, VG_REPORT_FRAME_STR);
 		vg_strbuf_add(k, "\x1f" "0", 2);
 	} else {                /* no symbol: the label carries the offset */
 		vg_flame_label(k, f);
 		vg_strbuf_add(k, "\x1f", 1);
 		if (f->native)
-			vg_text_str(k, f->native->module, sizeof(f->native->module));
+			vg_text_str(k, f->native->module, VG_REPORT_FRAME_STR);
 		vg_strbuf_add(k, "\x1f" "0", 2);
 	}
 }

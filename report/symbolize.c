@@ -475,12 +475,21 @@ void vg_symbolizer_free(struct vg_symbolizer *s)
 	free(s);
 }
 
-void vg_symbolize(struct vg_symbolizer *s, uint64_t addr, struct vg_report_frame *out)
+/* name kept in r's strings, or "" where memory is short. */
+static const char *vg_symbolize_keep(struct vg_report *r, const char *name)
 {
+	const char *kept = name[0] ? vg_report_string(r, name, VG_REPORT_FRAME_STR) : NULL;
+	return kept ? kept : "";
+}
+
+void vg_symbolize(struct vg_symbolizer *s, struct vg_report *r, uint64_t addr, struct vg_report_frame *out)
+{
+	char name[VG_REPORT_FRAME_STR];
+
 	out->address = addr;
-	out->module[0] = '\0';
+	out->module = "";
 	out->module_offset = addr;
-	out->symbol[0] = '\0';
+	out->symbol = "";
 	out->symbol_offset = 0;
 	if (addr == 0)
 		return;
@@ -497,14 +506,17 @@ void vg_symbolize(struct vg_symbolizer *s, uint64_t addr, struct vg_report_frame
 	if (!m && !s && vg_module_init(&tmp, lm, info.dli_fname, pc) == 0)
 		m = &tmp;
 	const char *path = m ? m->path : lm->l_name && lm->l_name[0] ? lm->l_name : info.dli_fname;
-	vg_copy_name(out->module, sizeof(out->module), path, SIZE_MAX);
+	vg_copy_name(name, sizeof(name), path, SIZE_MAX);
+	out->module = vg_symbolize_keep(r, name);
 
 	const struct vg_sym *sym = m ? vg_symtab_find(&m->tab, pc - lm->l_addr) : NULL;
 	if (sym) {
-		vg_copy_name(out->symbol, sizeof(out->symbol), m->tab.strs + sym->name, m->tab.strsz - sym->name);
+		vg_copy_name(name, sizeof(name), m->tab.strs + sym->name, m->tab.strsz - sym->name);
+		out->symbol = vg_symbolize_keep(r, name);
 		out->symbol_offset = addr - (sym->start + lm->l_addr);
 	} else if (info.dli_sname && info.dli_saddr) {
-		vg_copy_name(out->symbol, sizeof(out->symbol), info.dli_sname, SIZE_MAX);
+		vg_copy_name(name, sizeof(name), info.dli_sname, SIZE_MAX);
+		out->symbol = vg_symbolize_keep(r, name);
 		out->symbol_offset = addr - (uintptr_t)info.dli_saddr;
 	}
 	if (m == &tmp)

@@ -14,10 +14,11 @@ struct vg_symbolizer;
 /* NULL when out of memory. */
 struct vg_symbolizer *vg_symbolizer_new(void);
 
-/* Fill every field of out for the return address addr. The symbol is looked up at addr - 1 (a return address points
- * past its call) in the module file's .symtab, then its .dynsym, then dladdr. Unknown parts are "" and 0
- * (module_offset = addr when no module holds addr). s may be NULL: then nothing is cached (slow, still correct). */
-void vg_symbolize(struct vg_symbolizer *s, uint64_t addr, struct vg_report_frame *out);
+/* Fill every field of out for the return address addr, its strings kept in r's (vg_report_string; "" where memory
+ * is short). The symbol is looked up at addr - 1 (a return address points past its call) in the module file's
+ * .symtab, then its .dynsym, then dladdr. Unknown parts are "" and 0 (module_offset = addr when no module holds
+ * addr). s may be NULL: then nothing is cached (slow, still correct). */
+void vg_symbolize(struct vg_symbolizer *s, struct vg_report *r, uint64_t addr, struct vg_report_frame *out);
 
 void vg_symbolizer_free(struct vg_symbolizer *s);
 

@@ -24,7 +24,7 @@ static const struct vg_report_site *vg_report_find_site(const struct vg_report *
 static void vg_text_frame_where(struct vg_strbuf *b, const struct vg_report_frame *f)
 {
 	if (f->module[0]) {
-		vg_text_str(b, f->module, sizeof(f->module));
+		vg_text_str(b, f->module, VG_REPORT_FRAME_STR);
 		vg_strbuf_printf(b, " (+0x%" PRIx64 ")", f->module_offset);
 	} else {
 		vg_strbuf_printf(b, "0x%" PRIx64, f->address);
@@ -84,9 +84,9 @@ void vg_report_frames_text(struct vg_strbuf *out, const struct vg_report_frame_l
 void vg_report_pyframe_text(struct vg_strbuf *out, const struct vg_report_pyframe *f, size_t indent)
 {
 	vg_strbuf_spaces(out, indent);
-	vg_text_str(out, f->file[0] ? f->file : "?", sizeof(f->file));
+	vg_text_str(out, f->file[0] ? f->file : "?", VG_REPORT_FRAME_STR);
 	vg_strbuf_printf(out, ":%" PRIu32 " in ", f->line);
-	vg_text_str(out, f->function[0] ? f->function : "?", sizeof(f->function));
+	vg_text_str(out, f->function[0] ? f->function : "?", VG_REPORT_PY_FUNCTION_STR);
 	vg_strbuf_add(out, "\n", 1);
 }
 

@@ -31,9 +31,9 @@ void vg_report_site_name(struct vg_strbuf *out, const struct vg_report *r, uint3
 	if (s && s->python && s->npython) {
 		const struct vg_report_pyframe *f = &s->python[0];
 		vg_strbuf_str(out, " (");
-		vg_text_str(out, f->file[0] ? f->file : "?", sizeof(f->file));
+		vg_text_str(out, f->file[0] ? f->file : "?", VG_REPORT_FRAME_STR);
 		vg_strbuf_printf(out, ":%" PRIu32 " in ", f->line);
-		vg_text_str(out, f->function[0] ? f->function : "?", sizeof(f->function));
+		vg_text_str(out, f->function[0] ? f->function : "?", VG_REPORT_PY_FUNCTION_STR);
 		vg_strbuf_str(out, ")");
 	} else if (s && s->frames && s->nframes) {
 		size_t k = vg_report_runtime_prefix(s);

@@ -80,10 +80,11 @@ static void vg_site_brief(const struct vg_site *site, char *buf, size_t len)
 		return;
 	}
 	struct vg_report_frame f, first;
+	struct vg_report names = { .nsites = 0 };      /* holds the frames' strings */
 	struct vg_symbolizer *sym = vg_symbolizer_new();
 	for (uint16_t i = 0; i < site->nframes; i++) {
 		memset(&f, 0, sizeof(f));
-		vg_symbolize(sym, (uint64_t)(uintptr_t)site->frames[i], &f);
+		vg_symbolize(sym, &names, (uint64_t)(uintptr_t)site->frames[i], &f);
 		if (i == 0)
 			first = f;
 		if (!vg_report_frame_is_runtime(&f))
@@ -101,6 +102,7 @@ static void vg_site_brief(const struct vg_site *site, char *buf, size_t len)
 		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)f.module_offset);
 	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)f.address);
+	vg_report_free(&names);
 }
 
 static bool vg_event_bump(struct vg_alloc *r, void *arg)

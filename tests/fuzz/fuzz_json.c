@@ -14,6 +14,7 @@ static void check_empty(const struct vg_report *r)
 {
 	VG_FUZZ_CHECK(!r->devices && !r->sites && !r->allocs && !r->stream_events && !r->stream_live);
 	VG_FUZZ_CHECK(!r->ndevices && !r->nsites && !r->nallocs && !r->nstream_events && !r->nstream_live);
+	VG_FUZZ_CHECK(!r->strings);
 }
 
 static void check_err(const char *err, size_t cap)
@@ -37,8 +38,17 @@ static void check_strings(const struct vg_report *r)
 	VG_FUZZ_CHECK(!r->nsites || r->sites);
 	for (i = 0; i < r->nsites; i++) {
 		VG_FUZZ_CHECK(!r->sites[i].nframes || r->sites[i].frames);
-		for (j = 0; j < r->sites[i].nframes; j++)
-			VG_FUZZ_CHECK(strnlen(r->sites[i].frames[j].symbol, 256) < 256);
+		for (j = 0; j < r->sites[i].nframes; j++) {     /* never NULL, and cut as char arrays cut them */
+			const struct vg_report_frame *f = &r->sites[i].frames[j];
+			VG_FUZZ_CHECK(f->module && strnlen(f->module, VG_REPORT_FRAME_STR) < VG_REPORT_FRAME_STR);
+			VG_FUZZ_CHECK(f->symbol && strnlen(f->symbol, VG_REPORT_FRAME_STR) < VG_REPORT_FRAME_STR);
+		}
+		for (j = 0; j < r->sites[i].npython; j++) {
+			const struct vg_report_pyframe *f = &r->sites[i].python[j];
+			VG_FUZZ_CHECK(f->file && strnlen(f->file, VG_REPORT_FRAME_STR) < VG_REPORT_FRAME_STR);
+			VG_FUZZ_CHECK(f->function &&
+				      strnlen(f->function, VG_REPORT_PY_FUNCTION_STR) < VG_REPORT_PY_FUNCTION_STR);
+		}
 	}
 }
 

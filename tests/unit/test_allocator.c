@@ -1,23 +1,17 @@
 /* Unit tests for report/allocator.c: every row of the patterns on hand-made frames (no framework needed), the
- * near misses that must not match, frames with odd bytes and no NUL, a site's precedence (entry point, then the
+ * near misses that must not match, frames with odd bytes and the longest strings, a site's precedence (entry point, then the
  * innermost frame), the history rule (only grew, churn, all freed, not known) and the caching summary. */
 #include "report/allocator.h"
 #include "tests/unit/unit.h"
 
 static struct vg_report_frame native(const char *module, const char *symbol)
 {
-	struct vg_report_frame f = { 0 };
-	snprintf(f.module, sizeof(f.module), "%s", module);
-	snprintf(f.symbol, sizeof(f.symbol), "%s", symbol);
-	return f;
+	return (struct vg_report_frame){ .module = module, .symbol = symbol };
 }
 
 static struct vg_report_pyframe py(const char *file, const char *function)
 {
-	struct vg_report_pyframe f = { 0 };
-	snprintf(f.file, sizeof(f.file), "%s", file);
-	snprintf(f.function, sizeof(f.function), "%s", function);
-	return f;
+	return (struct vg_report_pyframe){ .file = file, .function = function };
 }
 
 static enum vg_allocator native_of(const char *module, const char *symbol)
@@ -112,36 +106,48 @@ static void test_rows(void)
 	CHECK_EQ_U64(py_of("", ""), VG_ALLOCATOR_NONE);
 }
 
-/* Strings that fill their field without a NUL, bytes that are not UTF-8, a NUL inside: read within the field. */
+/* Strings as long as a report keeps them (VG_REPORT_FRAME_STR less one bytes), bytes that are not UTF-8, a NUL
+ * inside: read up to their NUL, and never past the length a report keeps. */
 static void test_odd_bytes(void)
 {
-	struct vg_report_frame f = { 0 };
-	struct vg_report_pyframe p = { 0 };
+	char mod[VG_REPORT_FRAME_STR + 16], sym[VG_REPORT_FRAME_STR], file[VG_REPORT_FRAME_STR],
+		fn[VG_REPORT_PY_FUNCTION_STR];
+	struct vg_report_frame f = native(mod, sym);
+	struct vg_report_pyframe p = py(file, fn);
 	const char *lib = "/libc10_cuda.so";
-	size_t n = strlen(lib);
+	size_t n = strlen(lib), max = VG_REPORT_FRAME_STR - 1;
 
-	memset(f.module, 0xff, sizeof(f.module));
-	memset(f.symbol, 0x80, sizeof(f.symbol));
+	memset(mod, 0xff, sizeof(mod));
+	mod[max] = '\0';
+	memset(sym, 0x80, max);
+	sym[max] = '\0';
 	CHECK_EQ_U64(vg_allocator_of_frame(&f), VG_ALLOCATOR_NONE);
-	/* the library's name at the very end of an unterminated field */
-	memcpy(f.module + sizeof(f.module) - n, lib, n);
+	/* the library's name at the very end of a string of the longest length */
+	memcpy(mod + max - n, lib, n);
 	CHECK_EQ_U64(vg_allocator_of_frame(&f), VG_ALLOCATOR_TORCH);
-	/* a pattern cut by the field's end does not match */
-	memset(f.module, 'a', sizeof(f.module));
-	memcpy(f.module + sizeof(f.module) - 10, "/libc10_cu", 10);
+	/* past that length nothing is read: the name just beyond it, with no NUL before, does not match */
+	memset(mod, 'a', sizeof(mod));
+	memcpy(mod + max - 4, lib, n);
+	mod[max - 4 + n] = '\0';
+	CHECK_EQ_U64(vg_allocator_of_frame(&f), VG_ALLOCATOR_NONE);
+	/* a pattern cut by the string's end does not match */
+	memset(mod, 'a', max);
+	memcpy(mod + max - 10, "/libc10_cu", 10);
+	mod[max] = '\0';
 	CHECK_EQ_U64(vg_allocator_of_frame(&f), VG_ALLOCATOR_NONE);
 	/* a pattern after a NUL is not read */
-	f = native("/x/libfoo.so", "");
-	memcpy(f.symbol, "ab\0_ZN3c104cuda20CUDACachingAllocator3getEv", 44);
+	f = native("/x/libfoo.so", "ab\0_ZN3c104cuda20CUDACachingAllocator3getEv");
 	CHECK_EQ_U64(vg_allocator_of_frame(&f), VG_ALLOCATOR_NONE);
 	/* invalid UTF-8 around a pattern: bytes are bytes */
 	f = native("/x/\xc3\x28\xff/libc10_cuda.so", "\xed\xa0\x80");
 	CHECK_EQ_U64(vg_allocator_of_frame(&f), VG_ALLOCATOR_TORCH);
-	memset(p.file, 0xfe, sizeof(p.file));
-	memset(p.function, 'M', sizeof(p.function));
+	memset(file, 0xfe, max);
+	file[max] = '\0';
+	memset(fn, 'M', VG_REPORT_PY_FUNCTION_STR - 1);
+	fn[VG_REPORT_PY_FUNCTION_STR - 1] = '\0';
 	CHECK_EQ_U64(vg_allocator_of_pyframe(&p), VG_ALLOCATOR_NONE);
-	memcpy(p.file, "cupy/cuda/memory.", 17);
-	memcpy(p.function + sizeof(p.function) - 10, "MemoryPool", 10);
+	memcpy(file, "cupy/cuda/memory.", 17);
+	memcpy(fn + VG_REPORT_PY_FUNCTION_STR - 11, "MemoryPool", 10);
 	CHECK_EQ_U64(vg_allocator_of_pyframe(&p), VG_ALLOCATOR_CUPY);
 	/* the PATH rule: many near misses before the one at a component's start */
 	p = py("xcupy/cuda/memory.xcupy/cuda/memory./cupy/cuda/memory.pyx", "MemoryPool.malloc");

@@ -52,13 +52,23 @@ static struct vg_report_device *add_device(struct vg_report *r, int ordinal, con
 	return d;
 }
 
+/* Holds the strings of the frames built here (a report keeps its own in the same way). */
+static struct vg_report names;
+
+static const char *keep(const char *s)
+{
+	const char *k = vg_report_string(&names, s, VG_REPORT_FRAME_STR);
+	CHECK(k != NULL);
+	return k ? k : "";
+}
+
 static void set_frame(struct vg_report_frame *f, const char *module, uint64_t module_offset, const char *symbol,
 		      uint64_t symbol_offset)
 {
 	f->address = 0x555555554000ull + module_offset;
-	snprintf(f->module, sizeof(f->module), "%s", module);
+	f->module = keep(module);
 	f->module_offset = module_offset;
-	snprintf(f->symbol, sizeof(f->symbol), "%s", symbol);
+	f->symbol = keep(symbol);
 	f->symbol_offset = symbol_offset;
 }
 
@@ -627,5 +637,6 @@ int main(int argc, char **argv)
 	test_streams();
 	test_robust();
 	test_growth();
+	vg_report_free(&names);
 	return UNIT_DONE();
 }

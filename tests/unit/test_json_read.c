@@ -706,6 +706,77 @@ static void test_strings(void)
 	free(doc);
 }
 
+/* A frame's strings are kept once in the report's strings (vg_report.strings), cut as a char array of
+ * VG_REPORT_FRAME_STR bytes cut them: at a character boundary, at a \u0000. */
+static void test_frame_strings(void)
+{
+	static const struct { const char *module; size_t want; } cuts[] = {
+		{ "x\\u0000hidden", 1 }, { "", 0 },
+	};
+	struct vg_report r;
+	size_t len, i, n = 0;
+	char *doc = golden("report.json", &len), *d, *d2, mod[400];
+	const char *leaky = NULL;
+
+	if (parse_ok(doc, len, &r) == 0) {
+		for (i = 0; i < r.nsites; i++)
+			for (uint32_t f = 0; f < r.sites[i].nframes; f++) {
+				const char *m = r.sites[i].frames[f].module;
+				CHECK(m != NULL && r.sites[i].frames[f].symbol != NULL);
+				if (m && strcmp(m, "/work/examples/leaky") == 0) {
+					CHECK(!leaky || m == leaky);    /* one copy for every frame that names it */
+					leaky = m;
+					n++;
+				}
+			}
+		CHECK(n > 3 && r.strings != NULL);
+	} else {
+		CHECK(0);
+	}
+	vg_report_free(&r);
+	CHECK(r.strings == NULL);
+	for (i = 0; i < 3; i++) {       /* 300 bytes, then 254 + a 2-byte character, then 253 + it */
+		memset(mod, 'a', 300);
+		strcpy(i == 0 ? mod + 300 : mod + 253 + (i == 1), "\xc3\xa9");
+		d = replace(doc, "/work/examples/leaky", mod);
+		if (parse_ok(d, strlen(d), &r) == 0) {
+			CHECK_EQ_U64(strlen(r.sites[0].frames[0].module), i == 0 ? 255 : i == 1 ? 254 : 255);
+			CHECK(strspn(r.sites[0].frames[0].module, "a") == (i == 0 ? 255 : 253 + (i == 1)));
+		} else {
+			CHECK(0);
+		}
+		vg_report_free(&r);
+		free(d);
+	}
+	memset(mod, 'b', 200);                          /* a Python function is cut at 127 bytes, its file at 255 */
+	mod[200] = '\0';
+	d = replace(doc, "Model.train_step", mod);
+	d2 = replace(d, "/work/train \\\"v2\\\".py", mod);
+	if (parse_ok(d2, strlen(d2), &r) == 0) {
+		CHECK_EQ_U64(strlen(r.sites[0].python[0].function), VG_REPORT_PY_FUNCTION_STR - 1);
+		CHECK_EQ_U64(strlen(r.sites[0].python[0].file), 200);
+		CHECK(strncmp(r.sites[0].python[0].file, r.sites[0].python[0].function, 127) == 0);
+	} else {
+		CHECK(0);
+	}
+	vg_report_free(&r);
+	free(d);
+	free(d2);
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		snprintf(mod, sizeof(mod), "\"symbol\": \"%s\"", cuts[i].module);
+		d = replace(doc, "\"symbol\": \"pool_init\"", mod);
+		if (parse_ok(d, strlen(d), &r) == 0) {
+			const struct vg_report_site *s = &r.sites[r.nsites - 1];
+			CHECK_EQ_U64(strlen(s->frames[s->nframes - 1].symbol), cuts[i].want);
+		} else {
+			CHECK(0);
+		}
+		vg_report_free(&r);
+		free(d);
+	}
+	free(doc);
+}
+
 /* ---- (5) mutations ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -861,6 +932,7 @@ int main(void)
 	test_errors_fields();
 	test_unknown_keys();
 	test_strings();
+	test_frame_strings();
 	test_mutations();
 	return UNIT_DONE();
 }

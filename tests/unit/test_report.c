@@ -23,13 +23,23 @@ static int have_python;
 
 /* ---- building a report by hand ---- */
 
+/* Holds the strings of the frames built here (a report keeps its own in the same way). */
+static struct vg_report names;
+
+static const char *keep(const char *s)
+{
+	const char *k = vg_report_string(&names, s, VG_REPORT_FRAME_STR);
+	CHECK(k != NULL);
+	return k ? k : "";
+}
+
 static void set_frame(struct vg_report_frame *f, uint64_t address, const char *module, uint64_t module_offset,
 		      const char *symbol, uint64_t symbol_offset)
 {
 	f->address = address;
-	snprintf(f->module, sizeof(f->module), "%s", module);
+	f->module = keep(module);
 	f->module_offset = module_offset;
-	snprintf(f->symbol, sizeof(f->symbol), "%s", symbol);
+	f->symbol = keep(symbol);
 	f->symbol_offset = symbol_offset;
 }
 
@@ -45,6 +55,8 @@ static struct vg_report_site *add_site(struct vg_report *r, uint32_t id, const c
 	s->total_bytes = live_bytes * 3 + 4096;
 	s->nframes = nframes;
 	s->frames = nframes ? unit_xcalloc(nframes, sizeof(*s->frames)) : NULL;
+	for (uint32_t i = 0; i < nframes; i++)
+		s->frames[i].module = s->frames[i].symbol = "";        /* never NULL */
 	return s;
 }
 
@@ -149,12 +161,12 @@ static void build_full(struct vg_report *r)
 	/* The Python stack of the thread (revision 3), innermost first; a file name that needs escaping. */
 	s->npython = 2;
 	s->python = unit_xcalloc(2, sizeof(*s->python));
-	snprintf(s->python[0].file, sizeof(s->python[0].file), "/work/train \"v2\".py");
+	s->python[0].file = keep("/work/train \"v2\".py");
 	s->python[0].line = 123;
-	snprintf(s->python[0].function, sizeof(s->python[0].function), "Model.train_step");
-	snprintf(s->python[1].file, sizeof(s->python[1].file), "<string>");
+	s->python[0].function = keep("Model.train_step");
+	s->python[1].file = keep("<string>");
 	s->python[1].line = 1;
-	snprintf(s->python[1].function, sizeof(s->python[1].function), "<module>");
+	s->python[1].function = keep("<module>");
 	s->growth_set = 1;
 	s->growth_bytes_per_hour = 600 * MiB;
 	s = add_site(r, 9, "cuMemAllocAsync", 1, 128 * MiB, 3);
@@ -597,14 +609,13 @@ static void test_caching_text(void)
 	r.sites = unit_xcalloc(4, sizeof(*r.sites));
 	s = add_site(&r, 7, "cuMemAlloc_v2", 48, 1536 * MiB, 1);
 	s->total_allocs = 48;
-	snprintf(s->frames[0].symbol, sizeof(s->frames[0].symbol), "%s",
-		 "_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEv");
+	s->frames[0].symbol = "_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEv";
 	s = add_site(&r, 8, "cuMemAlloc_v2", 1, 2 * MiB, 1);
 	s->total_allocs = 1;
-	snprintf(s->frames[0].module, sizeof(s->frames[0].module), "/v/torch/lib/libc10_cuda.so");
+	s->frames[0].module = "/v/torch/lib/libc10_cuda.so";
 	s = add_site(&r, 9, "cuMemAlloc_v2", 12, 12 * MiB, 1);
 	s->total_allocs = 4812;
-	snprintf(s->frames[0].module, sizeof(s->frames[0].module), "/v/torch/lib/libc10_cuda.so");
+	s->frames[0].module = "/v/torch/lib/libc10_cuda.so";
 	r.allocs_live = 61;
 	CHECK(vg_report_render_text(&r, &b) == 0);
 	CHECK(b.data && text_block_ok(b.data, b.len));
@@ -630,7 +641,7 @@ static void test_caching_text(void)
 
 	snprintf(r.reason, sizeof(r.reason), "exit");
 	s = add_site(&r, 10, "cuMemAlloc_v2", 1, 1 * MiB, 1);  /* a plain site: no longer all of it */
-	snprintf(s->frames[0].symbol, sizeof(s->frames[0].symbol), "leak_buffers");
+	s->frames[0].symbol = "leak_buffers";
 	s->total_allocs = 0;                                    /* no totals: nothing said about its history */
 	b = (struct vg_strbuf){ 0 };
 	CHECK(vg_report_render_text(&r, &b) == 0);
@@ -652,16 +663,15 @@ static void test_long_symbol(void)
 	r.sites = unit_xcalloc(1, sizeof(*r.sites));
 	struct vg_report_site *s = add_site(&r, 1, "cuMemAlloc_v2", 1, 4096, 4);
 	memmove(&s->frames[2], &s->frames[0], 2 * sizeof(s->frames[0]));
-	snprintf(s->frames[0].symbol, sizeof(s->frames[0].symbol), "libcudart_static_0123456789abcdef");
-	snprintf(s->frames[1].symbol, sizeof(s->frames[1].symbol), "cudaMalloc");
+	s->frames[0].symbol = "libcudart_static_0123456789abcdef";
+	s->frames[1].symbol = "cudaMalloc";
 	struct vg_report_frame *f = &s->frames[2];
-	snprintf(f[0].symbol, sizeof(f[0].symbol), "%s",
-		 "_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEv");
-	snprintf(f[0].module, sizeof(f[0].module), "/work/leaky");
+	f[0].symbol = "_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEv";
+	f[0].module = "/work/leaky";
 	f[0].symbol_offset = 0x3a;
 	f[0].module_offset = 0x1234;
-	snprintf(f[1].symbol, sizeof(f[1].symbol), "main");
-	snprintf(f[1].module, sizeof(f[1].module), "/work/leaky");
+	f[1].symbol = "main";
+	f[1].module = "/work/leaky";
 	r.allocs_live = 1;
 	CHECK(vg_report_render_text(&r, &b) == 0);
 	if (!b.data)
@@ -728,6 +738,63 @@ static void test_free(void)
 	CHECK(r.sites == NULL);
 }
 
+/* A report's strings: each kept once, cut at VG_REPORT_FRAME_STR - 1 bytes; a pool refuses to pass its bound. */
+static void test_strings(void)
+{
+	struct vg_report r;
+	struct vg_strpool *p;
+	char big[600];
+	const char *a, *b;
+
+	memset(&r, 0, sizeof(r));
+	a = vg_report_string(&r, "libtorch_cuda.so", VG_REPORT_FRAME_STR);
+	b = vg_report_string(&r, "libtorch_cuda.so", VG_REPORT_FRAME_STR);
+	CHECK(a && a == b && r.strings);
+	CHECK(vg_report_string(&r, "", VG_REPORT_FRAME_STR) && vg_report_string(&r, "", VG_REPORT_FRAME_STR)[0] == '\0');
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	a = vg_report_string(&r, big, VG_REPORT_FRAME_STR);
+	CHECK(a && strlen(a) == VG_REPORT_FRAME_STR - 1);
+	a = vg_report_string(&r, big, VG_REPORT_PY_FUNCTION_STR);     /* another cut, another string */
+	CHECK(a && strlen(a) == VG_REPORT_PY_FUNCTION_STR - 1);
+	vg_report_free(&r);
+	CHECK(r.strings == NULL);
+	vg_report_free(&r);                 /* twice is harmless */
+
+	p = vg_strpool_new(128);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	for (unsigned i = 0; i < 5000; i++) {  /* the table grows; every string is found again */
+		char s[32];
+		snprintf(s, sizeof(s), "f%u", i % 20);
+		a = vg_strpool_add(p, s, strlen(s));
+		CHECK(a && strcmp(a, s) == 0 && vg_strpool_add(p, s, strlen(s)) == a);
+	}
+	CHECK(vg_strpool_add(p, big, 58) == NULL);      /* 20 strings, 70 bytes with their NULs: 59 more pass 128 */
+	CHECK(vg_strpool_add(p, "f3", 2) != NULL);      /* one it has costs nothing */
+	a = vg_strpool_add(p, "a\0b", 3);              /* bytes, NULs among them */
+	CHECK(a && memcmp(a, "a\0b", 4) == 0 && vg_strpool_add(p, "a", 1) != a);
+	CHECK(vg_strpool_add(p, big, 51) != NULL);      /* "a\0b", "a": 76; 76 + 52: exactly full */
+	CHECK(vg_strpool_add(p, "", 0) == NULL);
+	vg_strpool_free(p);
+	vg_strpool_free(NULL);
+
+	p = vg_strpool_new((size_t)1 << 20);
+	memset(big, 'y', sizeof(big));
+	for (unsigned i = 0; p && i < 300; i++) {      /* longer than a chunk holds, among short ones */
+		char s[16];
+		snprintf(s, sizeof(s), "s%u", i);
+		a = vg_strpool_add(p, s, strlen(s));
+		CHECK(a && strcmp(a, s) == 0);
+		big[0] = (char)('a' + i % 26);
+		big[1] = (char)('a' + i / 26);
+		a = vg_strpool_add(p, big, sizeof(big));
+		CHECK(a && memcmp(a, big, sizeof(big)) == 0 && a[sizeof(big)] == '\0');
+	}
+	vg_strpool_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *e = getenv("UPDATE_GOLDEN");
@@ -751,5 +818,7 @@ int main(int argc, char **argv)
 	test_long_symbol();
 	test_hostile_strings();
 	test_free();
+	test_strings();
+	vg_report_free(&names);
 	return UNIT_DONE();
 }

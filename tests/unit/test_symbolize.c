@@ -16,6 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Holds the strings of the frames symbolized here. */
+static struct vg_report names;
+
 /* ---- functions to find ---- */
 
 static __attribute__((noinline, noclone)) void *vg_test_leaf(void)
@@ -134,7 +137,7 @@ static void test_static_function(struct vg_symbolizer *s)
 	CHECK(info.dli_sname == NULL);  /* dladdr cannot name it: only .symtab can */
 
 	memset(&f, 0x55, sizeof(f));
-	vg_symbolize(s, addr, &f);
+	vg_symbolize(s, &names, addr, &f);
 	CHECK_EQ_U64(f.address, addr);
 	CHECK_STR(f.symbol, "vg_test_caller");
 	CHECK_STR(f.module, exe);
@@ -146,8 +149,8 @@ static void test_static_function(struct vg_symbolizer *s)
 	struct vg_report_frame g, h;
 	memset(&g, 0x55, sizeof(g));
 	memset(&h, 0x55, sizeof(h));
-	vg_symbolize(s, addr, &g);
-	vg_symbolize(NULL, addr, &h);
+	vg_symbolize(s, &names, addr, &g);
+	vg_symbolize(NULL, &names, addr, &h);
 	CHECK(memcmp(&f, &g, sizeof(f)) == 0);
 	CHECK(memcmp(&f, &h, sizeof(f)) == 0);
 
@@ -177,10 +180,10 @@ static void test_long_name(struct vg_symbolizer *s)
 	const char *full = VG_STR(VG_LONG_NAME);
 	uint64_t addr = (uintptr_t)VG_LONG_NAME();
 	struct vg_report_frame f;
-	vg_symbolize(s, addr, &f);
-	CHECK(strlen(full) > sizeof(f.symbol));
-	CHECK_EQ_U64(strlen(f.symbol), sizeof(f.symbol) - 1);
-	CHECK(strncmp(f.symbol, full, sizeof(f.symbol) - 1) == 0);
+	vg_symbolize(s, &names, addr, &f);
+	CHECK(strlen(full) > VG_REPORT_FRAME_STR);
+	CHECK_EQ_U64(strlen(f.symbol), VG_REPORT_FRAME_STR - 1);
+	CHECK(strncmp(f.symbol, full, VG_REPORT_FRAME_STR - 1) == 0);
 	CHECK_EQ_U64(f.symbol_offset, addr - (uintptr_t)&VG_LONG_NAME);
 }
 
@@ -206,7 +209,7 @@ static void test_libc(struct vg_symbolizer *s)
 	int libc_frames = 0, cmp_seen = 0;
 	struct vg_report_frame f;
 	for (int i = 0; i < cmp_nframes; i++) {
-		vg_symbolize(s, cmp_frames[i], &f);
+		vg_symbolize(s, &names, cmp_frames[i], &f);
 		if (strstr(f.module, "libc.so"))
 			libc_frames++;
 		if (strcmp(f.symbol, "cmp_int") == 0)     /* frame 0, or 1 behind ASan's backtrace interceptor */
@@ -217,7 +220,7 @@ static void test_libc(struct vg_symbolizer *s)
 
 	/* An exported function (getpid: not intercepted by the sanitizers), found by name in libc's .dynsym. */
 	uint64_t addr = (uintptr_t)&getpid + 1;
-	vg_symbolize(s, addr, &f);
+	vg_symbolize(s, &names, addr, &f);
 	CHECK_CONTAINS(f.module, "libc.so");
 	CHECK(f.symbol[0] != '\0');
 	CHECK_EQ_U64(f.symbol_offset, 1);
@@ -230,7 +233,7 @@ static void test_no_module(struct vg_symbolizer *s)
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 		struct vg_report_frame f;
 		memset(&f, 0x55, sizeof(f));
-		vg_symbolize(s, addrs[i], &f);
+		vg_symbolize(s, &names, addrs[i], &f);
 		CHECK_EQ_U64(f.address, addrs[i]);
 		CHECK_STR(f.module, "");
 		CHECK_STR(f.symbol, "");
@@ -293,7 +296,7 @@ static void test_replaced_library(void)
 
 	struct vg_report_frame intact, replaced, removed;
 	struct vg_symbolizer *s = vg_symbolizer_new();
-	vg_symbolize(s, addr, &intact);
+	vg_symbolize(s, &names, addr, &intact);
 	vg_symbolizer_free(s);
 	CHECK_STR(intact.module, copy);
 	CHECK_EQ_U64(intact.symbol_offset, 4);
@@ -305,7 +308,7 @@ static void test_replaced_library(void)
 		CHECK((round == 0 ? write_rebuilt(libm, other) : copy_file(libc_path, other)) == 0);
 		CHECK(rename(other, copy) == 0);
 		s = vg_symbolizer_new();
-		vg_symbolize(s, addr, &replaced);
+		vg_symbolize(s, &names, addr, &replaced);
 		vg_symbolizer_free(s);
 		CHECK_STR(replaced.module, copy);
 		CHECK_EQ_U64(replaced.module_offset, intact.module_offset);
@@ -315,7 +318,7 @@ static void test_replaced_library(void)
 
 	CHECK(unlink(copy) == 0);
 	s = vg_symbolizer_new();
-	vg_symbolize(s, addr, &removed);
+	vg_symbolize(s, &names, addr, &removed);
 	vg_symbolizer_free(s);
 	CHECK_STR(removed.module, copy);
 	CHECK_STR(removed.symbol, dl_name);
@@ -429,5 +432,7 @@ int main(void)
 	test_replaced_library();
 	test_image_parser();
 	vg_symbolizer_free(NULL);
+	CHECK(names.strings != NULL);           /* the frames' strings were kept there */
+	vg_report_free(&names);
 	return UNIT_DONE();
 }
