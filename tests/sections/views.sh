@@ -23,7 +23,8 @@ PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/mod
 	'<span class="hint" title="The usage is recorded at least this often' '>usage recorded 40 times, at least every 40 s<'
 	'!one at least every' '!(VRAMGUARD_COUNT)' '!<dd>alive</dd>'
 	'<g class="fr unres" data-x=' '<li class="unres">libcudnn_engines_precompiled.so.9+0x200 <span'
-	'>native frames without a name (module+offset)' '!?? (' '!start_thread (libc.so.6)')
+	'>native frames without a name (module+offset)' '!?? (' '!start_thread (libc.so.6)'
+	'!class="gstart"' '!class="proj"' '!growth started' '!at this rate' '!+50 min')
 browser() { # NAME HTML OUTDIR TEXT...
 	local name=$1
 	shift
@@ -56,6 +57,38 @@ PY
 done
 browser "  in headless Chromium (up to 2.3 GiB): the byte axis as drawn" "$VR/scale-2469606195.html" \
 	"$VR/chromium-scale" '>0 GiB</text>' '>0.5 GiB</text>' '>2.5 GiB</text>'
+# The growth on the timeline (revision 5): the same report with site 7 growing since its 21st point and a forecast of
+# 2 h 40 min (past twice the 29 min observed: the axis stops at 58.5 min, the projection at its edge) or of 10 min
+# (the axis reaches the quota's time, the projection the quota line). The flat report above shows neither.
+for fc in 9600 600; do
+	python3 - "$PYJ" "$VR/grow-$fc.json" "$fc" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+d, fc = r["devices"][0], int(sys.argv[3])
+pts = d["timeline"]["points"][20:]
+rate = (d["quota_bytes"] - d["used_bytes"]) * 3600 // fc
+d["forecast_seconds"] = fc
+d["growth"] = {"window_ms": 600000, "step_ms": 60000, "bytes_per_hour": rate, "sites": [
+    {"site": 7, "growing": True, "bytes_per_hour": rate, "growing_since_ns": pts[0]["time_ns"],
+     "points": [{"time_ns": p["time_ns"], "live_bytes": p["used_bytes"]} for p in pts]},
+    {"site": 3, "growing": False, "bytes_per_hour": None, "growing_since_ns": 0,
+     "points": [{"time_ns": p["time_ns"], "live_bytes": 1048576} for p in pts]}]}
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	cli "report --html: a report whose site 7 grows, the quota reached in $fc s at its rate" 0 '^$' -- \
+		$VG report --html "$VR/grow-$fc.json" -o "$VR/grow-$fc.html"
+done
+GROW_TEXTS=('<g class="gstart" data-site="7"><title>growth started by 21:20:03 UTC: site 7 (train.py:42 in leak_here) +'
+	'growth started (black line: hover for the call site)' 'projection at the growth rate (green dashed line)')
+prog "  the page: the growth's start and the projection" -- $VC html "$VR/grow-9600.html" \
+	"growth started by 21:20:03 UTC: site 7 (train.py:42 in leak_here) +" "quota reached in 2 h 40 min at this rate" \
+	"growth started (black line: hover for the call site)"
+browser "  in headless Chromium: growth started at site 7's line, the projection to the axis's edge at 58.5 min" \
+	"$VR/grow-9600.html" "$VR/chromium-grow-9600" "${GROW_TEXTS[@]}" 'data-forecast-s="9600" data-reaches="edge"' \
+	'>quota reached in 2 h 40 min at this rate</text>' '>+50 min</text>' '!>+60 min</text>'
+browser "  in headless Chromium: a forecast of 10 min: the projection meets the quota line" \
+	"$VR/grow-600.html" "$VR/chromium-grow-600" "${GROW_TEXTS[@]}" 'data-forecast-s="600" data-reaches="quota"' \
+	'>quota reached in 10 min 0 s at this rate</text>' '>+35 min</text>' '!>+40 min</text>'
 cli "report --format html -o -: the same page on stdout" 0 '^<!DOCTYPE html>$' -- $VG report --format html -o - "$PYJ"
 if [ "$CO" = "$(cat "$VR/py.html")" ]; then ok "  identical to --html -o FILE"; else bad "  differs from --html -o FILE"; fi
 cli "report --format folded: collapsed stacks of live bytes" 0 '^train\.py:131 in <module>;train\.py:120 in main;' \
