@@ -283,7 +283,7 @@ static void vg_svg_proj_of(const struct vg_report *r, const struct vg_report_dev
 /* The time axis made longer to show where the projection reaches the quota, up to twice the observed span. */
 static void vg_svg_proj_extend(struct vg_svg_scale *s, const struct vg_svg_proj *p)
 {
-	uint64_t most = s->span > UINT64_MAX / 2 - s->t0 ? UINT64_MAX - s->t0 : 2 * s->span;
+	uint64_t most = s->span <= UINT64_MAX - s->t0 - s->span ? 2 * s->span : UINT64_MAX - s->t0;   /* no wrap */
 	if (!p->on || p->t_end <= s->t0 + s->span)
 		return;
 	s->span = p->t_end - s->t0 < most ? p->t_end - s->t0 : most;

@@ -59,14 +59,15 @@ browser "  in headless Chromium (up to 2.3 GiB): the byte axis as drawn" "$VR/sc
 	"$VR/chromium-scale" '>0 GiB</text>' '>0.5 GiB</text>' '>2.5 GiB</text>'
 # The growth on the timeline (revision 5): the same report with site 7 growing since its 21st point and a forecast of
 # 2 h 40 min (past twice the 29 min observed: the axis stops at 58.5 min, the projection at its edge) or of 10 min
-# (the axis reaches the quota's time, the projection the quota line). The flat report above shows neither.
-for fc in 9600 600; do
+# (the axis reaches the quota's time, the projection the quota line), or of 2^64-1 s (a hostile file: the line to the
+# edge, no wrap, no NaN). The flat report above shows neither.
+for fc in 9600 600 18446744073709551615; do
 	python3 - "$PYJ" "$VR/grow-$fc.json" "$fc" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 d, fc = r["devices"][0], int(sys.argv[3])
 pts = d["timeline"]["points"][20:]
-rate = (d["quota_bytes"] - d["used_bytes"]) * 3600 // fc
+rate = max(1, (d["quota_bytes"] - d["used_bytes"]) * 3600 // fc)
 d["forecast_seconds"] = fc
 d["growth"] = {"window_ms": 600000, "step_ms": 60000, "bytes_per_hour": rate, "sites": [
     {"site": 7, "growing": True, "bytes_per_hour": rate, "growing_since_ns": pts[0]["time_ns"],
@@ -78,6 +79,11 @@ PY
 	cli "report --html: a report whose site 7 grows, the quota reached in $fc s at its rate" 0 '^$' -- \
 		$VG report --html "$VR/grow-$fc.json" -o "$VR/grow-$fc.html"
 done
+if grep -Eqi 'nan|inf' <<<"$(grep -o '<g class="proj".*</g>' "$VR/grow-18446744073709551615.html")" ||
+	! grep -q 'data-reaches="edge"' "$VR/grow-18446744073709551615.html"; then
+	bad "  a forecast of 2^64-1 s: the projection to the edge, finite coordinates" \
+		"$(grep -o '<g class="proj".*</g>' "$VR/grow-18446744073709551615.html")"
+else ok "  a forecast of 2^64-1 s: the projection to the edge, finite coordinates"; fi
 GROW_TEXTS=('<g class="gstart" data-site="7"><title>growth started by 21:20:03 UTC: site 7 (train.py:42 in leak_here) +'
 	'growth started (black line: hover for the call site)' 'projection at the growth rate (green dashed line)')
 prog "  the page: the growth's start and the projection" -- $VC html "$VR/grow-9600.html" \
