@@ -380,7 +380,7 @@ DEV_LIB_SRCS := $(LIB_SRCS)
 DEV_CLI_SRCS := $(filter-out $(LIB_SRCS),$(CLI_SRCS))
 DEV_TEST_SRCS := $(filter-out $(LIB_SRCS) $(CLI_SRCS),$(sort $(wildcard tests/unit/*.c tests/integration/*.c \
 	tests/integration/*/*.c tests/fakecuda/*.c tests/fuzz/*.c scripts/*.c)) bench/bench_capture.c bench/bench_cpu.c \
-	examples/quota_demo.c)
+	bench/bench_growth.c bench/bench_growth_app.c examples/quota_demo.c)
 DEV_CHECKS := $(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_LIB_SRCS) $(DEV_CLI_SRCS) $(DEV_TEST_SRCS))
 $(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_LIB_SRCS)): DEV_FLAGS = $(VG_CPPFLAGS) $(VG_COMPAT) $(VG_CFLAGS)
 $(patsubst %.c,$(DEV_CHECK)/%.ok,$(DEV_CLI_SRCS)): DEV_FLAGS = $(VG_CPPFLAGS) $(CLI_COMPAT) -std=gnu11 -pthread
@@ -446,6 +446,13 @@ $(TB)/bench_cpu: bench/bench_cpu.c $(FAKE)
 bench-cpu: $(LIB) $(FAKE) $(TB)/bench_cpu
 	@bash bench/run_cpu.sh
 
+# Issue 29: the growth sampler's cost, a previous library next to this one (bash bench/run_growth.sh OLD_LIB).
+$(TB)/bench_growth_app: bench/bench_growth_app.c $(FAKE)
+	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -pthread -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+
+bench-growth: $(LIB) $(FAKE) $(TB)/bench_growth_app
+	@echo "== built; run: bash bench/run_growth.sh OLD_LIB [NEW_LIB]"
+
 # Issue 29: time and peak memory of `vramguard report` and `diff` on a 231 MB report (docs/PERFORMANCE.md).
 bench-bigreport: $(CLI)
 	@bash bench/run_bigreport.sh
@@ -459,7 +466,7 @@ bench-gpu:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-containers dev-check shellcheck demo try bench bench-cpu bench-bigreport install clean fuzz
+.PHONY: all test test-containers dev-check shellcheck demo try bench bench-cpu bench-growth bench-bigreport install clean fuzz
 .SECONDARY:
 
 # ---- sanitizers: `make test-asan` (ASan + UBSan), `make test-tsan` ----

@@ -77,7 +77,7 @@ static void vg_dh_devices(struct vg_strbuf *b, const struct vg_diff *d, const st
 				vg_strbuf_str(b, "no denials.</p>\n");
 			}
 		}
-		vg_html_timeline(b, n, d->o->time_ns, "old report");
+		vg_html_timeline(b, d->n, n, d->o->time_ns, "old report");
 	}
 }
 

@@ -252,7 +252,7 @@ static void vg_html_devices(struct vg_strbuf *b, const struct vg_report *r)
 			vg_html_bytes(b, d->driver_bytes);
 			vg_strbuf_str(b, d->driver_measured ? " (NVML)</p>\n" : " (not measured)</p>\n");
 		}
-		vg_html_timeline(b, d, 0, NULL);
+		vg_html_timeline(b, r, d, 0, NULL);
 		vg_html_growth(b, r, d);
 	}
 }

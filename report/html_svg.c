@@ -247,11 +247,128 @@ static size_t vg_svg_denials(struct vg_strbuf *b, const struct vg_svg_scale *s, 
 	return ndenials;
 }
 
-void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uint64_t since_ns,
-		      const char *since_label)
+/* ---- the growth on the timeline (revision 5): when it started, and where it leads ---- */
+
+/* Okabe and Ito's colours that the timeline uses for nothing else (usage: blue, peaks: light blue, quota: vermillion,
+ * soft limit: orange, denials: reddish purple). */
+#define TL_GSTART "#000000"     /* black: the growth started */
+#define TL_PROJ "#009E73"       /* bluish green: the projection to the quota */
+#define TL_PROJ_TEXT "#00734F"  /* its label, darker for contrast on white */
+#define TL_QUOTA_LABEL 130      /* room for "quota 1000.00 MiB" at the quota line's right end (vg_svg_hline) */
+
+/* The projection of a device's usage: from the last point (t1, u1) rising to the quota at t_end, the report's time
+ * plus its forecast. on = 0 without a forecast, when the quota is reached already, or when the last point is at or
+ * above it. */
+struct vg_svg_proj {
+	int on;
+	uint64_t t1, u1, t_end, quota;
+};
+
+static void vg_svg_proj_of(const struct vg_report *r, const struct vg_report_device *d, size_t n,
+			   struct vg_svg_proj *p)
+{
+	const struct vg_report_timeline_point *last = &d->timeline_points[n - 1];
+	uint64_t from = r && r->time_ns > last->time_ns ? r->time_ns : last->time_ns;
+	memset(p, 0, sizeof(*p));
+	if (!d->forecast_set || !d->forecast_s || !d->quota_set || !d->growth_set || !d->growth_bytes_per_hour ||
+	    last->used_bytes >= d->quota_bytes)
+		return;
+	p->on = 1;
+	p->t1 = last->time_ns;
+	p->u1 = last->used_bytes;
+	p->quota = d->quota_bytes;
+	p->t_end = d->forecast_s > (UINT64_MAX - from) / 1000000000u ? UINT64_MAX : from + d->forecast_s * 1000000000u;
+}
+
+/* The time axis made longer to show where the projection reaches the quota, up to twice the observed span. */
+static void vg_svg_proj_extend(struct vg_svg_scale *s, const struct vg_svg_proj *p)
+{
+	uint64_t most = s->span <= UINT64_MAX - s->t0 - s->span ? 2 * s->span : UINT64_MAX - s->t0;   /* no wrap */
+	if (!p->on || p->t_end <= s->t0 + s->span)
+		return;
+	s->span = p->t_end - s->t0 < most ? p->t_end - s->t0 : most;
+}
+
+/* The dashed line from the last point toward the quota, ending at the quota or at the axis's end, and its label. */
+static void vg_svg_proj_draw(struct vg_strbuf *b, const struct vg_svg_scale *s, const struct vg_report_device *d,
+			     const struct vg_svg_proj *p)
+{
+	uint64_t edge = s->t0 + s->span, t = p->t_end <= edge ? p->t_end : edge;
+	double v = p->t_end <= edge ? (double)p->quota
+		: p->u1 + (double)(p->quota - p->u1) * (double)(edge - p->t1) / (double)(p->t_end - p->t1);
+	double x0 = vg_svg_x(s, p->t1), y0 = vg_svg_y(s, p->u1), x1 = vg_svg_x(s, t), y1 = vg_svg_y(s, (uint64_t)v);
+	double qy = vg_svg_y(s, p->quota), ly = y1 - 6;
+	char when[48];
+	/* The label ends at the line's end, just above it (the line only falls to its left); above the quota's own
+	 * label, at the right end of the quota line, when it would meet it there. */
+	if (x1 - 4 > TL_R - TL_QUOTA_LABEL && y1 - qy < 16)
+		ly = qy - 18 < TL_T + 12 ? TL_T + 12 : qy - 18;
+	vg_report_duration(d->forecast_s, when, sizeof(when));
+	vg_strbuf_printf(b, "<g class=\"proj\" data-forecast-s=\"%" PRIu64 "\" data-reaches=\"%s\"><title>at "
+			 "this rate (+", d->forecast_s, p->t_end <= edge ? "quota" : "edge");
+	vg_html_bytes(b, d->growth_bytes_per_hour);
+	vg_strbuf_printf(b, "/h) the quota is reached in %s</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			 "y2=\"%.1f\" stroke=\"" TL_PROJ "\" stroke-width=\"1.8\" stroke-dasharray=\"8 4\"/>"
+			 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"" TL_PROJ_TEXT "\">quota reached in "
+			 "%s at this rate</text></g>\n", when, x0, y0, x1, y1, x1 - 4, ly, when);
+}
+
+/* A line where the device's growth started: the earliest growing_since of its growing sites, that site and its
+ * rate in the hover title. Returns 1 if drawn. */
+static int vg_svg_gstart(struct vg_strbuf *b, const struct vg_svg_scale *s, const struct vg_report *r,
+			 const struct vg_report_device *d)
+{
+	const struct vg_report_growth_site *first = NULL;
+	size_t growing = 0;
+	for (size_t i = 0; d->growth_set && d->growth_sites && i < d->ngrowth_sites; i++) {
+		const struct vg_report_growth_site *g = &d->growth_sites[i];
+		if (!g->growing || !g->growing_since_ns)
+			continue;
+		growing++;
+		if (!first || g->growing_since_ns < first->growing_since_ns)
+			first = g;
+	}
+	if (!first || first->growing_since_ns > s->t0 + s->span)
+		return 0;
+	struct vg_strbuf name = { 0 };
+	char clock[16];
+	double x = vg_svg_x(s, first->growing_since_ns);
+	if (r)
+		vg_report_site_name(&name, r, first->site);
+	vg_report_clock(first->growing_since_ns, clock, sizeof(clock));
+	vg_strbuf_printf(b, "<g class=\"gstart\" data-site=\"%" PRIu32 "\"><title>growth started by %s UTC: ",
+			 first->site, clock);
+	vg_html_esc(b, name.data && !name.failed ? name.data : "", name.len);
+	vg_strbuf_str(b, " +");
+	vg_html_bytes(b, first->bytes_per_hour);
+	vg_strbuf_printf(b, "/h%s", growing > 1 ? " (the first of " : "");
+	if (growing > 1)
+		vg_strbuf_printf(b, "%zu growing call sites)", growing);
+	vg_strbuf_printf(b, "</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"" TL_GSTART "\" "
+			 "stroke-width=\"1.2\"/><path d=\"M%.1f %d l-5 -7 l5 -7 l5 7 Z\" fill=\"" TL_GSTART "\"/></g>\n",
+			 x, x, TL_T, TL_B, x, TL_B);
+	vg_strbuf_free(&name);
+	return 1;
+}
+
+/* The legend's entries for them. */
+static void vg_svg_growth_legend(struct vg_strbuf *b, int gstart, const struct vg_svg_proj *p)
+{
+	if (gstart)
+		vg_strbuf_str(b, " <span class=\"k\" style=\"background:" TL_GSTART "\"></span>growth started (black "
+			      "line: hover for the call site)");
+	if (p->on)
+		vg_strbuf_str(b, " <span class=\"k\" style=\"background:" TL_PROJ "\"></span>projection at the growth "
+			      "rate (green dashed line)");
+}
+
+void vg_html_timeline(struct vg_strbuf *b, const struct vg_report *r, const struct vg_report_device *d,
+		      uint64_t since_ns, const char *since_label)
 {
 	size_t n = d->timeline_set && d->timeline_points ? d->ntimeline_points : 0, ndenials;
 	struct vg_svg_scale s;
+	struct vg_svg_proj proj;
+	int gstart;
 
 	if (!n) {
 		vg_strbuf_str(b, "<p class=\"note\">No usage timeline for this device (a report before revision 2, or "
@@ -259,12 +376,17 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 		return;
 	}
 	vg_svg_scale_of(d, n, &s);
+	vg_svg_proj_of(r, d, n, &proj);
+	vg_svg_proj_extend(&s, &proj);
 	vg_strbuf_printf(b, "<svg class=\"timeline\" viewBox=\"0 0 %d %d\" role=\"img\" data-device=\"%d\" "
 			 "data-points=\"%zu\"><title>GPU %d usage over time</title>\n", TL_W, TL_H, d->ordinal, n,
 			 d->ordinal);
 	vg_svg_axes(b, &s, since_ns, since_label);
 	vg_svg_usage(b, &s, d, n);
 	ndenials = vg_svg_denials(b, &s, d, n);
+	gstart = vg_svg_gstart(b, &s, r, d);
+	if (proj.on)
+		vg_svg_proj_draw(b, &s, d, &proj);
 	vg_strbuf_printf(b, "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>"
 			 "<line class=\"axisline\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n</svg>\n",
 			 TL_L, TL_R, TL_B, TL_B, TL_L, TL_L, TL_T, TL_B);
@@ -277,6 +399,7 @@ void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uin
 	if (ndenials)
 		vg_strbuf_printf(b, " <span class=\"k denial\"></span>denied allocations (marks: %zu %s)", ndenials,
 				 vg_plural(ndenials, "interval", "intervals"));
+	vg_svg_growth_legend(b, gstart, &proj);
 	vg_strbuf_printf(b, "; <span class=\"hint\" title=\"The usage is recorded at least this often, and sooner when "
 			 "it changes much. To cover a run of any length in little memory at most 128 points are kept: "
 			 "when full, neighbours merge (keeping the highest peak) and the period doubles (%" PRIu32 " %s "

@@ -11,10 +11,12 @@
 #define VG_HTML_ICICLE_MIN 1000         /* icicle frames narrower than 1/this of the total are not drawn */
 
 /* A device's usage timeline as an SVG chart: used and interval peak over time, the quota and soft limit as lines,
- * denials marked; since_ns (0: none) shades what came before it (`diff`: the old report's time). Says so in a <p>
- * when the device has no timeline. */
-void vg_html_timeline(struct vg_strbuf *b, const struct vg_report_device *d, uint64_t since_ns,
-		      const char *since_label);
+ * denials marked; since_ns (0: none) shades what came before it (`diff`: the old report's time). Where call sites
+ * grow there (revision 5), a line where growth started (the first growing site named in its title, from r's sites;
+ * r may be NULL) and, with a forecast, a dashed projection from the last point to the quota, the time axis made
+ * longer for it up to twice the observed span. Says so in a <p> when the device has no timeline. */
+void vg_html_timeline(struct vg_strbuf *b, const struct vg_report *r, const struct vg_report_device *d,
+		      uint64_t since_ns, const char *since_label);
 
 /* A device's growing call sites (revision 5) as an SVG chart under its timeline: each one's live bytes over its
  * recent points as a thin line of its own colour (at most 8, fastest first), a legend with its name and rate, and

@@ -10,7 +10,8 @@ failure.
   html FILE [TEXT...]              static: well-formed, self-contained (no URL fetched), the expected texts present
   browser FILE OUTDIR [TEXT...]    headless Chromium renders the page: DOM (each TEXT in it; !TEXT: not in it),
                                    script errors, a screenshot not blank, the timeline's colours,
-                                   the timelines' byte axes (as yticks)
+                                   the timelines' byte axes (as yticks), the growth's start line and
+                                   projection where drawn (where they start and end, their colours)
   yticks FILE                      each timeline's byte axis: one unit, round ticks (0 and 1, 2 or 5 times a power
                                    of ten of the unit, evenly)
   png FILE                         print the screenshot's size and distinct colors (for docs)
@@ -234,6 +235,41 @@ def check_colors(root):
        "browser: the legend's keys in the colours of what they name", c)
 
 
+def check_growth_marks(doc, where):
+    """The growth drawn on each usage timeline: the start line inside the plot, the projection rising from the last
+    usage point to the quota line (data-reaches="quota") or to the plot's right edge below it ("edge"), both in
+    Okabe and Ito's colours that the rest of the timeline does not use, with legend keys of the same colours."""
+    taken = {"#0072b2", "#d55e00", "#e69f00", "#cc79a7"}        # used, quota, soft limit, denials (report/html.c)
+    hexes = {"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#000000"}
+    for c in re.findall(r'<svg class="timeline".*?</svg>\s*<p class="legend">.*?</p>', doc, re.S):
+        used = re.search(r'<polyline class="used" points="([^"]*)"', c)
+        quota = re.search(r'<g class="quota">.*?<line x1="([0-9.]+)" x2="([0-9.]+)" y1="([0-9.]+)"', c)
+        last = [float(v) for v in used.group(1).split()[-1].split(",")] if used else None
+        for m in re.finditer(r'<g class="gstart" data-site="[0-9]+"><title>[^<]*</title><line x1="([0-9.]+)" '
+                             r'x2="[0-9.]+" y1="[0-9]+" y2="[0-9]+" stroke="(#[0-9A-Fa-f]{6})"', c):
+            x, col = float(m.group(1)), m.group(2).lower()
+            ok(82 <= x <= 940, f"{where}: the growth start line inside the plot (x {x})")
+            ok(col in hexes and col not in taken, f"{where}: the growth start line in a palette colour of its own ({col})")
+            ok(f'style="background:{m.group(2)}"></span>growth started' in c, f"{where}: its legend key in its colour")
+        for m in re.finditer(r'<g class="proj" data-forecast-s="[0-9]+" data-reaches="(quota|edge)"><title>[^<]*'
+                             r'</title><line x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="([0-9.]+)" '
+                             r'stroke="(#[0-9A-Fa-f]{6})"', c):
+            reaches, (x1, y1, x2, y2), col = m.group(1), map(float, m.group(2, 3, 4, 5)), m.group(6).lower()
+            if not ok(last is not None and quota is not None, f"{where}: a projection needs usage and a quota"):
+                continue
+            qy, right = float(quota.group(3)), float(quota.group(2))
+            ok(abs(x1 - last[0]) < 0.15 and abs(y1 - last[1]) < 0.15,
+               f"{where}: the projection starts at the last usage point ({x1},{y1} vs {last})")
+            ok(x2 > x1 and y2 < y1, f"{where}: the projection rises to the right ({x1},{y1} -> {x2},{y2})")
+            if reaches == "quota":
+                ok(abs(y2 - qy) < 0.15 and x2 <= right, f"{where}: the projection ends on the quota line ({y2} vs {qy})")
+            else:
+                ok(abs(x2 - right) < 0.15 and y2 > qy, f"{where}: the projection ends at the right edge, below the "
+                   f"quota ({x2},{y2}; quota at y {qy})")
+            ok(col in hexes and col not in taken, f"{where}: the projection in a palette colour of its own ({col})")
+            ok(f'style="background:{m.group(6)}"></span>projection' in c, f"{where}: its legend key in its colour")
+
+
 def png_info(path):
     """(width, height, distinct colors, non-white share, red share) of an 8-bit RGB(A) PNG, with zlib only."""
     with open(path, "rb") as f:
@@ -324,6 +360,8 @@ def check_browser(path, outdir, texts):
         check_yticks(d, "browser")
     if 'class="quota"' in d and 'class="denial"' in d:
         check_colors(root)
+    if 'class="gstart"' in d or 'class="proj"' in d:
+        check_growth_marks(d, "browser")
     shot = os.path.join(outdir, "screenshot.png")
     if os.path.exists(shot):
         os.unlink(shot)

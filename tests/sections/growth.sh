@@ -4,7 +4,8 @@
 # site flagged at its rate and the steady one never, the forecast against when the quota really refused, growth
 # reports one per window at most, each after one warning line naming the site; the exporter's forecast while it
 # grows, none for a steady process; `vramguard report` and `diff` say it; without `growth` in VRAMGUARD_REPORT_ON no
-# growth report; a Python loop's growing line named; the HTML page draws the growing site (headless Chromium where installed); VRAMGUARD_GROWTH_WINDOW
+# growth report; a Python loop's growing line named; the HTML page draws the growing site, and on the usage timeline
+# where growth started and the projection to the quota (headless Chromium where installed); VRAMGUARD_GROWTH_WINDOW
 # parsed strictly. Needs: make test-bins (growth, direct, vramguard); chromium for the rendering check.
 source tests/lib/section.sh
 
@@ -77,9 +78,10 @@ cli "  report --html: the growing site drawn under the timeline, with its rate a
 prog "  the page: well-formed, self-contained, the chart and its legend" -- python3 tests/lib/view_check.py html \
 	"$W/growth.html" "GPU 0: growing call sites" "GiB/h" "at the current rate the quota is reached in"
 if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then
-	prog "  in headless Chromium: the line of grow_one and the legend, no script errors" -- \
+	prog "  in headless Chromium: the line of grow_one and the legend; on the timeline, where growth started and the projection to the quota; no script errors" -- \
 		python3 tests/lib/view_check.py browser "$W/growth.html" "$W/chromium" 'class="gsite" data-site="' \
-		'grow_one+0x' 'at the current rate the quota is reached in'
+		'grow_one+0x' 'at the current rate the quota is reached in' '<g class="gstart" data-site="' \
+		'<g class="proj" data-forecast-s="' ' at this rate</text>'
 else skip "  in headless Chromium" "chromium not installed (bash scripts/setup.sh installs Debian's chromium)"; fi
 if grep -Eq '<polyline class="gsite" data-site="[0-9]+" [^>]*points="[0-9.]+,[0-9.]+( [0-9.]+,[0-9.]+){10,}"><title>site [0-9]+ \(grow_one\+0x[0-9a-f]+\): \+[0-9.]+ GiB/h</title>' "$W/growth.html" &&
 	[ "$(grep -c 'class="gsite"' "$W/growth.html")" = 1 ]; then

@@ -26,7 +26,8 @@ PY_TEXTS=("train.py:42 in leak_here" "train.py:131 in &lt;module&gt;" "/work/mod
 	'>native frames without a name (module+offset)' '!?? (' '!start_thread (libc.so.6)'
 	'<p>Held at exit: 75 allocations, 2.43 GiB, from 5 call sites' '>PyTorch (c10 CUDACachingAllocator)</span>'
 	'>stream-ordered pool (cuMemAllocAsync)</span>' '>only grew</span>' '>churn (12 of 60 freed)</span>'
-	'!All of it is in' '!75 live allocations')
+	'!All of it is in' '!75 live allocations'
+	'!class="gstart"' '!class="proj"' '!growth started' '!at this rate' '!+50 min')
 browser() { # NAME HTML OUTDIR TEXT...
 	local name=$1
 	shift
@@ -93,6 +94,44 @@ prog "  the page: live allocations, all of it the allocator's" -- $VC html "$VR/
 	"All of it is in PyTorch's caching allocator, which keeps freed memory for reuse instead of giving it back to the driver."
 if grep -qE 'Held at exit|driver: not a leak by itself' "$VR/torch-denial.html"; then bad "  no verdict before exit" \
 	"$(grep -oE '.{60}(Held at exit|driver: not a leak).{20}' "$VR/torch-denial.html" | head -2)"; else ok "  no verdict before exit"; fi
+# The growth on the timeline (revision 5): the same report with site 7 growing since its 21st point and a forecast of
+# 2 h 40 min (past twice the 29 min observed: the axis stops at 58.5 min, the projection at its edge) or of 10 min
+# (the axis reaches the quota's time, the projection the quota line), or of 2^64-1 s (a hostile file: the line to the
+# edge, no wrap, no NaN). The flat report above shows neither.
+for fc in 9600 600 18446744073709551615; do
+	python3 - "$PYJ" "$VR/grow-$fc.json" "$fc" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+d, fc = r["devices"][0], int(sys.argv[3])
+pts = d["timeline"]["points"][20:]
+rate = max(1, (d["quota_bytes"] - d["used_bytes"]) * 3600 // fc)
+d["forecast_seconds"] = fc
+d["growth"] = {"window_ms": 600000, "step_ms": 60000, "bytes_per_hour": rate, "sites": [
+    {"site": 7, "growing": True, "bytes_per_hour": rate, "growing_since_ns": pts[0]["time_ns"],
+     "points": [{"time_ns": p["time_ns"], "live_bytes": p["used_bytes"]} for p in pts]},
+    {"site": 3, "growing": False, "bytes_per_hour": None, "growing_since_ns": 0,
+     "points": [{"time_ns": p["time_ns"], "live_bytes": 1048576} for p in pts]}]}
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	cli "report --html: a report whose site 7 grows, the quota reached in $fc s at its rate" 0 '^$' -- \
+		$VG report --html "$VR/grow-$fc.json" -o "$VR/grow-$fc.html"
+done
+if grep -Eqi 'nan|inf' <<<"$(grep -o '<g class="proj".*</g>' "$VR/grow-18446744073709551615.html")" ||
+	! grep -q 'data-reaches="edge"' "$VR/grow-18446744073709551615.html"; then
+	bad "  a forecast of 2^64-1 s: the projection to the edge, finite coordinates" \
+		"$(grep -o '<g class="proj".*</g>' "$VR/grow-18446744073709551615.html")"
+else ok "  a forecast of 2^64-1 s: the projection to the edge, finite coordinates"; fi
+GROW_TEXTS=('<g class="gstart" data-site="7"><title>growth started by 21:20:03 UTC: site 7 (train.py:42 in leak_here) +'
+	'growth started (black line: hover for the call site)' 'projection at the growth rate (green dashed line)')
+prog "  the page: the growth's start and the projection" -- $VC html "$VR/grow-9600.html" \
+	"growth started by 21:20:03 UTC: site 7 (train.py:42 in leak_here) +" "quota reached in 2 h 40 min at this rate" \
+	"growth started (black line: hover for the call site)"
+browser "  in headless Chromium: growth started at site 7's line, the projection to the axis's edge at 58.5 min" \
+	"$VR/grow-9600.html" "$VR/chromium-grow-9600" "${GROW_TEXTS[@]}" 'data-forecast-s="9600" data-reaches="edge"' \
+	'>quota reached in 2 h 40 min at this rate</text>' '>+50 min</text>' '!>+60 min</text>'
+browser "  in headless Chromium: a forecast of 10 min: the projection meets the quota line" \
+	"$VR/grow-600.html" "$VR/chromium-grow-600" "${GROW_TEXTS[@]}" 'data-forecast-s="600" data-reaches="quota"' \
+	'>quota reached in 10 min 0 s at this rate</text>' '>+35 min</text>' '!>+40 min</text>'
 cli "report --format html -o -: the same page on stdout" 0 '^<!DOCTYPE html>$' -- $VG report --format html -o - "$PYJ"
 if [ "$CO" = "$(cat "$VR/py.html")" ]; then ok "  identical to --html -o FILE"; else bad "  differs from --html -o FILE"; fi
 cli "report --format folded: collapsed stacks of live bytes" 0 '^train\.py:131 in <module>;train\.py:120 in main;' \
