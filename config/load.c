@@ -132,7 +132,7 @@ static int vg_load_report_on(struct vg_config *cfg, const struct vg_option *opt,
 	return 0;
 }
 
-/* VRAMGUARD_GROWTH_WINDOW: whole seconds, or a whole number of s, m or h; 1 s to 7 days. */
+/* VRAMGUARD_GROWTH_WINDOW: whole seconds, or a whole number of s, m, h or d; 1 s to 7 days. */
 static int vg_load_growth_window(struct vg_config *cfg, const struct vg_option *opt, vg_getenv_fn get)
 {
 	const char *v, *t;
@@ -142,8 +142,8 @@ static int vg_load_growth_window(struct vg_config *cfg, const struct vg_option *
 
 	if (!vg_get_trimmed(opt, get, &v, &t, &n))
 		return 0;
-	if (n > 1 && (t[n - 1] == 's' || t[n - 1] == 'm' || t[n - 1] == 'h')) {
-		mult = t[n - 1] == 'h' ? 3600 : t[n - 1] == 'm' ? 60 : 1;
+	if (n > 1 && (t[n - 1] == 's' || t[n - 1] == 'm' || t[n - 1] == 'h' || t[n - 1] == 'd')) {
+		mult = t[n - 1] == 'd' ? 86400 : t[n - 1] == 'h' ? 3600 : t[n - 1] == 'm' ? 60 : 1;
 		n--;
 	}
 	if (vg_uint_in(t, n, 1, VG_GROWTH_WINDOW_MAX / mult, &value)) {
@@ -151,7 +151,7 @@ static int vg_load_growth_window(struct vg_config *cfg, const struct vg_option *
 		return 0;
 	}
 	vg_err_head(&b, cfg, opt->name, v);
-	vg_buf_str(&b, "expected a duration such as 600 (seconds), 90s, 10m or 2h, from 1 s to 7 days");
+	vg_buf_str(&b, "expected a duration such as 600 (seconds), 90s, 10m, 2h or 1d, from 1 s to 7 days");
 	return -EINVAL;
 }
 

@@ -215,7 +215,7 @@
 	  "how long a call site must keep growing to be called growing, and the least time between two `growth` "     \
 	  "reports (docs/report-format.md, *Growth and forecast*)",                                                   \
 	  "duration", "10m",                                                                                          \
-	  "`N` seconds, or `Ns`, `Nm`, `Nh` (N a whole number), from 1 s to 7 days",                                  \
+	  "`N` seconds, or `Ns`, `Nm`, `Nh`, `Nd` (N a whole number), from 1 s to 7 days",                            \
 	  "The window a call site's growth is judged on: its live bytes are sampled every tenth of it (or every"      \
 	  " VRAMGUARD_DEVICE_POLL, if longer), and it is growing when they rose in most of the window's last ten"     \
 	  " intervals without returning to an earlier level; then reports give its rate and, with a quota, when the"  \

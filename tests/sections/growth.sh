@@ -115,6 +115,6 @@ else skip "growth: a Python loop" "no python3 (apt-get install python3)"; fi
 for bv in "5x" "0" "1.5m" "10M" "8d"; do
 	prog "invalid VRAMGUARD_GROWTH_WINDOW '$bv' fails closed" $PRE "VRAMGUARD_GROWTH_WINDOW=$bv" -- $D badconfig
 	expect_err_lines "  one line naming the variable and the token, and what it takes" \
-		"^vramguard: error: invalid VRAMGUARD_GROWTH_WINDOW '$bv': expected a duration such as 600 \(seconds\), 90s, 10m or 2h, from 1 s to 7 days" 1
+		"^vramguard: error: invalid VRAMGUARD_GROWTH_WINDOW '$bv': expected a duration such as 600 \(seconds\), 90s, 10m, 2h or 1d, from 1 s to 7 days" 1
 done
 done_testing

@@ -1796,23 +1796,25 @@ static void test_load_integers(void)
 	CHECK_STR(C.error, "vramguard: error: invalid VRAMGUARD_SHARED_SLOTS '1k': expected an integer from 1 to 16384");
 }
 
-/* VRAMGUARD_GROWTH_WINDOW: seconds or a whole number of s, m, h; 1 s to 7 days; one line naming the value. And
+/* VRAMGUARD_GROWTH_WINDOW: seconds or a whole number of s, m, h, d; 1 s to 7 days; one line naming the value. And
  * `growth` is a VRAMGUARD_REPORT_ON word. */
 static void test_load_growth(void)
 {
-	static const char *const bad[] = { "0", "0s", "1.5m", "10M", "10 m", "m", "-5", "+5", "7d", "604801", "10081m",
-					   "169h", "99999999999999999999s", "5x", "0x10" };
+	static const char *const bad[] = { "0", "0s", "1.5m", "10M", "10 m", "m", "-5", "+5", "8d", "0d", "7D", "604801",
+					   "10081m", "169h", "99999999999999999999s", "5x", "0x10", "d" };
 	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", "") == 0 && C.growth_window_s == VG_GROWTH_WINDOW_DEFAULT);
 	CHECK(C.growth_window_s == 600);
 	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", " 2s ") == 0 && C.growth_window_s == 2);
 	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", "90") == 0 && C.growth_window_s == 90);
 	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", "10m") == 0 && C.growth_window_s == 600);
 	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", "168h") == 0 && C.growth_window_s == 604800);
+	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", "1d") == 0 && C.growth_window_s == 86400);
+	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", "7d") == 0 && C.growth_window_s == 604800);
 	CHECK(load1("VRAMGUARD_GROWTH_WINDOW", "604800") == 0 && C.growth_window_s == 604800);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[VG_ERR_MAX];
 		snprintf(want, sizeof(want), "vramguard: error: invalid VRAMGUARD_GROWTH_WINDOW '%s': expected a duration "
-			 "such as 600 (seconds), 90s, 10m or 2h, from 1 s to 7 days", bad[i]);
+			 "such as 600 (seconds), 90s, 10m, 2h or 1d, from 1 s to 7 days", bad[i]);
 		CHECK(load1("VRAMGUARD_GROWTH_WINDOW", bad[i]) == -EINVAL && !C.valid);
 		CHECK_STR(C.error, want);
 		CHECK(C.growth_window_s == VG_GROWTH_WINDOW_DEFAULT);
