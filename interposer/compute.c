@@ -683,12 +683,12 @@ void vg_compute_launched(const struct vg_launch *l, CUresult rc)
 			uint64_t start = d->active == 0 && t0 && t0 < now ? t0 : now;
 			vg_throttle_advance(&d->t, start, vg_cs_weight(d));
 			/* Brought past start meanwhile (the polling thread, a report) while idle: that part was busy. */
-			if (d->active == 0 && start < d->t.last_ns)
+			if (d->active == 0 && start < d->t.last_ns && !c->nccl)
 				vg_throttle_charge(&d->t, d->t.last_ns - start);
 			/* The GPU idle for less than VG_COMPUTE_GAP_NS, and not because a launch waited: the process's
 			 * own pause between two launches (a step's Python, a synchronization's return), counted as
-			 * its time on the GPU. */
-			if (d->active == 0 && d->idle_since && !d->held && start > d->idle_since &&
+			 * its time on the GPU; not before a collective, whose time is never charged (vg_cs_weight). */
+			if (d->active == 0 && d->idle_since && !d->held && !c->nccl && start > d->idle_since &&
 			    start - d->idle_since < VG_COMPUTE_GAP_NS)
 				vg_throttle_charge(&d->t, start - d->idle_since);
 			c->busy = true;
