@@ -132,15 +132,23 @@ print("%.3f" % (d["gpu_time_ns"] / (us * 1000)))' "$UD/rep/$2.json" "$UD/rep/$2.
 	ucheck "  alone: charged at least its kernels' time" alone 100 1
 	for first in root nobody; do
 		rm -f "$UD"/shm/vramguard-gpu.*
-		if [ $first = root ]; then urun "r-$first" & P1=$!; sleep 0.05; urun "n-$first" "${NOBODY[@]}" & P2=$!
-		else urun "n-$first" "${NOBODY[@]}" & P1=$!; sleep 0.05; urun "r-$first" & P2=$!; fi
+		# The second starts once the first has made the file (at its first launch), not after a fixed 50 ms: under
+		# TSan nobody's process, slower to start, was once beaten to it by root's, and the file was root's.
+		if [ $first = root ]; then urun "r-$first" & P1=$!; else urun "n-$first" "${NOBODY[@]}" & P1=$!; fi
+		for _ in $(seq 400); do
+			compgen -G "$UD/shm/vramguard-gpu.*" >/dev/null && break
+			kill -0 "$P1" 2>/dev/null || break
+			sleep 0.05
+		done
+		if [ $first = root ]; then urun "n-$first" "${NOBODY[@]}" & P2=$!; else urun "r-$first" & P2=$!; fi
 		wait "$P1" "$P2"
 		f=$(ls "$UD"/shm/vramguard-gpu.* 2>/dev/null | head -n 1)
 		owner=$([ $first = root ] && echo root || echo nobody)
 		if [ -n "$f" ] && [ "$(stat -c '%a %U' "$f")" = "666 $owner" ]; then
 			ok "  $first first: the activity file is $owner's, mode 666 (every user's processes meet there)"
 		else bad "  $first first: the activity file is $owner's, mode 666" "$(ls -l "$UD"/shm)"; fi
-		# Both run 600 ms of kernels at once, started 50 ms apart: each is charged half of most of it.
+		# Both run 600 ms of kernels at once, the second started as the first began: each is charged half of most of
+		# it.
 		ucheck "  $first first: root's process counted nobody's" "r-$first" 0.75 0.4
 		ucheck "  $first first: nobody's process counted root's" "n-$first" 0.75 0.4
 	done
