@@ -31,20 +31,6 @@ static uint64_t vg_svg_time_step_ms(uint64_t span_ms)
 	return 86400000ull * (span_ms / 86400000 / 8 + 1);
 }
 
-static void vg_svg_duration(struct vg_strbuf *b, uint64_t ms)
-{
-	if (ms == 0)
-		vg_strbuf_str(b, "0");
-	else if (ms < 1000)
-		vg_strbuf_printf(b, "+%" PRIu64 " ms", ms);
-	else if (ms < 120000)
-		vg_strbuf_printf(b, ms % 1000 ? "+%.1f s" : "+%.0f s", ms / 1000.0);
-	else if (ms < 7200000)
-		vg_strbuf_printf(b, ms % 60000 ? "+%.1f min" : "+%.0f min", ms / 60000.0);
-	else
-		vg_strbuf_printf(b, ms % 3600000 ? "+%.1f h" : "+%.0f h", ms / 3600000.0);
-}
-
 /* A period in plain units: "500 ms", "10 s", "2.5 min", "3 h". */
 static void vg_svg_period(struct vg_strbuf *b, uint64_t ms)
 {
@@ -56,6 +42,17 @@ static void vg_svg_period(struct vg_strbuf *b, uint64_t ms)
 		vg_strbuf_printf(b, ms % 60000 ? "%.1f min" : "%.0f min", ms / 60000.0);
 	else
 		vg_strbuf_printf(b, ms % 3600000 ? "%.1f h" : "%.0f h", ms / 3600000.0);
+}
+
+/* A time since the axis's start: "0", "+500 ms", "+10 s", "+2.5 min", "+3 h". */
+static void vg_svg_duration(struct vg_strbuf *b, uint64_t ms)
+{
+	if (ms == 0) {
+		vg_strbuf_str(b, "0");
+		return;
+	}
+	vg_strbuf_str(b, "+");
+	vg_svg_period(b, ms);
 }
 
 struct vg_svg_scale {
