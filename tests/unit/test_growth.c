@@ -12,15 +12,6 @@
 #define T0 ((uint64_t)1700000000 * S)
 #define WINDOW (10 * S)                 /* a point a second */
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 /* One point from a tally the test filled: candidates as the sampler picks them, the tallies swapped. */
 static void point(struct vg_growth *g, struct vg_growth_tally *now, struct vg_growth_tally *prev, uint64_t t)
 {
@@ -112,10 +103,10 @@ static void test_noise(void)
 	uint64_t t = T0, falling = 4000 * MIB;
 	int flagged = 0;
 	for (int i = 0; i < 2000; i++, t += S) {
-		vg_growth_tally_add(&now, 1, 0, (next_rand() % 512 + 1) * MIB);
-		vg_growth_tally_add(&now, 2, 0, 300 * MIB + (next_rand() % 64) * MIB);
+		vg_growth_tally_add(&now, 1, 0, (unit_rand() % 512 + 1) * MIB);
+		vg_growth_tally_add(&now, 2, 0, 300 * MIB + (unit_rand() % 64) * MIB);
 		vg_growth_tally_add(&now, 3, 0, falling);
-		falling -= (next_rand() % 2) * MIB;
+		falling -= (unit_rand() % 2) * MIB;
 		point(&g, &now, &prev, t);
 		for (int k = 0; k < VG_GROWTH_SITES; k++)
 			flagged += g.slot[k].growing;
@@ -139,7 +130,7 @@ static void test_leak_with_churn(void)
 	uint64_t t = T0;
 	bool paused_flag = true, resumed = false, always = true;
 	for (int i = 0; i < 40; i++, t += S) {
-		vg_growth_tally_add(&now, 5, 1, (uint64_t)(4 * i) * MIB + (next_rand() % 4) * MIB);
+		vg_growth_tally_add(&now, 5, 1, (uint64_t)(4 * i) * MIB + (unit_rand() % 4) * MIB);
 		vg_growth_tally_add(&now, 6, 1, (uint64_t)(i / 2) * MIB + MIB);
 		/* site 7: a MiB a second, but flat at points 20 to 22 */
 		vg_growth_tally_add(&now, 7, 1, (uint64_t)(i < 20 ? i : i <= 22 ? 20 : i - 2) * MIB + MIB);

@@ -7,15 +7,6 @@
 #define MIB ((uint64_t)1 << 20)
 #define T0 ((uint64_t)1700000000 * S)
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static int times_increase(const struct vg_timeline *t)
 {
 	for (uint32_t i = 1; i < t->n; i++)
@@ -43,7 +34,7 @@ static void test_million(void)
 
 	vg_timeline_init(&t);
 	for (int i = 0; i < 1000000; i++) {
-		uint64_t r = next_rand();
+		uint64_t r = unit_rand();
 		uint64_t step = (r >> 8) % (256 * MIB);
 		if (r & 1)
 			used = used + step > 8192 * MIB ? 8192 * MIB : used + step;

@@ -83,6 +83,17 @@ static inline void unit_not_ok_(const char *file, int line, const char *fmt, ...
 				   unit_h_ ? unit_h_ : "(null)", unit_n_ ? unit_n_ : "(null)");                       \
 	} while (0)
 
+/* ---- a reproducible pseudo-random sequence (xorshift64), the same in every run ---- */
+
+static inline uint64_t unit_rand(void)
+{
+	static uint64_t x = 88172645463325252ull;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
 /* ---- files and golden comparisons, for the tests that render reports ---- */
 
 static inline void *unit_xcalloc(size_t n, size_t size)
