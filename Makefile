@@ -441,14 +441,14 @@ bench: $(LIB) $(FAKE) $(TB)/bench_capture
 # The full CPU benchmark of issue 6: per-call cost with and without the preload, callgrind counts, memory per
 # allocation, report time and cost against the number of live allocations (docs/PERFORMANCE.md).
 $(TB)/bench_cpu: bench/bench_cpu.c $(FAKE)
-	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -pthread -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
+	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -pthread -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -ldl -Wl,-rpath,'$$ORIGIN'
 
 bench-cpu: $(LIB) $(FAKE) $(TB)/bench_cpu
 	@bash bench/run_cpu.sh
 
 # Issue 29: the growth sampler's cost, a previous library next to this one (bash bench/run_growth.sh OLD_LIB).
-$(TB)/bench_growth_app: bench/bench_growth_app.c $(FAKE)
-	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -pthread -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+$(TB)/bench_growth_app: bench/bench_growth_app.c bench/bench_lat.h $(FAKE)
+	$(CC) -std=gnu11 -O2 -g $(VG_WARN) -pthread -I. -I$(CUDA_HOME)/include -o $@ $< -L$(TB) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
 bench-growth: $(LIB) $(FAKE) $(TB)/bench_growth_app
 	@echo "== built; run: bash bench/run_growth.sh OLD_LIB [NEW_LIB]"

@@ -24,6 +24,7 @@
 #include "accounting/growth.h"
 #include "accounting/sites.h"
 #include "accounting/table.h"
+#include "bench/bench_lat.h"
 
 static struct vg_table ptrs, arrays, vmm, one;
 static struct vg_growth growth;
@@ -181,18 +182,13 @@ static void run_pairs(double secs, int walk)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 2 + walk; i++)
 		pthread_join(th[i], NULL);
-	size_t n = pa[0].n + pa[1].n, over = 0, over100 = 0;
-	uint64_t *all = malloc(n * sizeof(uint64_t));
-	memcpy(all, pa[0].lat, pa[0].n * sizeof(uint64_t));
-	memcpy(all + pa[0].n, pa[1].lat, pa[1].n * sizeof(uint64_t));
-	for (size_t i = 0; i < n; i++) {
-		over += all[i] > 1000000;
-		over100 += all[i] > 100000;
+	char more[48];
+	snprintf(more, sizeof(more), " points %lu", atomic_load(&points_done));
+	if (bench_lat_print(pa[0].lat, pa[0].n, pa[1].lat, pa[1].n, more) != 0) {
+		fprintf(stderr, "bench_growth: no pairs timed, or no memory\n");
+		exit(1);
 	}
-	qsort(all, n, sizeof(uint64_t), cmp_u64);
-	printf("pairs %zu points %lu p50_ns %lu p99_ns %lu p999_ns %lu max_us %.1f over_100us %zu over_1ms %zu\n", n,
-	       atomic_load(&points_done), (unsigned long)all[n / 2], (unsigned long)all[n * 99 / 100],
-	       (unsigned long)all[n * 999 / 1000], all[n - 1] / 1e3, over100, over);
+	printf("\n");
 }
 
 int main(int argc, char **argv)
